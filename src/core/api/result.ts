@@ -1,0 +1,55 @@
+// The result of one session: plain data that the rest of the system commits
+// (binds and evictions become BindRequests; statuses and reasons go to the jobs).
+import type { PodStatus, QuotaVector } from "./spec.js";
+
+export type ActionName = "allocate" | "consolidation" | "reclaim" | "preempt" | "stalegangeviction";
+
+export interface Placement {
+  job: string;
+  pod: string;
+  node: string;
+  /** Shared-GPU group ids the pod was placed on (fractional / GPU-memory pods). */
+  gpuGroups: string[];
+  action: ActionName;
+}
+
+export interface Eviction {
+  job: string;
+  pod: string;
+  node: string;
+  action: ActionName;
+  /** Why, in words (who it made room for). */
+  message: string;
+}
+
+export interface JobOutcome {
+  uid: string;
+  /** Number of pods in each status at the end of the session. */
+  podStatuses: Partial<Record<PodStatus, number>>;
+  /** Why pods of this job could not be placed, produced by the code that tried to place them. */
+  fitErrors: string[];
+  /** Resources of the job's unplaced gang minimum that no node could offer, per resource (0 = not short). */
+  shortfall: QuotaVector | null;
+  lastStartAt: number | null;
+  staleSince: number | null;
+}
+
+export interface QueueShare {
+  queue: string;
+  deserved: QuotaVector;
+  fairShare: QuotaVector;
+  allocated: QuotaVector;
+  requested: QuotaVector;
+  limit: QuotaVector;
+}
+
+export interface SessionResult {
+  binds: Placement[];
+  pipelines: Placement[];
+  evictions: Eviction[];
+  /** Every pod whose status the session changed, with its final status and node. */
+  pods: { job: string; pod: string; status: PodStatus; node: string | null; gpuGroups: string[] }[];
+  jobs: JobOutcome[];
+  /** Fair shares as the proportion plugin computed them at session open (empty without it). */
+  queues: QueueShare[];
+}

@@ -1,0 +1,36 @@
+// The message a cluster's agent receives for each BindRequest row (the outbox).
+// BullMQ forbids ':' in queue names, so the queue of cluster C is the BullMQ queue
+// named C under the prefix "bind": its Redis keys are `bind:<C>:*`.
+
+export const BIND_QUEUE_PREFIX = "bind";
+
+export function bindQueueName(cluster: string): string {
+  return cluster;
+}
+
+export type BindRequestKind = "bind" | "evict";
+
+export interface BindRequestMessage {
+  /** BindRequest row id: the idempotency key of the request (also the BullMQ job id). */
+  id: string;
+  kind: BindRequestKind;
+  cluster: string;
+  /** Fencing: the cluster generation the decision was made on. */
+  generation: number;
+  job: { id: string; name: string; namespace: string; queue: string };
+  pod: {
+    name: string;
+    /** Pod requests, for the agent's own accounting (simulated backend). */
+    resources: { cpuMillis: number; memory: number; gpus: number; gpuFraction: number; gpuMemory: number };
+    /** The pod spec to create on Kubernetes (from the job's task template). */
+    template: unknown;
+    /** Simulated clusters: how long the pod runs, and whether it ends Failed. */
+    durationSeconds: number | null;
+    exitFailure: boolean;
+  };
+  node: string;
+  gpuGroups: string[];
+  /** Human-readable reason (eviction: who it made room for). */
+  reason: string;
+  attempt: number;
+}
