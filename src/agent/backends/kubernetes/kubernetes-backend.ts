@@ -1,0 +1,233 @@
+// The Kubernetes backend: Nodes and our pods are watched (list + watch, resume, relist on
+// 410); a bind creates the job's pod and posts its Binding; an evict goes through the
+// Eviction API. Every step first looks at what is already there, so a repeated or late
+// request does no harm and is answered truthfully.
+import { CoreV1Api, Watch, type KubeConfig, type V1Node, type V1Pod } from "@kubernetes/client-node";
+import type { Logger } from "pino";
+import type { BindRequestMessage } from "../../../protocol/bind-request.js";
+import { DEFAULT_BACKOFF } from "../../backoff.js";
+import { JOB_ID_KEY, SCHEDULER_NAME } from "../../labels.js";
+import type { BackendEvents, ClusterBackend, RequestOutcome } from "../types.js";
+import { httpStatus, statusMessage } from "./kube-errors.js";
+import { withKubeRetry, type KubeRetryPolicy } from "./kube-retry.js";
+import { ListWatch } from "./list-watch.js";
+import { nodeInventory } from "./node-inventory.js";
+import { podBinding, podManifest } from "./pod-manifest.js";
+import { podGroupName, podJobId } from "./pod-state.js";
+import { PodTracker } from "./pod-tracker.js";
+
+export interface KubernetesBackendOptions {
+  cluster: string;
+  kubeConfig: KubeConfig;
+  /** Namespace for jobs that name none. */
+  defaultNamespace: string;
+  log: Logger;
+  /** How long one bind or evict keeps retrying a throttled or failing API server. */
+  requestDeadlineMs?: number;
+  groupDebounceMs?: number;
+}
+
+const FIELD_SELECTOR = `spec.schedulerName=${SCHEDULER_NAME}`;
+
+export class KubernetesBackend implements ClusterBackend {
+  readonly kind = "kubernetes";
+  private readonly api: CoreV1Api;
+  private readonly watch: Watch;
+  private readonly retry: KubeRetryPolicy;
+  private readonly log: Logger;
+  private readonly nodeNames = new Set<string>();
+  private nodeWatch: ListWatch<V1Node> | null = null;
+  private podWatch: ListWatch<V1Pod> | null = null;
+  private tracker: PodTracker | null = null;
+
+  constructor(private readonly options: KubernetesBackendOptions) {
+    this.api = options.kubeConfig.makeApiClient(CoreV1Api);
+    this.watch = new Watch(options.kubeConfig);
+    this.retry = { deadlineMs: options.requestDeadlineMs ?? 60_000, backoff: DEFAULT_BACKOFF };
+    this.log = options.log;
+  }
+
+  async start(events: BackendEvents): Promise<void> {
+    const log = this.log;
+    this.nodeWatch = new ListWatch<V1Node>({
+      name: "nodes",
+      path: "/api/v1/nodes",
+      watch: this.watch,
+      list: async () => {
+        const list = await this.api.listNode({});
+        return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? "" };
+      },
+      onList: (nodes) => {
+        this.nodeNames.clear();
+        for (const node of nodes) this.nodeNames.add(node.metadata?.name ?? "");
+        events.nodes(nodes.map(nodeInventory), true, []);
+      },
+      onEvent: (type, node) => {
+        const name = node.metadata?.name ?? "";
+        if (type === "DELETED") {
+          this.nodeNames.delete(name);
+          events.nodes([], false, [name]);
+        } else {
+          this.nodeNames.add(name);
+          events.nodes([nodeInventory(node)], false, []);
+        }
+      },
+      backoff: DEFAULT_BACKOFF,
+      log,
+    });
+    const tracker = new PodTracker(
+      {
+        podStates: (changes) => events.podStates(changes),
+        externalPodGroups: (groups) => events.externalPodGroups?.(groups),
+      },
+      this.options.groupDebounceMs ?? 200,
+    );
+    this.tracker = tracker;
+    this.podWatch = new ListWatch<V1Pod>({
+      name: "pods",
+      path: "/api/v1/pods",
+      query: { fieldSelector: FIELD_SELECTOR },
+      watch: this.watch,
+      list: async () => {
+        const list = await this.api.listPodForAllNamespaces({ fieldSelector: FIELD_SELECTOR });
+        return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? "" };
+      },
+      onList: (pods) => tracker.onList(pods),
+      onEvent: (type, pod) => tracker.onEvent(type, pod),
+      backoff: DEFAULT_BACKOFF,
+      log,
+    });
+    await Promise.all([this.nodeWatch.start(), this.podWatch.start()]);
+  }
+
+  /** Relists so far per watch (nodes, pods): visible for tests and diagnostics. */
+  get lists(): { nodes: number; pods: number } {
+    return { nodes: this.nodeWatch?.lists ?? 0, pods: this.podWatch?.lists ?? 0 };
+  }
+
+  async bind(request: BindRequestMessage): Promise<RequestOutcome> {
+    const namespace = request.job.namespace || this.options.defaultNamespace;
+    const name = request.pod.name;
+    if (!this.nodeNames.has(request.node)) {
+      return { ok: false, message: `node ${request.node} is not in the cluster` };
+    }
+    let pod: V1Pod;
+    try {
+      pod = await this.createOrFindPod(request, namespace);
+    } catch (err) {
+      return { ok: false, message: `cannot create pod ${namespace}/${name}: ${statusMessage(err)}` };
+    }
+    const refusal = this.refuseForeignPod(pod, request);
+    if (refusal) return refusal;
+    const placed = placedOutcome(pod, request.node);
+    if (placed) return placed;
+    try {
+      await this.call(`bind ${name}`, () =>
+        this.api.createNamespacedPodBinding({ name, namespace, body: podBinding(request, namespace) }),
+      );
+      return { ok: true, message: `bound to ${request.node}` };
+    } catch (err) {
+      const status = httpStatus(err);
+      if (status === 404)
+        return { ok: false, message: `pod ${namespace}/${name} was deleted before it was bound` };
+      if (status !== 409)
+        return { ok: false, message: `binding ${namespace}/${name} failed: ${statusMessage(err)}` };
+      // 409: someone (a retry of ours, or another actor) bound it first: say where.
+      const now = await this.readPod(namespace, name).catch(() => null);
+      return (
+        (now && placedOutcome(now, request.node)) ?? {
+          ok: false,
+          message: `binding conflict: ${statusMessage(err)}`,
+        }
+      );
+    }
+  }
+
+  async evict(request: BindRequestMessage): Promise<RequestOutcome> {
+    const namespace = request.job.namespace || this.options.defaultNamespace;
+    const name = request.pod.name;
+    let pod: V1Pod;
+    try {
+      pod = await this.readPod(namespace, name);
+    } catch (err) {
+      if (httpStatus(err) === 404) return { ok: true, message: "the pod is already gone" };
+      return { ok: false, message: `cannot read pod ${namespace}/${name}: ${statusMessage(err)}` };
+    }
+    const jobId = podJobId(pod);
+    if (pod.spec?.nodeName !== request.node || (jobId !== null && jobId !== request.job.id)) {
+      // A later incarnation of the pod (re-placed elsewhere, or another job's): not ours to evict.
+      return { ok: true, message: `the pod evicted from ${request.node} is already gone` };
+    }
+    if (pod.metadata?.deletionTimestamp) return { ok: true, message: "the pod is already terminating" };
+    try {
+      await this.call(`evict ${name}`, () =>
+        this.api.createNamespacedPodEviction({
+          name,
+          namespace,
+          body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name, namespace } },
+        }),
+      );
+      return { ok: true, message: `evicted from ${request.node}` };
+    } catch (err) {
+      if (httpStatus(err) === 404) return { ok: true, message: "the pod is already gone" };
+      return { ok: false, message: `eviction of ${namespace}/${name} failed: ${statusMessage(err)}` };
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.tracker?.stop();
+    await Promise.all([this.nodeWatch?.stop(), this.podWatch?.stop()]);
+  }
+
+  private async createOrFindPod(request: BindRequestMessage, namespace: string): Promise<V1Pod> {
+    let manifest: V1Pod | null = null;
+    try {
+      manifest = podManifest(request, namespace);
+    } catch (err) {
+      // No usable template: fine if the pod exists already (created by a user for us).
+      const existing = await this.readPod(namespace, request.pod.name).catch(() => null);
+      if (existing) return existing;
+      throw err;
+    }
+    const body = manifest;
+    try {
+      return await this.call(`create ${request.pod.name}`, () =>
+        this.api.createNamespacedPod({ namespace, body }),
+      );
+    } catch (err) {
+      if (httpStatus(err) !== 409) throw err;
+      return this.readPod(namespace, request.pod.name);
+    }
+  }
+
+  /** An existing pod of that name must be this job's, or a user's pod waiting for us. */
+  private refuseForeignPod(pod: V1Pod, request: BindRequestMessage): RequestOutcome | null {
+    const jobId = podJobId(pod) ?? pod.metadata?.labels?.[JOB_ID_KEY] ?? null;
+    if (jobId === request.job.id) return null;
+    if (jobId === null && pod.spec?.schedulerName === SCHEDULER_NAME && podGroupName(pod)) return null;
+    return {
+      ok: false,
+      message: `a pod named ${pod.metadata?.name} exists that is not a pod of job ${request.job.id}`,
+    };
+  }
+
+  private readPod(namespace: string, name: string): Promise<V1Pod> {
+    return this.call(`read ${name}`, () => this.api.readNamespacedPod({ name, namespace }));
+  }
+
+  private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    return withKubeRetry(what, fn, this.retry, this.log);
+  }
+}
+
+/** The answer when the pod already has a node: ok on ours, a failure elsewhere. */
+function placedOutcome(pod: V1Pod, node: string): RequestOutcome | null {
+  const current = pod.spec?.nodeName;
+  if (!current) {
+    if (pod.metadata?.deletionTimestamp) return { ok: false, message: "the pod is being deleted" };
+    return null;
+  }
+  return current === node
+    ? { ok: true, message: `already bound to ${node}` }
+    : { ok: false, message: `the pod is already bound to ${current}, not ${node}` };
+}

@@ -1,0 +1,44 @@
+// A Kubernetes Node as the control plane sees it: allocatable cpu/memory/GPUs, the GPU
+// model and per-device memory from GPU feature discovery labels, every label (topology
+// included), taints, and whether new pods may go there.
+import type { V1Node } from "@kubernetes/client-node";
+import { bytes, cpuMillis, parseQuantity } from "../../quantity.js";
+import { GPU_MEMORY_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE } from "../../labels.js";
+import type { NodeInventory } from "../types.js";
+
+export function nodeInventory(node: V1Node): NodeInventory {
+  const labels = { ...(node.metadata?.labels ?? {}) };
+  const allocatable = node.status?.allocatable ?? {};
+  const gpus = Math.floor(quantityOr0(allocatable[GPU_RESOURCE]));
+  const gpuMemory = Number(labels[GPU_MEMORY_LABEL] ?? 0);
+  return {
+    name: node.metadata?.name ?? "",
+    capacity: {
+      cpuMillis: allocatable.cpu ? cpuMillis(allocatable.cpu) : 0,
+      memory: allocatable.memory ? bytes(allocatable.memory) : 0,
+      gpus,
+      gpuMemory: gpus > 0 && Number.isFinite(gpuMemory) ? gpuMemory : 0,
+    },
+    labels,
+    gpuModel: gpus > 0 ? (labels[GPU_PRODUCT_LABEL] ?? null) : null,
+    // A node that is not Ready takes no new pods either, whatever its cordon says.
+    unschedulable: node.spec?.unschedulable === true || !isReady(node),
+    taints: (node.spec?.taints ?? []).map((t) =>
+      t.value ? `${t.key}=${t.value}:${t.effect}` : `${t.key}:${t.effect}`,
+    ),
+  };
+}
+
+function isReady(node: V1Node): boolean {
+  const ready = node.status?.conditions?.find((condition) => condition.type === "Ready");
+  return ready?.status === "True";
+}
+
+function quantityOr0(value: string | undefined): number {
+  if (value === undefined) return 0;
+  try {
+    return parseQuantity(value);
+  } catch {
+    return 0;
+  }
+}

@@ -1,0 +1,178 @@
+// Follows the pods of our scheduler name and tells the agent two things: state changes of
+// pods that belong to a known job (reported once per change), and the membership of pod
+// groups users created directly in the cluster (reported when it changes), which the
+// control plane turns into jobs.
+import type { V1Pod } from "@kubernetes/client-node";
+import { JOB_ID_KEY } from "../../labels.js";
+import type { ExternalPod, ExternalPodGroup, PodState, PodStateChange } from "../types.js";
+import {
+  externalPod,
+  isTerminal,
+  observedState,
+  podGroupName,
+  podGroupSettings,
+  podJobId,
+} from "./pod-state.js";
+import type { WatchEventType } from "./list-watch.js";
+
+interface TrackedPod {
+  jobId: string;
+  name: string;
+  node: string | null;
+  state?: PodState;
+}
+
+interface GroupMember {
+  pod: ExternalPod;
+  settings: ReturnType<typeof podGroupSettings>;
+}
+
+export interface PodTrackerSink {
+  podStates(changes: PodStateChange[]): void;
+  externalPodGroups(groups: ExternalPodGroup[]): void;
+}
+
+export class PodTracker {
+  private readonly tracked = new Map<string, TrackedPod>();
+  /** namespace/group → pod name → member. */
+  private readonly groups = new Map<string, Map<string, GroupMember>>();
+  private readonly changedGroups = new Set<string>();
+  private flushTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly sink: PodTrackerSink,
+    /** Gathers a burst of pod creations into one group report. */
+    private readonly groupDebounceMs: number,
+  ) {}
+
+  onList(pods: V1Pod[]): void {
+    const changes: PodStateChange[] = [];
+    const present = new Set<string>();
+    const previousGroups = new Map([...this.groups].map(([key, members]) => [key, new Set(members.keys())]));
+    this.groups.clear();
+    for (const pod of pods) {
+      present.add(podKey(pod));
+      this.observe(pod, changes, false);
+    }
+    for (const key of [...this.tracked.keys()]) if (!present.has(key)) this.gone(key, changes);
+    // Report every group whose membership differs from before the (re)list.
+    for (const key of new Set([...previousGroups.keys(), ...this.groups.keys()])) {
+      const before = previousGroups.get(key);
+      const after = this.groups.get(key);
+      if (
+        !before ||
+        !after ||
+        before.size !== after.size ||
+        [...after.keys()].some((name) => !before.has(name))
+      ) {
+        this.changedGroups.add(key);
+      }
+    }
+    this.publish(changes);
+  }
+
+  onEvent(type: WatchEventType, pod: V1Pod): void {
+    const changes: PodStateChange[] = [];
+    if (type === "DELETED") {
+      this.gone(podKey(pod), changes);
+      this.leaveGroup(pod);
+    } else {
+      this.observe(pod, changes, true);
+    }
+    this.publish(changes);
+  }
+
+  stop(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+  }
+
+  private observe(pod: V1Pod, changes: PodStateChange[], markGroup: boolean): void {
+    const key = podKey(pod);
+    // Pods fleetq created carry the job id as a label; users' pods never do (a Binding
+    // only copies annotations), so they stay members of their group once bound.
+    const group = pod.metadata?.labels?.[JOB_ID_KEY] ? null : podGroupName(pod);
+    if (group) this.joinGroup(pod, group, markGroup);
+
+    const jobId = podJobId(pod);
+    if (!jobId) return;
+    const tracked = this.tracked.get(key) ?? { jobId, name: pod.metadata?.name ?? "", node: null };
+    tracked.node = pod.spec?.nodeName ?? tracked.node;
+    this.tracked.set(key, tracked);
+    const observed = observedState(pod);
+    if (observed && observed.state !== tracked.state) {
+      tracked.state = observed.state;
+      changes.push({
+        jobId,
+        pod: tracked.name,
+        state: observed.state,
+        ...(observed.message ? { message: observed.message } : {}),
+      });
+    }
+  }
+
+  /** A pod of a job left the cluster before finishing: it is Pending again, without a node. */
+  private gone(key: string, changes: PodStateChange[]): void {
+    const tracked = this.tracked.get(key);
+    if (!tracked) return;
+    this.tracked.delete(key);
+    if (isTerminal(tracked.state)) return;
+    const where = tracked.node ? ` from ${tracked.node}` : "";
+    changes.push({
+      jobId: tracked.jobId,
+      pod: tracked.name,
+      state: "PENDING",
+      message: `the pod was deleted${where}`,
+    });
+  }
+
+  private joinGroup(pod: V1Pod, group: string, markGroup: boolean): void {
+    const key = `${pod.metadata?.namespace ?? ""}/${group}`;
+    let members = this.groups.get(key);
+    if (!members) {
+      members = new Map();
+      this.groups.set(key, members);
+    }
+    const name = pod.metadata?.name ?? "";
+    if (markGroup && !members.has(name)) this.changedGroups.add(key);
+    members.set(name, { pod: externalPod(pod), settings: podGroupSettings(pod) });
+  }
+
+  private leaveGroup(pod: V1Pod): void {
+    const group = podGroupName(pod);
+    if (!group) return;
+    const key = `${pod.metadata?.namespace ?? ""}/${group}`;
+    if (this.groups.get(key)?.delete(pod.metadata?.name ?? "")) this.changedGroups.add(key);
+  }
+
+  private publish(changes: PodStateChange[]): void {
+    if (changes.length > 0) this.sink.podStates(changes);
+    if (this.changedGroups.size > 0 && !this.flushTimer) {
+      this.flushTimer = setTimeout(() => this.flushGroups(), this.groupDebounceMs);
+    }
+  }
+
+  private flushGroups(): void {
+    this.flushTimer = null;
+    const groups: ExternalPodGroup[] = [];
+    for (const key of this.changedGroups) {
+      const slash = key.indexOf("/");
+      const members = [...(this.groups.get(key)?.values() ?? [])];
+      if (members.length === 0) this.groups.delete(key);
+      // An empty pod list says the group is gone from the cluster.
+      const settings = members[0]?.settings ?? { queue: "default", minMember: null, priority: null };
+      groups.push({
+        namespace: key.slice(0, slash),
+        name: key.slice(slash + 1),
+        ...settings,
+        pods: members.map((member) => member.pod),
+      });
+    }
+    this.changedGroups.clear();
+    if (groups.length > 0) this.sink.externalPodGroups(groups);
+  }
+}
+
+function podKey(pod: V1Pod): string {
+  return `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`;
+}

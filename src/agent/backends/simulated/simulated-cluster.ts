@@ -1,0 +1,225 @@
+// The state of a simulated cluster: virtual nodes with their free resources and the pods
+// running on them, driven by an explicit clock (`now` in ms) so tests can step time.
+// Pods run for their durationSeconds, then succeed or fail and release what they held.
+import type { BindRequestMessage } from "../../../protocol/bind-request.js";
+import type { NodeInventory, PodStateChange, RequestOutcome } from "../types.js";
+import { TimerHeap, type TimerEntry } from "./timer-heap.js";
+
+interface SimNode {
+  inventory: NodeInventory;
+  freeCpuMillis: number;
+  freeMemory: number;
+  freeGpus: number;
+  /** Shared-GPU group id → pods on it; each group holds one whole device. */
+  sharedGpuGroups: Map<string, number>;
+  pods: number;
+}
+
+interface SimPod {
+  jobId: string;
+  name: string;
+  node: SimNode;
+  cpuMillis: number;
+  memory: number;
+  gpus: number;
+  sharedGroups: string[];
+  exitFailure: boolean;
+  timer: TimerEntry<SimPod>;
+}
+
+export interface RequestEffect {
+  outcome: RequestOutcome;
+  changes: PodStateChange[];
+}
+
+export class SimulatedCluster {
+  private readonly nodes = new Map<string, SimNode>();
+  private readonly pods = new Map<string, SimPod>();
+  private readonly timers = new TimerHeap<SimPod>();
+
+  constructor(
+    nodes: NodeInventory[],
+    private readonly defaultPodDurationSeconds: number,
+  ) {
+    for (const inventory of nodes) {
+      this.nodes.set(inventory.name, {
+        inventory,
+        freeCpuMillis: inventory.capacity.cpuMillis,
+        freeMemory: inventory.capacity.memory,
+        freeGpus: inventory.capacity.gpus,
+        sharedGpuGroups: new Map(),
+        pods: 0,
+      });
+    }
+  }
+
+  get nodeCount(): number {
+    return this.nodes.size;
+  }
+
+  get runningPodCount(): number {
+    return this.pods.size;
+  }
+
+  listNodes(): NodeInventory[] {
+    return [...this.nodes.values()].map((node) => node.inventory);
+  }
+
+  /** Free resources and pod count of a node (tests, dashboards). */
+  nodeUsage(name: string): { cpuMillis: number; memory: number; gpus: number; pods: number } | null {
+    const node = this.nodes.get(name);
+    if (!node) return null;
+    return { cpuMillis: node.freeCpuMillis, memory: node.freeMemory, gpus: node.freeGpus, pods: node.pods };
+  }
+
+  /** Where a pod runs, or null when it does not run (never bound, finished or evicted). */
+  podNode(jobId: string, pod: string): string | null {
+    return this.pods.get(podKey(jobId, pod))?.node.inventory.name ?? null;
+  }
+
+  /** Cordons or uncordons a node; returns its new inventory (a change to report). */
+  setUnschedulable(name: string, unschedulable: boolean): NodeInventory {
+    const node = this.nodes.get(name);
+    if (!node) throw new Error(`no node ${name}`);
+    node.inventory = { ...node.inventory, unschedulable };
+    return node.inventory;
+  }
+
+  bind(request: BindRequestMessage, now: number): RequestEffect {
+    const key = podKey(request.job.id, request.pod.name);
+    const running = this.pods.get(key);
+    if (running) {
+      const where = running.node.inventory.name;
+      return where === request.node
+        ? { outcome: { ok: true, message: `already running on ${where}` }, changes: [] }
+        : {
+            outcome: { ok: false, message: `pod already runs on ${where}, not ${request.node}` },
+            changes: [],
+          };
+    }
+    const node = this.nodes.get(request.node);
+    if (!node) return { outcome: { ok: false, message: `node ${request.node} does not exist` }, changes: [] };
+
+    const r = request.pod.resources;
+    const shared = r.gpuFraction > 0 || r.gpuMemory > 0 ? sharedGroupsOf(request, key) : [];
+    const newDevices = shared.filter((group) => !node.sharedGpuGroups.has(group)).length;
+    const short = shortfall(node, r.cpuMillis, r.memory, r.gpus + newDevices);
+    if (short)
+      return {
+        outcome: { ok: false, message: `node ${request.node} cannot fit the pod: ${short}` },
+        changes: [],
+      };
+
+    const durationMs = (request.pod.durationSeconds ?? this.defaultPodDurationSeconds) * 1000;
+    const pod: SimPod = {
+      jobId: request.job.id,
+      name: request.pod.name,
+      node,
+      cpuMillis: r.cpuMillis,
+      memory: r.memory,
+      gpus: r.gpus,
+      sharedGroups: shared,
+      exitFailure: request.pod.exitFailure,
+      timer: undefined as unknown as TimerEntry<SimPod>,
+    };
+    pod.timer = this.timers.schedule(now + durationMs, pod);
+    this.hold(pod);
+    this.pods.set(key, pod);
+    return {
+      outcome: { ok: true, message: `running on ${node.inventory.name}` },
+      changes: [{ jobId: pod.jobId, pod: pod.name, state: "RUNNING" }],
+    };
+  }
+
+  evict(request: BindRequestMessage): RequestEffect {
+    const key = podKey(request.job.id, request.pod.name);
+    const pod = this.pods.get(key);
+    if (!pod || pod.node.inventory.name !== request.node) {
+      return {
+        outcome: { ok: true, message: `pod is not running on ${request.node} (already gone)` },
+        changes: [],
+      };
+    }
+    this.timers.cancel(pod.timer);
+    this.end(key, pod);
+    const why = request.reason ? `: ${request.reason}` : "";
+    return {
+      outcome: { ok: true, message: `evicted from ${request.node}` },
+      // An evicted pod goes back to Pending without a node (KAI semantics).
+      changes: [
+        { jobId: pod.jobId, pod: pod.name, state: "PENDING", message: `evicted from ${request.node}${why}` },
+      ],
+    };
+  }
+
+  /** Ends every pod whose time is up at `now`. */
+  advance(now: number): PodStateChange[] {
+    const changes: PodStateChange[] = [];
+    for (const pod of this.timers.popDue(now)) {
+      this.end(podKey(pod.jobId, pod.name), pod);
+      changes.push(
+        pod.exitFailure
+          ? {
+              jobId: pod.jobId,
+              pod: pod.name,
+              state: "FAILED",
+              message: "the pod exited with a failure (simulated)",
+            }
+          : { jobId: pod.jobId, pod: pod.name, state: "SUCCEEDED" },
+      );
+    }
+    return changes;
+  }
+
+  /** When the next pod ends, or null when none runs. */
+  nextDeadline(): number | null {
+    return this.timers.nextAt();
+  }
+
+  private hold(pod: SimPod): void {
+    const node = pod.node;
+    node.freeCpuMillis -= pod.cpuMillis;
+    node.freeMemory -= pod.memory;
+    node.freeGpus -= pod.gpus;
+    node.pods++;
+    for (const group of pod.sharedGroups) {
+      const users = node.sharedGpuGroups.get(group) ?? 0;
+      if (users === 0) node.freeGpus--; // the group's first pod takes the device
+      node.sharedGpuGroups.set(group, users + 1);
+    }
+  }
+
+  private end(key: string, pod: SimPod): void {
+    const node = pod.node;
+    node.freeCpuMillis += pod.cpuMillis;
+    node.freeMemory += pod.memory;
+    node.freeGpus += pod.gpus;
+    node.pods--;
+    for (const group of pod.sharedGroups) {
+      const left = (node.sharedGpuGroups.get(group) ?? 1) - 1;
+      if (left > 0) node.sharedGpuGroups.set(group, left);
+      else {
+        node.sharedGpuGroups.delete(group);
+        node.freeGpus++; // the group's last pod gives the device back
+      }
+    }
+    this.pods.delete(key);
+  }
+}
+
+function podKey(jobId: string, pod: string): string {
+  return `${jobId}/${pod}`;
+}
+
+/** A fractional pod without a named group gets a device of its own. */
+function sharedGroupsOf(request: BindRequestMessage, key: string): string[] {
+  return request.gpuGroups.length > 0 ? [...new Set(request.gpuGroups)] : [key];
+}
+
+function shortfall(node: SimNode, cpuMillis: number, memory: number, gpus: number): string | null {
+  const short: string[] = [];
+  if (cpuMillis > node.freeCpuMillis) short.push(`cpu ${cpuMillis}m > free ${node.freeCpuMillis}m`);
+  if (memory > node.freeMemory) short.push(`memory ${memory} > free ${node.freeMemory} bytes`);
+  if (gpus > node.freeGpus) short.push(`gpus ${gpus} > free ${node.freeGpus}`);
+  return short.length > 0 ? short.join(", ") : null;
+}

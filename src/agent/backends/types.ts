@@ -1,0 +1,82 @@
+// The contract between the agent loop and a cluster backend (Kubernetes or simulated).
+// A backend owns the cluster side: it knows the nodes, carries out binds and
+// evictions idempotently and tells the agent what changed. It never talks to the
+// control plane itself; the agent loop does the reporting.
+import type { BindRequestMessage } from "../../protocol/bind-request.js";
+
+/** Pod states as the API's PodState enum spells them (API.md). */
+export type PodState = "PENDING" | "PIPELINED" | "BINDING" | "RUNNING" | "RELEASING" | "SUCCEEDED" | "FAILED";
+
+/** One node as the cluster reports it; mirrors the API's NodeReport. */
+export interface NodeInventory {
+  name: string;
+  capacity: {
+    cpuMillis: number;
+    /** Bytes. */
+    memory: number;
+    /** Whole GPU devices. */
+    gpus: number;
+    /** MiB of one GPU device (0 = unknown or no GPUs). */
+    gpuMemory: number;
+  };
+  labels: Record<string, string>;
+  gpuModel: string | null;
+  /** Cordoned, or not Ready: no new pods should go there. */
+  unschedulable: boolean;
+  /** Kubernetes-style "key=value:Effect" (or "key:Effect"). */
+  taints: string[];
+}
+
+/** A pod of a known job changed state in the cluster. */
+export interface PodStateChange {
+  jobId: string;
+  pod: string;
+  state: PodState;
+  message?: string;
+}
+
+/** Pods created directly in the cluster that form one gang (a pod group) not yet known
+ * to the control plane: the agent reports them so they become a job. */
+export interface ExternalPodGroup {
+  namespace: string;
+  name: string;
+  queue: string;
+  /** null = the gang is every pod of the group. */
+  minMember: number | null;
+  priority: number | null;
+  pods: ExternalPod[];
+}
+
+export interface ExternalPod {
+  name: string;
+  resources: { cpuMillis: number; memory: number; gpus: number; gpuMemory: number };
+  gpuModel: string | null;
+  nodeSelector: Record<string, string>;
+}
+
+/** What the backend tells the agent, as it happens. */
+export interface BackendEvents {
+  /** complete = this is every node of the cluster (at start and after a relist);
+   * otherwise the listed nodes changed and `deleted` names nodes that are gone. */
+  nodes(nodes: NodeInventory[], complete: boolean, deleted: string[]): void;
+  podStates(changes: PodStateChange[]): void;
+  /** Optional: only backends that see pods created outside fleetq. */
+  externalPodGroups?(groups: ExternalPodGroup[]): void;
+}
+
+/** The truthful answer to one BindRequest. ok=true also covers "already done". */
+export interface RequestOutcome {
+  ok: boolean;
+  message: string;
+}
+
+export interface ClusterBackend {
+  readonly kind: "kubernetes" | "simulated";
+  /** Starts watching the cluster; resolves once the first complete inventory was delivered. */
+  start(events: BackendEvents): Promise<void>;
+  /** Places the request's pod on its node. Idempotent: a repeat of a done bind answers ok. */
+  bind(request: BindRequestMessage): Promise<RequestOutcome>;
+  /** Evicts the request's pod from its node. Idempotent: a pod already gone answers ok. */
+  evict(request: BindRequestMessage): Promise<RequestOutcome>;
+  stop(): Promise<void>;
+}

@@ -1,0 +1,42 @@
+// Checks a BullMQ job's data before the agent acts on it: producers are other processes,
+// possibly of another version, and a malformed message must fail loudly, not half-execute.
+import { z } from "zod";
+import type { BindRequestMessage } from "../protocol/bind-request.js";
+
+const resources = z.object({
+  cpuMillis: z.number(),
+  memory: z.number(),
+  gpus: z.number(),
+  gpuFraction: z.number(),
+  gpuMemory: z.number(),
+});
+
+const bindRequestSchema = z.object({
+  id: z.string().min(1),
+  kind: z.enum(["bind", "evict"]),
+  cluster: z.string().min(1),
+  generation: z.number(),
+  job: z.object({ id: z.string().min(1), name: z.string(), namespace: z.string(), queue: z.string() }),
+  pod: z.object({
+    name: z.string().min(1),
+    resources,
+    template: z.unknown(),
+    durationSeconds: z.number().nullable(),
+    exitFailure: z.boolean(),
+  }),
+  node: z.string().min(1),
+  gpuGroups: z.array(z.string()),
+  reason: z.string(),
+  attempt: z.number(),
+});
+
+export function parseBindRequest(data: unknown): BindRequestMessage {
+  const result = bindRequestSchema.safeParse(data);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new Error(
+      `malformed BindRequestMessage: field ${issue.path.join(".") || "(root)"}: ${issue.message}`,
+    );
+  }
+  return result.data as BindRequestMessage;
+}

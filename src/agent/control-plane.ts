@@ -1,0 +1,112 @@
+// The agent's side of the GraphQL contract (API.md): the agent mutations and the
+// conversion of backend data into their input types. Nothing else of the API is used.
+import type { ExternalPodGroup, NodeInventory, PodState } from "./backends/types.js";
+import type { GraphQLClient } from "./graphql-client.js";
+
+export interface Principal {
+  name: string;
+  role: string;
+  cluster: string | null;
+}
+
+export interface BindResultReport {
+  bindRequest: string;
+  ok: boolean;
+  message: string;
+}
+
+export interface PodStatusReport {
+  job: string;
+  pod: string;
+  state: PodState;
+  message?: string;
+}
+
+export class ControlPlane {
+  constructor(
+    private readonly client: GraphQLClient,
+    readonly cluster: string,
+  ) {}
+
+  async whoAmI(): Promise<Principal> {
+    const data = await this.client.request<{ me: Principal }>("query { me { name role cluster } }");
+    return data.me;
+  }
+
+  async registerCluster(labels: Record<string, string>): Promise<void> {
+    await this.client.request(
+      "mutation($input: RegisterClusterInput!) { registerCluster(input: $input) { name } }",
+      { input: { name: this.cluster, labels: toLabels(labels) } },
+    );
+  }
+
+  async reportNodes(nodes: NodeInventory[], complete: boolean): Promise<number> {
+    const data = await this.client.request<{ reportNodes: number }>(
+      "mutation($cluster: String!, $nodes: [NodeReport!]!, $complete: Boolean!) { reportNodes(cluster: $cluster, nodes: $nodes, complete: $complete) }",
+      { cluster: this.cluster, nodes: nodes.map(toNodeReport), complete },
+    );
+    return data.reportNodes;
+  }
+
+  async reportPodStatus(updates: PodStatusReport[]): Promise<number> {
+    const data = await this.client.request<{ reportPodStatus: number }>(
+      "mutation($cluster: String!, $updates: [PodStatusReport!]!) { reportPodStatus(cluster: $cluster, updates: $updates) }",
+      { cluster: this.cluster, updates },
+    );
+    return data.reportPodStatus;
+  }
+
+  async reportBindResult(results: BindResultReport[]): Promise<number> {
+    const data = await this.client.request<{ reportBindResult: number }>(
+      "mutation($cluster: String!, $results: [BindResultReport!]!) { reportBindResult(cluster: $cluster, results: $results) }",
+      { cluster: this.cluster, results },
+    );
+    return data.reportBindResult;
+  }
+
+  /** Not in API.md's required core: pods created in the cluster with our scheduler name
+   * become (or update) a job with exactly these pod names. Idempotent on namespace/name. */
+  async reportPodGroups(groups: ExternalPodGroup[]): Promise<number> {
+    const data = await this.client.request<{ reportPodGroups: number }>(
+      "mutation($cluster: String!, $groups: [PodGroupReport!]!) { reportPodGroups(cluster: $cluster, groups: $groups) }",
+      { cluster: this.cluster, groups: groups.map(toPodGroupReport) },
+    );
+    return data.reportPodGroups;
+  }
+}
+
+function toLabels(labels: Record<string, string>): { key: string; value: string }[] {
+  return Object.entries(labels).map(([key, value]) => ({ key, value }));
+}
+
+function toResources(r: { cpuMillis: number; memory: number; gpus: number; gpuMemory: number }) {
+  // Bytes travel as decimal strings (API.md).
+  return { cpu: r.cpuMillis, memory: String(r.memory), gpu: r.gpus, gpuMemory: r.gpuMemory };
+}
+
+export function toNodeReport(node: NodeInventory) {
+  return {
+    name: node.name,
+    capacity: toResources(node.capacity),
+    labels: toLabels(node.labels),
+    gpuModel: node.gpuModel,
+    unschedulable: node.unschedulable,
+    taints: node.taints,
+  };
+}
+
+function toPodGroupReport(group: ExternalPodGroup) {
+  return {
+    namespace: group.namespace,
+    name: group.name,
+    queue: group.queue,
+    minMember: group.minMember,
+    priority: group.priority,
+    pods: group.pods.map((pod) => ({
+      name: pod.name,
+      resources: toResources(pod.resources),
+      gpuModel: pod.gpuModel,
+      nodeSelector: toLabels(pod.nodeSelector),
+    })),
+  };
+}

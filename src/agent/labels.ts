@@ -1,0 +1,31 @@
+// Label and annotation keys the agents read and write, in one place.
+
+/** The schedulerName of pods fleetq places (ours, and ones users create for us). */
+export const SCHEDULER_NAME = "fleetq";
+
+/** NVIDIA GPU feature discovery node labels. */
+export const GPU_RESOURCE = "nvidia.com/gpu";
+export const GPU_PRODUCT_LABEL = "nvidia.com/gpu.product";
+/** MiB of one device. */
+export const GPU_MEMORY_LABEL = "nvidia.com/gpu.memory";
+export const GPU_COUNT_LABEL = "nvidia.com/gpu.count";
+
+/** Topology labels the simulated clusters carry (Kubernetes clusters bring their own). */
+export const ZONE_LABEL = "topology.kubernetes.io/zone";
+export const RACK_LABEL = "topology.fleetq.io/rack";
+export const NVSWITCH_DOMAIN_LABEL = "topology.fleetq.io/nvswitch-domain";
+export const HOSTNAME_LABEL = "kubernetes.io/hostname";
+export const NODE_GROUP_LABEL = "fleetq.io/node-group";
+
+/** On pods fleetq creates or binds. */
+export const JOB_ID_KEY = "fleetq.io/job-id";
+export const JOB_NAME_KEY = "fleetq.io/job-name";
+export const QUEUE_KEY = "fleetq.io/queue";
+/** The gang a pod belongs to; on user-created pods it makes them a fleetq job. */
+export const POD_GROUP_KEY = "fleetq.io/pod-group";
+export const MIN_MEMBER_KEY = "fleetq.io/min-member";
+export const PRIORITY_KEY = "fleetq.io/priority";
+export const GPU_GROUPS_KEY = "fleetq.io/gpu-groups";
+export const GPU_FRACTION_KEY = "fleetq.io/gpu-fraction";
+export const GPU_MEMORY_KEY = "fleetq.io/gpu-memory";
+export const BIND_REQUEST_KEY = "fleetq.io/bind-request";

@@ -1,0 +1,159 @@
+// Everything the agent tells the control plane goes through here, in one loop and in a
+// fixed order per round (nodes, bind results, pod groups, pod states), batched, retried
+// with backoff while the API is away. Bind results are acknowledged to their waiter only
+// once the API has them: the agent completes a BullMQ job only then, so a crash before
+// that re-delivers the request instead of losing its result.
+import type { Logger } from "pino";
+import type { ExternalPodGroup, NodeInventory, PodStateChange } from "./backends/types.js";
+import { backoffDelay, sleep, type BackoffPolicy } from "./backoff.js";
+import type { BindResultReport, ControlPlane, PodStatusReport } from "./control-plane.js";
+import { describe } from "./graphql-client.js";
+import { InventoryState } from "./inventory-state.js";
+import { ReportLane } from "./report-lane.js";
+
+export interface ReporterOptions {
+  /** How long to gather reports before sending a round. */
+  batchWindowMs: number;
+  maxBatch: number;
+  /** With nothing else to send for this long, an empty node report proves the agent alive. */
+  heartbeatMs: number;
+  backoff: BackoffPolicy;
+}
+
+export class Reporter {
+  private readonly inventory = new InventoryState();
+  private readonly bindResults: ReportLane<BindResultReport>;
+  private readonly podGroups: ReportLane<ExternalPodGroup>;
+  private readonly podStates: ReportLane<PodStatusReport>;
+  private readonly stopController = new AbortController();
+  private wake: (() => void) | null = null;
+  private lastSentAt = Date.now();
+  private loop: Promise<void> | null = null;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly controlPlane: ControlPlane,
+    private readonly options: ReporterOptions,
+    private readonly log: Logger,
+  ) {
+    const dropped = (kind: string) => (item: unknown, err: Error) =>
+      this.log.error({ item, err: err.message }, `the API refused a ${kind}; dropped`);
+    this.bindResults = new ReportLane<BindResultReport>(
+      "bind results",
+      (items) => controlPlane.reportBindResult(items),
+      options.maxBatch,
+      dropped("bind result"),
+    );
+    this.podGroups = new ReportLane<ExternalPodGroup>(
+      "pod groups",
+      (items) => controlPlane.reportPodGroups(items),
+      options.maxBatch,
+      dropped("pod group"),
+    );
+    this.podStates = new ReportLane<PodStatusReport>(
+      "pod states",
+      (items) => controlPlane.reportPodStatus(items),
+      options.maxBatch,
+      dropped("pod state"),
+    );
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  nodes(nodes: NodeInventory[], complete: boolean, deleted: string[]): void {
+    this.inventory.apply(nodes, complete, deleted);
+    this.poke();
+  }
+
+  podStateChanges(changes: PodStateChange[]): void {
+    for (const change of changes) {
+      const report: PodStatusReport = { job: change.jobId, pod: change.pod, state: change.state };
+      if (change.message) report.message = change.message;
+      this.podStates.push(report);
+    }
+    this.poke();
+  }
+
+  externalPodGroups(groups: ExternalPodGroup[]): void {
+    for (const group of groups) this.podGroups.push(group);
+    this.poke();
+  }
+
+  /** Resolves when the API has the result; rejects with AgentStoppedError on stop. */
+  bindResult(result: BindResultReport): Promise<void> {
+    const acked = this.bindResults.pushAndWait(result);
+    this.poke();
+    return acked;
+  }
+
+  /** Resolves once nothing is waiting to be sent (or after timeoutMs); true = drained. */
+  async drained(timeoutMs: number): Promise<boolean> {
+    if (!this.hasPending()) return true;
+    const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    const timeout = sleep(timeoutMs, this.stopController.signal).then(() => false);
+    return Promise.race([idle.then(() => true), timeout]);
+  }
+
+  async stop(): Promise<void> {
+    this.stopController.abort();
+    this.poke();
+    await this.loop;
+    this.bindResults.abandon();
+  }
+
+  private hasPending(): boolean {
+    return this.inventory.pending || this.bindResults.size + this.podGroups.size + this.podStates.size > 0;
+  }
+
+  private poke(): void {
+    this.wake?.();
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.stopController.signal;
+    let failures = 0;
+    while (!signal.aborted) {
+      if (!this.hasPending()) {
+        for (const resolve of this.idleWaiters.splice(0)) resolve();
+        const untilHeartbeat = Math.max(0, this.lastSentAt + this.options.heartbeatMs - Date.now());
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+          sleep(untilHeartbeat, signal).then(resolve);
+        });
+        this.wake = null;
+        if (signal.aborted) break;
+      }
+      await sleep(this.options.batchWindowMs, signal);
+      try {
+        await this.sendRound();
+        failures = 0;
+      } catch (err) {
+        const delay = backoffDelay(failures++, this.options.backoff);
+        this.log.warn({ err: describe(err), retryInMs: delay }, "reporting to the API failed; will retry");
+        await sleep(delay, signal);
+      }
+    }
+  }
+
+  private async sendRound(): Promise<void> {
+    const report = this.inventory.take();
+    if (report) {
+      try {
+        await this.controlPlane.reportNodes(report.nodes, report.complete);
+      } catch (err) {
+        this.inventory.failed(report);
+        throw err;
+      }
+    }
+    await this.bindResults.flush();
+    await this.podGroups.flush();
+    await this.podStates.flush();
+    if (!report && Date.now() - this.lastSentAt >= this.options.heartbeatMs) {
+      // Heartbeat: an empty partial node report changes nothing but says "alive".
+      await this.controlPlane.reportNodes([], false);
+    }
+    this.lastSentAt = Date.now();
+  }
+}
