@@ -1,0 +1,68 @@
+// BindRequestMessages for tests, as the dispatch worker would produce them.
+import type { BindRequestMessage } from "../../src/protocol/bind-request.js";
+
+export interface RequestShape {
+  id: string;
+  kind?: "bind" | "evict";
+  cluster?: string;
+  jobId?: string;
+  jobName?: string;
+  namespace?: string;
+  pod: string;
+  node: string;
+  cpuMillis?: number;
+  memory?: number;
+  gpus?: number;
+  gpuFraction?: number;
+  gpuGroups?: string[];
+  durationSeconds?: number | null;
+  exitFailure?: boolean;
+  template?: unknown;
+  reason?: string;
+}
+
+export const CONTAINER_TEMPLATE = {
+  spec: {
+    containers: [
+      {
+        name: "main",
+        image: "busybox:1.36",
+        command: ["sleep", "3600"],
+        resources: { requests: { cpu: "1", memory: "1Gi" } },
+      },
+    ],
+    restartPolicy: "Never",
+  },
+};
+
+export function bindRequest(shape: RequestShape): BindRequestMessage {
+  return {
+    id: shape.id,
+    kind: shape.kind ?? "bind",
+    cluster: shape.cluster ?? "c1",
+    generation: 1,
+    job: {
+      id: shape.jobId ?? "job-1",
+      name: shape.jobName ?? "train",
+      namespace: shape.namespace ?? "team-a",
+      queue: "research",
+    },
+    pod: {
+      name: shape.pod,
+      resources: {
+        cpuMillis: shape.cpuMillis ?? 1000,
+        memory: shape.memory ?? 2 ** 30,
+        gpus: shape.gpus ?? 0,
+        gpuFraction: shape.gpuFraction ?? 0,
+        gpuMemory: 0,
+      },
+      template: shape.template === undefined ? CONTAINER_TEMPLATE : shape.template,
+      durationSeconds: shape.durationSeconds === undefined ? 30 : shape.durationSeconds,
+      exitFailure: shape.exitFailure ?? false,
+    },
+    node: shape.node,
+    gpuGroups: shape.gpuGroups ?? [],
+    reason: shape.reason ?? "",
+    attempt: 1,
+  };
+}

@@ -1,0 +1,110 @@
+import { describe, expect, it } from "vitest";
+import type { NodeInventory } from "../../src/agent/backends/types.js";
+import { SimulatedCluster } from "../../src/agent/backends/simulated/simulated-cluster.js";
+import { bindRequest } from "./bind-requests.js";
+
+function gpuNode(name: string, gpus = 8): NodeInventory {
+  return {
+    name,
+    capacity: { cpuMillis: 64_000, memory: 512 * 2 ** 30, gpus, gpuMemory: 81920 },
+    labels: {},
+    gpuModel: "A100",
+    unschedulable: false,
+    taints: [],
+  };
+}
+
+describe("SimulatedCluster", () => {
+  it("runs a bound pod for its duration, then succeeds and releases its resources", () => {
+    const cluster = new SimulatedCluster([gpuNode("n0")], 60);
+    const effect = cluster.bind(
+      bindRequest({ id: "r1", pod: "p0", node: "n0", gpus: 4, durationSeconds: 10 }),
+      0,
+    );
+    expect(effect.outcome.ok).toBe(true);
+    expect(effect.changes).toEqual([{ jobId: "job-1", pod: "p0", state: "RUNNING" }]);
+    expect(cluster.nodeUsage("n0")).toMatchObject({ gpus: 4, pods: 1 });
+
+    expect(cluster.advance(9_999)).toEqual([]);
+    expect(cluster.advance(10_000)).toEqual([{ jobId: "job-1", pod: "p0", state: "SUCCEEDED" }]);
+    expect(cluster.nodeUsage("n0")).toMatchObject({ gpus: 8, cpuMillis: 64_000, pods: 0 });
+    expect(cluster.runningPodCount).toBe(0);
+  });
+
+  it("ends a pod Failed when its job asks for exitFailure, and uses the default duration", () => {
+    const cluster = new SimulatedCluster([gpuNode("n0")], 60);
+    cluster.bind(
+      bindRequest({ id: "r1", pod: "p0", node: "n0", durationSeconds: null, exitFailure: true }),
+      1_000,
+    );
+    expect(cluster.nextDeadline()).toBe(61_000);
+    const [change] = cluster.advance(61_000);
+    expect(change).toMatchObject({ pod: "p0", state: "FAILED" });
+    expect(change?.message).toContain("failure");
+  });
+
+  it("answers a repeated bind truthfully and never runs the pod twice", () => {
+    const cluster = new SimulatedCluster([gpuNode("n0"), gpuNode("n1")], 60);
+    cluster.bind(bindRequest({ id: "r1", pod: "p0", node: "n0", gpus: 2 }), 0);
+    const again = cluster.bind(bindRequest({ id: "r1", pod: "p0", node: "n0", gpus: 2 }), 5);
+    expect(again.outcome).toEqual({ ok: true, message: "already running on n0" });
+    expect(again.changes).toEqual([]);
+    const elsewhere = cluster.bind(bindRequest({ id: "r2", pod: "p0", node: "n1", gpus: 2 }), 5);
+    expect(elsewhere.outcome.ok).toBe(false);
+    expect(elsewhere.outcome.message).toContain("already runs on n0");
+    expect(cluster.nodeUsage("n0")?.gpus).toBe(6);
+    expect(cluster.nodeUsage("n1")?.gpus).toBe(8);
+  });
+
+  it("refuses a bind that does not fit or names an unknown node", () => {
+    const cluster = new SimulatedCluster([gpuNode("n0", 2)], 60);
+    const tooBig = cluster.bind(bindRequest({ id: "r1", pod: "p0", node: "n0", gpus: 4 }), 0);
+    expect(tooBig.outcome.ok).toBe(false);
+    expect(tooBig.outcome.message).toContain("gpus 4 > free 2");
+    const nowhere = cluster.bind(bindRequest({ id: "r2", pod: "p1", node: "n9" }), 0);
+    expect(nowhere.outcome).toEqual({ ok: false, message: "node n9 does not exist" });
+    expect(cluster.runningPodCount).toBe(0);
+  });
+
+  it("evicts a running pod back to Pending and answers a late eviction ok", () => {
+    const cluster = new SimulatedCluster([gpuNode("n0")], 60);
+    cluster.bind(bindRequest({ id: "r1", pod: "p0", node: "n0", gpus: 8 }), 0);
+    const evicted = cluster.evict(
+      bindRequest({ id: "r2", kind: "evict", pod: "p0", node: "n0", reason: "reclaimed by queue ml" }),
+    );
+    expect(evicted.outcome.ok).toBe(true);
+    expect(evicted.changes).toEqual([
+      { jobId: "job-1", pod: "p0", state: "PENDING", message: "evicted from n0: reclaimed by queue ml" },
+    ]);
+    expect(cluster.nodeUsage("n0")?.gpus).toBe(8);
+    // The pod's end timer was cancelled with it: nothing finishes later.
+    expect(cluster.nextDeadline()).toBeNull();
+    expect(cluster.advance(1e9)).toEqual([]);
+
+    const late = cluster.evict(bindRequest({ id: "r2", kind: "evict", pod: "p0", node: "n0" }));
+    expect(late.outcome).toEqual({ ok: true, message: "pod is not running on n0 (already gone)" });
+    expect(late.changes).toEqual([]);
+  });
+
+  it("shares one device among the pods of a GPU group and frees it with the last one", () => {
+    const cluster = new SimulatedCluster([gpuNode("n0", 1)], 60);
+    const half = { gpuFraction: 0.5, gpuGroups: ["g1"], node: "n0" };
+    expect(
+      cluster.bind(bindRequest({ id: "a", pod: "pa", durationSeconds: 10, ...half }), 0).outcome.ok,
+    ).toBe(true);
+    expect(
+      cluster.bind(bindRequest({ id: "b", pod: "pb", durationSeconds: 20, ...half }), 0).outcome.ok,
+    ).toBe(true);
+    expect(cluster.nodeUsage("n0")?.gpus).toBe(0);
+    // Another group needs a device of its own: none is left.
+    const other = cluster.bind(
+      bindRequest({ id: "c", pod: "pc", gpuFraction: 0.5, gpuGroups: ["g2"], node: "n0" }),
+      0,
+    );
+    expect(other.outcome.ok).toBe(false);
+    cluster.advance(10_000);
+    expect(cluster.nodeUsage("n0")?.gpus).toBe(0);
+    cluster.advance(20_000);
+    expect(cluster.nodeUsage("n0")?.gpus).toBe(1);
+  });
+});
