@@ -1,0 +1,42 @@
+// allocate: place pending jobs on free (or releasing) resources, queue by queue in
+// fair order, each job all-or-nothing at its gang minimum (KAI: actions/allocate).
+import type { JobInfo } from "../../api/podgroup-info.js";
+import type { Action, Session } from "../../framework/session.js";
+import type { Statement } from "../../framework/statement.js";
+import { allocateJob } from "../common/allocate-job.js";
+import { JobsOrderByQueues } from "../common/jobs-order-by-queues.js";
+
+export const name = "allocate";
+
+export function create(): Action {
+  return { name, execute };
+}
+
+function execute(ssn: Session): void {
+  const order = new JobsOrderByQueues(ssn, {
+    filterNonPending: true,
+    filterUnready: true,
+    maxJobsQueueDepth: ssn.config.queueDepthPerAction.allocate,
+  }).initialize(ssn.jobs.values());
+  while (!order.isEmpty) {
+    const job = order.popNextJob();
+    if (!job) break;
+    const stmt = ssn.statement("allocate");
+    const alreadyAllocated = job.numAllocated > 0;
+    const res = attempt(ssn, stmt, job);
+    if (res.ok) {
+      stmt.commit();
+      if (!res.pipelined && !alreadyAllocated) job.lastStartAt = ssn.now;
+      if (job.hasTasksToAllocate(true)) order.pushJob(job);
+    } else stmt.discard();
+  }
+}
+
+function attempt(ssn: Session, stmt: Statement, job: JobInfo): { ok: boolean; pipelined: boolean } {
+  if (!allocateJob(ssn, stmt, ssn.nodes, job, false)) return { ok: false, pipelined: false };
+  if (job.shouldPipelineJob()) {
+    stmt.convertAllAllocatedToPipelined(job.uid);
+    return { ok: true, pipelined: true };
+  }
+  return { ok: true, pipelined: false };
+}

@@ -1,0 +1,239 @@
+// A node as the session sees it: whole-device accounting (idle / used / releasing)
+// plus the shared-GPU groups (fractional and GPU-memory pods), kept exactly as KAI's
+// node_info does so that the same placements come out.
+import { SharedGpus } from "./gpu-sharing.js";
+import type { PodInfo, ReceivedType } from "./pod-info.js";
+import { isMigResource, Resource, type TaskRequest } from "./resources.js";
+import type { NodeSpec, PodStatus } from "./spec.js";
+import { isActiveUsed } from "./status.js";
+
+export const GPU_COUNT_LABEL = "nvidia.com/gpu.count";
+
+/** What the node recorded about a pod when it was added (removal undoes exactly this). */
+export interface NodePodEntry {
+  pod: PodInfo;
+  status: PodStatus;
+  gpuGroups: string[];
+  shared: boolean;
+  /** The whole-device vector this pod took (shared GPUs excluded). */
+  vector: Resource;
+  /** GPU memory this pod takes on each of its groups (shared pods). */
+  groupMemory: number;
+}
+
+export class NodeInfo {
+  readonly name: string;
+  readonly spec: NodeSpec;
+  readonly labels: Record<string, string>;
+  readonly allocatable: Resource;
+  readonly idle: Resource;
+  readonly used: Resource;
+  readonly releasing: Resource;
+  /** MiB per GPU device. */
+  readonly gpuMemory: number;
+  readonly gpuMemorySynced: boolean;
+  /** Devices on the node (the gpu.count label when present, else allocatable GPUs). */
+  readonly gpuCount: number;
+  readonly pods = new Map<string, NodePodEntry>();
+  readonly shared: SharedGpus;
+  legacyMigPods = 0;
+  /** Bumped on every change; per-node caches compare against it. */
+  version = 0;
+  /** Index in the session's node list (stable, name order). */
+  index = -1;
+
+  constructor(spec: NodeSpec) {
+    this.spec = spec;
+    this.name = spec.name;
+    this.labels = spec.labels;
+    const a = spec.allocatable;
+    this.allocatable = new Resource(a.cpuMillis, a.memory, a.gpus, a.pods);
+    for (const [k, v] of Object.entries(a.extended ?? {})) this.allocatable.addScalar(k, v);
+    this.idle = this.allocatable.clone();
+    this.used = new Resource();
+    this.releasing = new Resource();
+    // KAI assumes 100 MiB when a node does not report its GPU memory, so shares stay computable.
+    this.gpuMemory = spec.gpuMemory > 0 ? spec.gpuMemory : 100;
+    this.gpuMemorySynced = spec.gpuMemorySynced && spec.gpuMemory > 0;
+    const label = Number.parseInt(spec.labels[GPU_COUNT_LABEL] ?? "", 10);
+    this.gpuCount = Number.isFinite(label) ? label : a.gpus;
+    this.shared = new SharedGpus(this);
+  }
+
+  get isMigEnabled(): boolean {
+    if (this.spec.migStrategy) return true;
+    if (this.allocatable.scalars) for (const k of this.allocatable.scalars.keys()) if (isMigResource(k)) return true;
+    return false;
+  }
+
+  get isCpuOnlyNode(): boolean {
+    return !this.isMigEnabled && this.allocatable.gpus <= 0;
+  }
+
+  /** Used devices: whole ones plus shared groups in use. */
+  usedGpuCount(): number {
+    return this.used.gpus + this.shared.usedGroupCount();
+  }
+
+  /** Idle+Releasing of one resource, for placement scores: "gpu" or "cpu". */
+  nonAllocated(resource: "gpu" | "cpu"): number {
+    return resource === "gpu" ? this.idle.gpus + this.releasing.gpus : this.idle.cpu + this.releasing.cpu;
+  }
+
+  /** Idle GPUs counting the free part of shared devices and idle MIG instances (KAI: GetSumOfIdleGPUs). */
+  gpuIdleWithShared(): number {
+    let g = this.idle.gpusWithMig();
+    for (const mem of this.shared.allocatedMemory.values()) if (mem > 0) g += 1 - this.memoryShare(mem);
+    return g;
+  }
+
+  /** Releasing GPUs counting releasing parts of shared devices (KAI: GetSumOfReleasingGPUs). */
+  gpuReleasingWithShared(): number {
+    let g = this.releasing.gpusWithMig();
+    for (const [grp, mem] of this.shared.releasingMemory)
+      if (mem > 0 && !this.shared.isReleasingFromSharedTasks(grp)) g += this.memoryShare(mem);
+    return g;
+  }
+
+  /** GPU memory a shared request takes on this node, per device (MiB). */
+  requestGpuMemory(req: TaskRequest): number {
+    return req.gpuMemory > 0 ? req.gpuMemory : Math.trunc(req.gpuPortion * this.gpuMemory);
+  }
+
+  /** GPU share of a memory request on this node, rounded up to 1/100. */
+  memoryShare(memory: number): number {
+    return Math.ceil((memory / this.gpuMemory) * 100) / 100;
+  }
+
+  /** The portion of one device a shared request takes here. */
+  requestGpuPortion(req: TaskRequest): number {
+    return req.gpuMemory > 0 ? this.memoryShare(req.gpuMemory) : req.gpuPortion;
+  }
+
+  private isValidGpuPortion(req: TaskRequest): boolean {
+    const p = this.requestGpuPortion(req);
+    return p <= 1 || p === Math.trunc(p);
+  }
+
+  /** Fits into Idle alone (no releasing resources needed). */
+  isTaskAllocatable(pod: PodInfo): boolean {
+    if (pod.req.isEmpty) return true;
+    return this.fitsInto(pod.req, this.idle, false);
+  }
+
+  /** Fits into Idle + Releasing. */
+  isTaskAllocatableOnReleasingOrIdle(pod: PodInfo): boolean {
+    const avail = this.idle.clone().add(this.releasing);
+    return this.fitsInto(pod.req, avail, true);
+  }
+
+  private fitsInto(req: TaskRequest, avail: Resource, withReleasing: boolean): boolean {
+    if (req.kind === "regular" || req.kind === "mig" || req.kind === "none") {
+      return this.isValidGpuPortion(req) && req.fitsWhole(avail);
+    }
+    if (!req.baseFits(avail)) return false;
+    if (!this.isValidGpuPortion(req)) return false;
+    const wholeDevices = Math.floor(avail.gpus);
+    if (wholeDevices >= req.gpuDevices) return true;
+    // KAI counts matching shared groups against releasing-or-idle room in both checks.
+    void withReleasing;
+    return wholeDevices + this.shared.fittingGroupCount(req, req.gpuDevices) >= req.gpuDevices;
+  }
+
+  /** Record the GPU share the pod receives here (KAI: setAcceptedResources). */
+  private setAccepted(pod: PodInfo): void {
+    if (!isActiveUsed(pod.status)) return;
+    const req = pod.req;
+    let received: ReceivedType;
+    let gpus: number;
+    if (req.kind === "mig") {
+      received = "mig";
+      gpus = req.gpusQuota;
+    } else if (req.isShared) {
+      received = "fraction";
+      const portion = this.requestGpuPortion(req);
+      gpus = (Math.round(portion * 100) * req.gpuDevices) / 100;
+      pod.acceptedGpuMemory = this.requestGpuMemory(req);
+    } else {
+      received = "regular";
+      gpus = req.gpus;
+    }
+    pod.receivedType = received;
+    pod.acceptedGpus = gpus;
+    pod.acceptedCpu = req.cpu;
+    pod.acceptedMemory = req.memory;
+    pod.hasAccepted = true;
+  }
+
+  addTask(pod: PodInfo, allowOnDifferentGpu = false): void {
+    this.setAccepted(pod);
+    if (this.pods.has(pod.uid)) {
+      if (!(pod.isSharedAllocation && allowOnDifferentGpu))
+        throw new Error(`pod ${pod.name} is already on node ${this.name}`);
+      this.pods.delete(pod.uid);
+    }
+    const shared = pod.isSharedAllocation;
+    const vector = pod.req.nodeVector();
+    if (shared) vector.gpus = 0;
+    const entry: NodePodEntry = {
+      pod,
+      status: pod.status,
+      gpuGroups: [...pod.gpuGroups],
+      shared,
+      vector,
+      groupMemory: shared ? this.requestGpuMemory(pod.req) : 0,
+    };
+    this.addEntry(entry);
+  }
+
+  /** Account an entry (a pod as recorded when it was added). */
+  addEntry(entry: NodePodEntry): void {
+    this.pods.set(entry.pod.uid, entry);
+    if (entry.pod.spec.legacyMig) this.legacyMigPods++;
+    const vector = entry.vector;
+    this.used.add(vector);
+    if (entry.status === "Releasing") {
+      this.releasing.add(vector);
+      this.idle.sub(vector);
+    } else if (entry.status === "Pipelined") {
+      this.releasing.sub(vector);
+    } else {
+      this.idle.sub(vector);
+    }
+    if (entry.shared) for (const g of entry.gpuGroups) this.shared.add(entry, g);
+    this.version++;
+  }
+
+  removeTask(pod: PodInfo): void {
+    const entry = this.pods.get(pod.uid);
+    if (!entry) throw new Error(`pod ${pod.name} is not on node ${this.name}`);
+    this.pods.delete(pod.uid);
+    if (pod.spec.legacyMig) this.legacyMigPods--;
+    const v = entry.vector;
+    this.used.sub(v);
+    if (entry.status === "Releasing") {
+      this.releasing.sub(v);
+      this.idle.add(v);
+    } else if (entry.status === "Pipelined") {
+      this.releasing.add(v);
+    } else {
+      this.idle.add(v);
+    }
+    if (entry.shared) for (const g of entry.gpuGroups) this.shared.remove(entry, g);
+    this.version++;
+  }
+
+  updateTask(pod: PodInfo): void {
+    this.removeTask(pod);
+    this.addTask(pod);
+  }
+
+  /** Idle and releasing device counts, as KAI's tests read them (whole devices). */
+  idleGpus(): number {
+    return this.idle.gpus;
+  }
+
+  releasingGpus(): number {
+    return this.releasing.gpus;
+  }
+}

@@ -1,0 +1,248 @@
+// A job (pod group) as the session sees it: pod sets (gangs) arranged in sub-group
+// sets, per-status counters kept current as statements move its pods.
+import { DEFAULT_SUB_GROUP, type PodInfo } from "./pod-info.js";
+import type { PodGroupSpec, PodStatus, TopologyConstraintSpec } from "./spec.js";
+import { isActiveAllocated, isActiveUsed, isAlive, isAllocated } from "./status.js";
+
+export const ROOT_SUB_GROUP_SET = "";
+
+export interface TopologyConstraint {
+  topology: string;
+  required: string | null;
+  preferred: string | null;
+}
+
+function constraintOf(t: TopologyConstraintSpec | null | undefined): TopologyConstraint | null {
+  if (!t?.topology) return null;
+  return { topology: t.topology, required: t.required || null, preferred: t.preferred || null };
+}
+
+/** A gang: a set of pods of which at least `minAvailable` must run together. */
+export class PodSet {
+  readonly pods: PodInfo[] = [];
+  activeAllocated = 0;
+  activeUsed = 0;
+  alive = 0;
+  pending = 0;
+  gated = 0;
+  parent: SubGroupSet | null = null;
+
+  constructor(
+    readonly name: string,
+    public minAvailable: number,
+    readonly topology: TopologyConstraint | null,
+  ) {}
+
+  count(status: PodStatus, delta: number): void {
+    if (isActiveAllocated(status)) this.activeAllocated += delta;
+    if (isActiveUsed(status)) this.activeUsed += delta;
+    if (isAlive(status)) this.alive += delta;
+    if (status === "Pending") this.pending += delta;
+    else if (status === "Gated") this.gated += delta;
+  }
+
+  get isReadyForScheduling(): boolean {
+    return this.alive - this.gated >= this.minAvailable;
+  }
+
+  get isGangSatisfied(): boolean {
+    return this.activeUsed >= this.minAvailable;
+  }
+
+  get isElastic(): boolean {
+    return this.minAvailable < this.pods.length;
+  }
+}
+
+/** A node of the sub-group tree: child sets and pod sets, with an optional topology constraint. */
+export class SubGroupSet {
+  readonly childSets: SubGroupSet[] = [];
+  readonly podSets: PodSet[] = [];
+  parent: SubGroupSet | null = null;
+
+  constructor(
+    readonly name: string,
+    readonly topology: TopologyConstraint | null,
+  ) {}
+
+  /** Every pod set below this set. */
+  allPodSets(): PodSet[] {
+    const out = [...this.podSets];
+    for (const c of this.childSets) out.push(...c.allPodSets());
+    return out;
+  }
+}
+
+export class JobInfo {
+  readonly uid: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly queue: string;
+  readonly priority: number;
+  readonly preemptible: boolean;
+  readonly createdAt: number;
+  readonly spec: PodGroupSpec;
+  readonly root: SubGroupSet;
+  /** Pod sets by name. */
+  readonly podSets = new Map<string, PodSet>();
+  /** Pod sets in a stable order (name ascending). */
+  readonly podSetList: PodSet[];
+  readonly pods: PodInfo[] = [];
+  readonly statusCount = new Map<PodStatus, number>();
+  lastStartAt: number | null;
+  staleSince: number | null;
+  /** Sum of whole requests of pods in an allocated status (KAI's job.Allocated). */
+  allocatedGpus = 0;
+  allocatedCpu = 0;
+  allocatedMemory = 0;
+  /** Job-level "why not placed" messages, in the order they were recorded. */
+  readonly fitErrors: string[] = [];
+  /** Per-pod node fit errors of the last attempt: pod uid → reason → node count. */
+  readonly podFitErrors = new Map<string, Map<string, number>>();
+  /** Bumped on every status change; caches keyed on it stay valid while it holds. */
+  version = 0;
+
+  constructor(spec: PodGroupSpec) {
+    this.spec = spec;
+    this.uid = spec.uid;
+    this.name = spec.name;
+    this.namespace = spec.namespace;
+    this.queue = spec.queue;
+    this.priority = spec.priority;
+    this.preemptible = spec.preemptible;
+    this.createdAt = spec.createdAt;
+    this.lastStartAt = spec.lastStartAt;
+    this.staleSince = spec.staleSince;
+    this.root = new SubGroupSet(ROOT_SUB_GROUP_SET, constraintOf(spec.topology));
+    this.buildSubGroups(spec);
+    this.podSetList = [...this.podSets.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  private buildSubGroups(spec: PodGroupSpec): void {
+    if (spec.subGroups.length === 0) {
+      const ps = new PodSet(DEFAULT_SUB_GROUP, Math.max(spec.minMember, 1), null);
+      this.root.podSets.push(ps);
+      ps.parent = this.root;
+      this.podSets.set(ps.name, ps);
+      return;
+    }
+    const parents = new Set(spec.subGroups.map((g) => g.parent).filter((p): p is string => !!p));
+    const sets = new Map<string, SubGroupSet>([[ROOT_SUB_GROUP_SET, this.root]]);
+    for (const g of spec.subGroups)
+      if (parents.has(g.name)) sets.set(g.name, new SubGroupSet(g.name, constraintOf(g.topology)));
+    for (const g of spec.subGroups) {
+      const parent = sets.get(g.parent ?? ROOT_SUB_GROUP_SET);
+      if (!parent) throw new Error(`job ${spec.name}: sub-group ${g.name} names unknown parent ${g.parent}`);
+      const own = sets.get(g.name);
+      if (own) {
+        own.parent = parent;
+        parent.childSets.push(own);
+      } else {
+        const ps = new PodSet(g.name, Math.max(g.minMember, 1), constraintOf(g.topology));
+        ps.parent = parent;
+        parent.podSets.push(ps);
+        this.podSets.set(g.name, ps);
+      }
+    }
+    // Pods naming no sub-group form a "default" pod set that needs all of the job's pods (as KAI does).
+    if (spec.pods.some((p) => !p.subGroup) && !this.podSets.has(DEFAULT_SUB_GROUP)) {
+      const ps = new PodSet(DEFAULT_SUB_GROUP, Math.max(spec.pods.length, 1), null);
+      ps.parent = this.root;
+      this.root.podSets.push(ps);
+      this.podSets.set(ps.name, ps);
+    }
+  }
+
+  addPod(pod: PodInfo): void {
+    const ps = this.podSets.get(pod.subGroup);
+    if (!ps) throw new Error(`job ${this.name}: pod ${pod.name} names unknown sub-group ${pod.subGroup}`);
+    ps.pods.push(pod);
+    this.pods.push(pod);
+    this.countPod(pod, 1);
+  }
+
+  podSetOf(pod: PodInfo): PodSet {
+    return this.podSets.get(pod.subGroup)!;
+  }
+
+  private countPod(pod: PodInfo, delta: number): void {
+    const s = pod.status;
+    this.statusCount.set(s, (this.statusCount.get(s) ?? 0) + delta);
+    this.podSetOf(pod).count(s, delta);
+    if (isAllocated(s)) {
+      this.allocatedGpus += delta * pod.req.gpus;
+      this.allocatedCpu += delta * pod.req.cpu;
+      this.allocatedMemory += delta * pod.req.memory;
+    }
+  }
+
+  /** Move a pod to a new status, keeping every counter current. */
+  setPodStatus(pod: PodInfo, status: PodStatus): void {
+    this.countPod(pod, -1);
+    pod.status = status;
+    this.countPod(pod, 1);
+    this.version++;
+  }
+
+  countOf(status: PodStatus): number {
+    return this.statusCount.get(status) ?? 0;
+  }
+
+  get numActiveAllocated(): number {
+    let n = 0;
+    for (const ps of this.podSetList) n += ps.activeAllocated;
+    return n;
+  }
+
+  get numActiveUsed(): number {
+    let n = 0;
+    for (const ps of this.podSetList) n += ps.activeUsed;
+    return n;
+  }
+
+  get numAllocated(): number {
+    return this.countOf("Allocated") + this.countOf("Bound") + this.countOf("Binding") + this.countOf("Running");
+  }
+
+  get isReadyForScheduling(): boolean {
+    return this.podSetList.every((ps) => ps.isReadyForScheduling);
+  }
+
+  get isElastic(): boolean {
+    return this.podSetList.some((ps) => ps.isElastic);
+  }
+
+  get isGangSatisfied(): boolean {
+    return this.podSetList.every((ps) => ps.isGangSatisfied);
+  }
+
+  /** Below its minimum while running, and not finishing (KAI: IsStale). */
+  get isStale(): boolean {
+    if (this.countOf("Succeeded") > 0) return false;
+    if (this.numActiveUsed === 0) return false;
+    return !this.isGangSatisfied;
+  }
+
+  /** Some pod set has a pipelined pod while fewer than its minimum are truly placed. */
+  shouldPipelineJob(): boolean {
+    for (const ps of this.podSetList) {
+      let pipelined = false;
+      let allocated = 0;
+      for (const p of ps.pods) {
+        if (p.status === "Pipelined") pipelined = true;
+        else if (isActiveAllocated(p.status)) allocated++;
+      }
+      if (pipelined && allocated < ps.minAvailable) return true;
+    }
+    return false;
+  }
+
+  hasTasksToAllocate(realAllocation: boolean): boolean {
+    for (const p of this.pods) if (p.shouldAllocate(realAllocation)) return true;
+    return false;
+  }
+
+  addFitError(message: string): void {
+    this.fitErrors.push(message);
+  }
+}

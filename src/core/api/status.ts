@@ -1,0 +1,31 @@
+// Groups of pod statuses, as KAI's pod_status package defines them.
+import type { PodStatus } from "./spec.js";
+
+const set = (...s: PodStatus[]) => new Set<PodStatus>(s);
+
+/** Holds resources on a node. */
+const ACTIVE_USED = set("Allocated", "Pipelined", "Binding", "Bound", "Running", "Releasing");
+/** Counts toward a gang (placed, not leaving). */
+const ACTIVE_ALLOCATED = set("Allocated", "Pipelined", "Binding", "Bound", "Running");
+/** Not finished and not leaving. */
+const ALIVE = set("Allocated", "Pipelined", "Binding", "Bound", "Running", "Pending", "Gated");
+/** Counts toward a queue's allocated share. */
+const ALLOCATED = set("Allocated", "Bound", "Binding", "Running");
+
+export const isActiveUsed = (s: PodStatus): boolean => ACTIVE_USED.has(s);
+export const isActiveAllocated = (s: PodStatus): boolean => ACTIVE_ALLOCATED.has(s);
+export const isAlive = (s: PodStatus): boolean => ALIVE.has(s);
+export const isAllocated = (s: PodStatus): boolean => ALLOCATED.has(s);
+
+export const POD_STATUSES: readonly PodStatus[] = [
+  "Pending",
+  "Gated",
+  "Allocated",
+  "Pipelined",
+  "Binding",
+  "Bound",
+  "Running",
+  "Releasing",
+  "Succeeded",
+  "Failed",
+];

@@ -1,0 +1,363 @@
+// The session: one scheduling cycle's working state and the plugin bus. Built from a
+// snapshot, opened by the configured plugins (each registers its callbacks in
+// onSessionOpen), acted on by the configured actions through statements, closed into a
+// SessionResult. Nothing here reads a clock or does I/O.
+import { JobInfo, type PodSet, type SubGroupSet } from "../api/podgroup-info.js";
+import { NodeInfo } from "../api/node-info.js";
+import { PodInfo } from "../api/pod-info.js";
+import { QueueInfo } from "../api/queue-info.js";
+import type { ActionName, Eviction, Placement, QueueShare } from "../api/result.js";
+import type { Snapshot, TopologySpec } from "../api/spec.js";
+import { isActiveUsed } from "../api/status.js";
+import type {
+  BindRequestMutateFn,
+  CanReclaimFn,
+  CompareFn,
+  EventHandler,
+  GpuOrderFn,
+  JobCapacityFn,
+  NodeOrderFn,
+  NodePreOrderFn,
+  PredicateFn,
+  PrePredicateFn,
+  QueueOrderFn,
+  ScenarioValidatorFn,
+  SchedulableResult,
+  SubGroupTarget,
+  SubsetNodesFn,
+  TaskOnNodeCapacityFn,
+  VictimFilterFn,
+} from "./callbacks.js";
+import type { SchedulerConfig, SessionParams } from "./config.js";
+import { TaskFitErrors } from "./fit-errors.js";
+import { NodeOrdering } from "./node-ordering.js";
+import type { Scenario } from "./scenario.js";
+import { Statement } from "./statement.js";
+
+export interface Plugin {
+  readonly name: string;
+  onSessionOpen(ssn: Session): void;
+  onSessionClose?(ssn: Session): void;
+}
+
+export interface Action {
+  readonly name: ActionName;
+  execute(ssn: Session): void;
+}
+
+const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const OK: SchedulableResult = { schedulable: true };
+
+export class Session {
+  readonly now: number;
+  readonly config: SchedulerConfig;
+  readonly params: SessionParams;
+  /** Nodes in name order. */
+  readonly nodes: NodeInfo[];
+  readonly nodeByName = new Map<string, NodeInfo>();
+  /** Jobs in snapshot order. */
+  readonly jobs = new Map<string, JobInfo>();
+  readonly queues = new Map<string, QueueInfo>();
+  readonly topologies = new Map<string, TopologySpec>();
+  readonly plugins: Plugin[] = [];
+
+  // Callback registries (KAI: framework/session_plugins.go).
+  readonly jobOrderFns: CompareFn<JobInfo>[] = [];
+  readonly taskOrderFns: CompareFn<PodInfo>[] = [];
+  readonly podSetOrderFns: CompareFn<PodSet>[] = [];
+  readonly subGroupSetOrderFns: CompareFn<SubGroupSet>[] = [];
+  readonly queueOrderFns: QueueOrderFn[] = [];
+  readonly nodePreOrderFns: NodePreOrderFn[] = [];
+  readonly nodeOrderFns: NodeOrderFn[] = [];
+  readonly gpuOrderFns: GpuOrderFn[] = [];
+  readonly prePredicateFns: PrePredicateFn[] = [];
+  readonly predicateFns: PredicateFn[] = [];
+  readonly jobCapacityFns: JobCapacityFn[] = [];
+  readonly nonPreemptibleOverQuotaFns: JobCapacityFn[] = [];
+  readonly taskOnNodeCapacityFns: TaskOnNodeCapacityFn[] = [];
+  readonly canReclaimFns: CanReclaimFn[] = [];
+  readonly reclaimVictimFilterFns: VictimFilterFn[] = [];
+  readonly preemptVictimFilterFns: VictimFilterFn[] = [];
+  readonly reclaimValidatorFns: ScenarioValidatorFn[] = [];
+  readonly preemptValidatorFns: ScenarioValidatorFn[] = [];
+  readonly onJobSolutionStartFns: (() => void)[] = [];
+  readonly subsetNodesFns: SubsetNodesFn[] = [];
+  readonly bindRequestMutateFns: BindRequestMutateFn[] = [];
+  readonly preJobAllocationFns: ((job: JobInfo) => void)[] = [];
+  readonly eventHandlers: EventHandler[] = [];
+  /** Fair shares for the result, provided by the fair-share plugin. */
+  queueSharesFn: (() => QueueShare[]) | null = null;
+
+  // Committed decisions, in commit order.
+  readonly binds: Placement[] = [];
+  readonly pipelines: Placement[] = [];
+  readonly evictions: Eviction[] = [];
+  /** Per job: fit errors of its tasks (KAI: TasksFitErrors). */
+  readonly taskFitErrors = new Map<string, Map<string, TaskFitErrors>>();
+
+  readonly ordering: NodeOrdering;
+
+  constructor(snapshot: Snapshot, config: SchedulerConfig) {
+    this.now = snapshot.now;
+    this.config = config;
+    this.params = config.session;
+    this.nodes = snapshot.nodes.map((n) => new NodeInfo(n)).sort(byName);
+    this.nodes.forEach((n, i) => {
+      n.index = i;
+      this.nodeByName.set(n.name, n);
+    });
+    for (const t of snapshot.topologies) this.topologies.set(t.name, t);
+    this.buildQueues(snapshot);
+    const onNode = new Map<string, PodInfo[]>();
+    for (const spec of snapshot.jobs) {
+      const job = new JobInfo(spec);
+      this.jobs.set(job.uid, job);
+      for (const p of spec.pods) {
+        const pod = new PodInfo(p, job.uid);
+        job.addPod(pod);
+        if (pod.nodeName && isActiveUsed(pod.status) && this.nodeByName.has(pod.nodeName)) {
+          const list = onNode.get(pod.nodeName) ?? [];
+          list.push(pod);
+          onNode.set(pod.nodeName, list);
+        }
+      }
+    }
+    for (const [name, pods] of onNode) {
+      const node = this.nodeByName.get(name)!;
+      pods.sort(byName);
+      for (const p of pods) node.addTask(p);
+    }
+    this.ordering = new NodeOrdering(this);
+  }
+
+  /** Link the queue tree; a queue whose parent is missing is dropped with its subtree (as KAI does). */
+  private buildQueues(snapshot: Snapshot): void {
+    const specs = new Map(snapshot.queues.map((q, i) => [q.name, { q, i }]));
+    const alive = (name: string, seen = new Set<string>()): boolean => {
+      const e = specs.get(name);
+      if (!e || seen.has(name)) return false;
+      seen.add(name);
+      return e.q.parent === null || alive(e.q.parent, seen);
+    };
+    for (const [name, { q, i }] of specs) if (alive(name)) this.queues.set(name, new QueueInfo(q, i));
+    for (const q of this.queues.values()) if (q.parent) this.queues.get(q.parent)!.children.push(q.name);
+  }
+
+  // ---- plugin lifecycle ----------------------------------------------------------------
+
+  open(plugins: Plugin[]): void {
+    for (const p of plugins) {
+      this.plugins.push(p);
+      p.onSessionOpen(this);
+    }
+  }
+
+  close(): void {
+    for (const p of this.plugins) p.onSessionClose?.(this);
+  }
+
+  statement(action: ActionName): Statement {
+    return new Statement(this, action);
+  }
+
+  jobOf(task: PodInfo): JobInfo {
+    return this.jobs.get(task.jobUid)!;
+  }
+
+  fireAllocate(task: PodInfo): void {
+    for (const h of this.eventHandlers) h.allocate?.(task);
+  }
+
+  fireDeallocate(task: PodInfo): void {
+    for (const h of this.eventHandlers) h.deallocate?.(task);
+  }
+
+  // ---- orderings -----------------------------------------------------------------------
+
+  /** Negative when `l` goes first. Ties: creation time, then uid. */
+  jobOrder(l: JobInfo, r: JobInfo): number {
+    for (const f of this.jobOrderFns) {
+      const c = f(l, r);
+      if (c !== 0) return c;
+    }
+    if (l.createdAt !== r.createdAt) return l.createdAt < r.createdAt ? -1 : 1;
+    return l.uid < r.uid ? -1 : l.uid > r.uid ? 1 : 0;
+  }
+
+  taskOrder(l: PodInfo, r: PodInfo): number {
+    for (const f of this.taskOrderFns) {
+      const c = f(l, r);
+      if (c !== 0) return c;
+    }
+    if (l.createdAt !== r.createdAt) return l.createdAt < r.createdAt ? -1 : 1;
+    return l.uid < r.uid ? -1 : l.uid > r.uid ? 1 : 0;
+  }
+
+  podSetOrder(l: PodSet, r: PodSet): number {
+    for (const f of this.podSetOrderFns) {
+      const c = f(l, r);
+      if (c !== 0) return c;
+    }
+    return l.name < r.name ? -1 : l.name > r.name ? 1 : 0;
+  }
+
+  subGroupSetOrder(l: SubGroupSet, r: SubGroupSet): number {
+    for (const f of this.subGroupSetOrderFns) {
+      const c = f(l, r);
+      if (c !== 0) return c;
+    }
+    return l.name < r.name ? -1 : l.name > r.name ? 1 : 0;
+  }
+
+  /** True when `lq` goes before `rq`. Without plugins: creation order, then name. */
+  queueOrder(
+    lq: QueueInfo,
+    rq: QueueInfo,
+    lJob: JobInfo | null,
+    rJob: JobInfo | null,
+    lVictims: JobInfo[] | null,
+    rVictims: JobInfo[] | null,
+  ): boolean {
+    for (const f of this.queueOrderFns) {
+      const c = f(lq, rq, lJob, rJob, lVictims, rVictims);
+      if (c !== 0) return c < 0;
+    }
+    if (lq.createdAt !== rq.createdAt) return lq.createdAt < rq.createdAt;
+    return lq.name < rq.name;
+  }
+
+  gpuOrder(task: PodInfo, node: NodeInfo, group: string): number {
+    let s = 0;
+    for (const f of this.gpuOrderFns) s += f(task, node, group);
+    return s;
+  }
+
+  // ---- feasibility ---------------------------------------------------------------------
+
+  prePredicate(task: PodInfo, job: JobInfo): string | null {
+    for (const f of this.prePredicateFns) {
+      const err = f(task, job);
+      if (err) return err;
+    }
+    return null;
+  }
+
+  predicate(task: PodInfo, job: JobInfo, node: NodeInfo): string | null {
+    for (const f of this.predicateFns) {
+      const err = f(task, job, node);
+      if (err) return err;
+    }
+    return null;
+  }
+
+  isJobOverQueueCapacity(job: JobInfo, tasks: readonly PodInfo[]): SchedulableResult {
+    const f = this.jobCapacityFns[0];
+    return f ? f(job, tasks) : OK;
+  }
+
+  isNonPreemptibleJobOverQuota(job: JobInfo, tasks: readonly PodInfo[]): SchedulableResult {
+    const f = this.nonPreemptibleOverQuotaFns[0];
+    return f ? f(job, tasks) : OK;
+  }
+
+  isTaskAllocationOnNodeOverCapacity(task: PodInfo, job: JobInfo, node: NodeInfo): SchedulableResult {
+    const f = this.taskOnNodeCapacityFns[0];
+    return f ? f(task, job, node) : OK;
+  }
+
+  canReclaimResources(job: JobInfo): boolean {
+    const f = this.canReclaimFns[0];
+    return f ? f(job) : false;
+  }
+
+  reclaimVictimFilter(preemptor: JobInfo, victim: JobInfo): boolean {
+    return this.reclaimVictimFilterFns.every((f) => f(preemptor, victim));
+  }
+
+  preemptVictimFilter(preemptor: JobInfo, victim: JobInfo): boolean {
+    return this.preemptVictimFilterFns.every((f) => f(preemptor, victim));
+  }
+
+  reclaimScenarioValid(s: Scenario): boolean {
+    return this.reclaimValidatorFns.every((f) => f(s));
+  }
+
+  preemptScenarioValid(s: Scenario): boolean {
+    return this.preemptValidatorFns.every((f) => f(s));
+  }
+
+  onJobSolutionStart(): void {
+    for (const f of this.onJobSolutionStartFns) f();
+  }
+
+  preJobAllocation(job: JobInfo): void {
+    for (const f of this.preJobAllocationFns) f(job);
+  }
+
+  /** Candidate node sets for a (sub-)group, in the order to try them (topology). */
+  subsetNodes(
+    job: JobInfo,
+    target: SubGroupTarget,
+    tasks: readonly PodInfo[],
+    nodes: readonly NodeInfo[],
+  ): { sets: NodeInfo[][]; error: string | null } {
+    let sets: NodeInfo[][] = [nodes as NodeInfo[]];
+    for (const f of this.subsetNodesFns) {
+      const next: NodeInfo[][] = [];
+      for (const s of sets) {
+        const r = f(job, target, tasks, s);
+        if (r.error) return { sets: [], error: r.error };
+        next.push(...r.sets);
+      }
+      sets = next;
+    }
+    return { sets, error: null };
+  }
+
+  /** Record why `task` did not fit (merged with what was recorded before). */
+  addTaskFitErrors(job: JobInfo, task: PodInfo, errors: TaskFitErrors): void {
+    let m = this.taskFitErrors.get(job.uid);
+    if (!m) {
+      m = new Map();
+      this.taskFitErrors.set(job.uid, m);
+    }
+    const prev = m.get(task.uid);
+    if (prev) prev.merge(errors);
+    else m.set(task.uid, errors);
+  }
+
+  taskFitErrorsOf(job: JobInfo, task: PodInfo): TaskFitErrors | undefined {
+    return this.taskFitErrors.get(job.uid)?.get(task.uid);
+  }
+
+  // ---- committed decisions -------------------------------------------------------------
+
+  recordBind(task: PodInfo, node: string, action: ActionName): void {
+    this.jobOf(task).setPodStatus(task, "Binding");
+    task.isVirtual = false;
+    this.binds.push({ job: task.jobUid, pod: task.uid, node, gpuGroups: [...task.gpuGroups], action });
+  }
+
+  recordPipeline(task: PodInfo, node: string, action: ActionName): void {
+    this.pipelines.push({ job: task.jobUid, pod: task.uid, node, gpuGroups: [...task.gpuGroups], action });
+  }
+
+  recordEviction(task: PodInfo, node: string, action: ActionName, message: string): void {
+    this.evictions.push({ job: task.jobUid, pod: task.uid, node, action, message });
+  }
+
+  private gpuGroupSeq = 0;
+
+  /** A fresh id for a device newly shared on `node` (deterministic within the session). */
+  newGpuGroupId(node: NodeInfo): string {
+    this.gpuGroupSeq++;
+    return `${node.name}-gpu-${this.gpuGroupSeq}`;
+  }
+
+  /** Evict at once, outside any action statement (stale gangs). */
+  evictNow(task: PodInfo, action: ActionName, message: string): void {
+    const st = this.statement(action);
+    st.evict(task, message);
+    st.commit();
+  }
+}

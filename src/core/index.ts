@@ -1,0 +1,19 @@
+// The scheduling core's public surface.
+export * from "./api/index.js";
+export {
+  type SchedulerConfig,
+  type SessionParams,
+  type PluginOption,
+  type PluginArguments,
+  type Tier,
+  ConfigError,
+  ACTION_NAMES,
+  DEFAULT_PLUGINS,
+  defaultSchedulerConfig,
+  defaultSessionParams,
+  loadSchedulerConfig,
+} from "./framework/config.js";
+export { Session, type Plugin, type Action } from "./framework/session.js";
+export { Statement } from "./framework/statement.js";
+export { PluginRegistry, defaultPluginRegistry, type PluginFactory } from "./plugins/registry.js";
+export { runSession, computeFairShare, openSession, sessionResult, type RunOptions } from "./scheduler.js";

@@ -1,0 +1,194 @@
+// proportion: hierarchical fair share. At session open it totals the cluster, counts
+// what each queue (and its ancestors) has allocated and requests, and divides the
+// capacity top-down into fair shares; it then orders queues, enforces limits and
+// non-preemptible quotas, and decides who may reclaim from whom (KAI: plugins/proportion).
+import type { PodInfo } from "../../api/pod-info.js";
+import type { JobInfo } from "../../api/podgroup-info.js";
+import type { QueueShare as QueueShareResult } from "../../api/result.js";
+import { isAllocated } from "../../api/status.js";
+import type { PluginArguments } from "../../framework/config.js";
+import type { Plugin, Session } from "../../framework/session.js";
+import { tasksToAllocateResources } from "../../framework/tasks-to-allocate.js";
+import { CapacityPolicy } from "./capacity.js";
+import { divideFairShare } from "./fair-share.js";
+import { compareQueues } from "./queue-order.js";
+import { type Quantities, QueueShare, RESOURCES, fromQuota, toQuota, zero } from "./queue-share.js";
+import { Reclaimable } from "./reclaimable.js";
+
+export const name = "proportion";
+
+function numberArg(args: PluginArguments, key: string, dflt: number): number {
+  const v = args[key];
+  if (v === undefined) return dflt;
+  const n = typeof v === "string" ? Number(v) : v;
+  if (typeof n !== "number" || !Number.isFinite(n)) throw new Error(`plugin proportion: argument ${key} must be a number`);
+  return n;
+}
+
+/** A pod's resources as a queue counts them once placed (its accepted share). */
+export function acceptedQuantities(p: PodInfo): Quantities {
+  if (!p.hasAccepted) return zero();
+  return { cpu: p.acceptedCpu, memory: p.acceptedMemory, gpu: p.acceptedGpus };
+}
+
+export class ProportionPlugin implements Plugin {
+  readonly name = name;
+  readonly total: Quantities = zero();
+  readonly queues = new Map<string, QueueShare>();
+  /** Queue values frozen at the start of a job's reclaim attempt. */
+  simulationQueues = new Map<string, QueueShare>();
+  private readonly kValue: number;
+  private readonly saturationMultiplier: number;
+
+  constructor(args: PluginArguments) {
+    this.kValue = Math.max(0, numberArg(args, "kValue", 1));
+    this.saturationMultiplier = Math.max(1, numberArg(args, "relcaimerSaturationMultiplier", 1));
+  }
+
+  onSessionOpen(ssn: Session): void {
+    this.countTotal(ssn);
+    this.buildQueues(ssn);
+    this.countUsage(ssn);
+    const top = [...this.queues.values()].filter((q) => !q.parent);
+    divideFairShare(this.total, this.kValue, top, (q) =>
+      q.queue.children.map((c) => this.queues.get(c)!).filter(Boolean),
+    );
+    this.register(ssn);
+  }
+
+  private countTotal(ssn: Session): void {
+    for (const n of ssn.nodes) {
+      if (!n.spec.ready) continue;
+      this.total.cpu += n.allocatable.cpu;
+      this.total.memory += n.allocatable.memory;
+      this.total.gpu += n.allocatable.gpusWithMig();
+    }
+  }
+
+  private buildQueues(ssn: Session): void {
+    for (const q of ssn.queues.values()) {
+      const share = new QueueShare(q);
+      const d = fromQuota(q.spec.deserved);
+      const l = fromQuota(q.spec.limit);
+      const w = fromQuota(q.spec.overQuotaWeight);
+      const u = q.spec.usage ? fromQuota(q.spec.usage) : zero();
+      for (const r of RESOURCES) {
+        const s = share.shares[r];
+        s.deserved = d[r];
+        s.maxAllowed = l[r];
+        s.overQuotaWeight = w[r];
+        s.usage = u[r];
+      }
+      this.queues.set(q.name, share);
+    }
+  }
+
+  private *chain(queue: string): Generator<QueueShare> {
+    let q = this.queues.get(queue);
+    while (q) {
+      yield q;
+      q = q.parent ? this.queues.get(q.parent) : undefined;
+    }
+  }
+
+  private countUsage(ssn: Session): void {
+    const minMem = ssn.params.minNodeGpuMemory;
+    for (const job of ssn.jobs.values()) {
+      for (const p of job.pods) {
+        if (isAllocated(p.status)) {
+          const res = acceptedQuantities(p);
+          for (const q of this.chain(job.queue))
+            for (const r of RESOURCES) {
+              const s = q.shares[r];
+              s.allocated += res[r];
+              s.request += res[r];
+              if (!job.preemptible) s.allocatedNotPreemptible += res[r];
+            }
+        } else if (p.status === "Pending") {
+          const res: Quantities = { cpu: p.req.cpu, memory: p.req.memory, gpu: p.req.gpusQuota };
+          if (p.req.kind === "memory" && minMem > 0) res.gpu += p.req.gpuDevices * (p.req.gpuMemory / minMem);
+          for (const q of this.chain(job.queue)) for (const r of RESOURCES) q.shares[r].request += res[r];
+        }
+      }
+    }
+  }
+
+  /** The resources of the job's next attempt, as queue order and reclaim count them. */
+  jobRequest(ssn: Session, job: JobInfo | null): Quantities {
+    if (!job) return zero();
+    const r = tasksToAllocateResources(ssn, job, false);
+    return { cpu: r.cpuMillis, memory: r.memory, gpu: r.gpu };
+  }
+
+  private onPlaced(ssn: Session, task: PodInfo, sign: 1 | -1): void {
+    const job = ssn.jobOf(task);
+    const res = acceptedQuantities(task);
+    for (const q of this.chain(job.queue))
+      for (const r of RESOURCES) {
+        const s = q.shares[r];
+        s.allocated += sign * res[r];
+        if (!job.preemptible) s.allocatedNotPreemptible += sign * res[r];
+      }
+  }
+
+  private register(ssn: Session): void {
+    const capacity = new CapacityPolicy(this.queues);
+    const reclaimable = new Reclaimable(this, ssn, this.saturationMultiplier);
+    ssn.queueOrderFns.push((lq, rq, lJob, rJob, lVictims, rVictims) => {
+      const l = this.queues.get(lq.name);
+      const r = this.queues.get(rq.name);
+      if (!l) return 1;
+      if (!r) return -1;
+      return compareQueues({
+        l,
+        r,
+        lJob,
+        rJob,
+        lVictims,
+        rVictims,
+        total: this.total,
+        jobRequest: (j) => this.jobRequest(ssn, j),
+      });
+    });
+    const quota = (tasks: readonly PodInfo[]): Quantities => {
+      const q = zero();
+      for (const t of tasks) {
+        q.gpu += t.req.gpusQuota;
+        q.cpu += t.req.cpu;
+        q.memory += t.req.memory;
+      }
+      return q;
+    };
+    ssn.jobCapacityFns.push((job, tasks) => capacity.check(job, quota(tasks)));
+    ssn.nonPreemptibleOverQuotaFns.push((job, tasks) => capacity.checkNonPreemptibleQuota(job, quota(tasks)));
+    ssn.taskOnNodeCapacityFns.push((task, job, node) => {
+      const gpu = task.req.kind === "mig" ? task.req.gpusQuota : node.memoryShare(node.requestGpuMemory(task.req));
+      return capacity.check(job, { cpu: task.req.cpu, memory: task.req.memory, gpu });
+    });
+    ssn.eventHandlers.push({
+      allocate: (t) => this.onPlaced(ssn, t, 1),
+      deallocate: (t) => this.onPlaced(ssn, t, -1),
+    });
+    ssn.canReclaimFns.push((job) => reclaimable.canReclaim(job));
+    ssn.reclaimValidatorFns.push((s) => reclaimable.reclaimable(s));
+    ssn.onJobSolutionStartFns.push(() => {
+      this.simulationQueues = new Map([...this.queues].map(([k, v]) => [k, v.clone()]));
+    });
+    ssn.queueSharesFn = () => this.shares();
+  }
+
+  shares(): QueueShareResult[] {
+    return [...this.queues.values()].map((q) => ({
+      queue: q.name,
+      deserved: toQuota(q.deserved()),
+      fairShare: toQuota(q.fairShare()),
+      allocated: toQuota(q.allocated()),
+      requested: toQuota(q.request()),
+      limit: toQuota(q.maxAllowed()),
+    }));
+  }
+}
+
+export function create(args: PluginArguments = {}): Plugin {
+  return new ProportionPlugin(args);
+}

@@ -1,0 +1,75 @@
+// One scheduling session, end to end: build the session from a snapshot, open the
+// configured plugins in tier order, run the configured actions in order, and return
+// the decisions as plain data. A pure function of (snapshot, configuration).
+import { createAction } from "./actions/registry.js";
+import type { JobOutcome, QueueShare, SessionResult } from "./api/result.js";
+import type { PodStatus, Snapshot } from "./api/spec.js";
+import { type SchedulerConfig, configuredPlugins, defaultSchedulerConfig } from "./framework/config.js";
+import { Session } from "./framework/session.js";
+import { type PluginRegistry, defaultPluginRegistry } from "./plugins/registry.js";
+
+export interface RunOptions {
+  registry?: PluginRegistry;
+}
+
+/** Build and open a session (plugins registered, no action run yet). */
+export function openSession(snapshot: Snapshot, config: SchedulerConfig, opts: RunOptions = {}): Session {
+  const registry = opts.registry ?? defaultPluginRegistry();
+  const ssn = new Session(snapshot, config);
+  ssn.open(configuredPlugins(config).map((p) => registry.create(p.name, p.arguments ?? {})));
+  return ssn;
+}
+
+export function runSession(
+  snapshot: Snapshot,
+  config: SchedulerConfig = defaultSchedulerConfig(),
+  opts: RunOptions = {},
+): SessionResult {
+  const ssn = openSession(snapshot, config, opts);
+  for (const name of config.actions) createAction(name).execute(ssn);
+  const result = sessionResult(ssn);
+  ssn.close();
+  return result;
+}
+
+/** Fair shares per queue as the proportion plugin computes them on this snapshot. */
+export function computeFairShare(
+  snapshot: Snapshot,
+  config: SchedulerConfig = defaultSchedulerConfig(),
+  opts: RunOptions = {},
+): QueueShare[] {
+  const ssn = openSession(snapshot, config, opts);
+  const shares = ssn.queueSharesFn ? ssn.queueSharesFn() : [];
+  ssn.close();
+  return shares;
+}
+
+export function sessionResult(ssn: Session): SessionResult {
+  const pods: SessionResult["pods"] = [];
+  const jobs: JobOutcome[] = [];
+  for (const job of ssn.jobs.values()) {
+    const podStatuses: Partial<Record<PodStatus, number>> = {};
+    for (const p of job.pods) {
+      podStatuses[p.status] = (podStatuses[p.status] ?? 0) + 1;
+      const changed =
+        p.status !== p.spec.status || p.nodeName !== p.spec.node || p.gpuGroups.join(",") !== p.spec.gpuGroups.join(",");
+      if (changed) pods.push({ job: job.uid, pod: p.uid, status: p.status, node: p.nodeName, gpuGroups: [...p.gpuGroups] });
+    }
+    jobs.push({
+      uid: job.uid,
+      podStatuses,
+      fitErrors: [...job.fitErrors],
+      shortfall: null,
+      lastStartAt: job.lastStartAt,
+      staleSince: job.staleSince,
+    });
+  }
+  return {
+    binds: [...ssn.binds],
+    pipelines: [...ssn.pipelines],
+    evictions: [...ssn.evictions],
+    pods,
+    jobs,
+    queues: ssn.queueSharesFn ? ssn.queueSharesFn() : [],
+  };
+}
