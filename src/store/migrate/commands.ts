@@ -45,13 +45,20 @@ export async function migrateDev(opts: MigrateOptions & { name?: string; createO
   return withSchemaEngine(opts.url, location, async ({ engine, files }): Promise<MigrateDevResult> => {
     const { action } = await engine.devDiagnostic({ migrationsList: readMigrationList(location), filters });
     if (action.tag === "reset") {
-      throw new Error(`the database needs a reset: ${action.reason} (run: npm run db:migrate -- reset --force)`);
+      throw new Error(
+        `the database needs a reset: ${action.reason} (run: npm run db:migrate -- reset --force)`,
+      );
     }
     const applied = (await engine.applyMigrations({ migrationsList: readMigrationList(location), filters }))
       .appliedMigrationNames;
     const schema = { files };
-    const loss = await engine.evaluateDataLoss({ migrationsList: readMigrationList(location), schema, filters });
-    if (loss.unexecutableSteps.length) throw new Error(loss.unexecutableSteps.map((s) => s.message).join("\n"));
+    const loss = await engine.evaluateDataLoss({
+      migrationsList: readMigrationList(location),
+      schema,
+      filters,
+    });
+    if (loss.unexecutableSteps.length)
+      throw new Error(loss.unexecutableSteps.map((s) => s.message).join("\n"));
     const warnings = loss.warnings.map((w) => w.message);
     if (loss.migrationSteps === 0 && !opts.createOnly) return { applied, created: null, warnings };
     if (!opts.name) throw new Error("--name <migration_name> is required when a new migration is generated");
@@ -63,7 +70,12 @@ export async function migrateDev(opts: MigrateOptions & { name?: string; createO
       draft: !!opts.createOnly,
     });
     if (out.migrationScript === null) return { applied, created: null, warnings };
-    const created = writeMigration(location, out.generatedMigrationName, out.migrationScript, out.connectorType);
+    const created = writeMigration(
+      location,
+      out.generatedMigrationName,
+      out.migrationScript,
+      out.connectorType,
+    );
     if (!opts.createOnly) {
       const more = await engine.applyMigrations({ migrationsList: readMigrationList(location), filters });
       applied.push(...more.appliedMigrationNames);

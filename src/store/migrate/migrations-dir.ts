@@ -52,7 +52,12 @@ export function readMigrationList(location: SchemaLocation): MigrationList {
   };
 }
 
-export function writeMigration(location: SchemaLocation, name: string, script: string, provider: string): string {
+export function writeMigration(
+  location: SchemaLocation,
+  name: string,
+  script: string,
+  provider: string,
+): string {
   const dir = path.join(location.migrationsDir, name);
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, "migration.sql"), script);

@@ -1,0 +1,68 @@
+// Opening the database: PostgreSQL through @prisma/adapter-pg, or embedded PGlite for
+// `DATABASE_URL=pglite:<dir>` (zero-setup demos: one process, one connection, no isolation levels).
+import path from "node:path";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { PrismaClient } from "./generated/prisma/client.js";
+
+export type { Prisma } from "./generated/prisma/client.js";
+export { PrismaClient };
+
+/** The client inside an interactive transaction. */
+export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
+
+/** Used when DATABASE_URL is unset: an embedded database in ./.data/pglite. */
+export const DEFAULT_DATABASE_URL = "pglite:./.data/pglite";
+
+const MAX_NAMED_STATEMENTS = 500;
+
+export interface Database {
+  prisma: PrismaClient;
+  kind: "postgres" | "pglite";
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** Pool size for PostgreSQL (default 10). */
+  poolSize?: number;
+}
+
+export async function openDatabase(
+  url: string = process.env.DATABASE_URL || DEFAULT_DATABASE_URL,
+  opts: OpenDatabaseOptions = {},
+): Promise<Database> {
+  if (url.startsWith("pglite:")) {
+    const { PGlite } = await import("@electric-sql/pglite");
+    const { PrismaPGlite } = await import("pglite-prisma-adapter");
+    const pglite = await PGlite.create(path.resolve(url.slice("pglite:".length)));
+    const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+    return {
+      prisma,
+      kind: "pglite",
+      url,
+      close: async () => {
+        await prisma.$disconnect();
+        await pglite.close();
+      },
+    };
+  }
+  const statementNames = new Map<string, string>();
+  const adapter = new PrismaPg(
+    { connectionString: url, max: opts.poolSize ?? 10 },
+    {
+      // Named statements are prepared once per connection and reused: the hot paths (submit,
+      // snapshot) repeat a few dozen distinct queries. Past the cap (texts that vary with list
+      // lengths), statements stay unnamed: pg's `name: undefined` = the unnamed statement.
+      statementNameGenerator: (q) => {
+        let name = statementNames.get(q.sql);
+        if (!name && statementNames.size < MAX_NAMED_STATEMENTS) {
+          name = `fq${statementNames.size}`;
+          statementNames.set(q.sql, name);
+        }
+        return name as string;
+      },
+    },
+  );
+  const prisma = new PrismaClient({ adapter });
+  return { prisma, kind: "postgres", url, close: () => prisma.$disconnect() };
+}

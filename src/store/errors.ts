@@ -1,0 +1,54 @@
+// Typed failures of store operations. The API turns them into GraphQL error codes; the CLI and
+// workers can match on them. Every operation throws before changing anything, or rolls back.
+
+/** Bad input; `field` is the path of the offending value inside the operation's input
+ * (e.g. "tasks[0].resources.gpu"). → BAD_USER_INPUT */
+export class InvalidInputError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "InvalidInputError";
+  }
+}
+
+/** A named thing does not exist. → NOT_FOUND */
+export class NotFoundError extends Error {
+  constructor(
+    readonly kind: string,
+    readonly key: string,
+    /** The input path that named it, when the name came from input. */
+    readonly field?: string,
+  ) {
+    super(`${kind} "${key}" not found`);
+    this.name = "NotFoundError";
+  }
+}
+
+/** The request is valid but conflicts with the current state (non-empty queue, reused key…). → CONFLICT */
+export class ConflictError extends Error {
+  constructor(
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = "ConflictError";
+  }
+}
+
+/** The cluster's generation moved since the snapshot a session ran on: its result is refused. */
+export class StaleSnapshotError extends Error {
+  constructor(
+    readonly cluster: string,
+    readonly seenGeneration: number,
+    readonly currentGeneration: number | null,
+  ) {
+    super(
+      currentGeneration === null
+        ? `cluster "${cluster}" no longer exists`
+        : `cluster "${cluster}" moved from generation ${seenGeneration} to ${currentGeneration} since the snapshot`,
+    );
+    this.name = "StaleSnapshotError";
+  }
+}

@@ -1,0 +1,38 @@
+// The store's public surface: what the API, workers, agents' reports and the CLI use.
+export { DEFAULT_DATABASE_URL, openDatabase, type Database, type PrismaClient, type Tx } from "./db.js";
+export { createStore, transact, type Actor, type Store } from "./store.js";
+export { discardEvents, type EventSink, type NewEvent, type StoreEvent } from "./events.js";
+export { RedisEventBus, type EventListener } from "./redis-events.js";
+export { ConflictError, InvalidInputError, NotFoundError, StaleSnapshotError } from "./errors.js";
+export { migrateDeploy } from "./migrate/index.js";
+
+export { loadSnapshot, snapshotJobFilter, type LoadedSnapshot } from "./snapshot/load-snapshot.js";
+export { commitSession, type CommitResult } from "./operations/commit-session.js";
+
+export { createQueue, deleteQueue, setQueueQuota, updateQueue } from "./operations/queues.js";
+export { cordonCluster, deleteCluster, registerCluster } from "./operations/clusters.js";
+export { submitJob, type SubmitResult } from "./operations/submit-job.js";
+export { assignJobCluster, cancelJob, setJobPendingReason, type CancelResult } from "./operations/jobs.js";
+export { reportNodes } from "./operations/report-nodes.js";
+export { reportBindResult, reportPodStatus } from "./operations/report-pods.js";
+export {
+  bindRequestMessages,
+  bindRequestsToDispatch,
+  markBindRequestsDispatched,
+} from "./operations/dispatch.js";
+export { recordQueueUsage, type UsageRecord } from "./operations/usage.js";
+export {
+  authenticate,
+  createAdminToken,
+  createToken,
+  ensureAdminToken,
+  hashSecret,
+  revokeToken,
+  type CreatedToken,
+  type Principal,
+} from "./operations/tokens.js";
+
+export { deriveJobState } from "./domain/job-state.js";
+export type { ClusterShortfall, PendingReason, ResourceAmount } from "./domain/pending-reason.js";
+export { submitJobInputSchema, type JobSpec, type SubmitJobInput } from "./validation/submit-job.js";
+export type { BindRequest, Job, Pod } from "./generated/prisma/client.js";

@@ -1,0 +1,156 @@
+// Job operations besides submit: cancel (users), and the admission step's two writes.
+import { z } from "zod";
+import { isFinished } from "../domain/job-state.js";
+import { awaitingScheduler, type PendingReason } from "../domain/pending-reason.js";
+import { ConflictError, NotFoundError } from "../errors.js";
+import { type BindRequest, type Job, Prisma } from "../generated/prisma/client.js";
+import { toJson } from "../json.js";
+import { type Actor, type Store, transact } from "../store.js";
+import { clusterName } from "../validation/names.js";
+import { invalidAt, parseInput } from "../validation/parse.js";
+import { createBindRequests } from "./bind-request-rows.js";
+import { bumpGeneration, lockCluster } from "./cluster-fence.js";
+import { writePodChanges } from "./pod-changes.js";
+
+const jobId = z.uuid("not a job id");
+
+export interface CancelResult {
+  job: Job;
+  /** EVICT requests for the pods that held resources (state PENDING: the dispatcher sends them). */
+  bindRequests: BindRequest[];
+}
+
+/**
+ * Cancels a job: pods holding resources are evicted (→ RELEASING, an EVICT BindRequest each),
+ * pods that never got resources end FAILED ("job cancelled"). Cancelling a cancelled job is a
+ * no-op; a job that already succeeded or failed cannot be cancelled.
+ */
+export async function cancelJob(store: Store, actor: Actor, input: { id: string }): Promise<CancelResult> {
+  const { id } = parseInput(z.object({ id: jobId }).strict(), input);
+  const now = new Date();
+  return transact(store, actor, async (tx, record) => {
+    const peek = await tx.job.findUnique({ where: { id }, select: { clusterName: true } });
+    if (!peek) throw new NotFoundError("job", id, "id");
+    // Lock the cluster first (the order every pod-changing operation uses), then re-read the job.
+    const fence = peek.clusterName ? await lockCluster(tx, peek.clusterName) : null;
+    const job = await tx.job.findUniqueOrThrow({ where: { id } });
+    if (job.state === "CANCELLED") return { job, bindRequests: [] };
+    if (isFinished(job.state))
+      throw new ConflictError(`job ${job.name} already ${job.state.toLowerCase()}`, "id");
+
+    const pods = await tx.pod.findMany({
+      where: { jobId: id },
+      select: { id: true, state: true, nodeName: true, gpuGroups: true },
+    });
+    const evict = pods.filter((p) => p.nodeName && (p.state === "BINDING" || p.state === "RUNNING"));
+    const drop = pods.filter((p) => p.state === "PENDING" || p.state === "PIPELINED");
+    await writePodChanges(
+      tx,
+      [
+        ...evict.map((p) => ({
+          id: p.id,
+          state: "RELEASING" as const,
+          node: p.nodeName,
+          message: "job cancelled",
+        })),
+        ...drop.map((p) => ({ id: p.id, state: "FAILED" as const, node: null, message: "job cancelled" })),
+      ],
+      now,
+    );
+    let bindRequests: BindRequest[] = [];
+    // Any pod change invalidates a session planned before it (it may have placed these pods).
+    if (job.clusterName && fence && (evict.length || drop.length)) {
+      const generation = await bumpGeneration(tx, job.clusterName);
+      bindRequests = await createBindRequests(
+        tx,
+        evict.map((p) => ({
+          kind: "EVICT",
+          cluster: job.clusterName!,
+          jobId: id,
+          podId: p.id,
+          node: p.nodeName!,
+          gpuGroups: p.gpuGroups,
+          reason: `job cancelled by ${actor.name}`,
+        })),
+        generation,
+      );
+    }
+    const updated = await tx.job.update({
+      where: { id },
+      data: { state: "CANCELLED", pendingReason: Prisma.DbNull, finishedAt: now },
+    });
+    record({
+      kind: "job.cancelled",
+      job: id,
+      queue: job.queueName,
+      cluster: job.clusterName,
+      message: `job ${job.name} cancelled by ${actor.name}${evict.length ? `; evicting ${evict.length} pod(s)` : ""}`,
+    });
+    return { job: updated, bindRequests };
+  });
+}
+
+/**
+ * Admission: gives a PENDING job without a cluster its cluster. Returns false (and changes
+ * nothing) when the job is no longer PENDING or already has a cluster — a racing admitter won.
+ */
+export async function assignJobCluster(
+  store: Store,
+  actor: Actor,
+  input: { job: string; cluster: string; message?: string },
+): Promise<boolean> {
+  const a = parseInput(
+    z.object({ job: jobId, cluster: clusterName, message: z.string().optional() }).strict(),
+    input,
+  );
+  return transact(store, actor, async (tx, record) => {
+    if (!(await tx.cluster.findUnique({ where: { name: a.cluster }, select: { name: true } }))) {
+      throw invalidAt(["cluster"], `cluster "${a.cluster}" does not exist`);
+    }
+    const assigned = await tx.job.updateManyAndReturn({
+      where: { id: a.job, state: "PENDING", clusterName: null },
+      data: { clusterName: a.cluster, pendingReason: toJson(awaitingScheduler(a.cluster)) },
+      select: { id: true, name: true, queueName: true },
+    });
+    const job = assigned[0];
+    if (!job) return false;
+    record({
+      kind: "job.assigned",
+      job: job.id,
+      queue: job.queueName,
+      cluster: a.cluster,
+      message: `job ${job.name} assigned to cluster ${a.cluster}${a.message ? `: ${a.message}` : ""}`,
+    });
+    return true;
+  });
+}
+
+/** Admission found no cluster for a PENDING job: record why (per cluster). No-op on other states. */
+export async function setJobPendingReason(
+  store: Store,
+  actor: Actor,
+  input: { job: string; reason: PendingReason },
+): Promise<boolean> {
+  const { job: id } = parseInput(z.object({ job: jobId }).passthrough(), input);
+  return transact(store, actor, async (tx, record) => {
+    const job = await tx.job.findUnique({
+      where: { id },
+      select: { name: true, queueName: true, clusterName: true, state: true, pendingReason: true },
+    });
+    if (!job) throw new NotFoundError("job", id, "job");
+    if (job.state !== "PENDING") return false;
+    const old = job.pendingReason as PendingReason | null;
+    if (JSON.stringify(old) === JSON.stringify(input.reason)) return false;
+    await tx.job.update({ where: { id }, data: { pendingReason: toJson(input.reason) } });
+    if (old?.message !== input.reason.message) {
+      record({
+        kind: "job.pending",
+        job: id,
+        queue: job.queueName,
+        cluster: job.clusterName,
+        message: `job ${job.name} pending: ${input.reason.message}`,
+      });
+    }
+    return true;
+  });
+}

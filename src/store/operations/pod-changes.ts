@@ -1,0 +1,38 @@
+// Writing many pod state changes in one statement (a session commit can move thousands of pods).
+import type { Tx } from "../db.js";
+import type { PodState } from "../generated/prisma/enums.js";
+
+export interface PodChange {
+  id: string;
+  state: PodState;
+  /** The node the pod holds resources on / is nominated to; null clears it. */
+  node: string | null;
+  /** Absent = keep the current groups. */
+  gpuGroups?: string[];
+  /** Why (a failed bind, an eviction); null clears the previous message. */
+  message: string | null;
+}
+
+export async function writePodChanges(tx: Tx, changes: readonly PodChange[], now: Date): Promise<void> {
+  if (!changes.length) return;
+  const rows = JSON.stringify(
+    changes.map((c) => ({
+      id: c.id,
+      state: c.state,
+      node: c.node,
+      gpu_groups: c.gpuGroups ?? null,
+      message: c.message,
+    })),
+  );
+  await tx.$executeRaw`
+    UPDATE pod p SET
+      state = v.state::"PodState",
+      node_name = v.node,
+      gpu_groups = COALESCE(v.gpu_groups, p.gpu_groups),
+      message = v.message,
+      updated_at = ${now},
+      started_at = CASE WHEN v.state = 'RUNNING' THEN COALESCE(p.started_at, ${now}) ELSE p.started_at END,
+      finished_at = CASE WHEN v.state IN ('SUCCEEDED', 'FAILED') THEN COALESCE(p.finished_at, ${now}) ELSE p.finished_at END
+    FROM jsonb_to_recordset(${rows}::jsonb) AS v(id uuid, state text, node text, gpu_groups text[], message text)
+    WHERE p.id = v.id`;
+}

@@ -1,0 +1,150 @@
+// Agent: the node inventory of its cluster. Upserts the reported nodes; with `complete`, nodes
+// not in the report are removed. The generation moves only when something really changed, so a
+// periodic unchanged report never disturbs a scheduling cycle.
+import { isDeepStrictEqual } from "node:util";
+import { z } from "zod";
+import type { Taint } from "../../core/api/spec.js";
+import { NotFoundError } from "../errors.js";
+import { toJson } from "../json.js";
+import { type Actor, type Store, transact } from "../store.js";
+import { parseBytes } from "../domain/quantities.js";
+import { clusterName, labelInputs, labelsToRecord } from "../validation/names.js";
+import { parseInput } from "../validation/parse.js";
+import { bumpGeneration, lockCluster } from "./cluster-fence.js";
+
+const TAINT = /^([^=:\s]+)(?:=([^:\s]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$/;
+
+export function parseTaint(s: string): Taint | null {
+  const m = TAINT.exec(s);
+  if (!m) return null;
+  return { key: m[1]!, ...(m[2] !== undefined ? { value: m[2] } : {}), effect: m[3] as Taint["effect"] };
+}
+
+const nodeReport = z
+  .object({
+    name: z
+      .string()
+      .min(1, "node name must not be empty")
+      .max(253, "node name is too long")
+      .regex(
+        /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/,
+        "node name must be a DNS subdomain (lowercase letters, digits, '-', '.')",
+      ),
+    capacity: z
+      .object({
+        cpu: z.int("cpu must be a whole number of millicores").min(0, "cpu must not be negative").nullish(),
+        memory: z
+          .union([z.string(), z.number(), z.bigint()])
+          .refine((v) => parseBytes(v) !== null, "memory must be a non-negative number of bytes")
+          .nullish(),
+        gpu: z
+          .int("a node's gpu capacity is a whole number of devices")
+          .min(0, "gpu must not be negative")
+          .nullish(),
+        gpuMemory: z
+          .int("gpuMemory must be a whole number of MiB")
+          .min(0, "gpuMemory must not be negative")
+          .nullish(),
+      })
+      .strict()
+      .refine((c) => !(c.gpuMemory && !c.gpu), {
+        message: "gpuMemory needs GPUs (it is the total memory of the node's GPUs)",
+        path: ["gpuMemory"],
+      }),
+    labels: labelInputs.nullish(),
+    gpuModel: z.string().min(1).nullish(),
+    unschedulable: z.boolean().nullish(),
+    ready: z.boolean().nullish(),
+    maxPods: z.int().min(0, "maxPods must not be negative").nullish(),
+    taints: z
+      .array(
+        z
+          .string()
+          .refine(
+            (t) => parseTaint(t) !== null,
+            'taint must look like "key=value:NoSchedule" or "key:NoExecute"',
+          ),
+      )
+      .nullish(),
+  })
+  .strict();
+
+const reportNodesInput = z
+  .object({ cluster: clusterName, nodes: z.array(nodeReport).max(20_000), complete: z.boolean() })
+  .strict()
+  .superRefine((r, ctx) => {
+    const seen = new Set<string>();
+    r.nodes.forEach((n, i) => {
+      if (seen.has(n.name))
+        ctx.addIssue({
+          code: "custom",
+          path: ["nodes", i, "name"],
+          message: `node "${n.name}" is reported twice`,
+        });
+      seen.add(n.name);
+    });
+  });
+export type ReportNodesInput = z.input<typeof reportNodesInput>;
+
+/** Returns how many nodes were created, changed or removed. */
+export async function reportNodes(store: Store, actor: Actor, input: ReportNodesInput): Promise<number> {
+  const r = parseInput(reportNodesInput, input);
+  const now = new Date();
+  const rows = r.nodes.map((n) => {
+    const gpus = n.capacity.gpu ?? 0;
+    return {
+      clusterName: r.cluster,
+      name: n.name,
+      labels: labelsToRecord(n.labels ?? []),
+      taints: (n.taints ?? []).map((t) => parseTaint(t)!),
+      unschedulable: n.unschedulable ?? false,
+      ready: n.ready ?? true,
+      cpuMillis: n.capacity.cpu ?? 0,
+      memory: parseBytes(n.capacity.memory ?? 0)!,
+      gpus,
+      gpuMemory: gpus ? Math.floor((n.capacity.gpuMemory ?? 0) / gpus) : 0,
+      maxPods: n.maxPods ?? 110,
+      gpuModel: n.gpuModel ?? null,
+    };
+  });
+  return transact(store, actor, async (tx, record) => {
+    if (!(await lockCluster(tx, r.cluster))) throw new NotFoundError("cluster", r.cluster, "cluster");
+    const existing = new Map(
+      (await tx.node.findMany({ where: { clusterName: r.cluster } })).map((n) => [n.name, n]),
+    );
+    const created = rows.filter((n) => !existing.has(n.name));
+    const changed = rows.filter((n) => {
+      const old = existing.get(n.name);
+      if (!old) return false;
+      const { updatedAt: _u, ...oldFields } = old;
+      return !isDeepStrictEqual(oldFields, n);
+    });
+    const reported = new Set(rows.map((n) => n.name));
+    const removed = r.complete ? [...existing.keys()].filter((name) => !reported.has(name)) : [];
+
+    if (created.length) {
+      await tx.node.createMany({
+        data: created.map((n) => ({ ...n, labels: toJson(n.labels), taints: toJson(n.taints) })),
+      });
+    }
+    for (const n of changed) {
+      await tx.node.update({
+        where: { clusterName_name: { clusterName: r.cluster, name: n.name } },
+        data: { ...n, labels: toJson(n.labels), taints: toJson(n.taints) },
+      });
+    }
+    if (removed.length)
+      await tx.node.deleteMany({ where: { clusterName: r.cluster, name: { in: removed } } });
+    const changes = created.length + changed.length + removed.length;
+    if (changes) {
+      await bumpGeneration(tx, r.cluster);
+      record({
+        kind: "nodes.reported",
+        cluster: r.cluster,
+        message: `cluster ${r.cluster}: ${created.length} node(s) added, ${changed.length} changed, ${removed.length} removed`,
+      });
+    }
+    await tx.cluster.update({ where: { name: r.cluster }, data: { heartbeatAt: now, state: "READY" } });
+    return changes;
+  });
+}

@@ -1,0 +1,73 @@
+// Events across processes: operations publish committed events on one Redis channel; each API
+// replica holds one subscriber connection and fans the events out to its local listeners
+// (GraphQL subscriptions). Pub/sub is fire-and-forget: the event log table stays the record.
+import { Redis } from "ioredis";
+import type { EventSink, StoreEvent } from "./events.js";
+
+export type EventListener = (event: StoreEvent) => void;
+
+export class RedisEventBus implements EventSink {
+  private readonly publisher: Redis;
+  private subscriber: Redis | null = null;
+  private subscribing: Promise<void> | null = null;
+  private readonly listeners = new Set<EventListener>();
+  readonly channel: string;
+
+  /** prefix: namespaces the channel (deployments sharing a Redis, concurrent test runs). */
+  constructor(
+    private readonly redisUrl: string,
+    prefix = "fleetq:",
+  ) {
+    this.channel = `${prefix}events`;
+    this.publisher = new Redis(redisUrl, { lazyConnect: false, maxRetriesPerRequest: 3 });
+    this.publisher.on("error", () => {}); // reconnects by itself; publish() reports failures
+  }
+
+  async publish(events: readonly StoreEvent[]): Promise<void> {
+    if (!events.length) return;
+    try {
+      await this.publisher.publish(this.channel, JSON.stringify(events));
+    } catch (e) {
+      console.error(`fleetq: could not publish ${events.length} event(s): ${(e as Error).message}`);
+    }
+  }
+
+  /** Adds a listener; resolves once this process is subscribed. Returns the unsubscribe function. */
+  async listen(listener: EventListener): Promise<() => void> {
+    this.listeners.add(listener);
+    await this.ensureSubscribed();
+    return () => this.listeners.delete(listener);
+  }
+
+  private ensureSubscribed(): Promise<void> {
+    this.subscribing ??= (async () => {
+      const sub = new Redis(this.redisUrl, { maxRetriesPerRequest: null });
+      sub.on("error", () => {});
+      sub.on("message", (_channel: string, payload: string) => {
+        let events: StoreEvent[];
+        try {
+          events = JSON.parse(payload) as StoreEvent[];
+        } catch {
+          return;
+        }
+        for (const e of events) for (const l of this.listeners) l(e);
+      });
+      await sub.subscribe(this.channel);
+      this.subscriber = sub;
+    })();
+    return this.subscribing;
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      return (await this.publisher.ping()) === "PONG";
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+    await Promise.allSettled([this.publisher.quit(), this.subscriber?.quit()]);
+  }
+}

@@ -1,0 +1,33 @@
+// Turning a zod failure into the store's InvalidInputError: the first problem, with the path of
+// the offending value ("tasks[0].resources.gpu") both as `field` and at the head of the message.
+import type { z } from "zod";
+import { InvalidInputError } from "../errors.js";
+
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const p of path) {
+    if (typeof p === "number") out += `[${p}]`;
+    else out += out ? `.${String(p)}` : String(p);
+  }
+  return out;
+}
+
+export function parseInput<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  prefix: readonly PropertyKey[] = [],
+) {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data as z.output<S>;
+  const issue = r.error.issues[0]!;
+  const extra = issue.code === "unrecognized_keys" ? [issue.keys[0]!] : [];
+  const field = formatPath([...prefix, ...issue.path, ...extra]);
+  const message = issue.code === "unrecognized_keys" ? "unknown field" : issue.message;
+  throw new InvalidInputError(field, `${field || "input"}: ${message}`);
+}
+
+/** An error at a path the schema could not check by itself (e.g. a queue that does not exist). */
+export function invalidAt(path: readonly PropertyKey[], message: string): InvalidInputError {
+  const field = formatPath(path);
+  return new InvalidInputError(field, `${field}: ${message}`);
+}

@@ -1,0 +1,271 @@
+// The submitted job spec (SubmitJobInput of schema.graphql; also the CLI's YAML file): checked
+// field by field with precise messages, then normalised into what the store writes.
+import { z } from "zod";
+import { parseBytes, splitGpu } from "../domain/quantities.js";
+import { clusterName, dnsLabel, labelKey, labelMatches, queueName } from "./names.js";
+
+export const DEFAULT_JOB_PRIORITY = 50;
+/** Jobs at or above this priority are not preemptible unless they say otherwise. */
+export const NON_PREEMPTIBLE_PRIORITY = 100;
+export const MAX_PODS_PER_JOB = 10_000;
+
+const bytes = z.union([z.string(), z.number(), z.bigint()]).transform((v, ctx) => {
+  const b = parseBytes(v);
+  if (b === null) {
+    ctx.addIssue({
+      code: "custom",
+      message: 'must be a non-negative number of bytes, e.g. "17179869184" or "16Gi"',
+    });
+    return z.NEVER;
+  }
+  return b;
+});
+
+const resources = z
+  .object({
+    cpu: z.int("cpu must be a whole number of millicores").min(0, "cpu must not be negative").nullish(),
+    memory: bytes.nullish(),
+    gpu: z
+      .number("gpu must be a number")
+      .min(0, "gpu must not be negative")
+      .refine(
+        (g) => Number.isInteger(g) || g < 1,
+        "gpu must be a whole number of devices, or a fraction below 1 of one device",
+      )
+      .nullish(),
+    gpuMemory: z
+      .int("gpuMemory must be a whole number of MiB")
+      .min(0, "gpuMemory must not be negative")
+      .nullish(),
+  })
+  .strict()
+  .superRefine((r, ctx) => {
+    if ((r.gpu ?? 0) > 0 && (r.gpuMemory ?? 0) > 0) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["gpuMemory"],
+        message: "ask for either gpu or gpuMemory, not both",
+      });
+    }
+  });
+
+const topology = z
+  .object({ required: labelKey.nullish(), preferred: labelKey.nullish() })
+  .strict()
+  .refine(
+    (t) => t.required || t.preferred,
+    "topology needs a required or a preferred level (a node label key)",
+  );
+
+const task = z
+  .object({
+    name: dnsLabel("task name", 40),
+    replicas: z
+      .int("replicas must be a whole number")
+      .min(1, "replicas must be at least 1")
+      .max(MAX_PODS_PER_JOB, `replicas must be at most ${MAX_PODS_PER_JOB}`),
+    resources,
+    subGroup: z.string().min(1, "subGroup must not be empty").nullish(),
+    nodeSelector: labelMatches.nullish(),
+    gpuModel: z.string().min(1, "gpuModel must not be empty").nullish(),
+    template: z.unknown().nullish(),
+    durationSeconds: z
+      .int("durationSeconds must be a whole number")
+      .min(0, "durationSeconds must not be negative")
+      .nullish(),
+    exitFailure: z.boolean().nullish(),
+  })
+  .strict();
+
+const subGroup = z
+  .object({
+    name: dnsLabel("sub-group name", 40),
+    minMember: z.int("minMember must be a whole number").min(1, "minMember must be at least 1"),
+    parent: z.string().min(1).nullish(),
+    topology: topology.nullish(),
+  })
+  .strict();
+
+export const submitJobInputSchema = z
+  .object({
+    name: dnsLabel("job name"),
+    queue: queueName,
+    namespace: dnsLabel("namespace").nullish(),
+    cluster: clusterName.nullish(),
+    clusterSelector: labelMatches.nullish(),
+    priority: z
+      .int("priority must be a whole number")
+      .min(0, "priority must not be negative")
+      .max(1_000_000, "priority must be at most 1000000")
+      .nullish(),
+    preemptible: z.boolean().nullish(),
+    minMember: z.int("minMember must be a whole number").min(1, "minMember must be at least 1").nullish(),
+    tasks: z.array(task).min(1, "a job needs at least one task").max(100, "a job may have at most 100 tasks"),
+    subGroups: z.array(subGroup).max(100, "a job may have at most 100 sub-groups").nullish(),
+    topology: topology.nullish(),
+    idempotencyKey: z
+      .string()
+      .min(1, "idempotencyKey must not be empty")
+      .max(200, "idempotencyKey must be at most 200 characters")
+      .nullish(),
+  })
+  .strict()
+  .superRefine((j, ctx) => {
+    const issue = (path: PropertyKey[], message: string) => ctx.addIssue({ code: "custom", path, message });
+    if (j.cluster && j.clusterSelector?.length)
+      issue(["clusterSelector"], "give either cluster or clusterSelector, not both");
+    const taskNames = new Set<string>();
+    j.tasks.forEach((t, i) => {
+      if (taskNames.has(t.name)) issue(["tasks", i, "name"], `duplicate task name "${t.name}"`);
+      taskNames.add(t.name);
+    });
+    const total = j.tasks.reduce((n, t) => n + t.replicas, 0);
+    if (total > MAX_PODS_PER_JOB)
+      issue(["tasks"], `a job may have at most ${MAX_PODS_PER_JOB} pods (has ${total})`);
+    const groups = j.subGroups ?? [];
+    if (!groups.length) {
+      if (j.minMember != null && j.minMember > total)
+        issue(["minMember"], `minMember (${j.minMember}) exceeds the number of pods (${total})`);
+      j.tasks.forEach((t, i) => {
+        if (t.subGroup)
+          issue(["tasks", i, "subGroup"], `sub-group "${t.subGroup}" is not declared in subGroups`);
+      });
+      return;
+    }
+    if (j.minMember != null) issue(["minMember"], "with subGroups, set minMember on each sub-group instead");
+    const byName = new Map<string, number>();
+    groups.forEach((g, i) => {
+      if (byName.has(g.name)) issue(["subGroups", i, "name"], `duplicate sub-group name "${g.name}"`);
+      byName.set(g.name, i);
+    });
+    for (const [i, g] of groups.entries()) {
+      if (g.parent == null) continue;
+      if (!byName.has(g.parent)) {
+        issue(["subGroups", i, "parent"], `parent sub-group "${g.parent}" is not declared`);
+        continue;
+      }
+      const seen = new Set([g.name]);
+      for (let p: string | null | undefined = g.parent; p != null; p = groups[byName.get(p)!]?.parent) {
+        if (seen.has(p)) {
+          issue(["subGroups", i, "parent"], `sub-group "${g.name}" is its own ancestor`);
+          break;
+        }
+        seen.add(p);
+      }
+    }
+    const parents = new Set(groups.map((g) => g.parent).filter((p) => p != null));
+    const podsPerLeaf = new Map<string, number>();
+    for (const [i, t] of j.tasks.entries()) {
+      const problem = !t.subGroup
+        ? "with subGroups, every task must name its sub-group"
+        : !byName.has(t.subGroup)
+          ? `sub-group "${t.subGroup}" is not declared in subGroups`
+          : parents.has(t.subGroup)
+            ? `sub-group "${t.subGroup}" groups other sub-groups; name a leaf`
+            : null;
+      if (problem) issue(["tasks", i, "subGroup"], problem);
+      else podsPerLeaf.set(t.subGroup!, (podsPerLeaf.get(t.subGroup!) ?? 0) + t.replicas);
+    }
+    groups.forEach((g, i) => {
+      if (parents.has(g.name)) return;
+      const pods = podsPerLeaf.get(g.name) ?? 0;
+      if (g.minMember > pods)
+        issue(
+          ["subGroups", i, "minMember"],
+          `minMember (${g.minMember}) exceeds the pods of sub-group "${g.name}" (${pods})`,
+        );
+    });
+  });
+
+export type SubmitJobInput = z.input<typeof submitJobInputSchema>;
+type Parsed = z.output<typeof submitJobInputSchema>;
+
+export interface TopologyConstraint {
+  required: string | null;
+  preferred: string | null;
+}
+
+export interface TaskSpecRow {
+  name: string;
+  replicas: number;
+  cpuMillis: number;
+  memory: bigint;
+  gpus: number;
+  gpuFraction: number;
+  gpuMemory: number;
+  subGroup: string | null;
+  nodeSelector: { key: string; values: string[] }[];
+  gpuModel: string | null;
+  template: unknown;
+  durationSeconds: number | null;
+  exitFailure: boolean;
+}
+
+export interface SubGroupRow {
+  name: string;
+  minMember: number;
+  parent: string | null;
+  topology: TopologyConstraint | null;
+}
+
+/** A validated job spec with every default applied. */
+export interface JobSpec {
+  name: string;
+  namespace: string;
+  queue: string;
+  cluster: string | null;
+  clusterSelector: { key: string; values: string[] }[];
+  priority: number;
+  preemptible: boolean;
+  /** The gang minimum of the whole job (with sub-groups: the sum over leaf sub-groups). */
+  minMember: number;
+  tasks: TaskSpecRow[];
+  subGroups: SubGroupRow[];
+  topology: TopologyConstraint | null;
+  idempotencyKey: string | null;
+}
+
+const topologyRow = (t: { required?: string | null; preferred?: string | null } | null | undefined) =>
+  t ? { required: t.required ?? null, preferred: t.preferred ?? null } : null;
+
+export function normaliseJobSpec(j: Parsed): JobSpec {
+  const priority = j.priority ?? DEFAULT_JOB_PRIORITY;
+  const subGroups: SubGroupRow[] = (j.subGroups ?? []).map((g) => ({
+    name: g.name,
+    minMember: g.minMember,
+    parent: g.parent ?? null,
+    topology: topologyRow(g.topology),
+  }));
+  const parents = new Set(subGroups.map((g) => g.parent));
+  const totalPods = j.tasks.reduce((n, t) => n + t.replicas, 0);
+  const minMember = subGroups.length
+    ? subGroups.filter((g) => !parents.has(g.name)).reduce((n, g) => n + g.minMember, 0)
+    : (j.minMember ?? totalPods);
+  return {
+    name: j.name,
+    namespace: j.namespace ?? "default",
+    queue: j.queue,
+    cluster: j.cluster ?? null,
+    clusterSelector: j.clusterSelector ?? [],
+    priority,
+    preemptible: j.preemptible ?? priority < NON_PREEMPTIBLE_PRIORITY,
+    minMember,
+    tasks: j.tasks.map((t) => ({
+      name: t.name,
+      replicas: t.replicas,
+      cpuMillis: t.resources.cpu ?? 0,
+      memory: t.resources.memory ?? 0n,
+      ...splitGpu(t.resources.gpu ?? 0),
+      gpuMemory: t.resources.gpuMemory ?? 0,
+      subGroup: t.subGroup ?? null,
+      nodeSelector: t.nodeSelector ?? [],
+      gpuModel: t.gpuModel ?? null,
+      template: t.template ?? null,
+      durationSeconds: t.durationSeconds ?? null,
+      exitFailure: t.exitFailure ?? false,
+    })),
+    subGroups,
+    topology: topologyRow(j.topology),
+    idempotencyKey: j.idempotencyKey ?? null,
+  };
+}

@@ -1,0 +1,48 @@
+// A fresh PostgreSQL database per test file, with every migration applied, dropped at the end.
+// Tests of different engineers run concurrently on one server: names are random, nothing shared.
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { migrateDeploy } from "../../src/store/migrate/index.js";
+
+/** The server tests use (trust auth). FLEETQ_TEST_PG overrides it. */
+export const TEST_PG_URL = process.env.FLEETQ_TEST_PG ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+
+export interface TestDatabase {
+  url: string;
+  name: string;
+  /** Drops the database (terminating leftover connections). */
+  drop(): Promise<void>;
+}
+
+function urlFor(name: string): string {
+  const u = new URL(TEST_PG_URL);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: TEST_PG_URL });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh database name and its URL, not created yet (for tests of database creation). */
+export function reserveTestDatabase(): TestDatabase {
+  const name = `fleetq_t_${randomBytes(6).toString("hex")}`;
+  return {
+    url: urlFor(name),
+    name,
+    drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => {}),
+  };
+}
+
+export async function createTestDatabase(opts: { migrate?: boolean } = {}): Promise<TestDatabase> {
+  const db = reserveTestDatabase();
+  await admin((c) => c.query(`CREATE DATABASE "${db.name}"`));
+  if (opts.migrate ?? true) await migrateDeploy({ url: db.url });
+  return db;
+}
