@@ -56,6 +56,8 @@ export class ListWatch<T extends KubeObject> {
     const signal = this.stopController.signal;
     let resourceVersion: string | null = null;
     let failures = 0;
+    /** 410s in a row with nothing watched in between: a server stuck answering Gone. */
+    let gones = 0;
     while (!signal.aborted) {
       if (resourceVersion === null) {
         try {
@@ -75,10 +77,12 @@ export class ListWatch<T extends KubeObject> {
       }
       const end: WatchEnd = await this.watchFrom(resourceVersion, (rv) => {
         resourceVersion = rv;
+        gones = 0;
       });
       if (end.kind === "gone") {
         log.info(`${name}: resourceVersion ${resourceVersion} is gone; listing again`);
         resourceVersion = null;
+        if (gones++ > 0) await sleep(backoffDelay(gones - 2, this.options.backoff), signal);
       } else if (end.kind === "failed" && !signal.aborted) {
         const delay = backoffDelay(failures++, this.options.backoff);
         log.warn({ err: statusMessage(end.err), retryInMs: delay }, `watching ${name} failed; resuming`);
@@ -90,7 +94,15 @@ export class ListWatch<T extends KubeObject> {
   }
 
   private watchFrom(resourceVersion: string, seen: (rv: string) => void): Promise<WatchEnd> {
-    return new Promise((resolve) => {
+    return new Promise((settle) => {
+      const stopSignal = this.stopController.signal;
+      // A watch still connecting has no controller yet: stopping must not wait for it.
+      const onStop = () => settle({ kind: "closed" });
+      stopSignal.addEventListener("abort", onStop, { once: true });
+      const resolve = (value: WatchEnd) => {
+        stopSignal.removeEventListener("abort", onStop);
+        settle(value);
+      };
       let end: WatchEnd | null = null;
       const query = {
         ...this.options.query,

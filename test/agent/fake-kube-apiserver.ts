@@ -1,0 +1,410 @@
+// An in-test HTTP server that speaks the Kubernetes API for the routes the agent uses:
+// Node and Pod lists (with metadata.resourceVersion), watches as newline-delimited JSON
+// over chunked HTTP (resume from a resourceVersion; 410 Gone once it was compacted),
+// pod create/read/delete, the Binding and Eviction subresources, Status objects for
+// errors, bearer-token auth, and injected faults (429/500) or held requests.
+import { once } from "node:events";
+import { type IncomingMessage, type ServerResponse, createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { KubeConfig } from "@kubernetes/client-node";
+import {
+  FakeKubeStore,
+  type Json,
+  type Resource,
+  type StoredEvent,
+  type Watcher,
+  clone,
+} from "./fake-kube-store.js";
+
+export interface Fault {
+  method: string;
+  path: RegExp;
+  status: 429 | 500 | 503;
+  times: number;
+  retryAfterSeconds?: number;
+}
+
+export interface RequestRecord {
+  method: string;
+  path: string;
+  status: number;
+}
+
+/** A request stopped on arrival until the test lets it go: applied (the server carries it
+ * out; the client may be gone by then) or dropped (never carried out). */
+export interface HeldRequest {
+  arrived: Promise<void>;
+  release(action: "apply" | "drop"): void;
+}
+
+interface Hold {
+  method: string;
+  path: RegExp;
+  arrived: () => void;
+  decision: Promise<"apply" | "drop">;
+}
+
+export interface NodeShape {
+  name: string;
+  cpu?: string;
+  memory?: string;
+  gpus?: number;
+  labels?: Record<string, string>;
+  taints?: { key: string; value?: string; effect: string }[];
+  unschedulable?: boolean;
+  ready?: boolean;
+}
+
+export class FakeKubeApiServer {
+  readonly store = new FakeKubeStore();
+  readonly token = "fake-kube-token";
+  readonly requests: RequestRecord[] = [];
+  /** 410 for a stale watch as an ERROR event in a 200 stream (what watch caches send) or
+   * as the HTTP status. */
+  goneAs: "event" | "http" = "event";
+  /** Acts as the kubelet: a bound pod starts Running at once. */
+  autoRun = true;
+  private faults: Fault[] = [];
+  private holds: Hold[] = [];
+  private server!: Server;
+  url = "";
+
+  static async start(): Promise<FakeKubeApiServer> {
+    const fake = new FakeKubeApiServer();
+    fake.server = createServer((req, res) => {
+      fake.handle(req, res).catch((err) => {
+        if (!res.headersSent) fake.status(res, 500, "InternalError", String(err));
+        else res.end();
+      });
+    });
+    fake.server.listen(0, "127.0.0.1");
+    await once(fake.server, "listening");
+    fake.url = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}`;
+    return fake;
+  }
+
+  async stop(): Promise<void> {
+    this.dropWatches();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** A kubeconfig for this server: plain HTTP needs insecure-skip-tls-verify in client-node 2.x. */
+  kubeconfigYaml(): string {
+    return [
+      "apiVersion: v1",
+      "kind: Config",
+      "clusters:",
+      "- name: fake",
+      "  cluster:",
+      `    server: ${this.url}`,
+      "    insecure-skip-tls-verify: true",
+      "users:",
+      "- name: agent",
+      "  user:",
+      `    token: ${this.token}`,
+      "contexts:",
+      "- name: fake",
+      "  context: { cluster: fake, user: agent }",
+      "current-context: fake",
+      "",
+    ].join("\n");
+  }
+
+  kubeConfig(): KubeConfig {
+    const config = new KubeConfig();
+    config.loadFromString(this.kubeconfigYaml());
+    return config;
+  }
+
+  // ---- test controls -------------------------------------------------------------
+
+  injectFault(fault: Fault): void {
+    this.faults.push(fault);
+  }
+
+  hold(method: string, path: RegExp): HeldRequest {
+    let arrived!: () => void;
+    let decide!: (action: "apply" | "drop") => void;
+    const arrivedPromise = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const decision = new Promise<"apply" | "drop">((resolve) => {
+      decide = resolve;
+    });
+    this.holds.push({ method, path, arrived, decision });
+    return { arrived: arrivedPromise, release: decide };
+  }
+
+  /** Ends every open watch stream, as a dropped connection or API server restart would. */
+  dropWatches(): void {
+    for (const watcher of [...this.store.watchers]) watcher.close();
+  }
+
+  count(method: string, path: RegExp, status?: number): number {
+    return this.requests.filter(
+      (r) => r.method === method && path.test(r.path) && (status === undefined || r.status === status),
+    ).length;
+  }
+
+  addNode(shape: NodeShape): Json {
+    return this.store.create("nodes", shape.name, {
+      metadata: { name: shape.name, labels: { "kubernetes.io/hostname": shape.name, ...shape.labels } },
+      spec: {
+        ...(shape.unschedulable ? { unschedulable: true } : {}),
+        ...(shape.taints ? { taints: shape.taints } : {}),
+      },
+      status: {
+        capacity: resources(shape),
+        allocatable: resources(shape),
+        conditions: [
+          { type: "Ready", status: shape.ready === false ? "False" : "True", reason: "KubeletReady" },
+        ],
+      },
+    });
+  }
+
+  updateNode(name: string, mutate: (node: Json) => void): Json {
+    return this.store.update("nodes", name, mutate);
+  }
+
+  deleteNode(name: string): void {
+    this.store.remove("nodes", name);
+  }
+
+  /** A pod created directly in the cluster (as kubectl would). */
+  createPod(pod: Json): Json {
+    const namespace = pod.metadata.namespace ?? "default";
+    return this.store.create("pods", `${namespace}/${pod.metadata.name}`, newPod(clone(pod), namespace));
+  }
+
+  pod(namespace: string, name: string): Json | undefined {
+    return this.store.get("pods", `${namespace}/${name}`);
+  }
+
+  /** Acts as the kubelet reporting a phase. */
+  setPodPhase(namespace: string, name: string, phase: string, message?: string): void {
+    this.store.update("pods", `${namespace}/${name}`, (pod) => {
+      pod.status.phase = phase;
+      if (message) pod.status.message = message;
+    });
+  }
+
+  // ---- HTTP ----------------------------------------------------------------------
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", this.url);
+    const method = req.method ?? "GET";
+    const record: RequestRecord = { method, path: url.pathname, status: 0 };
+    this.requests.push(record);
+    res.on("finish", () => {
+      record.status = res.statusCode;
+    });
+    if (req.headers.authorization !== `Bearer ${this.token}`)
+      return this.status(res, 401, "Unauthorized", "Unauthorized");
+
+    const fault = this.faults.find((f) => f.times > 0 && f.method === method && f.path.test(url.pathname));
+    if (fault) {
+      fault.times--;
+      if (fault.retryAfterSeconds !== undefined)
+        res.setHeader("Retry-After", String(fault.retryAfterSeconds));
+      const reason = fault.status === 429 ? "TooManyRequests" : "InternalError";
+      return this.status(res, fault.status, reason, `injected fault ${fault.status}`);
+    }
+    const body = method === "POST" ? await readJson(req) : null;
+    const hold = this.holds.find((h) => h.method === method && h.path.test(url.pathname));
+    if (hold) {
+      this.holds.splice(this.holds.indexOf(hold), 1);
+      hold.arrived();
+      if ((await hold.decision) === "drop") {
+        res.socket?.destroy();
+        return;
+      }
+    }
+    return this.route(method, url, body, res);
+  }
+
+  private route(method: string, url: URL, body: Json | null, res: ServerResponse): void {
+    const path = url.pathname;
+    const watch = url.searchParams.get("watch") === "true";
+    if (method === "GET" && path === "/api/v1/nodes") return this.collection("nodes", url, res, watch);
+    if (method === "GET" && path === "/api/v1/pods") return this.collection("pods", url, res, watch);
+    const podsIn = /^\/api\/v1\/namespaces\/([^/]+)\/pods$/.exec(path);
+    if (podsIn && method === "POST") return this.createPodRoute(podsIn[1]!, body ?? {}, res);
+    const onePod = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)(?:\/(binding|eviction))?$/.exec(path);
+    if (onePod) {
+      const [, namespace, name, sub] = onePod as unknown as [string, string, string, string | undefined];
+      if (method === "GET" && !sub) return this.readPodRoute(namespace, name, res);
+      if (method === "DELETE" && !sub) return this.deletePodRoute(namespace, name, res);
+      if (method === "POST" && sub === "binding") return this.bindingRoute(namespace, name, body ?? {}, res);
+      if (method === "POST" && sub === "eviction") return this.evictionRoute(namespace, name, res);
+    }
+    this.status(res, 404, "NotFound", `the server could not find the requested resource (${method} ${path})`);
+  }
+
+  private collection(resource: Resource, url: URL, res: ServerResponse, watch: boolean): void {
+    const matches = fieldSelector(url.searchParams.get("fieldSelector"));
+    if (!watch) {
+      const kind = resource === "nodes" ? "NodeList" : "PodList";
+      return this.json(res, 200, {
+        kind,
+        apiVersion: "v1",
+        metadata: { resourceVersion: String(this.store.resourceVersion) },
+        items: this.store.list(resource, matches),
+      });
+    }
+    const rvParam = url.searchParams.get("resourceVersion");
+    const from = rvParam ? Number(rvParam) : null;
+    if (from !== null && from !== 0 && from < this.store.oldestResumable) {
+      const message = `too old resource version: ${from} (${this.store.oldestResumable})`;
+      if (this.goneAs === "http") return this.status(res, 410, "Expired", message);
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(`${JSON.stringify({ type: "ERROR", object: statusObject(410, "Expired", message) })}\n`);
+      return;
+    }
+    res.writeHead(200, { "content-type": "application/json", "transfer-encoding": "chunked" });
+    res.flushHeaders(); // as the API server does: the client sees the watch open before any event
+    const write = (event: { type: string; object: Json }) => res.write(`${JSON.stringify(event)}\n`);
+    const watcher: Watcher = {
+      resource,
+      matches,
+      send: (event: StoredEvent) => write({ type: event.type, object: event.object }),
+      close: () => {
+        this.store.watchers.delete(watcher);
+        res.end();
+      },
+    };
+    // No version: the current state as ADDED events first (what the API server does).
+    if (from === null || from === 0) {
+      for (const object of this.store.list(resource, matches)) {
+        write({
+          type: "ADDED",
+          object: { kind: resource === "nodes" ? "Node" : "Pod", apiVersion: "v1", ...object },
+        });
+      }
+    } else {
+      for (const event of this.store.since(resource, from)) if (matches(event.object)) watcher.send(event);
+    }
+    this.store.watchers.add(watcher);
+    res.on("close", () => this.store.watchers.delete(watcher));
+    const timeout = Number(url.searchParams.get("timeoutSeconds") ?? 0);
+    if (timeout > 0) setTimeout(() => watcher.close(), timeout * 1000).unref();
+  }
+
+  private createPodRoute(namespace: string, body: Json, res: ServerResponse): void {
+    const name = body.metadata?.name;
+    if (!name || !Array.isArray(body.spec?.containers) || body.spec.containers.length === 0) {
+      return this.status(
+        res,
+        422,
+        "Invalid",
+        "Pod is invalid: metadata.name and spec.containers are required",
+      );
+    }
+    if (this.pod(namespace, name))
+      return this.status(res, 409, "AlreadyExists", `pods "${name}" already exists`);
+    const created = this.store.create("pods", `${namespace}/${name}`, newPod(body, namespace));
+    this.json(res, 201, { kind: "Pod", apiVersion: "v1", ...created });
+  }
+
+  private readPodRoute(namespace: string, name: string, res: ServerResponse): void {
+    const pod = this.pod(namespace, name);
+    if (!pod) return this.status(res, 404, "NotFound", `pods "${name}" not found`);
+    this.json(res, 200, { kind: "Pod", apiVersion: "v1", ...clone(pod) });
+  }
+
+  private deletePodRoute(namespace: string, name: string, res: ServerResponse): void {
+    const pod = this.pod(namespace, name);
+    if (!pod) return this.status(res, 404, "NotFound", `pods "${name}" not found`);
+    this.store.remove("pods", `${namespace}/${name}`);
+    this.json(res, 200, { kind: "Pod", apiVersion: "v1", ...clone(pod) });
+  }
+
+  private bindingRoute(namespace: string, name: string, body: Json, res: ServerResponse): void {
+    const pod = this.pod(namespace, name);
+    if (!pod) return this.status(res, 404, "NotFound", `pods "${name}" not found`);
+    const node = body.target?.name;
+    if (!node) return this.status(res, 422, "Invalid", "Binding is invalid: target.name is required");
+    if (pod.spec.nodeName) {
+      return this.status(
+        res,
+        409,
+        "Conflict",
+        `Operation cannot be fulfilled on pods/binding "${name}": pod ${name} is already assigned to node "${pod.spec.nodeName}"`,
+      );
+    }
+    this.store.update("pods", `${namespace}/${name}`, (p) => {
+      p.spec.nodeName = node;
+      // The API server copies the Binding's annotations onto the pod.
+      p.metadata.annotations = { ...p.metadata.annotations, ...body.metadata?.annotations };
+      p.status.conditions = [{ type: "PodScheduled", status: "True" }];
+    });
+    if (this.autoRun) this.setPodPhase(namespace, name, "Running");
+    this.json(res, 201, { ...statusObject(201, "", ""), status: "Success" });
+  }
+
+  private evictionRoute(namespace: string, name: string, res: ServerResponse): void {
+    const pod = this.pod(namespace, name);
+    if (!pod) return this.status(res, 404, "NotFound", `pods "${name}" not found`);
+    // Graceful deletion: marked terminating, then gone once the kubelet has stopped it.
+    this.store.update("pods", `${namespace}/${name}`, (p) => {
+      p.metadata.deletionTimestamp = new Date().toISOString();
+      p.metadata.deletionGracePeriodSeconds = 30;
+    });
+    this.store.remove("pods", `${namespace}/${name}`);
+    this.json(res, 201, { ...statusObject(201, "", ""), status: "Success" });
+  }
+
+  private json(res: ServerResponse, code: number, body: Json): void {
+    res.writeHead(code, { "content-type": "application/json" });
+    res.end(JSON.stringify(body));
+  }
+
+  private status(res: ServerResponse, code: number, reason: string, message: string): void {
+    this.json(res, code, statusObject(code, reason, message));
+  }
+}
+
+function statusObject(code: number, reason: string, message: string): Json {
+  return { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code };
+}
+
+function newPod(pod: Json, namespace: string): Json {
+  const next = clone(pod);
+  delete next.kind;
+  delete next.apiVersion;
+  next.metadata = { ...next.metadata, namespace };
+  next.spec = { schedulerName: "default-scheduler", ...next.spec };
+  next.status = { phase: "Pending", qosClass: "Burstable" };
+  return next;
+}
+
+function resources(shape: NodeShape): Record<string, string> {
+  return {
+    cpu: shape.cpu ?? "8",
+    memory: shape.memory ?? "32Gi",
+    pods: "110",
+    ...(shape.gpus ? { "nvidia.com/gpu": String(shape.gpus) } : {}),
+  };
+}
+
+/** Equality field selectors ("spec.schedulerName=fleetq,status.phase!=Failed"). */
+function fieldSelector(selector: string | null): (object: Json) => boolean {
+  if (!selector) return () => true;
+  const terms = selector.split(",").map((term) => {
+    const match = /^([^!=]+)(==|=|!=)(.*)$/.exec(term)!;
+    return { path: match[1]!.split("."), negate: match[2] === "!=", value: match[3] };
+  });
+  return (object) =>
+    terms.every((term) => {
+      const value = term.path.reduce<unknown>((at, key) => (at as Json | undefined)?.[key], object);
+      return (String(value ?? "") === term.value) !== term.negate;
+    });
+}
+
+async function readJson(req: IncomingMessage): Promise<Json> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString("utf8");
+  return text ? (JSON.parse(text) as Json) : {};
+}
