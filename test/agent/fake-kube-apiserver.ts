@@ -192,7 +192,7 @@ export class FakeKubeApiServer {
 
   // ---- HTTP ----------------------------------------------------------------------
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? "/", this.url);
     const method = req.method ?? "GET";
     const record: RequestRecord = { method, path: url.pathname, status: 0 };
@@ -224,7 +224,7 @@ export class FakeKubeApiServer {
     return this.route(method, url, body, res);
   }
 
-  private route(method: string, url: URL, body: Json | null, res: ServerResponse): void {
+  private route(method: string, url: URL, body: Json | null, res: ServerResponse) {
     const path = url.pathname;
     const watch = url.searchParams.get("watch") === "true";
     if (method === "GET" && path === "/api/v1/nodes") return this.collection("nodes", url, res, watch);
@@ -242,7 +242,7 @@ export class FakeKubeApiServer {
     this.status(res, 404, "NotFound", `the server could not find the requested resource (${method} ${path})`);
   }
 
-  private collection(resource: Resource, url: URL, res: ServerResponse, watch: boolean): void {
+  private collection(resource: Resource, url: URL, res: ServerResponse, watch: boolean) {
     const matches = fieldSelector(url.searchParams.get("fieldSelector"));
     if (!watch) {
       const kind = resource === "nodes" ? "NodeList" : "PodList";
@@ -291,7 +291,7 @@ export class FakeKubeApiServer {
     if (timeout > 0) setTimeout(() => watcher.close(), timeout * 1000).unref();
   }
 
-  private createPodRoute(namespace: string, body: Json, res: ServerResponse): void {
+  private createPodRoute(namespace: string, body: Json, res: ServerResponse) {
     const name = body.metadata?.name;
     if (!name || !Array.isArray(body.spec?.containers) || body.spec.containers.length === 0) {
       return this.status(
@@ -307,20 +307,20 @@ export class FakeKubeApiServer {
     this.json(res, 201, { kind: "Pod", apiVersion: "v1", ...created });
   }
 
-  private readPodRoute(namespace: string, name: string, res: ServerResponse): void {
+  private readPodRoute(namespace: string, name: string, res: ServerResponse) {
     const pod = this.pod(namespace, name);
     if (!pod) return this.status(res, 404, "NotFound", `pods "${name}" not found`);
     this.json(res, 200, { kind: "Pod", apiVersion: "v1", ...clone(pod) });
   }
 
-  private deletePodRoute(namespace: string, name: string, res: ServerResponse): void {
+  private deletePodRoute(namespace: string, name: string, res: ServerResponse) {
     const pod = this.pod(namespace, name);
     if (!pod) return this.status(res, 404, "NotFound", `pods "${name}" not found`);
     this.store.remove("pods", `${namespace}/${name}`);
     this.json(res, 200, { kind: "Pod", apiVersion: "v1", ...clone(pod) });
   }
 
-  private bindingRoute(namespace: string, name: string, body: Json, res: ServerResponse): void {
+  private bindingRoute(namespace: string, name: string, body: Json, res: ServerResponse) {
     const pod = this.pod(namespace, name);
     if (!pod) return this.status(res, 404, "NotFound", `pods "${name}" not found`);
     const node = body.target?.name;
@@ -343,7 +343,7 @@ export class FakeKubeApiServer {
     this.json(res, 201, { ...statusObject(201, "", ""), status: "Success" });
   }
 
-  private evictionRoute(namespace: string, name: string, res: ServerResponse): void {
+  private evictionRoute(namespace: string, name: string, res: ServerResponse) {
     const pod = this.pod(namespace, name);
     if (!pod) return this.status(res, 404, "NotFound", `pods "${name}" not found`);
     // Graceful deletion: marked terminating, then gone once the kubelet has stopped it.
@@ -355,12 +355,12 @@ export class FakeKubeApiServer {
     this.json(res, 201, { ...statusObject(201, "", ""), status: "Success" });
   }
 
-  private json(res: ServerResponse, code: number, body: Json): void {
+  private json(res: ServerResponse, code: number, body: Json) {
     res.writeHead(code, { "content-type": "application/json" });
     res.end(JSON.stringify(body));
   }
 
-  private status(res: ServerResponse, code: number, reason: string, message: string): void {
+  private status(res: ServerResponse, code: number, reason: string, message: string) {
     this.json(res, code, statusObject(code, reason, message));
   }
 }

@@ -1,0 +1,244 @@
+// The Kubernetes backend's binds, evictions and pod phases against the fake API server
+// over real HTTP: idempotent repeats, faults retried, pods users created for fleetq.
+import { pino } from "pino";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { KubernetesBackend } from "../../src/agent/backends/kubernetes/kubernetes-backend.js";
+import { RecordedEvents } from "./backend-events.js";
+import { bindRequest } from "./bind-requests.js";
+import { FakeKubeApiServer } from "./fake-kube-apiserver.js";
+
+const log = pino({ level: "silent" });
+const CREATE = /^\/api\/v1\/namespaces\/team-a\/pods$/;
+const BINDING = /\/binding$/;
+const EVICTION = /\/eviction$/;
+
+describe("Kubernetes backend: pods", () => {
+  let kube: FakeKubeApiServer;
+  let backend: KubernetesBackend;
+  let events: RecordedEvents;
+
+  beforeEach(async () => {
+    kube = await FakeKubeApiServer.start();
+    kube.addNode({ name: "n1", gpus: 8 });
+    kube.addNode({ name: "n2", gpus: 8 });
+    backend = new KubernetesBackend({
+      cluster: "c1",
+      kubeConfig: kube.kubeConfig(),
+      defaultNamespace: "default",
+      log,
+      groupDebounceMs: 20,
+    });
+    events = new RecordedEvents();
+    await backend.start(events);
+  });
+
+  afterEach(async () => {
+    await backend.stop();
+    await kube.stop();
+  });
+
+  it("creates the pod from the job's template for our scheduler and binds it to the node", async () => {
+    const request = bindRequest({
+      id: "br-1",
+      pod: "train-0",
+      node: "n1",
+      gpuGroups: ["g-1"],
+      gpuFraction: 0.5,
+    });
+    expect(await backend.bind(request)).toEqual({ ok: true, message: "bound to n1" });
+
+    const pod = kube.pod("team-a", "train-0")!;
+    expect(pod.spec.schedulerName).toBe("fleetq");
+    expect(pod.spec.nodeName).toBe("n1");
+    expect(pod.spec.containers[0].image).toBe("busybox:1.36");
+    expect(pod.metadata.labels).toMatchObject({
+      "fleetq.io/job-id": "job-1",
+      "fleetq.io/pod-group": "train",
+    });
+    expect(pod.metadata.annotations).toMatchObject({
+      "fleetq.io/job-id": "job-1",
+      "fleetq.io/job-name": "train",
+      "fleetq.io/queue": "research",
+      "fleetq.io/pod-group": "train",
+      "fleetq.io/gpu-groups": "g-1",
+      "fleetq.io/gpu-fraction": "0.5",
+      "fleetq.io/bind-request": "br-1",
+    });
+    expect(kube.count("POST", CREATE, 201)).toBe(1);
+    expect(kube.count("POST", BINDING, 201)).toBe(1);
+    // The kubelet (fake) starts it: the pod watch reports RUNNING once.
+    await vi.waitFor(() => expect(events.statesOf("train-0")).toEqual(["RUNNING"]));
+  });
+
+  it("answers a repeated or conflicting bind truthfully without creating or binding again", async () => {
+    await backend.bind(bindRequest({ id: "br-1", pod: "p0", node: "n1" }));
+    expect(await backend.bind(bindRequest({ id: "br-1", pod: "p0", node: "n1" }))).toEqual({
+      ok: true,
+      message: "already bound to n1",
+    });
+    const elsewhere = await backend.bind(bindRequest({ id: "br-2", pod: "p0", node: "n2" }));
+    expect(elsewhere).toEqual({ ok: false, message: "the pod is already bound to n1, not n2" });
+    const foreign = await backend.bind(bindRequest({ id: "br-3", jobId: "job-2", pod: "p0", node: "n1" }));
+    expect(foreign.ok).toBe(false);
+    expect(foreign.message).toContain("not a pod of job job-2");
+    expect(kube.count("POST", CREATE, 201)).toBe(1);
+    expect(kube.count("POST", BINDING, 201)).toBe(1);
+  });
+
+  it("binds a pod a previous attempt created but did not bind", async () => {
+    // A crashed attempt's leftover: created from the template, never bound.
+    kube.hold("POST", BINDING).release("drop");
+    const dropped = backend.bind(bindRequest({ id: "br-1", pod: "p0", node: "n1" }));
+    // The dropped connection is a network error: retried, and the retry binds.
+    expect(await dropped).toEqual({ ok: true, message: "bound to n1" });
+    expect(kube.count("POST", CREATE, 201)).toBe(1);
+    expect(kube.count("POST", BINDING, 201)).toBe(1);
+
+    kube.createPod({
+      metadata: { name: "p1", namespace: "team-a", labels: { "fleetq.io/job-id": "job-1" } },
+      spec: { schedulerName: "fleetq", containers: [{ name: "c", image: "x" }] },
+    });
+    expect(await backend.bind(bindRequest({ id: "br-2", pod: "p1", node: "n2" }))).toEqual({
+      ok: true,
+      message: "bound to n2",
+    });
+    expect(kube.count("POST", CREATE, 409)).toBe(1);
+    expect(kube.pod("team-a", "p1")?.spec.nodeName).toBe("n2");
+  });
+
+  it("refuses binds to unknown nodes and templates that cannot make a pod", async () => {
+    expect(await backend.bind(bindRequest({ id: "a", pod: "p0", node: "n9" }))).toEqual({
+      ok: false,
+      message: "node n9 is not in the cluster",
+    });
+    const noTemplate = await backend.bind(bindRequest({ id: "b", pod: "p1", node: "n1", template: null }));
+    expect(noTemplate.ok).toBe(false);
+    expect(noTemplate.message).toContain("has no pod template");
+    const noContainers = await backend.bind(
+      bindRequest({ id: "c", pod: "p2", node: "n1", template: { spec: {} } }),
+    );
+    expect(noContainers.message).toContain("has no containers");
+    expect(kube.count("POST", CREATE)).toBe(0);
+  });
+
+  it("retries pod creation and binding through 429 and 500", async () => {
+    kube.injectFault({ method: "POST", path: CREATE, status: 429, times: 2, retryAfterSeconds: 0 });
+    kube.injectFault({ method: "POST", path: BINDING, status: 500, times: 1 });
+    expect(await backend.bind(bindRequest({ id: "br-1", pod: "p0", node: "n1" }))).toEqual({
+      ok: true,
+      message: "bound to n1",
+    });
+    expect(kube.count("POST", CREATE, 429)).toBe(2);
+    expect(kube.count("POST", BINDING, 500)).toBe(1);
+    expect(kube.count("POST", CREATE, 201)).toBe(1);
+    expect(kube.count("POST", BINDING, 201)).toBe(1);
+  });
+
+  it("evicts through the Eviction API, reports the pod Pending, and answers a late eviction ok", async () => {
+    await backend.bind(bindRequest({ id: "br-1", pod: "p0", node: "n1" }));
+    await vi.waitFor(() => expect(events.statesOf("p0")).toEqual(["RUNNING"]));
+    // A disruption budget (429) and a server error hold it up; both are retried.
+    kube.injectFault({ method: "POST", path: EVICTION, status: 429, times: 1, retryAfterSeconds: 0 });
+    kube.injectFault({ method: "POST", path: EVICTION, status: 500, times: 1 });
+
+    const evict = bindRequest({ id: "br-2", kind: "evict", pod: "p0", node: "n1", reason: "reclaim" });
+    expect(await backend.evict(evict)).toEqual({ ok: true, message: "evicted from n1" });
+    expect(kube.pod("team-a", "p0")).toBeUndefined();
+    expect(kube.count("POST", EVICTION, 201)).toBe(1);
+    await vi.waitFor(() => expect(events.statesOf("p0")).toEqual(["RUNNING", "RELEASING", "PENDING"]));
+
+    expect(await backend.evict(evict)).toEqual({ ok: true, message: "the pod is already gone" });
+    expect(kube.count("POST", EVICTION, 201)).toBe(1);
+  });
+
+  it("does not evict a later incarnation of the pod on another node", async () => {
+    await backend.bind(bindRequest({ id: "br-1", pod: "p0", node: "n2" }));
+    const late = await backend.evict(bindRequest({ id: "old", kind: "evict", pod: "p0", node: "n1" }));
+    expect(late).toEqual({ ok: true, message: "the pod evicted from n1 is already gone" });
+    expect(kube.pod("team-a", "p0")?.spec.nodeName).toBe("n2");
+    expect(kube.count("POST", EVICTION)).toBe(0);
+  });
+
+  it("reports phases from the watch once each, across a dropped watch and a relist", async () => {
+    await backend.bind(bindRequest({ id: "a", pod: "ok-0", node: "n1" }));
+    await backend.bind(bindRequest({ id: "b", pod: "bad-0", node: "n2" }));
+    await vi.waitFor(() => expect(events.statesOf("bad-0")).toEqual(["RUNNING"]));
+    kube.dropWatches();
+    kube.setPodPhase("team-a", "ok-0", "Succeeded");
+    await vi.waitFor(() => expect(events.statesOf("ok-0")).toEqual(["RUNNING", "SUCCEEDED"]));
+    kube.dropWatches();
+    kube.setPodPhase("team-a", "bad-0", "Failed", "OOMKilled");
+    kube.store.compact();
+    await vi.waitFor(() => expect(events.statesOf("bad-0")).toEqual(["RUNNING", "FAILED"]));
+    expect(backend.lists.pods).toBe(2);
+    expect(events.states.find((s) => s.pod === "bad-0" && s.state === "FAILED")).toEqual({
+      jobId: "job-1",
+      pod: "bad-0",
+      state: "FAILED",
+      message: "OOMKilled",
+    });
+    // The relist repeated nothing already reported.
+    expect(events.statesOf("ok-0")).toEqual(["RUNNING", "SUCCEEDED"]);
+  });
+
+  it("reports pods users created with our scheduler name and a pod group as a group, then follows them", async () => {
+    const userPod = (name: string) => ({
+      metadata: {
+        name,
+        namespace: "ml",
+        labels: { "fleetq.io/queue": "research" },
+        annotations: { "fleetq.io/pod-group": "sweep", "fleetq.io/min-member": "2" },
+      },
+      spec: {
+        schedulerName: "fleetq",
+        nodeSelector: { "nvidia.com/gpu.product": "NVIDIA-H100" },
+        containers: [
+          {
+            name: "c",
+            image: "x",
+            resources: { limits: { "nvidia.com/gpu": "2", cpu: "4", memory: "8Gi" } },
+          },
+        ],
+      },
+    });
+    kube.createPod(userPod("sweep-0"));
+    kube.createPod(userPod("sweep-1"));
+    // Not ours: another scheduler.
+    kube.createPod({
+      metadata: { name: "web", namespace: "ml" },
+      spec: { containers: [{ name: "c", image: "x" }] },
+    });
+
+    await vi.waitFor(() => expect(events.groups.at(-1)?.pods).toHaveLength(2));
+    const group = events.groups.at(-1)!;
+    expect(group).toMatchObject({ namespace: "ml", name: "sweep", queue: "research", minMember: 2 });
+    expect(group.pods.find((p) => p.name === "sweep-0")).toEqual({
+      name: "sweep-0",
+      resources: { cpuMillis: 4000, memory: 8 * 2 ** 30, gpus: 2, gpuMemory: 0 },
+      gpuModel: "NVIDIA-H100",
+      nodeSelector: { "nvidia.com/gpu.product": "NVIDIA-H100" },
+    });
+
+    // The control plane made it job-9 and placed sweep-0: the existing pod is bound, not recreated.
+    const request = bindRequest({
+      id: "br-9",
+      jobId: "job-9",
+      jobName: "sweep",
+      namespace: "ml",
+      pod: "sweep-0",
+      node: "n1",
+    });
+    expect(await backend.bind({ ...request, pod: { ...request.pod, template: null } })).toEqual({
+      ok: true,
+      message: "bound to n1",
+    });
+    expect(kube.pod("ml", "sweep-0")?.metadata.annotations["fleetq.io/job-id"]).toBe("job-9");
+    await vi.waitFor(() => expect(events.statesOf("sweep-0")).toEqual(["RUNNING"]));
+    expect(events.states.find((s) => s.pod === "sweep-0")?.jobId).toBe("job-9");
+    const reportsBefore = events.groups.length;
+
+    kube.store.remove("pods", "ml/sweep-1");
+    await vi.waitFor(() => expect(events.groups.length).toBeGreaterThan(reportsBefore));
+    expect(events.groups.at(-1)?.pods.map((p) => p.name)).toEqual(["sweep-0"]);
+  });
+});
