@@ -1,5 +1,6 @@
 // Why a job is pending, in the shape of the API's PendingReason: an overall message and, per
 // cluster that was considered, what stood in the way and which resources were short.
+import { isDeepStrictEqual } from "node:util";
 import type { QuotaVector } from "../../core/api/spec.js";
 import type { JobOutcome } from "../../core/api/result.js";
 import type { QuotaResource } from "../generated/prisma/enums.js";
@@ -51,5 +52,6 @@ export function pendingReasonFromOutcome(cluster: string, outcome: JobOutcome): 
   };
 }
 
+/** Deep equality regardless of key order (jsonb does not keep it). */
 export const samePendingReason = (a: PendingReason | null, b: PendingReason | null): boolean =>
-  JSON.stringify(a) === JSON.stringify(b);
+  isDeepStrictEqual(a, b);

@@ -1,7 +1,7 @@
 // Job operations besides submit: cancel (users), and the admission step's two writes.
 import { z } from "zod";
 import { isFinished } from "../domain/job-state.js";
-import { awaitingScheduler, type PendingReason } from "../domain/pending-reason.js";
+import { awaitingScheduler, type PendingReason, samePendingReason } from "../domain/pending-reason.js";
 import { ConflictError, NotFoundError } from "../errors.js";
 import { type BindRequest, type Job, Prisma } from "../generated/prisma/client.js";
 import { toJson } from "../json.js";
@@ -140,7 +140,7 @@ export async function setJobPendingReason(
     if (!job) throw new NotFoundError("job", id, "job");
     if (job.state !== "PENDING") return false;
     const old = job.pendingReason as PendingReason | null;
-    if (JSON.stringify(old) === JSON.stringify(input.reason)) return false;
+    if (samePendingReason(old, input.reason)) return false;
     await tx.job.update({ where: { id }, data: { pendingReason: toJson(input.reason) } });
     if (old?.message !== input.reason.message) {
       record({

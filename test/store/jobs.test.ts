@@ -1,0 +1,303 @@
+// submitJob / cancelJob / admission writes against real PostgreSQL.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConflictError, InvalidInputError, NotFoundError } from "../../src/store/errors.js";
+import { registerCluster } from "../../src/store/operations/clusters.js";
+import { assignJobCluster, cancelJob, setJobPendingReason } from "../../src/store/operations/jobs.js";
+import { createQueue } from "../../src/store/operations/queues.js";
+import { submitJob } from "../../src/store/operations/submit-job.js";
+import type { SubmitJobInput } from "../../src/store/validation/submit-job.js";
+import { openTestStore, type TestStore } from "../helpers/store.js";
+import { admin, job } from "./fixtures.js";
+
+let t: TestStore;
+beforeAll(async () => {
+  t = await openTestStore();
+  await createQueue(t.store, admin, { name: "org" });
+  await createQueue(t.store, admin, { name: "team-a", parent: "org" });
+  await registerCluster(t.store, admin, { name: "c1" });
+});
+afterAll(async () => t?.close());
+
+const counts = async () => ({
+  jobs: await t.db.prisma.job.count(),
+  tasks: await t.db.prisma.jobTask.count(),
+  pods: await t.db.prisma.pod.count(),
+  events: await t.db.prisma.event.count(),
+});
+
+describe("submitJob", () => {
+  it("writes the job, its task groups and one PENDING pod per replica, with defaults applied", async () => {
+    const { job: row, created } = await submitJob(
+      t.store,
+      admin,
+      job({
+        tasks: [
+          { name: "ps", replicas: 1, resources: { cpu: 500, memory: "512Mi" } },
+          {
+            name: "worker",
+            replicas: 3,
+            resources: { gpu: 0.5, memory: 1073741824 },
+            nodeSelector: [{ key: "zone", values: ["a"] }],
+            gpuModel: "A100",
+            durationSeconds: 30,
+          },
+        ],
+      }),
+    );
+    expect(created).toBe(true);
+    expect(row).toMatchObject({
+      name: "train",
+      namespace: "default",
+      queueName: "team-a",
+      clusterName: null,
+      priority: 50,
+      preemptible: true,
+      minMember: 4,
+      state: "PENDING",
+    });
+    expect(row.pendingReason).toEqual({ message: "waiting for admission to a cluster", clusters: [] });
+    const pods = await t.db.prisma.pod.findMany({ where: { jobId: row.id }, orderBy: { name: "asc" } });
+    expect(pods.map((p) => [p.name, p.state, p.cpuMillis, Number(p.memory), p.gpus, p.gpuFraction])).toEqual([
+      ["ps-0", "PENDING", 500, 512 * 2 ** 20, 0, 0],
+      ["worker-0", "PENDING", 0, 2 ** 30, 0, 0.5],
+      ["worker-1", "PENDING", 0, 2 ** 30, 0, 0.5],
+      ["worker-2", "PENDING", 0, 2 ** 30, 0, 0.5],
+    ]);
+    const task = await t.db.prisma.jobTask.findUniqueOrThrow({
+      where: { jobId_name: { jobId: row.id, name: "worker" } },
+    });
+    expect(task).toMatchObject({
+      replicas: 3,
+      gpuModel: "A100",
+      durationSeconds: 30,
+      nodeSelector: [{ key: "zone", values: ["a"] }],
+    });
+  });
+
+  it("priority >= 100 is non-preemptible unless told otherwise; a named cluster assigns it", async () => {
+    const a = await submitJob(t.store, admin, job({ priority: 125, cluster: "c1" }));
+    expect(a.job).toMatchObject({ preemptible: false, clusterName: "c1", requestedCluster: "c1" });
+    expect(a.job.pendingReason).toEqual({ message: "waiting for the scheduler on cluster c1", clusters: [] });
+    const b = await submitJob(t.store, admin, job({ priority: 125, preemptible: true }));
+    expect(b.job.preemptible).toBe(true);
+  });
+
+  it("sub-groups: the job's gang minimum is the sum over leaf sub-groups", async () => {
+    const { job: row } = await submitJob(
+      t.store,
+      admin,
+      job({
+        subGroups: [
+          { name: "all", minMember: 1 },
+          { name: "a", minMember: 2, parent: "all" },
+          { name: "b", minMember: 1, parent: "all", topology: { required: "rack" } },
+        ],
+        tasks: [
+          { name: "x", replicas: 2, resources: { gpu: 1 }, subGroup: "a" },
+          { name: "y", replicas: 3, resources: { gpu: 1 }, subGroup: "b" },
+        ],
+      }),
+    );
+    expect(row.minMember).toBe(3);
+    expect(row.subGroups).toEqual([
+      { name: "all", minMember: 1, parent: null, topology: null },
+      { name: "a", minMember: 2, parent: "all", topology: null },
+      { name: "b", minMember: 1, parent: "all", topology: { required: "rack", preferred: null } },
+    ]);
+  });
+
+  const bad: [string, SubmitJobInput, string, string][] = [
+    ["unknown queue", job({ queue: "nope" }), "queue", 'queue: queue "nope" does not exist'],
+    [
+      "non-leaf queue",
+      job({ queue: "org" }),
+      "queue",
+      'queue: queue "org" has child queues; jobs go to leaf queues',
+    ],
+    ["unknown cluster", job({ cluster: "c9" }), "cluster", 'cluster: cluster "c9" does not exist'],
+    ["no tasks", job({ tasks: [] }), "tasks", "tasks: a job needs at least one task"],
+    [
+      "zero replicas",
+      job({ tasks: [{ name: "w", replicas: 0, resources: {} }] }),
+      "tasks[0].replicas",
+      "tasks[0].replicas: replicas must be at least 1",
+    ],
+    [
+      "1.5 GPUs",
+      job({ tasks: [{ name: "w", replicas: 1, resources: { gpu: 1.5 } }] }),
+      "tasks[0].resources.gpu",
+      "tasks[0].resources.gpu: gpu must be a whole number of devices, or a fraction below 1 of one device",
+    ],
+    [
+      "gpu and gpuMemory",
+      job({ tasks: [{ name: "w", replicas: 1, resources: { gpu: 1, gpuMemory: 100 } }] }),
+      "tasks[0].resources.gpuMemory",
+      "tasks[0].resources.gpuMemory: ask for either gpu or gpuMemory, not both",
+    ],
+    [
+      "bad memory",
+      job({ tasks: [{ name: "w", replicas: 1, resources: { memory: "lots" } }] }),
+      "tasks[0].resources.memory",
+      'tasks[0].resources.memory: must be a non-negative number of bytes, e.g. "17179869184" or "16Gi"',
+    ],
+    [
+      "duplicate task",
+      job({
+        tasks: [
+          { name: "w", replicas: 1, resources: {} },
+          { name: "w", replicas: 1, resources: {} },
+        ],
+      }),
+      "tasks[1].name",
+      'tasks[1].name: duplicate task name "w"',
+    ],
+    [
+      "minMember too big",
+      job({ minMember: 5 }),
+      "minMember",
+      "minMember: minMember (5) exceeds the number of pods (2)",
+    ],
+    [
+      "undeclared sub-group",
+      job({ tasks: [{ name: "w", replicas: 1, resources: {}, subGroup: "s" }] }),
+      "tasks[0].subGroup",
+      'tasks[0].subGroup: sub-group "s" is not declared in subGroups',
+    ],
+    [
+      "sub-group cycle",
+      job({
+        subGroups: [
+          { name: "a", minMember: 1, parent: "b" },
+          { name: "b", minMember: 1, parent: "a" },
+        ],
+        tasks: [{ name: "w", replicas: 1, resources: {}, subGroup: "a" }],
+      }),
+      "subGroups[0].parent",
+      'subGroups[0].parent: sub-group "a" is its own ancestor',
+    ],
+    [
+      "bad name",
+      job({ name: "Train_1" }),
+      "name",
+      "name: job name must be lowercase letters, digits and '-', starting and ending with a letter or digit",
+    ],
+    ["unknown field", { ...job(), colour: "red" } as SubmitJobInput, "colour", "colour: unknown field"],
+    [
+      "cluster and selector",
+      job({ cluster: "c1", clusterSelector: [{ key: "region", values: ["eu"] }] }),
+      "clusterSelector",
+      "clusterSelector: give either cluster or clusterSelector, not both",
+    ],
+    ["negative priority", job({ priority: -1 }), "priority", "priority: priority must not be negative"],
+  ];
+  it.each(
+    bad,
+  )("refuses %s with the field and a clear message, writing nothing", async (_label, input, field, message) => {
+    const before = await counts();
+    const err = await submitJob(t.store, admin, input).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(InvalidInputError);
+    expect(err).toMatchObject({ field, message });
+    expect(await counts()).toEqual(before);
+  });
+
+  it("is idempotent on the key: concurrent retries create one job", async () => {
+    const before = await counts();
+    const input = job({ idempotencyKey: "ci-run-42" });
+    const results = await Promise.all(Array.from({ length: 12 }, () => submitJob(t.store, admin, input)));
+    expect(new Set(results.map((r) => r.job.id)).size).toBe(1);
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    const after = await counts();
+    expect(after.jobs - before.jobs).toBe(1);
+    expect(after.pods - before.pods).toBe(2);
+    expect(after.events - before.events).toBe(1);
+  });
+
+  it("refuses a reused key with a different spec; the same key in another queue is another job", async () => {
+    await expect(
+      submitJob(t.store, admin, job({ idempotencyKey: "ci-run-42", priority: 60 })),
+    ).rejects.toMatchObject({
+      constructor: ConflictError,
+      field: "idempotencyKey",
+    });
+    await createQueue(t.store, admin, { name: "team-b", parent: "org" });
+    const other = await submitJob(t.store, admin, job({ queue: "team-b", idempotencyKey: "ci-run-42" }));
+    expect(other.created).toBe(true);
+  });
+});
+
+describe("cancelJob", () => {
+  it("ends pods that never started as FAILED and the job CANCELLED; repeating is a no-op", async () => {
+    const { job: row } = await submitJob(t.store, admin, job());
+    const r = await cancelJob(t.store, admin, { id: row.id });
+    expect(r.job.state).toBe("CANCELLED");
+    expect(r.job.pendingReason).toBeNull();
+    expect(r.job.finishedAt).not.toBeNull();
+    expect(r.bindRequests).toEqual([]);
+    const pods = await t.db.prisma.pod.findMany({ where: { jobId: row.id } });
+    expect(pods.every((p) => p.state === "FAILED" && p.message === "job cancelled")).toBe(true);
+    const again = await cancelJob(t.store, admin, { id: row.id });
+    expect(again.job.finishedAt).toEqual(r.job.finishedAt);
+  });
+
+  it("evicts pods holding resources (EVICT BindRequests, generation bumped)", async () => {
+    const { job: row } = await submitJob(t.store, admin, job({ cluster: "c1" }));
+    await t.db.prisma.pod.updateMany({
+      where: { jobId: row.id },
+      data: { state: "RUNNING", nodeName: "n1" },
+    });
+    await t.db.prisma.job.update({ where: { id: row.id }, data: { state: "RUNNING" } });
+    const gen = (await t.db.prisma.cluster.findUniqueOrThrow({ where: { name: "c1" } })).generation;
+    const r = await cancelJob(t.store, admin, { id: row.id });
+    expect(r.bindRequests.map((b) => [b.kind, b.nodeName, b.state, Number(b.generation)])).toEqual([
+      ["EVICT", "n1", "PENDING", Number(gen) + 1],
+      ["EVICT", "n1", "PENDING", Number(gen) + 1],
+    ]);
+    const pods = await t.db.prisma.pod.findMany({ where: { jobId: row.id } });
+    expect(pods.every((p) => p.state === "RELEASING" && p.nodeName === "n1")).toBe(true);
+  });
+
+  it("answers NOT_FOUND for an unknown job, CONFLICT for a finished one", async () => {
+    await expect(
+      cancelJob(t.store, admin, { id: "0190a0a0-0000-7000-8000-000000000000" }),
+    ).rejects.toBeInstanceOf(NotFoundError);
+    await expect(cancelJob(t.store, admin, { id: "not-a-uuid" })).rejects.toMatchObject({
+      constructor: InvalidInputError,
+      field: "id",
+    });
+    const { job: row } = await submitJob(t.store, admin, job());
+    await t.db.prisma.job.update({ where: { id: row.id }, data: { state: "SUCCEEDED" } });
+    await expect(cancelJob(t.store, admin, { id: row.id })).rejects.toBeInstanceOf(ConflictError);
+  });
+});
+
+describe("admission writes", () => {
+  it("assigns a cluster once; a second admitter loses", async () => {
+    const { job: row } = await submitJob(t.store, admin, job());
+    const [a, b] = await Promise.all([
+      assignJobCluster(t.store, { name: "admission" }, { job: row.id, cluster: "c1" }),
+      assignJobCluster(t.store, { name: "admission" }, { job: row.id, cluster: "c1" }),
+    ]);
+    expect([a, b].sort()).toEqual([false, true]);
+    const after = await t.db.prisma.job.findUniqueOrThrow({ where: { id: row.id } });
+    expect(after.clusterName).toBe("c1");
+    expect(after.pendingReason).toEqual({ message: "waiting for the scheduler on cluster c1", clusters: [] });
+  });
+
+  it("records a per-cluster pending reason", async () => {
+    const { job: row } = await submitJob(t.store, admin, job());
+    const reason = {
+      message: "fits on no cluster",
+      clusters: [
+        { cluster: "c1", message: "short of GPUs", short: [{ resource: "GPU" as const, amount: 2 }] },
+      ],
+    };
+    expect(await setJobPendingReason(t.store, { name: "admission" }, { job: row.id, reason })).toBe(true);
+    expect(await setJobPendingReason(t.store, { name: "admission" }, { job: row.id, reason })).toBe(false);
+    expect((await t.db.prisma.job.findUniqueOrThrow({ where: { id: row.id } })).pendingReason).toEqual(
+      reason,
+    );
+  });
+});
