@@ -85,9 +85,11 @@ function toResources(r: { cpuMillis: number; memory: number; gpus: number; gpuMe
 }
 
 export function toNodeReport(node: NodeInventory) {
+  const { gpus, gpuMemory } = node.capacity;
   return {
     name: node.name,
-    capacity: toResources(node.capacity),
+    // A node's gpuMemory is the total of its devices; the inventory keeps one device's.
+    capacity: toResources({ ...node.capacity, gpuMemory: gpus * gpuMemory }),
     labels: toLabels(node.labels),
     gpuModel: node.gpuModel,
     unschedulable: node.unschedulable,

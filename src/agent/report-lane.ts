@@ -16,11 +16,13 @@ export class AgentStoppedError extends Error {
 
 interface Entry<T> {
   item: T;
+  key?: string;
   settle?: { resolve(): void; reject(err: Error): void };
 }
 
 export class ReportLane<T> {
   private entries: Entry<T>[] = [];
+  private readonly waiting = new Map<string, Promise<void>>();
 
   constructor(
     readonly name: string,
@@ -37,9 +39,16 @@ export class ReportLane<T> {
     this.entries.push({ item });
   }
 
-  /** Resolves once the API acknowledged the item (or refused that very item for good). */
-  pushAndWait(item: T): Promise<void> {
-    return new Promise((resolve, reject) => this.entries.push({ item, settle: { resolve, reject } }));
+  /** Resolves once the API acknowledged the item (or refused that very item for good).
+   * An item whose key is already queued shares that entry instead of being sent twice. */
+  pushAndWait(item: T, key: string): Promise<void> {
+    const queued = this.waiting.get(key);
+    if (queued) return queued;
+    const acked = new Promise<void>((resolve, reject) =>
+      this.entries.push({ item, key, settle: { resolve, reject } }),
+    );
+    this.waiting.set(key, acked);
+    return acked;
   }
 
   /** Sends everything queued. Throws (leaving the unsent items queued) when the API is
@@ -82,10 +91,15 @@ export class ReportLane<T> {
     const [entry] = this.entries.splice(0, 1);
     if (!entry) return;
     this.onDropped(entry.item, err);
-    entry.settle?.resolve();
+    this.done(entry);
   }
 
   private settle(count: number): void {
-    for (const entry of this.entries.splice(0, count)) entry.settle?.resolve();
+    for (const entry of this.entries.splice(0, count)) this.done(entry);
+  }
+
+  private done(entry: Entry<T>): void {
+    if (entry.key !== undefined) this.waiting.delete(entry.key);
+    entry.settle?.resolve();
   }
 }

@@ -9,6 +9,7 @@ import { backoffDelay, sleep, type BackoffPolicy } from "./backoff.js";
 import type { BindResultReport, ControlPlane, PodStatusReport } from "./control-plane.js";
 import { describe } from "./graphql-client.js";
 import { InventoryState } from "./inventory-state.js";
+import { RecentSet } from "./recent-set.js";
 import { ReportLane } from "./report-lane.js";
 
 export interface ReporterOptions {
@@ -22,6 +23,7 @@ export interface ReporterOptions {
 
 export class Reporter {
   private readonly inventory = new InventoryState();
+  private readonly delivered = new RecentSet(10_000);
   private readonly bindResults: ReportLane<BindResultReport>;
   private readonly podGroups: ReportLane<ExternalPodGroup>;
   private readonly podStates: ReportLane<PodStatusReport>;
@@ -81,9 +83,14 @@ export class Reporter {
     this.poke();
   }
 
-  /** Resolves when the API has the result; rejects with AgentStoppedError on stop. */
+  /** Resolves when the API has the result; rejects with AgentStoppedError on stop. A result
+   * this process already delivered (the request came again, e.g. re-delivered after a Redis
+   * outage) is not sent twice. */
   bindResult(result: BindResultReport): Promise<void> {
-    const acked = this.bindResults.pushAndWait(result);
+    if (this.delivered.has(result.bindRequest)) return Promise.resolve();
+    const acked = this.bindResults.pushAndWait(result, result.bindRequest).then(() => {
+      this.delivered.add(result.bindRequest);
+    });
     this.poke();
     return acked;
   }

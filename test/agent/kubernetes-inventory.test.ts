@@ -1,10 +1,11 @@
 // The Kubernetes backend's node inventory against the fake API server over real HTTP:
 // conversion, watched changes, resume after a dropped watch, relist after 410 Gone.
 import { pino } from "pino";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { KubernetesBackend } from "../../src/agent/backends/kubernetes/kubernetes-backend.js";
 import { RecordedEvents } from "./backend-events.js";
 import { FakeKubeApiServer } from "./fake-kube-apiserver.js";
+import { until } from "./until.js";
 
 const log = pino({ level: "silent" });
 
@@ -75,7 +76,7 @@ describe("Kubernetes backend: node inventory", () => {
   it("watches node changes instead of polling, and resumes a dropped watch without relisting", async () => {
     await backend.start(events);
     kube.addNode({ name: "gpu-2", gpus: 4, labels: { "nvidia.com/gpu.product": "NVIDIA-L4" } });
-    await vi.waitFor(() =>
+    await until(() =>
       expect(events.nodeCalls.some((c) => c.nodes.some((n) => n.name === "gpu-2"))).toBe(true),
     );
     const added = events.nodeCalls.at(-1)!;
@@ -86,7 +87,7 @@ describe("Kubernetes backend: node inventory", () => {
     kube.updateNode("gpu-1", (node) => {
       node.spec.unschedulable = true;
     });
-    await vi.waitFor(() =>
+    await until(() =>
       expect(
         events.nodeCalls.some(
           (c) => !c.complete && c.nodes.some((n) => n.name === "gpu-1" && n.unschedulable),
@@ -94,7 +95,7 @@ describe("Kubernetes backend: node inventory", () => {
       ).toBe(true),
     );
     kube.deleteNode("cpu-1");
-    await vi.waitFor(() => expect(events.nodeCalls.some((c) => c.deleted.includes("cpu-1"))).toBe(true));
+    await until(() => expect(events.nodeCalls.some((c) => c.deleted.includes("cpu-1"))).toBe(true));
 
     expect(backend.lists.nodes).toBe(1);
     expect(kube.count("GET", /^\/api\/v1\/nodes$/)).toBeGreaterThanOrEqual(3); // list + watch + resumed watch
@@ -116,7 +117,7 @@ describe("Kubernetes backend: node inventory", () => {
     kube.addNode({ name: "late", cpu: "4" });
     kube.deleteNode("cpu-2");
     kube.store.compact();
-    await vi.waitFor(() => expect(events.completeReports).toHaveLength(2));
+    await until(() => expect(events.completeReports).toHaveLength(2));
     expect(backend.lists.nodes).toBe(2);
     const names = events.completeReports[1]!.nodes.map((n) => n.name).sort();
     expect(names).toEqual(["cpu-1", "gpu-1", "late"]);

@@ -1,11 +1,12 @@
 // The Kubernetes backend's binds, evictions and pod phases against the fake API server
 // over real HTTP: idempotent repeats, faults retried, pods users created for fleetq.
 import { pino } from "pino";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { KubernetesBackend } from "../../src/agent/backends/kubernetes/kubernetes-backend.js";
 import { RecordedEvents } from "./backend-events.js";
 import { bindRequest } from "./bind-requests.js";
 import { FakeKubeApiServer } from "./fake-kube-apiserver.js";
+import { until } from "./until.js";
 
 const log = pino({ level: "silent" });
 const CREATE = /^\/api\/v1\/namespaces\/team-a\/pods$/;
@@ -67,7 +68,7 @@ describe("Kubernetes backend: pods", () => {
     expect(kube.count("POST", CREATE, 201)).toBe(1);
     expect(kube.count("POST", BINDING, 201)).toBe(1);
     // The kubelet (fake) starts it: the pod watch reports RUNNING once.
-    await vi.waitFor(() => expect(events.statesOf("train-0")).toEqual(["RUNNING"]));
+    await until(() => expect(events.statesOf("train-0")).toEqual(["RUNNING"]));
   });
 
   it("answers a repeated or conflicting bind truthfully without creating or binding again", async () => {
@@ -136,7 +137,7 @@ describe("Kubernetes backend: pods", () => {
 
   it("evicts through the Eviction API, reports the pod Pending, and answers a late eviction ok", async () => {
     await backend.bind(bindRequest({ id: "br-1", pod: "p0", node: "n1" }));
-    await vi.waitFor(() => expect(events.statesOf("p0")).toEqual(["RUNNING"]));
+    await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING"]));
     // A disruption budget (429) and a server error hold it up; both are retried.
     kube.injectFault({ method: "POST", path: EVICTION, status: 429, times: 1, retryAfterSeconds: 0 });
     kube.injectFault({ method: "POST", path: EVICTION, status: 500, times: 1 });
@@ -145,7 +146,7 @@ describe("Kubernetes backend: pods", () => {
     expect(await backend.evict(evict)).toEqual({ ok: true, message: "evicted from n1" });
     expect(kube.pod("team-a", "p0")).toBeUndefined();
     expect(kube.count("POST", EVICTION, 201)).toBe(1);
-    await vi.waitFor(() => expect(events.statesOf("p0")).toEqual(["RUNNING", "RELEASING", "PENDING"]));
+    await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING", "RELEASING", "PENDING"]));
 
     expect(await backend.evict(evict)).toEqual({ ok: true, message: "the pod is already gone" });
     expect(kube.count("POST", EVICTION, 201)).toBe(1);
@@ -162,14 +163,14 @@ describe("Kubernetes backend: pods", () => {
   it("reports phases from the watch once each, across a dropped watch and a relist", async () => {
     await backend.bind(bindRequest({ id: "a", pod: "ok-0", node: "n1" }));
     await backend.bind(bindRequest({ id: "b", pod: "bad-0", node: "n2" }));
-    await vi.waitFor(() => expect(events.statesOf("bad-0")).toEqual(["RUNNING"]));
+    await until(() => expect(events.statesOf("bad-0")).toEqual(["RUNNING"]));
     kube.dropWatches();
     kube.setPodPhase("team-a", "ok-0", "Succeeded");
-    await vi.waitFor(() => expect(events.statesOf("ok-0")).toEqual(["RUNNING", "SUCCEEDED"]));
+    await until(() => expect(events.statesOf("ok-0")).toEqual(["RUNNING", "SUCCEEDED"]));
     kube.dropWatches();
     kube.setPodPhase("team-a", "bad-0", "Failed", "OOMKilled");
     kube.store.compact();
-    await vi.waitFor(() => expect(events.statesOf("bad-0")).toEqual(["RUNNING", "FAILED"]));
+    await until(() => expect(events.statesOf("bad-0")).toEqual(["RUNNING", "FAILED"]));
     expect(backend.lists.pods).toBe(2);
     expect(events.states.find((s) => s.pod === "bad-0" && s.state === "FAILED")).toEqual({
       jobId: "job-1",
@@ -209,7 +210,7 @@ describe("Kubernetes backend: pods", () => {
       spec: { containers: [{ name: "c", image: "x" }] },
     });
 
-    await vi.waitFor(() => expect(events.groups.at(-1)?.pods).toHaveLength(2));
+    await until(() => expect(events.groups.at(-1)?.pods).toHaveLength(2));
     const group = events.groups.at(-1)!;
     expect(group).toMatchObject({ namespace: "ml", name: "sweep", queue: "research", minMember: 2 });
     expect(group.pods.find((p) => p.name === "sweep-0")).toEqual({
@@ -233,12 +234,12 @@ describe("Kubernetes backend: pods", () => {
       message: "bound to n1",
     });
     expect(kube.pod("ml", "sweep-0")?.metadata.annotations["fleetq.io/job-id"]).toBe("job-9");
-    await vi.waitFor(() => expect(events.statesOf("sweep-0")).toEqual(["RUNNING"]));
+    await until(() => expect(events.statesOf("sweep-0")).toEqual(["RUNNING"]));
     expect(events.states.find((s) => s.pod === "sweep-0")?.jobId).toBe("job-9");
     const reportsBefore = events.groups.length;
 
     kube.store.remove("pods", "ml/sweep-1");
-    await vi.waitFor(() => expect(events.groups.length).toBeGreaterThan(reportsBefore));
+    await until(() => expect(events.groups.length).toBeGreaterThan(reportsBefore));
     expect(events.groups.at(-1)?.pods.map((p) => p.name)).toEqual(["sweep-0"]);
   });
 });

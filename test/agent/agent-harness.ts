@@ -1,0 +1,62 @@
+// What an agent test needs around the agent: the recorded GraphQL API, a BullMQ producer
+// on the cluster's bind queue under a unique Redis prefix, and cleanup of those keys.
+import { randomUUID } from "node:crypto";
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
+import type { BindRequestMessage } from "../../src/protocol/bind-request.js";
+import { bindQueueName } from "../../src/protocol/bind-request.js";
+import { TEST_REDIS_URL, testRedisPrefix } from "../helpers/redis.js";
+import { GraphQLRecorder } from "./graphql-recorder.js";
+
+export const AGENT_TOKEN = "agent-token-c1";
+
+export class AgentHarness {
+  readonly redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+  /** Key prefix of the bind queues for this test only. */
+  readonly queuePrefix = `${testRedisPrefix("fleetq-agent-test")}bind`;
+  readonly queue: Queue;
+
+  private constructor(
+    readonly cluster: string,
+    readonly api: GraphQLRecorder,
+  ) {
+    this.queue = new Queue(bindQueueName(cluster), { connection: this.redis, prefix: this.queuePrefix });
+  }
+
+  static async start(cluster = "c1"): Promise<AgentHarness> {
+    return new AgentHarness(cluster, await GraphQLRecorder.start(AGENT_TOKEN, cluster));
+  }
+
+  /** Puts requests on the queue as the dispatcher does: the request id is the job id. */
+  async send(...requests: BindRequestMessage[]): Promise<void> {
+    await this.queue.addBulk(requests.map((data) => ({ name: data.kind, data, opts: { jobId: data.id } })));
+  }
+
+  async counts(): Promise<{ active: number; completed: number; failed: number; waiting: number }> {
+    const counts = await this.queue.getJobCounts("active", "completed", "failed", "waiting");
+    return {
+      active: counts.active ?? 0,
+      completed: counts.completed ?? 0,
+      failed: counts.failed ?? 0,
+      waiting: counts.waiting ?? 0,
+    };
+  }
+
+  async stop(): Promise<void> {
+    await this.queue.close();
+    // Everything this test wrote lives under its prefix (queue and outcome keys).
+    const root = this.queuePrefix.slice(0, this.queuePrefix.lastIndexOf(":") + 1);
+    let cursor = "0";
+    do {
+      const [next, keys] = await this.redis.scan(cursor, "MATCH", `${root}*`, "COUNT", 1000);
+      cursor = next;
+      if (keys.length > 0) await this.redis.del(...keys);
+    } while (cursor !== "0");
+    this.redis.disconnect();
+    await this.api.stop();
+  }
+}
+
+export function uuid(): string {
+  return randomUUID();
+}

@@ -1,0 +1,7 @@
+// Waits for a condition (an assertion that stops throwing), generously: the machine is
+// shared and noisy, so tests wait for states, never for durations.
+import { vi } from "vitest";
+
+export function until<T>(check: () => T | Promise<T>, timeout = 30_000): Promise<T> {
+  return vi.waitFor(check, { timeout, interval: 20 });
+}
