@@ -59,6 +59,9 @@ export class FakeKubeApiServer {
   readonly store = new FakeKubeStore();
   readonly token = "fake-kube-token";
   readonly requests: RequestRecord[] = [];
+  /** What the server carried out, whether or not the client heard the answer:
+   * "create ns/name", "bind ns/name node", "evict ns/name". */
+  readonly effects: string[] = [];
   /** 410 for a stale watch as an ERROR event in a 200 stream (what watch caches send) or
    * as the HTTP status. */
   goneAs: "event" | "http" = "event";
@@ -304,6 +307,7 @@ export class FakeKubeApiServer {
     if (this.pod(namespace, name))
       return this.status(res, 409, "AlreadyExists", `pods "${name}" already exists`);
     const created = this.store.create("pods", `${namespace}/${name}`, newPod(body, namespace));
+    this.effects.push(`create ${namespace}/${name}`);
     this.json(res, 201, { kind: "Pod", apiVersion: "v1", ...created });
   }
 
@@ -339,6 +343,7 @@ export class FakeKubeApiServer {
       p.metadata.annotations = { ...p.metadata.annotations, ...body.metadata?.annotations };
       p.status.conditions = [{ type: "PodScheduled", status: "True" }];
     });
+    this.effects.push(`bind ${namespace}/${name} ${node}`);
     if (this.autoRun) this.setPodPhase(namespace, name, "Running");
     this.json(res, 201, { ...statusObject(201, "", ""), status: "Success" });
   }
@@ -352,6 +357,7 @@ export class FakeKubeApiServer {
       p.metadata.deletionGracePeriodSeconds = 30;
     });
     this.store.remove("pods", `${namespace}/${name}`);
+    this.effects.push(`evict ${namespace}/${name}`);
     this.json(res, 201, { ...statusObject(201, "", ""), status: "Success" });
   }
 
