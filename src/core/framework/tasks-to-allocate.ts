@@ -8,6 +8,8 @@ import type { Session } from "./session.js";
 interface Cached {
   version: number;
   tasks: PodInfo[];
+  /** Summed request of `tasks`, filled on first use (KAI caches it with the task list). */
+  resources: { gpu: number; cpuMillis: number; memory: number } | null;
 }
 const cache = new WeakMap<JobInfo, Cached>();
 
@@ -16,7 +18,7 @@ export function tasksToAllocate(ssn: Session, job: JobInfo, real: boolean): PodI
   const c = cache.get(job);
   if (c && c.version === job.version) return c.tasks;
   const tasks = computeTasks(ssn, job, real);
-  cache.set(job, { version: job.version, tasks });
+  cache.set(job, { version: job.version, tasks, resources: null });
   return tasks;
 }
 
@@ -43,20 +45,28 @@ function numToAllocate(ps: PodSet, candidates: number): number {
   return ps.minAvailable - ps.activeAllocated;
 }
 
-/** Summed request of the attempt's tasks; a GPU-memory task counts memory/minNodeGpuMemory GPUs. */
+/**
+ * Summed request of the attempt's tasks; a GPU-memory task counts memory/minNodeGpuMemory GPUs.
+ * Cached with the task list: a job copy that statements never update (a solver's partial
+ * job) keeps the request it had when first asked, as KAI's cache does.
+ */
 export function tasksToAllocateResources(
   ssn: Session,
   job: JobInfo,
   real: boolean,
 ): { gpu: number; cpuMillis: number; memory: number } {
+  const tasks = tasksToAllocate(ssn, job, real);
+  const c = cache.get(job)!;
+  if (c.resources) return c.resources;
   const r = { gpu: 0, cpuMillis: 0, memory: 0 };
   const minMem = ssn.params.minNodeGpuMemory;
-  for (const t of tasksToAllocate(ssn, job, real)) {
+  for (const t of tasks) {
     if (!t.shouldAllocate(real)) continue;
     r.gpu += t.req.gpusQuota;
     if (t.req.kind === "memory" && minMem > 0) r.gpu += t.req.gpuDevices * (t.req.gpuMemory / minMem);
     r.cpuMillis += t.req.cpu;
     r.memory += t.req.memory;
   }
+  c.resources = r;
   return r;
 }

@@ -1,0 +1,17 @@
+// Victim queues (KAI: actions/utils GetVictimsQueue): the candidate jobs ordered so that
+// the queue that would be served last, and in it the job that would be placed last,
+// gives victims first.
+import type { JobInfo } from "../../../api/podgroup-info.js";
+import { isAlive } from "../../../api/status.js";
+import type { Session } from "../../../framework/session.js";
+import { JobsOrderByQueues } from "../jobs-order-by-queues.js";
+
+/** Jobs with a live pod (on a known node, if it names one) that pass `filter`, as a victim queue. */
+export function victimsQueue(ssn: Session, filter: (job: JobInfo) => boolean): JobsOrderByQueues {
+  const jobs: JobInfo[] = [];
+  for (const job of ssn.jobs.values()) {
+    const alive = job.pods.some((p) => isAlive(p.status) && (!p.nodeName || ssn.nodeByName.has(p.nodeName)));
+    if (alive && filter(job)) jobs.push(job);
+  }
+  return new JobsOrderByQueues(ssn, { victimQueue: true }).initialize(jobs);
+}

@@ -1,0 +1,58 @@
+// consolidation: make room for a pending preemptible job by moving running preemptible
+// pods to other nodes. A scenario is valid only if every victim it evicted is re-placed
+// (no one loses its place, pods only move) (KAI: actions/consolidation).
+import type { JobInfo } from "../../api/podgroup-info.js";
+import type { Scenario } from "../../framework/scenario.js";
+import type { Action, Session } from "../../framework/session.js";
+import { JobsOrderByQueues } from "../common/jobs-order-by-queues.js";
+import { feasibleNodesForJob } from "../common/solvers/feasible-nodes.js";
+import { JobSolver } from "../common/solvers/job-solver.js";
+import { victimsQueue } from "../common/solvers/victims-queue.js";
+import { enoughGpusInCluster } from "./enough-gpus.js";
+
+export const name = "consolidation";
+
+export function create(): Action {
+  return { name, execute };
+}
+
+function execute(ssn: Session): void {
+  const maxPreemptees = ssn.params.maxConsolidationPreemptees;
+  if (maxPreemptees === 0) return;
+  const order = new JobsOrderByQueues(ssn, {
+    filterNonPending: true,
+    filterUnready: true,
+    filterNonPreemptible: true,
+    maxJobsQueueDepth: ssn.config.queueDepthPerAction.consolidation,
+  }).initialize(ssn.jobs.values());
+  while (!order.isEmpty) {
+    const job = order.popNextJob();
+    if (!job) break;
+    if (!enoughGpusInCluster(ssn, job)) continue;
+    const solver = new JobSolver(
+      ssn,
+      feasibleNodesForJob(ssn.nodes, job),
+      allVictimsReplaced,
+      () => victimsQueue(ssn, preempteeFilter(job, maxPreemptees)),
+      name,
+    );
+    const result = solver.solve(job);
+    if (result.solved) result.statement?.commit();
+  }
+}
+
+function allVictimsReplaced(s: Scenario): boolean {
+  return s.victims.every((v) => v.tasks.every((t) => t.status !== "Releasing"));
+}
+
+/** Preemptible placed jobs other than the preemptor; with a limit, at most limit+1 of them (as KAI counts). */
+function preempteeFilter(preemptor: JobInfo, max: number): (job: JobInfo) => boolean {
+  let taken = 0;
+  return (job) => {
+    if (!job.preemptible || job.uid === preemptor.uid) return false;
+    if (max !== -1 && taken > max) return false;
+    if (job.numActiveAllocated === 0) return false;
+    taken++;
+    return true;
+  };
+}

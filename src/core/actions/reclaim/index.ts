@@ -1,0 +1,50 @@
+// reclaim: a queue below its fair share takes resources back from queues above theirs.
+// Pending jobs are tried in fair order; a job whose queue would stay within its fair
+// share searches victims among preemptible jobs of other queues, largest-share queue
+// first, and the proportion plugin judges each scenario (KAI: actions/reclaim).
+import type { JobInfo } from "../../api/podgroup-info.js";
+import type { Action, Session } from "../../framework/session.js";
+import { JobsOrderByQueues } from "../common/jobs-order-by-queues.js";
+import { feasibleNodesForJob } from "../common/solvers/feasible-nodes.js";
+import { JobSolver } from "../common/solvers/job-solver.js";
+
+export const name = "reclaim";
+
+export function create(): Action {
+  return { name, execute };
+}
+
+function execute(ssn: Session): void {
+  const order = new JobsOrderByQueues(ssn, {
+    filterNonPending: true,
+    filterUnready: true,
+    maxJobsQueueDepth: ssn.config.queueDepthPerAction.reclaim,
+  }).initialize(ssn.jobs.values());
+  while (!order.isEmpty) {
+    const job = order.popNextJob();
+    if (!job) break;
+    if (!ssn.canReclaimResources(job)) continue;
+    ssn.onJobSolutionStart();
+    const solver = new JobSolver(
+      ssn,
+      feasibleNodesForJob(ssn.nodes, job),
+      (s) => ssn.reclaimScenarioValid(s),
+      () => victimsQueue(ssn, job),
+      name,
+    );
+    const result = solver.solve(job);
+    if (result.solved) result.statement?.commit();
+  }
+}
+
+/** Preemptible, placed jobs of other queues that the victim filters allow. */
+function victimsQueue(ssn: Session, reclaimer: JobInfo): JobsOrderByQueues {
+  const jobs: JobInfo[] = [];
+  for (const job of ssn.jobs.values())
+    if (job.queue !== reclaimer.queue && ssn.reclaimVictimFilter(reclaimer, job)) jobs.push(job);
+  return new JobsOrderByQueues(ssn, {
+    filterNonPreemptible: true,
+    filterNonActiveAllocated: true,
+    victimQueue: true,
+  }).initialize(jobs);
+}
