@@ -93,6 +93,8 @@ export function toNodeReport(node: NodeInventory) {
     labels: toLabels(node.labels),
     gpuModel: node.gpuModel,
     unschedulable: node.unschedulable,
+    ready: node.ready,
+    maxPods: node.maxPods,
     taints: node.taints,
   };
 }

@@ -1,5 +1,5 @@
 // Everything the agent tells the control plane goes through here, in one loop and in a
-// fixed order per round (nodes, bind results, pod groups, pod states), batched, retried
+// fixed order per round (nodes, bind results, pod states, pod groups), batched, retried
 // with backoff while the API is away. Bind results are acknowledged to their waiter only
 // once the API has them: the agent completes a BullMQ job only then, so a crash before
 // that re-delivers the request instead of losing its result.
@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import type { ExternalPodGroup, NodeInventory, PodStateChange } from "./backends/types.js";
 import { backoffDelay, sleep, type BackoffPolicy } from "./backoff.js";
 import type { BindResultReport, ControlPlane, PodStatusReport } from "./control-plane.js";
-import { describe } from "./graphql-client.js";
+import { ApiRejectedError, describe } from "./graphql-client.js";
 import { InventoryState } from "./inventory-state.js";
 import { RecentSet } from "./recent-set.js";
 import { ReportLane } from "./report-lane.js";
@@ -32,6 +32,7 @@ export class Reporter {
   private lastSentAt = Date.now();
   private loop: Promise<void> | null = null;
   private idleWaiters: (() => void)[] = [];
+  private podGroupsUnsupported = false;
 
   constructor(
     private readonly controlPlane: ControlPlane,
@@ -48,7 +49,7 @@ export class Reporter {
     );
     this.podGroups = new ReportLane<ExternalPodGroup>(
       "pod groups",
-      (items) => controlPlane.reportPodGroups(items),
+      (items) => this.sendPodGroups(items),
       options.maxBatch,
       dropped("pod group"),
     );
@@ -110,6 +111,22 @@ export class Reporter {
     this.bindResults.abandon();
   }
 
+  /** reportPodGroups is not in API.md's required core: an API without it is told once in
+   * the log, and pods users create in the cluster are then not reported. */
+  private async sendPodGroups(groups: ExternalPodGroup[]): Promise<void> {
+    if (this.podGroupsUnsupported) return;
+    try {
+      await this.controlPlane.reportPodGroups(groups);
+    } catch (err) {
+      if (!(err instanceof ApiRejectedError && err.code === "GRAPHQL_VALIDATION_FAILED")) throw err;
+      this.podGroupsUnsupported = true;
+      this.log.warn(
+        { err: err.message },
+        "the API has no reportPodGroups; pods created in the cluster are not reported",
+      );
+    }
+  }
+
   private hasPending(): boolean {
     return this.inventory.pending || this.bindResults.size + this.podGroups.size + this.podStates.size > 0;
   }
@@ -155,8 +172,8 @@ export class Reporter {
       }
     }
     await this.bindResults.flush();
-    await this.podGroups.flush();
     await this.podStates.flush();
+    await this.podGroups.flush();
     if (!report && Date.now() - this.lastSentAt >= this.options.heartbeatMs) {
       // Heartbeat: an empty partial node report changes nothing but says "alive".
       await this.controlPlane.reportNodes([], false);

@@ -62,6 +62,8 @@ describe("Kubernetes backend: node inventory", () => {
       },
       gpuModel: "NVIDIA-H100-80GB-HBM3",
       unschedulable: false,
+      ready: true,
+      maxPods: 110,
       taints: ["nvidia.com/gpu=present:NoSchedule"],
     });
     expect(byName["cpu-1"]).toMatchObject({
@@ -69,8 +71,7 @@ describe("Kubernetes backend: node inventory", () => {
       gpuModel: null,
       capacity: { gpus: 0, gpuMemory: 0 },
     });
-    // Not Ready: no new pods either.
-    expect(byName["cpu-2"]?.unschedulable).toBe(true);
+    expect(byName["cpu-2"]).toMatchObject({ unschedulable: false, ready: false });
   });
 
   it("watches node changes instead of polling, and resumes a dropped watch without relisting", async () => {

@@ -10,6 +10,8 @@ function gpuNode(name: string, gpus = 8): NodeInventory {
     labels: {},
     gpuModel: "A100",
     unschedulable: false,
+    ready: true,
+    maxPods: 110,
     taints: [],
   };
 }
@@ -64,6 +66,11 @@ describe("SimulatedCluster", () => {
     const nowhere = cluster.bind(bindRequest({ id: "r2", pod: "p1", node: "n9" }), 0);
     expect(nowhere.outcome).toEqual({ ok: false, message: "node n9 does not exist" });
     expect(cluster.runningPodCount).toBe(0);
+
+    const single = new SimulatedCluster([{ ...gpuNode("n1"), maxPods: 1 }], 60);
+    expect(single.bind(bindRequest({ id: "a", pod: "pa", node: "n1" }), 0).outcome.ok).toBe(true);
+    const full = single.bind(bindRequest({ id: "b", pod: "pb", node: "n1" }), 0);
+    expect(full.outcome).toEqual({ ok: false, message: "node n1 cannot fit the pod: already 1 pods (max 1)" });
   });
 
   it("evicts a running pod back to Pending and answers a late eviction ok", () => {

@@ -21,8 +21,12 @@ export interface NodeInventory {
   };
   labels: Record<string, string>;
   gpuModel: string | null;
-  /** Cordoned, or not Ready: no new pods should go there. */
+  /** Cordoned: no new pods should go there. */
   unschedulable: boolean;
+  /** Not ready (kubelet down, ...): takes no pods either. */
+  ready: boolean;
+  /** How many pods the node takes. */
+  maxPods: number;
   /** Kubernetes-style "key=value:Effect" (or "key:Effect"). */
   taints: string[];
 }

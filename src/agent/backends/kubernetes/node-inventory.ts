@@ -21,8 +21,9 @@ export function nodeInventory(node: V1Node): NodeInventory {
     },
     labels,
     gpuModel: gpus > 0 ? (labels[GPU_PRODUCT_LABEL] ?? null) : null,
-    // A node that is not Ready takes no new pods either, whatever its cordon says.
-    unschedulable: node.spec?.unschedulable === true || !isReady(node),
+    unschedulable: node.spec?.unschedulable === true,
+    ready: isReady(node),
+    maxPods: allocatable.pods ? Math.floor(quantityOr0(allocatable.pods)) : 110,
     taints: (node.spec?.taints ?? []).map((t) =>
       t.value ? `${t.key}=${t.value}:${t.effect}` : `${t.key}:${t.effect}`,
     ),

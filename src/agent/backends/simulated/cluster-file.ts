@@ -46,6 +46,7 @@ const nodeGroupSchema = z
     labels: z.record(z.string(), z.string()).default({}),
     taints: z.array(taint).default([]),
     unschedulable: z.boolean().default(false),
+    maxPods: z.number().int().positive().default(110),
     topology: z
       .object({
         /** Nodes are split into contiguous, even blocks, one per zone. */
@@ -140,6 +141,8 @@ function expandGroup(group: NodeGroup): NodeInventory[] {
       labels,
       gpuModel: group.gpus > 0 ? (group.gpuModel ?? null) : null,
       unschedulable: group.unschedulable,
+      ready: true,
+      maxPods: group.maxPods,
       taints: group.taints,
     });
   }

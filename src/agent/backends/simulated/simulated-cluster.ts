@@ -221,5 +221,7 @@ function shortfall(node: SimNode, cpuMillis: number, memory: number, gpus: numbe
   if (cpuMillis > node.freeCpuMillis) short.push(`cpu ${cpuMillis}m > free ${node.freeCpuMillis}m`);
   if (memory > node.freeMemory) short.push(`memory ${memory} > free ${node.freeMemory} bytes`);
   if (gpus > node.freeGpus) short.push(`gpus ${gpus} > free ${node.freeGpus}`);
+  if (node.pods >= node.inventory.maxPods)
+    short.push(`already ${node.pods} pods (max ${node.inventory.maxPods})`);
   return short.length > 0 ? short.join(", ") : null;
 }
