@@ -1,0 +1,119 @@
+// The per-request loaders behind nested fields (Job.pods, Job.queue, Cluster.nodes…): one query
+// per kind of lookup per request, however many parents ask.
+import type {
+  BindRequest,
+  Cluster,
+  Job,
+  JobTask,
+  Node,
+  Pod,
+  Queue,
+  QueueQuota,
+} from "../store/generated/prisma/client.js";
+import { allocatedByNode, type ResourceSum } from "../store/queries/allocation.js";
+import { QueueTree } from "../store/domain/queue-tree.js";
+import type { Store } from "../store/store.js";
+import { BatchLoader, groupRows } from "./loaders.js";
+
+export interface EventRow {
+  id: bigint;
+  at: Date;
+  kind: string;
+  message: string;
+  jobId: string | null;
+  queueName: string | null;
+  clusterName: string | null;
+  actor: string | null;
+}
+
+export function createLoaders(store: Store) {
+  const db = store.prisma;
+  let tree: Promise<QueueTree> | null = null;
+  const byKey = <T, K extends keyof T>(rows: T[], key: K) => new Map(rows.map((r) => [r[key], r]));
+  return {
+    /** The queue tree as of the first use in this request. */
+    queueTree: () => {
+      tree ??= db.queue.findMany({ select: { name: true, parentName: true } }).then((q) => new QueueTree(q));
+      return tree;
+    },
+    queue: new BatchLoader<string, Queue | null>(
+      async (names) => byKey(await db.queue.findMany({ where: { name: { in: names } } }), "name"),
+      null,
+    ),
+    queueChildren: new BatchLoader<string, Queue[]>(
+      async (names) =>
+        groupRows(
+          await db.queue.findMany({
+            where: { parentName: { in: names } },
+            orderBy: [{ createdAt: "asc" }, { name: "asc" }],
+          }),
+          (q) => q.parentName!,
+        ),
+      [],
+    ),
+    quotas: new BatchLoader<string, QueueQuota[]>(
+      async (names) =>
+        groupRows(
+          await db.queueQuota.findMany({
+            where: { queueName: { in: names } },
+            orderBy: [{ scope: "asc" }, { resource: "asc" }],
+          }),
+          (q) => q.queueName,
+        ),
+      [],
+    ),
+    cluster: new BatchLoader<string, Cluster | null>(
+      async (names) => byKey(await db.cluster.findMany({ where: { name: { in: names } } }), "name"),
+      null,
+    ),
+    nodes: new BatchLoader<string, Node[]>(
+      async (clusters) =>
+        groupRows(
+          await db.node.findMany({ where: { clusterName: { in: clusters } }, orderBy: { name: "asc" } }),
+          (n) => n.clusterName,
+        ),
+      [],
+    ),
+    /** cluster → node → what its pods hold */
+    allocation: new BatchLoader<string, Map<string, ResourceSum>>(
+      async (clusters) => allocatedByNode(db, clusters),
+      new Map(),
+    ),
+    job: new BatchLoader<string, Job | null>(
+      async (ids) => byKey(await db.job.findMany({ where: { id: { in: ids } } }), "id"),
+      null,
+    ),
+    pods: new BatchLoader<string, Pod[]>(async (jobs) => {
+      const rows = await db.pod.findMany({ where: { jobId: { in: jobs } } });
+      rows.sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true }));
+      return groupRows(rows, (p) => p.jobId);
+    }, []),
+    tasks: new BatchLoader<string, JobTask[]>(
+      async (jobs) =>
+        groupRows(await db.jobTask.findMany({ where: { jobId: { in: jobs } } }), (t) => t.jobId),
+      [],
+    ),
+    events: new BatchLoader<string, EventRow[]>(
+      async (jobs) =>
+        groupRows(
+          await db.event.findMany({ where: { jobId: { in: jobs } }, orderBy: { id: "asc" } }),
+          (e) => e.jobId!,
+        ),
+      [],
+    ),
+    bindRequests: new BatchLoader<string, (BindRequest & { pod: { name: string } })[]>(
+      async (jobs) =>
+        groupRows(
+          await db.bindRequest.findMany({
+            where: { jobId: { in: jobs } },
+            include: { pod: { select: { name: true } } },
+            orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+          }),
+          (b) => b.jobId,
+        ),
+      [],
+    ),
+  };
+}
+
+export type Loaders = ReturnType<typeof createLoaders>;

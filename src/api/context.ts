@@ -1,0 +1,32 @@
+// What every resolver gets: the store, the event bus, who is asking, and per-request loaders.
+import type { SchedulerConfig } from "../core/index.js";
+import type { Principal } from "../store/operations/tokens.js";
+import type { RedisEventBus } from "../store/redis-events.js";
+import type { Store } from "../store/store.js";
+import { createLoaders, type Loaders } from "./context-loaders.js";
+
+export interface ApiContext {
+  store: Store;
+  bus: RedisEventBus;
+  principal: Principal | null;
+  loaders: Loaders;
+  /** The scheduler configuration fair shares are computed with (its proportion plugin). */
+  schedulerConfig?: SchedulerConfig;
+}
+
+export interface ContextDeps {
+  store: Store;
+  bus: RedisEventBus;
+  schedulerConfig?: SchedulerConfig;
+}
+
+export function createContext(deps: ContextDeps, principal: Principal | null): ApiContext {
+  return { ...deps, principal, loaders: createLoaders(deps.store) };
+}
+
+/** The secret of an `Authorization: Bearer <secret>` value. */
+export function bearerSecret(header: unknown): string | null {
+  if (typeof header !== "string") return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1]! : null;
+}

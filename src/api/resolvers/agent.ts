@@ -1,0 +1,47 @@
+// The agents' side of the API: inventory, pod phases, BindRequest results; and the outbox view.
+import type { BindRequestState } from "../../store/generated/prisma/enums.js";
+import { reportNodes, type ReportNodesInput } from "../../store/operations/report-nodes.js";
+import {
+  reportBindResult,
+  reportPodStatus,
+  type ReportBindResultInput,
+  type ReportPodStatusInput,
+} from "../../store/operations/report-pods.js";
+import { adminOrAgentOf, agentOf, guarded } from "../auth.js";
+import type { ApiContext } from "../context.js";
+import { asArgs, badInput } from "../errors.js";
+import { bindRequestView } from "./jobs.js";
+
+const agentActor = (ctx: ApiContext) => ({ name: `agent:${ctx.principal!.name}` });
+const byCluster = (a: { cluster: string }) => a.cluster;
+
+export const agentResolvers = {
+  Query: {
+    bindRequests: guarded(
+      adminOrAgentOf(byCluster),
+      asArgs,
+      async (a: { cluster: string; state?: BindRequestState | null; first?: number | null }, ctx) => {
+        const first = a.first ?? 100;
+        if (first < 0 || first > 1000) throw badInput("first", "first: must be between 0 and 1000");
+        const rows = await ctx.store.prisma.bindRequest.findMany({
+          where: { clusterName: a.cluster, ...(a.state ? { state: a.state } : {}) },
+          include: { pod: { select: { name: true } } },
+          orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+          take: first,
+        });
+        return rows.map(bindRequestView);
+      },
+    ),
+  },
+  Mutation: {
+    reportNodes: guarded(agentOf(byCluster), asArgs, (a: ReportNodesInput, ctx) =>
+      reportNodes(ctx.store, agentActor(ctx), a),
+    ),
+    reportPodStatus: guarded(agentOf(byCluster), asArgs, (a: ReportPodStatusInput, ctx) =>
+      reportPodStatus(ctx.store, agentActor(ctx), a),
+    ),
+    reportBindResult: guarded(agentOf(byCluster), asArgs, (a: ReportBindResultInput, ctx) =>
+      reportBindResult(ctx.store, agentActor(ctx), a),
+    ),
+  },
+};

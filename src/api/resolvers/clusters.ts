@@ -1,0 +1,85 @@
+// Clusters and their nodes: capacity, what pods hold, what is free.
+import type { Cluster, Node } from "../../store/generated/prisma/client.js";
+import {
+  cordonCluster,
+  deleteCluster,
+  registerCluster,
+  type RegisterClusterInput,
+} from "../../store/operations/clusters.js";
+import { addSums, type ResourceSum, zeroSum } from "../../store/queries/allocation.js";
+import { adminOnly, anyRole, guarded, principalOf } from "../auth.js";
+import type { ApiContext } from "../context.js";
+import { asArgs, inInput } from "../errors.js";
+import { clusterStateOf, iso, labelsOf, resourcesOf, taintString } from "../views.js";
+
+const actor = (ctx: ApiContext) => ({ name: principalOf(ctx).name });
+
+const capacityOf = (n: Node): ResourceSum => ({
+  cpuMillis: n.cpuMillis,
+  memory: n.memory,
+  gpu: n.gpus,
+  gpuMemory: n.gpus * n.gpuMemory,
+});
+
+const freeOf = (cap: ResourceSum, used: ResourceSum): ResourceSum => ({
+  cpuMillis: Math.max(0, cap.cpuMillis - used.cpuMillis),
+  memory: cap.memory > used.memory ? cap.memory - used.memory : 0n,
+  gpu: Math.max(0, cap.gpu - used.gpu),
+  gpuMemory: Math.max(0, cap.gpuMemory - used.gpuMemory),
+});
+
+async function nodeAllocated(n: Node, ctx: ApiContext): Promise<ResourceSum> {
+  return (await ctx.loaders.allocation.load(n.clusterName)).get(n.name) ?? zeroSum();
+}
+
+async function clusterTotals(c: Cluster, ctx: ApiContext) {
+  const nodes = await ctx.loaders.nodes.load(c.name);
+  const allocation = await ctx.loaders.allocation.load(c.name);
+  const capacity = nodes.map(capacityOf).reduce(addSums, zeroSum());
+  // Pods on nodes that are gone still count as allocated until the agent reports them.
+  const allocated = [...allocation.values()].reduce(addSums, zeroSum());
+  return { capacity, allocated };
+}
+
+export const clusterResolvers = {
+  Query: {
+    clusters: guarded(anyRole, asArgs, (_a, ctx) =>
+      ctx.store.prisma.cluster.findMany({ orderBy: { name: "asc" } }),
+    ),
+    cluster: guarded(anyRole, asArgs, (a: { name: string }, ctx) => ctx.loaders.cluster.load(a.name)),
+  },
+  Mutation: {
+    registerCluster: guarded(adminOnly, inInput, (a: { input: RegisterClusterInput }, ctx) =>
+      registerCluster(ctx.store, actor(ctx), a.input),
+    ),
+    cordonCluster: guarded(adminOnly, asArgs, (a: { name: string; cordoned: boolean }, ctx) =>
+      cordonCluster(ctx.store, actor(ctx), a),
+    ),
+    deleteCluster: guarded(adminOnly, asArgs, (a: { name: string }, ctx) =>
+      deleteCluster(ctx.store, actor(ctx), a),
+    ),
+  },
+  Cluster: {
+    labels: (c: Cluster) => labelsOf(c.labels),
+    state: (c: Cluster) => clusterStateOf(c),
+    nodes: (c: Cluster, _a: unknown, ctx: ApiContext) => ctx.loaders.nodes.load(c.name),
+    capacity: async (c: Cluster, _a: unknown, ctx: ApiContext) =>
+      resourcesOf((await clusterTotals(c, ctx)).capacity),
+    allocated: async (c: Cluster, _a: unknown, ctx: ApiContext) =>
+      resourcesOf((await clusterTotals(c, ctx)).allocated),
+    free: async (c: Cluster, _a: unknown, ctx: ApiContext) => {
+      const t = await clusterTotals(c, ctx);
+      return resourcesOf(freeOf(t.capacity, t.allocated));
+    },
+    heartbeatAt: (c: Cluster) => iso(c.heartbeatAt),
+    generation: (c: Cluster) => Number(c.generation),
+  },
+  Node: {
+    labels: (n: Node) => labelsOf(n.labels),
+    capacity: (n: Node) => resourcesOf(capacityOf(n)),
+    allocated: async (n: Node, _a: unknown, ctx: ApiContext) => resourcesOf(await nodeAllocated(n, ctx)),
+    free: async (n: Node, _a: unknown, ctx: ApiContext) =>
+      resourcesOf(freeOf(capacityOf(n), await nodeAllocated(n, ctx))),
+    taints: (n: Node) => (n.taints as { key: string; value?: string; effect: string }[]).map(taintString),
+  },
+};

@@ -1,0 +1,141 @@
+// Jobs: listing, one job with its pods/events/BindRequests/pending reason, submit and cancel.
+import { z } from "zod";
+import type { BindRequest, Job, JobTask, Pod } from "../../store/generated/prisma/client.js";
+import type { JobState } from "../../store/generated/prisma/enums.js";
+import { cancelJob } from "../../store/operations/jobs.js";
+import { submitJob } from "../../store/operations/submit-job.js";
+import { listJobs } from "../../store/queries/jobs.js";
+import type { SubmitJobInput, SubGroupRow, TopologyConstraint } from "../../store/validation/submit-job.js";
+import { anyRole, guarded, principalOf, requireQueueAccess } from "../auth.js";
+import type { ApiContext } from "../context.js";
+import type { EventRow } from "../context-loaders.js";
+import { asArgs, badInput, inInput } from "../errors.js";
+import { iso, resourcesOf } from "../views.js";
+
+const actor = (ctx: ApiContext) => ({ name: principalOf(ctx).name });
+const isUuid = (s: string) => z.uuid().safeParse(s).success;
+
+interface JobsArgs {
+  filter?: { queue?: string | null; state?: JobState | null; cluster?: string | null } | null;
+  first?: number | null;
+  after?: string | null;
+}
+
+async function jobs(a: JobsArgs, ctx: ApiContext) {
+  const f = a.filter ?? {};
+  let queues: string[] | undefined;
+  if (f.queue) {
+    const tree = await ctx.loaders.queueTree();
+    if (!tree.has(f.queue)) throw badInput("filter.queue", `filter.queue: queue "${f.queue}" does not exist`);
+    queues = tree.subtree(f.queue);
+  }
+  const page = await listJobs(
+    ctx.store.prisma,
+    { queues, state: f.state ?? undefined, cluster: f.cluster ?? undefined },
+    a.first ?? 50,
+    a.after,
+  );
+  return {
+    edges: page.jobs.map((node, i) => ({ node, cursor: page.cursors[i]! })),
+    pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.cursors.at(-1) ?? null },
+  };
+}
+
+const podResources = (p: Pod | JobTask) =>
+  resourcesOf({
+    cpuMillis: p.cpuMillis,
+    memory: p.memory,
+    gpu: p.gpus + p.gpuFraction,
+    gpuMemory: p.gpuMemory,
+  });
+
+export const jobResolvers = {
+  Query: {
+    jobs: guarded(anyRole, asArgs, jobs),
+    job: guarded(anyRole, asArgs, (a: { id: string }, ctx) => {
+      if (!isUuid(a.id)) throw badInput("id", `id: "${a.id}" is not a job id`);
+      return ctx.loaders.job.load(a.id);
+    }),
+  },
+  Mutation: {
+    submitJob: guarded(
+      (ctx, a: { input: SubmitJobInput }) => requireQueueAccess(ctx, a.input.queue),
+      inInput,
+      async (a: { input: SubmitJobInput }, ctx) => (await submitJob(ctx.store, actor(ctx), a.input)).job,
+    ),
+    cancelJob: guarded(
+      async (ctx, a: { id: string }) => {
+        principalOf(ctx);
+        const job = isUuid(a.id) ? await ctx.loaders.job.load(a.id) : null;
+        if (job) await requireQueueAccess(ctx, job.queueName);
+        else await requireQueueAccess(ctx, ""); // unknown job: only roles that may cancel learn that
+      },
+      asArgs,
+      async (a: { id: string }, ctx) => (await cancelJob(ctx.store, actor(ctx), a)).job,
+    ),
+  },
+  Job: {
+    queue: (j: Job, _a: unknown, ctx: ApiContext) => ctx.loaders.queue.load(j.queueName),
+    cluster: (j: Job, _a: unknown, ctx: ApiContext) =>
+      j.clusterName ? ctx.loaders.cluster.load(j.clusterName) : null,
+    createdAt: (j: Job) => iso(j.createdAt),
+    updatedAt: (j: Job) => iso(j.updatedAt),
+    startedAt: (j: Job) => iso(j.startedAt),
+    finishedAt: (j: Job) => iso(j.finishedAt),
+    pods: (j: Job, _a: unknown, ctx: ApiContext) => ctx.loaders.pods.load(j.id),
+    events: async (j: Job, _a: unknown, ctx: ApiContext) =>
+      (await ctx.loaders.events.load(j.id)).map(eventView),
+    pendingReason: (j: Job) => (j.state === "PENDING" ? j.pendingReason : null),
+    tasks: async (j: Job, _a: unknown, ctx: ApiContext) => {
+      const pods = await ctx.loaders.pods.load(j.id);
+      const order = new Map(pods.map((p, i) => [p.taskName, i]));
+      return (await ctx.loaders.tasks.load(j.id)).sort(
+        (a, b) => (order.get(a.name) ?? 0) - (order.get(b.name) ?? 0),
+      );
+    },
+    subGroups: (j: Job) => j.subGroups as unknown as SubGroupRow[],
+    topology: (j: Job) => j.topology as TopologyConstraint | null,
+    clusterSelector: (j: Job) => j.clusterSelector,
+    bindRequests: async (j: Job, _a: unknown, ctx: ApiContext) =>
+      (await ctx.loaders.bindRequests.load(j.id)).map(bindRequestView),
+  },
+  TaskGroup: {
+    resources: (t: JobTask) => podResources(t),
+  },
+  Pod: {
+    task: (p: Pod) => p.taskName,
+    node: (p: Pod) => p.nodeName,
+    resources: (p: Pod) => podResources(p),
+    startedAt: (p: Pod) => iso(p.startedAt),
+    finishedAt: (p: Pod) => iso(p.finishedAt),
+  },
+};
+
+export const eventView = (e: EventRow) => ({
+  id: e.id.toString(),
+  at: e.at.toISOString(),
+  kind: e.kind,
+  message: e.message,
+  job: e.jobId,
+  queue: e.queueName,
+  cluster: e.clusterName,
+  actor: e.actor,
+});
+
+export const bindRequestView = (b: BindRequest & { pod: { name: string } }) => ({
+  id: b.id,
+  kind: b.kind,
+  cluster: b.clusterName,
+  job: b.jobId,
+  pod: b.pod.name,
+  node: b.nodeName,
+  gpuGroups: b.gpuGroups,
+  reason: b.reason,
+  state: b.state,
+  attempts: b.attempts,
+  lastError: b.lastError,
+  generation: Number(b.generation),
+  createdAt: iso(b.createdAt),
+  dispatchedAt: iso(b.dispatchedAt),
+  completedAt: iso(b.completedAt),
+});

@@ -1,0 +1,51 @@
+// Queues and quotas.
+import { DEFAULT_QUOTA_SCOPE } from "../../store/domain/quotas.js";
+import type { Queue, QueueQuota } from "../../store/generated/prisma/client.js";
+import { createQueue, deleteQueue, setQueueQuota, updateQueue } from "../../store/operations/queues.js";
+import type { CreateQueueInput, SetQueueQuotaInput } from "../../store/operations/queues.js";
+import { adminOnly, anyRole, guarded, principalOf } from "../auth.js";
+import type { ApiContext } from "../context.js";
+import { asArgs, inInput } from "../errors.js";
+import { iso } from "../views.js";
+
+const actor = (ctx: ApiContext) => ({ name: principalOf(ctx).name });
+
+export const queueResolvers = {
+  Query: {
+    queues: guarded(anyRole, asArgs, (_a, ctx) =>
+      ctx.store.prisma.queue.findMany({ orderBy: [{ createdAt: "asc" }, { name: "asc" }] }),
+    ),
+    queue: guarded(anyRole, asArgs, (a: { name: string }, ctx) => ctx.loaders.queue.load(a.name)),
+  },
+  Mutation: {
+    createQueue: guarded(adminOnly, inInput, (a: { input: CreateQueueInput }, ctx) =>
+      createQueue(ctx.store, actor(ctx), a.input),
+    ),
+    updateQueue: guarded(
+      adminOnly,
+      (f) => (f === "name" ? "name" : `input.${f}`),
+      (a: { name: string; input: { parent?: string | null; priority?: number | null } }, ctx) =>
+        updateQueue(ctx.store, actor(ctx), { ...a.input, name: a.name }),
+    ),
+    deleteQueue: guarded(adminOnly, asArgs, (a: { name: string }, ctx) =>
+      deleteQueue(ctx.store, actor(ctx), a),
+    ),
+    setQueueQuota: guarded(adminOnly, inInput, (a: { input: SetQueueQuotaInput }, ctx) =>
+      setQueueQuota(ctx.store, actor(ctx), a.input),
+    ),
+  },
+  Queue: {
+    parent: (q: Queue, _a: unknown, ctx: ApiContext) =>
+      q.parentName ? ctx.loaders.queue.load(q.parentName) : null,
+    children: (q: Queue, _a: unknown, ctx: ApiContext) => ctx.loaders.queueChildren.load(q.name),
+    quotas: async (q: Queue, _a: unknown, ctx: ApiContext) =>
+      (await ctx.loaders.quotas.load(q.name)).map((r: QueueQuota) => ({
+        cluster: r.scope === DEFAULT_QUOTA_SCOPE ? null : r.scope,
+        resource: r.resource,
+        deserved: r.deserved,
+        limit: r.limit,
+        overQuotaWeight: r.overQuotaWeight,
+      })),
+    createdAt: (q: Queue) => iso(q.createdAt),
+  },
+};

@@ -1,0 +1,133 @@
+// The API server: Apollo Server 5 on Express 5, GraphQL at /graphql over HTTP, subscriptions over
+// graphql-ws on the same port and path, /healthz and /readyz. Constructible from code, so tests,
+// `fleetq serve` and `fleetq dev` run it in-process.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { ApolloServer } from "@apollo/server";
+import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
+import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
+import { expressMiddleware } from "@as-integrations/express5";
+import express from "express";
+import { parse } from "graphql";
+import { useServer } from "graphql-ws/use/ws";
+import { WebSocketServer } from "ws";
+import type { SchedulerConfig } from "../core/index.js";
+import { openDatabase } from "../store/db.js";
+import { authenticate, ensureAdminToken, type Principal } from "../store/operations/tokens.js";
+import { RedisEventBus } from "../store/redis-events.js";
+import { createStore, type Store } from "../store/store.js";
+import { armoredValidate, armorProtection, QUERY_LIMITS } from "./armor.js";
+import { type ApiContext, bearerSecret, createContext } from "./context.js";
+import { formatError } from "./errors.js";
+import { healthz, readyz } from "./health.js";
+import { buildSchema } from "./schema.js";
+
+export interface ApiServerOptions {
+  /** postgresql://… or pglite:<dir>; default DATABASE_URL, else the embedded default. Ignored with `store`. */
+  databaseUrl?: string;
+  /** An open store to use (its database stays the caller's to close). */
+  store?: Store;
+  /** Default REDIS_URL, else redis://127.0.0.1:6379. */
+  redisUrl?: string;
+  /** Namespace of the event channel (default "fleetq:"): replicas of one deployment share it. */
+  redisPrefix?: string;
+  /** Default FLEETQ_PORT, else 4000; 0 = any free port. */
+  port?: number;
+  host?: string;
+  /** Made an ADMIN token at start if no token has this secret yet (default FLEETQ_ADMIN_TOKEN). */
+  adminToken?: string;
+  schedulerConfig?: SchedulerConfig;
+}
+
+export interface ApiServer {
+  /** http://host:port/graphql (ws:// for subscriptions: same host, port and path). */
+  url: string;
+  port: number;
+  store: Store;
+  close(): Promise<void>;
+}
+
+export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiServer> {
+  const schema = buildSchema();
+  const db = opts.store ? null : await openDatabase(opts.databaseUrl);
+  const bus = new RedisEventBus(
+    opts.redisUrl ?? process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+    opts.redisPrefix ?? "fleetq:",
+  );
+  const store = opts.store ? { ...opts.store, events: bus } : createStore(db!.prisma, bus);
+  const adminToken = opts.adminToken ?? process.env.FLEETQ_ADMIN_TOKEN;
+  if (adminToken) await ensureAdminToken(store, adminToken);
+
+  const deps = { store, bus, schedulerConfig: opts.schedulerConfig };
+  const principalFor = async (header: unknown): Promise<Principal | null> => {
+    const secret = bearerSecret(header);
+    return secret ? authenticate(store, secret) : null;
+  };
+
+  const app = express();
+  const httpServer = http.createServer(app);
+  const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
+  const armor = armorProtection();
+  const principals = new WeakMap<object, Principal | null>();
+  const wsCleanup = useServer<Record<string, unknown>>(
+    {
+      schema,
+      parse: (source) => parse(source, { maxTokens: QUERY_LIMITS.maxTokens }),
+      validate: armoredValidate(armor.validationRules),
+      onConnect: async (ctx) => {
+        const params = ctx.connectionParams ?? {};
+        principals.set(ctx, await principalFor(params.authorization ?? params.Authorization));
+        return true;
+      },
+      context: (ctx): ApiContext => createContext(deps, principals.get(ctx) ?? null),
+    },
+    wsServer,
+  );
+
+  const apollo = new ApolloServer<ApiContext>({
+    schema,
+    ...armor,
+    formatError: (formatted, error) => {
+      if (formatted.extensions?.code === "INTERNAL_SERVER_ERROR") {
+        console.error("fleetq api: internal error:", error);
+        return { ...formatted, message: "internal error (logged by the server)" };
+      }
+      return formatError(formatted);
+    },
+    plugins: [
+      ...armor.plugins,
+      ApolloServerPluginDrainHttpServer({ httpServer }),
+      ApolloServerPluginLandingPageDisabled(),
+      { serverWillStart: async () => ({ drainServer: async () => void (await wsCleanup.dispose()) }) },
+    ],
+  });
+  await apollo.start();
+
+  app.get("/healthz", healthz);
+  app.get("/readyz", readyz(store, bus));
+  app.use(
+    "/graphql",
+    express.json({ limit: "4mb" }),
+    expressMiddleware(apollo, {
+      context: async ({ req }) => createContext(deps, await principalFor(req.headers.authorization)),
+    }),
+  );
+
+  const port = opts.port ?? Number(process.env.FLEETQ_PORT ?? 4000);
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once("error", reject);
+    httpServer.listen(port, opts.host, () => resolve());
+  });
+  const address = httpServer.address() as AddressInfo;
+  const host = opts.host ?? "localhost";
+  return {
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${address.port}/graphql`,
+    port: address.port,
+    store,
+    close: async () => {
+      await apollo.stop();
+      await bus.close();
+      await db?.close();
+    },
+  };
+}

@@ -1,0 +1,49 @@
+// What pods hold on nodes: sums of the requests of pods in BINDING, RUNNING or RELEASING,
+// per cluster and node, in one grouped query.
+import type { PrismaClient } from "../db.js";
+
+export interface ResourceSum {
+  cpuMillis: number;
+  memory: bigint;
+  /** Devices, fractions included. */
+  gpu: number;
+  gpuMemory: number;
+}
+
+export const zeroSum = (): ResourceSum => ({ cpuMillis: 0, memory: 0n, gpu: 0, gpuMemory: 0 });
+
+export const addSums = (a: ResourceSum, b: ResourceSum): ResourceSum => ({
+  cpuMillis: a.cpuMillis + b.cpuMillis,
+  memory: a.memory + b.memory,
+  gpu: a.gpu + b.gpu,
+  gpuMemory: a.gpuMemory + b.gpuMemory,
+});
+
+/** cluster → node → sum. */
+export async function allocatedByNode(
+  prisma: PrismaClient,
+  clusters: readonly string[],
+): Promise<Map<string, Map<string, ResourceSum>>> {
+  const out = new Map<string, Map<string, ResourceSum>>();
+  if (!clusters.length) return out;
+  const rows = await prisma.$queryRaw<
+    { cluster: string; node: string; cpu: bigint; memory: string; gpu: number; gpu_memory: bigint }[]
+  >`
+    SELECT j.cluster_name AS cluster, p.node_name AS node, sum(p.cpu_millis)::bigint AS cpu,
+           sum(p.memory)::text AS memory, sum(p.gpus + p.gpu_fraction)::float8 AS gpu, sum(p.gpu_memory)::bigint AS gpu_memory
+    FROM pod p JOIN job j ON j.id = p.job_id
+    WHERE p.state IN ('BINDING', 'RUNNING', 'RELEASING') AND p.node_name IS NOT NULL
+      AND j.cluster_name = ANY(${[...clusters]}::text[])
+    GROUP BY 1, 2`;
+  for (const r of rows) {
+    const nodes = out.get(r.cluster) ?? new Map<string, ResourceSum>();
+    nodes.set(r.node, {
+      cpuMillis: Number(r.cpu),
+      memory: BigInt(r.memory),
+      gpu: r.gpu,
+      gpuMemory: Number(r.gpu_memory),
+    });
+    out.set(r.cluster, nodes);
+  }
+  return out;
+}

@@ -1,0 +1,78 @@
+// The fair-share view: per queue and cluster, what the core's proportion plugin computes on the
+// cluster's current snapshot (never a second implementation), plus a total row per queue.
+import { computeFairShare, defaultSchedulerConfig, type SchedulerConfig } from "../../core/index.js";
+import type { QuotaVector } from "../../core/api/spec.js";
+import type { PrismaClient } from "../db.js";
+import { NotFoundError } from "../errors.js";
+import { loadSnapshot } from "../snapshot/load-snapshot.js";
+import { recentUsage, usageKey } from "./usage.js";
+
+export interface FairShareRow {
+  queue: string;
+  /** null = the total across clusters. */
+  cluster: string | null;
+  deserved: QuotaVector;
+  fairShare: QuotaVector;
+  allocated: QuotaVector;
+  requested: QuotaVector;
+  limit: QuotaVector;
+  usage: QuotaVector | null;
+}
+
+/** Only the proportion plugin (as configured) takes part in computing fair shares. */
+export function fairShareConfig(config: SchedulerConfig = defaultSchedulerConfig()): SchedulerConfig {
+  return {
+    ...config,
+    tiers: config.tiers.map((t) => ({ plugins: t.plugins.filter((p) => p.name === "proportion") })),
+  };
+}
+
+/** -1 (unlimited) anywhere makes the sum unlimited. */
+function sumVectors(vs: readonly QuotaVector[]): QuotaVector {
+  const sum = (k: keyof QuotaVector) => (vs.some((v) => v[k] === -1) ? -1 : vs.reduce((n, v) => n + v[k], 0));
+  return { gpu: sum("gpu"), cpuMillis: sum("cpuMillis"), memory: sum("memory") };
+}
+
+export async function fairShareRows(
+  prisma: PrismaClient,
+  opts: { cluster?: string | null; config?: SchedulerConfig; now?: Date } = {},
+): Promise<FairShareRow[]> {
+  const now = opts.now ?? new Date();
+  let clusters: string[];
+  if (opts.cluster) {
+    if (!(await prisma.cluster.findUnique({ where: { name: opts.cluster }, select: { name: true } }))) {
+      throw new NotFoundError("cluster", opts.cluster, "cluster");
+    }
+    clusters = [opts.cluster];
+  } else {
+    clusters = (await prisma.cluster.findMany({ select: { name: true }, orderBy: { name: "asc" } })).map(
+      (c) => c.name,
+    );
+  }
+  const config = fairShareConfig(opts.config);
+  const usage = await recentUsage(prisma, now, clusters);
+  const rows: FairShareRow[] = [];
+  for (const cluster of clusters) {
+    const { snapshot } = await loadSnapshot(prisma, cluster, { now: now.getTime() });
+    for (const s of computeFairShare(snapshot, config)) {
+      rows.push({ ...s, cluster, usage: usage.get(usageKey(s.queue, cluster)) ?? null });
+    }
+  }
+  if (opts.cluster) return rows;
+  const byQueue = new Map<string, FairShareRow[]>();
+  for (const r of rows) byQueue.set(r.queue, [...(byQueue.get(r.queue) ?? []), r]);
+  for (const [queue, list] of byQueue) {
+    const usages = list.map((r) => r.usage).filter((u): u is QuotaVector => u !== null);
+    rows.push({
+      queue,
+      cluster: null,
+      deserved: sumVectors(list.map((r) => r.deserved)),
+      fairShare: sumVectors(list.map((r) => r.fairShare)),
+      allocated: sumVectors(list.map((r) => r.allocated)),
+      requested: sumVectors(list.map((r) => r.requested)),
+      limit: sumVectors(list.map((r) => r.limit)),
+      usage: usages.length ? sumVectors(usages) : null,
+    });
+  }
+  return rows;
+}
