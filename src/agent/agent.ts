@@ -9,11 +9,11 @@ import { SimulatedBackend } from "./backends/simulated/simulated-backend.js";
 import type { ClusterBackend } from "./backends/types.js";
 import { DEFAULT_BACKOFF, backoffDelay, sleep } from "./backoff.js";
 import { startBindConsumer } from "./bind-consumer.js";
-import { executeRequest } from "./bind-executor.js";
 import { ControlPlane } from "./control-plane.js";
 import { ApiRejectedError, ApiUnavailableError, GraphQLClient, describe } from "./graphql-client.js";
 import { OutcomeStore } from "./outcome-store.js";
 import { Reporter } from "./reporter.js";
+import { requestHandler } from "./request-handler.js";
 import { BIND_QUEUE_PREFIX } from "../protocol/bind-request.js";
 
 export interface AgentOptions {
@@ -77,51 +77,51 @@ export async function runAgent(options: AgentOptions): Promise<RunningAgent> {
     log,
   );
   reporter.start();
-
-  await backend.start({
-    nodes: (nodes, complete, deleted) => reporter.nodes(nodes, complete, deleted),
-    podStates: (changes) => reporter.podStateChanges(changes),
-    externalPodGroups: (groups) => reporter.externalPodGroups(groups),
-  });
-
   // BullMQ needs maxRetriesPerRequest null: commands wait for a reconnect, not fail.
   const connection =
     typeof options.redis === "string"
       ? new Redis(options.redis, { maxRetriesPerRequest: null })
       : new Redis({ ...options.redis, maxRetriesPerRequest: null });
   connection.on("error", (err) => log.warn({ err: err.message }, "redis connection error"));
-  const outcomes = new OutcomeStore(
-    connection,
-    `${options.queuePrefix ?? BIND_QUEUE_PREFIX}-agent:${options.cluster}`,
-    log,
-  );
   const stopSignal = new AbortController();
-  const worker = startBindConsumer(
-    {
+  let worker: Worker;
+  try {
+    await backend.start({
+      nodes: (nodes, complete, deleted) => reporter.nodes(nodes, complete, deleted),
+      podStates: (changes) => reporter.podStateChanges(changes),
+      externalPodGroups: (groups) => reporter.externalPodGroups(groups),
+    });
+    const outcomes = new OutcomeStore(
       connection,
-      cluster: options.cluster,
-      prefix: options.queuePrefix,
-      concurrency: options.concurrency ?? 32,
-      lockDurationMs: options.lockDurationMs ?? 30_000,
-      stalledIntervalMs: options.stalledIntervalMs ?? 15_000,
-      maxStalledCount: options.maxStalledCount ?? 20,
-    },
-    async (request) => {
-      let result = await outcomes.get(request.id);
-      if (result) {
-        log.info({ request: request.id }, "request already executed; reporting its recorded outcome");
-      } else {
-        result = await executeRequest(backend, options.cluster, request);
-        log.info(
-          { request: request.id, kind: request.kind, pod: request.pod.name, node: request.node, ...result },
-          "request done",
-        );
-        await outcomes.put(result, stopSignal.signal);
-      }
-      await reporter.bindResult(result);
-    },
-    log,
-  );
+      `${options.queuePrefix ?? BIND_QUEUE_PREFIX}-agent:${options.cluster}`,
+      log,
+    );
+    worker = startBindConsumer(
+      {
+        connection,
+        cluster: options.cluster,
+        prefix: options.queuePrefix,
+        concurrency: options.concurrency ?? 32,
+        lockDurationMs: options.lockDurationMs ?? 30_000,
+        stalledIntervalMs: options.stalledIntervalMs ?? 15_000,
+        maxStalledCount: options.maxStalledCount ?? 20,
+      },
+      requestHandler({
+        cluster: options.cluster,
+        backend,
+        outcomes,
+        reporter,
+        signal: stopSignal.signal,
+        log,
+      }),
+      log,
+    );
+  } catch (err) {
+    await reporter.stop();
+    await backend.stop();
+    connection.disconnect();
+    throw err;
+  }
   log.info({ backend: backend.kind }, "agent running");
 
   let stopping: Promise<void> | null = null;

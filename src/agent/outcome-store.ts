@@ -7,6 +7,7 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { backoffDelay, sleep } from "./backoff.js";
 import type { BindResultReport } from "./control-plane.js";
+import { AgentStoppedError } from "./report-lane.js";
 
 const TTL_SECONDS = 7 * 24 * 3600;
 
@@ -18,22 +19,29 @@ export class OutcomeStore {
     private readonly log: Logger,
   ) {}
 
-  async get(requestId: string): Promise<BindResultReport | null> {
-    const stored = await this.redis.get(this.key(requestId));
+  /** The recorded outcome, or null when the request was never executed. Retries while
+   * Redis is away: failing here could mark the request failed and lose it. */
+  async get(requestId: string, signal: AbortSignal): Promise<BindResultReport | null> {
+    const stored = await this.retry("read", signal, () => this.redis.get(this.key(requestId)));
     return stored ? (JSON.parse(stored) as BindResultReport) : null;
   }
 
-  /** Retries until Redis takes it (or the signal aborts): giving up would let a redelivery
-   * execute the request again. */
+  /** Retries until Redis takes it: giving up would let a redelivery execute the request again. */
   async put(result: BindResultReport, signal: AbortSignal): Promise<void> {
-    for (let attempt = 0; !signal.aborted; attempt++) {
+    await this.retry("record", signal, () =>
+      this.redis.set(this.key(result.bindRequest), JSON.stringify(result), "EX", TTL_SECONDS),
+    );
+  }
+
+  private async retry<T>(what: string, signal: AbortSignal, call: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
       try {
-        await this.redis.set(this.key(result.bindRequest), JSON.stringify(result), "EX", TTL_SECONDS);
-        return;
+        return await call();
       } catch (err) {
+        if (signal.aborted) throw new AgentStoppedError(`cannot ${what} a request's outcome: agent stopped`);
         this.log.warn(
           { err: (err as Error).message },
-          "cannot record a request's outcome in Redis; retrying",
+          `cannot ${what} a request's outcome in Redis; retrying`,
         );
         await sleep(backoffDelay(attempt), signal);
       }

@@ -2,7 +2,7 @@
 // model and per-device memory from GPU feature discovery labels, every label (topology
 // included), taints, and whether new pods may go there.
 import type { V1Node } from "@kubernetes/client-node";
-import { bytes, cpuMillis, parseQuantity } from "../../quantity.js";
+import { parseQuantity } from "../../quantity.js";
 import { GPU_MEMORY_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE } from "../../labels.js";
 import type { NodeInventory } from "../types.js";
 
@@ -14,8 +14,8 @@ export function nodeInventory(node: V1Node): NodeInventory {
   return {
     name: node.metadata?.name ?? "",
     capacity: {
-      cpuMillis: allocatable.cpu ? cpuMillis(allocatable.cpu) : 0,
-      memory: allocatable.memory ? bytes(allocatable.memory) : 0,
+      cpuMillis: Math.round(quantityOr0(allocatable.cpu) * 1000),
+      memory: Math.round(quantityOr0(allocatable.memory)),
       gpus,
       gpuMemory: gpus > 0 && Number.isFinite(gpuMemory) ? gpuMemory : 0,
     },
@@ -35,6 +35,7 @@ function isReady(node: V1Node): boolean {
   return ready?.status === "True";
 }
 
+/** Never throws: this runs inside watch callbacks, where client-node swallows exceptions. */
 function quantityOr0(value: string | undefined): number {
   if (value === undefined) return 0;
   try {
