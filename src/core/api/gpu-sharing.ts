@@ -14,6 +14,30 @@ export class SharedGpus {
 
   constructor(private readonly node: NodeInfo) {}
 
+  /** The per-group maps (null when nothing is shared, the common case). */
+  capture(): { used: Map<string, number>; releasing: Map<string, number>; allocated: Map<string, number>; marked: Set<string> } | null {
+    if (this.usedMemory.size === 0 && this.releasingMemory.size === 0 && this.allocatedMemory.size === 0 && this.releasingMarked.size === 0)
+      return null;
+    return {
+      used: new Map(this.usedMemory),
+      releasing: new Map(this.releasingMemory),
+      allocated: new Map(this.allocatedMemory),
+      marked: new Set(this.releasingMarked),
+    };
+  }
+
+  restore(s: ReturnType<SharedGpus["capture"]>): void {
+    const put = <K, V>(to: Map<K, V>, from: Map<K, V> | undefined) => {
+      to.clear();
+      if (from) for (const [k, v] of from) to.set(k, v);
+    };
+    put(this.usedMemory, s?.used);
+    put(this.releasingMemory, s?.releasing);
+    put(this.allocatedMemory, s?.allocated);
+    this.releasingMarked.clear();
+    if (s) for (const g of s.marked) this.releasingMarked.add(g);
+  }
+
   private bump(m: Map<string, number>, g: string, d: number): number {
     const v = (m.get(g) ?? 0) + d;
     m.set(g, v);

@@ -21,6 +21,17 @@ export interface NodePodEntry {
   groupMemory: number;
 }
 
+/** A node's accounting at one moment, plus one pod's entry: what a statement restores on rollback. */
+export interface NodeState {
+  idle: Resource;
+  used: Resource;
+  releasing: Resource;
+  shared: ReturnType<SharedGpus["capture"]>;
+  legacyMigPods: number;
+  podUid: string;
+  entry: NodePodEntry | undefined;
+}
+
 export class NodeInfo {
   readonly name: string;
   readonly spec: NodeSpec;
@@ -41,6 +52,8 @@ export class NodeInfo {
   version = 0;
   /** Index in the session's node list (stable, name order). */
   index = -1;
+  /** Told of every change (the session's change log). */
+  onChange: ((n: NodeInfo) => void) | null = null;
 
   constructor(spec: NodeSpec) {
     this.spec = spec;
@@ -123,8 +136,14 @@ export class NodeInfo {
 
   /** Fits into Idle + Releasing. */
   isTaskAllocatableOnReleasingOrIdle(pod: PodInfo): boolean {
-    const avail = this.idle.clone().add(this.releasing);
-    return this.fitsInto(pod.req, avail, true);
+    const req = pod.req;
+    const i = this.idle;
+    const r = this.releasing;
+    // Quick refusal on the plain resources before building the sum (most misses end here).
+    if (req.cpu > i.cpu + r.cpu || req.memory > i.memory + r.memory || req.pods > i.pods + r.pods) return false;
+    if (req.kind === "regular" && req.gpus > i.gpus + r.gpus) return false;
+    if (!r.scalars && !r.cpu && !r.memory && !r.gpus && !r.pods) return this.fitsInto(req, i, true);
+    return this.fitsInto(req, i.clone().add(r), true);
   }
 
   private fitsInto(req: TaskRequest, avail: Resource, withReleasing: boolean): boolean {
@@ -202,6 +221,7 @@ export class NodeInfo {
     }
     if (entry.shared) for (const g of entry.gpuGroups) this.shared.add(entry, g);
     this.version++;
+    this.onChange?.(this);
   }
 
   removeTask(pod: PodInfo): void {
@@ -221,11 +241,37 @@ export class NodeInfo {
     }
     if (entry.shared) for (const g of entry.gpuGroups) this.shared.remove(entry, g);
     this.version++;
+    this.onChange?.(this);
   }
 
   updateTask(pod: PodInfo): void {
     this.removeTask(pod);
     this.addTask(pod);
+  }
+
+  /** The accounting and `podUid`'s entry, to put back exactly with restore(). */
+  capture(podUid: string): NodeState {
+    return {
+      idle: this.idle.clone(),
+      used: this.used.clone(),
+      releasing: this.releasing.clone(),
+      shared: this.shared.capture(),
+      legacyMigPods: this.legacyMigPods,
+      podUid,
+      entry: this.pods.get(podUid),
+    };
+  }
+
+  restore(s: NodeState): void {
+    copyInto(this.idle, s.idle);
+    copyInto(this.used, s.used);
+    copyInto(this.releasing, s.releasing);
+    this.shared.restore(s.shared);
+    this.legacyMigPods = s.legacyMigPods;
+    if (s.entry) this.pods.set(s.podUid, s.entry);
+    else this.pods.delete(s.podUid);
+    this.version++;
+    this.onChange?.(this);
   }
 
   /** Idle and releasing device counts, as KAI's tests read them (whole devices). */
@@ -236,4 +282,12 @@ export class NodeInfo {
   releasingGpus(): number {
     return this.releasing.gpus;
   }
+}
+
+function copyInto(to: Resource, from: Resource): void {
+  to.cpu = from.cpu;
+  to.memory = from.memory;
+  to.gpus = from.gpus;
+  to.pods = from.pods;
+  to.scalars = from.scalars ? new Map(from.scalars) : null;
 }

@@ -3,6 +3,26 @@ import { TaskRequest } from "./resources.js";
 import type { PodSpec, PodStatus } from "./spec.js";
 
 export const DEFAULT_SUB_GROUP = "default";
+/** Shared by every pod without GPU groups (never mutated: groups are always replaced whole). */
+const NO_GROUPS: string[] = [];
+
+/** Spec fields (besides request and labels) that can change how nodes score or fit a pod. */
+const SHAPE_FIELDS = [
+  "nodeNames",
+  "nodeSelector",
+  "tolerations",
+  "podAffinity",
+  "podAntiAffinity",
+  "gpuModels",
+  "nominatedNode",
+  "legacyMig",
+] as const satisfies readonly (keyof PodSpec)[];
+
+function isEmptyObject(o: object | undefined): boolean {
+  if (!o) return true;
+  for (const _ in o) return false;
+  return true;
+}
 
 export type ReceivedType = "none" | "regular" | "fraction" | "mig";
 
@@ -44,7 +64,29 @@ export class PodInfo {
     this.createdAt = spec.createdAt ?? Number.POSITIVE_INFINITY;
     this.status = spec.status;
     this.nodeName = spec.node;
-    this.gpuGroups = [...spec.gpuGroups];
+    this.gpuGroups = spec.gpuGroups.length ? [...spec.gpuGroups] : NO_GROUPS;
+  }
+
+  private shapeKey: string | null = null;
+
+  /** Everything of the spec but identity and state: pods with equal keys score nodes alike. */
+  get shape(): string {
+    if (this.shapeKey === null) {
+      const s = this.spec;
+      const r = s.request;
+      let k = `${r.cpuMillis}|${r.memory}|${r.gpus}|${r.gpuFraction}|${r.gpuMemory}`;
+      // The rarely used fields are spelled out only when present, keeping the common key short.
+      if (!isEmptyObject(r.mig)) k += `|mig=${JSON.stringify(r.mig)}`;
+      if (!isEmptyObject(r.extended)) k += `|ext=${JSON.stringify(r.extended)}`;
+      if (!isEmptyObject(s.labels)) k += `|labels=${JSON.stringify(s.labels)}`;
+      for (const f of SHAPE_FIELDS) {
+        const v = s[f];
+        if (v === undefined || v === null || v === false || (Array.isArray(v) && v.length === 0)) continue;
+        k += `|${f}=${JSON.stringify(v)}`;
+      }
+      this.shapeKey = k;
+    }
+    return this.shapeKey;
   }
 
   /** Shared-GPU placement (fraction or GPU memory) as received on its node. */

@@ -204,6 +204,26 @@ export class JobInfo {
     return this.countOf("Allocated") + this.countOf("Bound") + this.countOf("Binding") + this.countOf("Running");
   }
 
+  private gangStateCache = -1;
+  private gangStateVersion = -1;
+
+  /** -1 below the gang minimum in some pod set, 0 exactly at it everywhere, 1 above it somewhere. */
+  get gangState(): -1 | 0 | 1 {
+    if (this.gangStateVersion !== this.version) {
+      let st: -1 | 0 | 1 = 0;
+      for (const ps of this.podSetList) {
+        if (ps.activeAllocated < ps.minAvailable) {
+          st = -1;
+          break;
+        }
+        if (ps.activeAllocated > ps.minAvailable) st = 1;
+      }
+      this.gangStateCache = st;
+      this.gangStateVersion = this.version;
+    }
+    return this.gangStateCache as -1 | 0 | 1;
+  }
+
   get isReadyForScheduling(): boolean {
     return this.podSetList.every((ps) => ps.isReadyForScheduling);
   }

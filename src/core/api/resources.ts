@@ -75,6 +75,18 @@ export class Resource {
   }
 }
 
+const NONE: [string, number][] = [];
+
+function nonZero(o: Record<string, number> | undefined): [string, number][] {
+  if (!o) return NONE;
+  let out: [string, number][] | null = null;
+  for (const k in o) {
+    const v = o[k]!;
+    if (v > 0) (out ??= []).push([k, v]);
+  }
+  return out ?? NONE;
+}
+
 export type GpuRequestKind = "none" | "regular" | "fraction" | "memory" | "mig";
 
 /** What one pod asks for, normalised for the scheduler. */
@@ -95,8 +107,8 @@ export class TaskRequest {
   constructor(r: PodRequest) {
     this.cpu = r.cpuMillis;
     this.memory = r.memory;
-    const migEntries = Object.entries(r.mig ?? {}).filter(([, v]) => v > 0);
-    const ext = Object.entries(r.extended ?? {}).filter(([, v]) => v > 0);
+    const migEntries = nonZero(r.mig);
+    const ext = nonZero(r.extended);
     this.extended = ext.length ? new Map(ext) : null;
     if (migEntries.length) {
       this.kind = "mig";

@@ -21,6 +21,29 @@ export type QueueOrderFn = (
 export type NodePreOrderFn = (task: PodInfo, nodes: readonly NodeInfo[]) => void;
 /** A node's score for a task; the session sums all plugins' scores. */
 export type NodeOrderFn = (task: PodInfo, node: NodeInfo) => number;
+
+/**
+ * The placement strategy's score (binpack/spread): at most `maxScore`, and ordering the
+ * nodes that have the pod's resource exactly as `rankKey` does (smaller = better). The
+ * session uses the key to keep node orders incrementally instead of rescoring every
+ * node for every pod.
+ */
+export interface PlacementScore {
+  preOrder: NodePreOrderFn | null;
+  score: NodeOrderFn;
+  maxScore: number;
+  /** The resource the pod is placed by. */
+  resourceOf: (task: PodInfo) => "gpu" | "cpu";
+  /** null when the node has none of the resource (its score is then 0 whatever its state). */
+  rankKey: (task: PodInfo, node: NodeInfo) => number | null;
+}
+
+/** A node score that depends on more than the pod's spec and the node (e.g. the sub-group being placed). */
+export interface AttemptNodeScore {
+  fn: NodeOrderFn;
+  /** The pods it scores at all (others get 0). */
+  appliesTo: (task: PodInfo) => boolean;
+}
 /** The score of a device candidate: a shared group id, or WHOLE_GPU for an idle/releasing device. */
 export type GpuOrderFn = (task: PodInfo, node: NodeInfo, group: string) => number;
 export const WHOLE_GPU = "-2";

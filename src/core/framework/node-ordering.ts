@@ -1,43 +1,89 @@
 // Node order and node fit for one task (KAI: session.go OrderedNodesByTask, FittingNode).
 // Every plugin's node score is summed; nodes go by score descending, ties by name.
+//
+// Rescoring every node for every pod is what makes large cycles slow, so orders are
+// kept per (node set, pod shape) and only nodes that changed since are rescored and
+// moved. This is exact when the non-placement scores come in tiers (multiples of 10,
+// as all of KAI's do) above the placement score (≤ 9): then the order is the tier sum,
+// then the placement's rank, then the name. Any pod or node set for which that does not
+// hold is ordered the plain way.
 import type { NodeInfo } from "../api/node-info.js";
 import type { PodInfo } from "../api/pod-info.js";
 import type { JobInfo } from "../api/podgroup-info.js";
 import { WHOLE_GPU } from "./callbacks.js";
-import { TaskFitErrors } from "./fit-errors.js";
+import { NodeOrderCache } from "./node-order-cache.js";
 import type { Session } from "./session.js";
 
+const MAX_CACHED_ORDERS = 64;
+
 export class NodeOrdering {
+  private readonly caches = new Map<number, Map<string, NodeOrderCache>>();
+  private cachedCount = 0;
+  private readonly setIds = new WeakMap<readonly NodeInfo[], number>();
+  private nextSetId = 0;
+
   constructor(private readonly ssn: Session) {}
 
   /** `nodes` ordered for `task`: score descending, then name. */
   ordered(nodes: readonly NodeInfo[], task: PodInfo): NodeInfo[] {
     const ssn = this.ssn;
     for (const f of ssn.nodePreOrderFns) f(task, nodes);
+    ssn.placement?.preOrder?.(task, nodes);
     const n = nodes.length;
     const scores = new Float64Array(n);
-    const fns = ssn.nodeOrderFns;
-    for (let i = 0; i < n; i++) {
-      let s = 0;
-      const node = nodes[i]!;
-      for (let k = 0; k < fns.length; k++) s += fns[k]!(task, node);
-      scores[i] = s;
-    }
+    for (let i = 0; i < n; i++) scores[i] = this.score(task, nodes[i]!);
     const idx = Array.from({ length: n }, (_, i) => i);
-    idx.sort((a, b) => {
-      const d = scores[b]! - scores[a]!;
-      if (d !== 0) return d;
-      const na = nodes[a]!.name;
-      const nb = nodes[b]!.name;
-      return na < nb ? -1 : na > nb ? 1 : 0;
-    });
+    idx.sort((a, b) => scores[b]! - scores[a]! || nodes[a]!.index - nodes[b]!.index);
     return idx.map((i) => nodes[i]!);
+  }
+
+  /** The summed score of `node` for `task` (after the pre-order hooks ran). */
+  score(task: PodInfo, node: NodeInfo): number {
+    const ssn = this.ssn;
+    let s = 0;
+    for (const f of ssn.nodeOrderFns) s += f(task, node);
+    for (const a of ssn.attemptNodeOrderFns) if (a.appliesTo(task)) s += a.fn(task, node);
+    if (ssn.placement) s += ssn.placement.score(task, node);
+    return s;
   }
 
   /** Try nodes in order until `tryNode` succeeds; true when one did. */
   firstFit(nodes: readonly NodeInfo[], task: PodInfo, tryNode: (node: NodeInfo) => boolean): boolean {
-    for (const node of this.ordered(nodes, task)) if (tryNode(node)) return true;
+    const cache = this.cacheFor(nodes, task);
+    const order = cache?.refresh() ? cache.order : this.ordered(nodes, task);
+    for (const node of order) if (tryNode(node)) return true;
     return false;
+  }
+
+  private cacheFor(nodes: readonly NodeInfo[], task: PodInfo): NodeOrderCache | null {
+    const ssn = this.ssn;
+    if (ssn.nodePreOrderFns.length > 0) return null;
+    for (const a of ssn.attemptNodeOrderFns) if (a.appliesTo(task)) return null;
+    let setId = this.setIds.get(nodes);
+    if (setId === undefined) {
+      setId = this.nextSetId++;
+      this.setIds.set(nodes, setId);
+    }
+    let bySet = this.caches.get(setId);
+    if (!bySet) {
+      bySet = new Map();
+      this.caches.set(setId, bySet);
+    }
+    let c = bySet.get(task.shape);
+    if (!c) {
+      if (this.cachedCount >= MAX_CACHED_ORDERS) {
+        // Forget everything rather than track recency: a cycle rarely has this many pod shapes.
+        this.caches.clear();
+        this.cachedCount = 0;
+        bySet = new Map();
+        this.caches.set(setId, bySet);
+      }
+      c = new NodeOrderCache(ssn, nodes, task);
+      bySet.set(task.shape, c);
+      this.cachedCount++;
+    }
+    c.task = task;
+    return c;
   }
 
   /**
@@ -47,20 +93,13 @@ export class NodeOrdering {
   fits(task: PodInfo, job: JobInfo, node: NodeInfo, record: boolean): boolean {
     const ssn = this.ssn;
     if (!node.isTaskAllocatableOnReleasingOrIdle(task)) {
-      if (record && !node.isTaskAllocatable(task)) {
-        const e = new TaskFitErrors();
-        e.setNodeError(node.name, insufficientResources(task, node));
-        ssn.addTaskFitErrors(job, task, e);
-      }
+      if (record && !node.isTaskAllocatable(task))
+        ssn.fitErrorsFor(job, task).setNodeError(node.index, insufficientResources(task, node));
       return false;
     }
     const err = ssn.predicate(task, job, node);
     if (err) {
-      if (record) {
-        const e = new TaskFitErrors();
-        e.setNodeError(node.name, [err]);
-        ssn.addTaskFitErrors(job, task, e);
-      }
+      if (record) ssn.fitErrorsFor(job, task).setNodeError(node.index, internReason(err));
       return false;
     }
     return true;
@@ -102,5 +141,22 @@ export function insufficientResources(task: PodInfo, node: NodeInfo): string[] {
     for (const [k, v] of req.extended)
       if (node.allocatable.scalar(k) - node.used.scalar(k) < v) out.push(`node(s) didn't have enough resources: ${k}`);
   if (out.length === 0) out.push("node(s) didn't have enough resources");
-  return out;
+  return intern(out);
+}
+
+/** One shared array per distinct predicate reason. */
+export function internReason(reason: string): string[] {
+  return intern([reason]);
+}
+
+// Nodes short of the same things share one reasons array (thousands of nodes, few distinct lists).
+const interned = new Map<string, string[]>();
+function intern(reasons: string[]): string[] {
+  const k = reasons.join("\u0000");
+  let v = interned.get(k);
+  if (!v) {
+    v = reasons;
+    if (interned.size < 1024) interned.set(k, v);
+  }
+  return v;
 }

@@ -10,6 +10,7 @@ import type { ActionName, Eviction, Placement, QueueShare } from "../api/result.
 import type { Snapshot, TopologySpec } from "../api/spec.js";
 import { isActiveUsed } from "../api/status.js";
 import type {
+  AttemptNodeScore,
   BindRequestMutateFn,
   CanReclaimFn,
   CompareFn,
@@ -18,6 +19,7 @@ import type {
   JobCapacityFn,
   NodeOrderFn,
   NodePreOrderFn,
+  PlacementScore,
   PredicateFn,
   PrePredicateFn,
   QueueOrderFn,
@@ -68,7 +70,11 @@ export class Session {
   readonly subGroupSetOrderFns: CompareFn<SubGroupSet>[] = [];
   readonly queueOrderFns: QueueOrderFn[] = [];
   readonly nodePreOrderFns: NodePreOrderFn[] = [];
+  /** Node scores that depend only on the pod's spec and the node's state. */
   readonly nodeOrderFns: NodeOrderFn[] = [];
+  readonly attemptNodeOrderFns: AttemptNodeScore[] = [];
+  /** The placement strategy's score (nodeplacement), if any. */
+  placement: PlacementScore | null = null;
   readonly gpuOrderFns: GpuOrderFn[] = [];
   readonly prePredicateFns: PrePredicateFn[] = [];
   readonly predicateFns: PredicateFn[] = [];
@@ -96,6 +102,8 @@ export class Session {
   readonly taskFitErrors = new Map<string, Map<string, TaskFitErrors>>();
 
   readonly ordering: NodeOrdering;
+  /** Every node change, in order (node orders catch up from it). */
+  readonly nodeChanges: NodeInfo[] = [];
 
   constructor(snapshot: Snapshot, config: SchedulerConfig) {
     this.now = snapshot.now;
@@ -106,6 +114,7 @@ export class Session {
       n.index = i;
       this.nodeByName.set(n.name, n);
     });
+    const log = this.nodeChanges;
     for (const t of snapshot.topologies) this.topologies.set(t.name, t);
     this.buildQueues(snapshot);
     const onNode = new Map<string, PodInfo[]>();
@@ -127,6 +136,7 @@ export class Session {
       pods.sort(byName);
       for (const p of pods) node.addTask(p);
     }
+    for (const n of this.nodes) n.onChange = (x) => log.push(x);
     this.ordering = new NodeOrdering(this);
   }
 
@@ -314,16 +324,19 @@ export class Session {
     return { sets, error: null };
   }
 
-  /** Record why `task` did not fit (merged with what was recorded before). */
-  addTaskFitErrors(job: JobInfo, task: PodInfo, errors: TaskFitErrors): void {
+  /** The fit errors recorded for `task` so far (created empty on first use). */
+  fitErrorsFor(job: JobInfo, task: PodInfo): TaskFitErrors {
     let m = this.taskFitErrors.get(job.uid);
     if (!m) {
       m = new Map();
       this.taskFitErrors.set(job.uid, m);
     }
-    const prev = m.get(task.uid);
-    if (prev) prev.merge(errors);
-    else m.set(task.uid, errors);
+    let e = m.get(task.uid);
+    if (!e) {
+      e = new TaskFitErrors();
+      m.set(task.uid, e);
+    }
+    return e;
   }
 
   taskFitErrorsOf(job: JobInfo, task: PodInfo): TaskFitErrors | undefined {

@@ -1,41 +1,40 @@
 // The statement: a transaction over the session. Allocate, pipeline and evict apply
 // to the session at once and are recorded; checkpoint/rollback/discard undo them in
 // reverse; commit hands them to the session's result in order (KAI: statement.go).
-import type { NodeInfo, NodePodEntry } from "../api/node-info.js";
+//
+// Each operation keeps the node state it changed, so a rollback puts nodes back exactly
+// (KAI's shared-GPU accounting is not always its own inverse). Only the out-of-order
+// undo of an eviction — a victim put back where it was — goes through the accounting,
+// as in KAI.
+import type { NodeInfo, NodeState } from "../api/node-info.js";
 import type { PodInfo } from "../api/pod-info.js";
-import type { PodStatus } from "../api/spec.js";
 import type { ActionName } from "../api/result.js";
+import type { PodStatus } from "../api/spec.js";
 import type { Session } from "./session.js";
 
+interface TaskFields {
+  status: PodStatus;
+  nodeName: string | null;
+  gpuGroups: string[];
+  isVirtual: boolean;
+}
+
 type Op =
-  | { kind: "allocate"; task: PodInfo; node: string; prevVirtual: boolean; undone: boolean }
-  | {
-      kind: "pipeline";
-      task: PodInfo;
-      node: string;
-      prevNode: string | null;
-      prevStatus: PodStatus;
-      prevGroups: string[];
-      prevVirtual: boolean;
-      /** The task's entry on the node before the pipeline (it was there, being evicted). */
-      replaced: NodePodEntry | null;
-      /** The replaced entry's resources stay counted (a shared pod moving to another device). */
-      replacedKept: boolean;
-      undone: boolean;
-    }
-  | {
-      kind: "evict";
-      task: PodInfo;
-      node: string;
-      prevStatus: PodStatus;
-      prevGroups: string[];
-      prevVirtual: boolean;
-      message: string;
-      undone: boolean;
-    }
-  | { kind: "undo"; target: number; undone: boolean };
+  | { kind: "allocate"; task: PodInfo; node: string; before: NodeState; prev: TaskFields; undone: boolean }
+  | { kind: "pipeline"; task: PodInfo; node: string; before: NodeState; prev: TaskFields; undone: boolean }
+  | { kind: "evict"; task: PodInfo; node: string; before: NodeState; prev: TaskFields; message: string; undone: boolean }
+  /** An eviction undone out of order; reversing it evicts again. */
+  | { kind: "undo"; task: PodInfo; target: number; node: string; before: NodeState; prev: TaskFields; undone: boolean };
 
 export type Checkpoint = number;
+
+function fieldsOf(t: PodInfo): TaskFields {
+  return { status: t.status, nodeName: t.nodeName, gpuGroups: t.gpuGroups, isVirtual: t.isVirtual };
+}
+
+function sameGroups(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((g, i) => g === b[i]);
+}
 
 export class Statement {
   private ops: Op[] = [];
@@ -59,26 +58,24 @@ export class Statement {
     return n;
   }
 
-  private job(task: PodInfo) {
-    return this.ssn.jobOf(task);
+  private setFields(task: PodInfo, f: TaskFields): void {
+    this.ssn.jobOf(task).setPodStatus(task, f.status);
+    task.nodeName = f.nodeName;
+    task.gpuGroups = f.gpuGroups;
+    task.isVirtual = f.isVirtual;
   }
 
-  allocate(task: PodInfo, nodeName: string): void {
+  /** Place `task` on `nodeName` (on `gpuGroups`, for a shared-GPU task). */
+  allocate(task: PodInfo, nodeName: string, gpuGroups: string[] = task.gpuGroups): void {
     const node = this.node(nodeName);
-    this.job(task).setPodStatus(task, "Allocated");
+    const op: Op = { kind: "allocate", task, node: nodeName, before: node.capture(task.uid), prev: fieldsOf(task), undone: false };
+    task.gpuGroups = gpuGroups;
+    this.ssn.jobOf(task).setPodStatus(task, "Allocated");
     task.nodeName = nodeName;
     node.addTask(task);
     this.ssn.fireAllocate(task);
-    this.ops.push({ kind: "allocate", task, node: nodeName, prevVirtual: task.isVirtual, undone: false });
+    this.ops.push(op);
     task.isVirtual = true;
-  }
-
-  private unallocate(task: PodInfo, prevVirtual: boolean): void {
-    this.job(task).setPodStatus(task, "Pending");
-    if (task.nodeName) this.node(task.nodeName).removeTask(task);
-    task.nodeName = null;
-    task.isVirtual = prevVirtual;
-    this.ssn.fireDeallocate(task);
   }
 
   /**
@@ -86,64 +83,31 @@ export class Statement {
    * on that node (it was evicted in this statement) and `updateIfOnNode` is false, the
    * eviction is undone instead.
    */
-  pipeline(task: PodInfo, nodeName: string, updateIfOnNode: boolean): void {
+  pipeline(task: PodInfo, nodeName: string, updateIfOnNode: boolean, gpuGroups: string[] = task.gpuGroups): void {
     const node = this.node(nodeName);
     const onNode = node.pods.get(task.uid) ?? null;
     const sharedMove =
       onNode !== null &&
-      task.gpuGroups.length > 0 &&
+      gpuGroups.length > 0 &&
       task.isSharedAllocation &&
-      !(task.gpuGroups.length === 1 && task.gpuGroups[0] === "-1") &&
-      !sameGroups(task.gpuGroups, onNode.gpuGroups);
+      !(gpuGroups.length === 1 && gpuGroups[0] === "-1") &&
+      !sameGroups(gpuGroups, onNode.gpuGroups);
     if (onNode && !updateIfOnNode && !sharedMove) {
       task.gpuGroups = onNode.gpuGroups;
       this.unevict(task);
       return;
     }
-    const prevStatus = task.status;
-    this.job(task).setPodStatus(task, "Pipelined");
-    const prevNode = task.nodeName;
+    const op: Op = { kind: "pipeline", task, node: nodeName, before: node.capture(task.uid), prev: fieldsOf(task), undone: false };
+    task.gpuGroups = gpuGroups;
+    this.ssn.jobOf(task).setPodStatus(task, "Pipelined");
     task.nodeName = nodeName;
-    let prevGroups = task.gpuGroups;
-    const prevVirtual = task.isVirtual;
-    if (sharedMove && onNode) {
-      prevGroups = onNode.gpuGroups;
-      node.addTask(task, true);
-    } else if (onNode) {
-      node.updateTask(task);
-    } else {
-      node.addTask(task);
-    }
+    // A shared pod moving to another device of the same node stays counted on the old one until it leaves it.
+    if (sharedMove) node.addTask(task, true);
+    else if (onNode) node.updateTask(task);
+    else node.addTask(task);
     this.ssn.fireAllocate(task);
-    this.ops.push({
-      kind: "pipeline",
-      task,
-      node: nodeName,
-      prevNode,
-      prevStatus,
-      prevGroups,
-      prevVirtual,
-      replaced: onNode,
-      replacedKept: sharedMove,
-      undone: false,
-    });
+    this.ops.push(op);
     task.isVirtual = true;
-  }
-
-  private unpipeline(op: Extract<Op, { kind: "pipeline" }>): void {
-    const { task } = op;
-    this.job(task).setPodStatus(task, op.prevStatus);
-    const node = this.node(op.node);
-    node.removeTask(task);
-    if (op.replaced) {
-      // Put back what the node held before; its resources are still counted when the pod moved devices.
-      if (op.replacedKept) node.pods.set(task.uid, op.replaced);
-      else node.addEntry(op.replaced);
-    }
-    task.nodeName = op.prevNode;
-    task.gpuGroups = op.prevGroups;
-    task.isVirtual = op.prevVirtual;
-    this.ssn.fireDeallocate(task);
   }
 
   evict(task: PodInfo, message: string): void {
@@ -153,94 +117,52 @@ export class Statement {
       kind: "evict",
       task,
       node: node.name,
-      prevStatus: task.status,
-      prevGroups: task.gpuGroups,
-      prevVirtual: task.isVirtual,
+      before: node.capture(task.uid),
+      prev: fieldsOf(task),
       message,
       undone: false,
     };
-    this.job(task).setPodStatus(task, "Releasing");
+    this.ssn.jobOf(task).setPodStatus(task, "Releasing");
     node.updateTask(task);
     this.ssn.fireDeallocate(task);
     this.ops.push(op);
     task.isVirtual = true;
   }
 
-  private unevictOp(op: Extract<Op, { kind: "evict" }>): void {
-    const { task } = op;
-    this.job(task).setPodStatus(task, op.prevStatus);
-    task.gpuGroups = op.prevGroups;
-    task.isVirtual = op.prevVirtual;
-    const node = this.node(op.node);
-    task.nodeName = op.node;
+  /** Undo the earliest still-valid eviction of `task` (a victim put back where it was). */
+  unevict(task: PodInfo): void {
+    const i = this.ops.findIndex((op) => op.kind === "evict" && !op.undone && op.task === task);
+    if (i < 0) throw new Error(`statement: no eviction of ${task.name} to undo`);
+    const ev = this.ops[i] as Extract<Op, { kind: "evict" }>;
+    const node = this.node(ev.node);
+    const undo: Op = { kind: "undo", task, target: i, node: ev.node, before: node.capture(task.uid), prev: fieldsOf(task), undone: false };
+    this.setFields(task, ev.prev);
+    task.nodeName = ev.node;
     if (node.pods.has(task.uid)) node.updateTask(task);
     else node.addTask(task);
     this.ssn.fireAllocate(task);
+    ev.undone = true;
+    this.ops.push(undo);
   }
 
-  /** Undo the earliest still-valid eviction of `task` (a victim put back where it was). */
-  unevict(task: PodInfo): void {
-    for (let i = 0; i < this.ops.length; i++) {
-      const op = this.ops[i]!;
-      if (op.kind === "evict" && !op.undone && op.task === task) {
-        this.undoAt(i);
-        return;
-      }
-    }
-    throw new Error(`statement: no eviction of ${task.name} to undo`);
-  }
-
+  /** Reverse one operation (in reverse order of application). */
   private reverse(op: Op): void {
+    const { task } = op;
+    this.setFields(task, op.prev);
+    this.node(op.node).restore(op.before);
     switch (op.kind) {
       case "allocate":
-        this.unallocate(op.task, op.prevVirtual);
-        break;
       case "pipeline":
-        this.unpipeline(op);
+        this.ssn.fireDeallocate(task);
         break;
       case "evict":
-        this.unevictOp(op);
+        this.ssn.fireAllocate(task);
         break;
       case "undo":
-        this.redo(this.ops[op.target]!);
+        this.ssn.fireDeallocate(task);
         this.ops[op.target]!.undone = false;
         break;
     }
-  }
-
-  /** Re-apply an operation that an undo record had reversed. */
-  private redo(op: Op): void {
-    const { task } = op as Exclude<Op, { kind: "undo" }>;
-    switch (op.kind) {
-      case "allocate": {
-        this.job(task).setPodStatus(task, "Allocated");
-        task.nodeName = op.node;
-        this.node(op.node).addTask(task);
-        this.ssn.fireAllocate(task);
-        task.isVirtual = true;
-        break;
-      }
-      case "evict": {
-        op.prevStatus = task.status;
-        op.prevGroups = task.gpuGroups;
-        op.prevVirtual = task.isVirtual;
-        this.job(task).setPodStatus(task, "Releasing");
-        this.node(op.node).updateTask(task);
-        this.ssn.fireDeallocate(task);
-        task.isVirtual = true;
-        break;
-      }
-      default:
-        throw new Error(`statement: cannot redo ${op.kind}`);
-    }
-  }
-
-  private undoAt(i: number): void {
-    const op = this.ops[i]!;
-    if (op.undone) return;
-    this.reverse(op);
-    op.undone = true;
-    this.ops.push({ kind: "undo", target: i, undone: false });
   }
 
   rollback(cp: Checkpoint): void {
@@ -262,9 +184,17 @@ export class Statement {
       (op): op is Extract<Op, { kind: "allocate" }> => op.kind === "allocate" && op.task.jobUid === jobUid,
     );
     for (const op of allocs) {
-      const node = op.task.nodeName!;
-      this.unallocate(op.task, true);
-      this.pipeline(op.task, node, true);
+      const task = op.task;
+      const node = this.node(task.nodeName!);
+      const groups = task.gpuGroups;
+      // Taken off as KAI does (through the accounting), then pipelined where it was.
+      this.ssn.jobOf(task).setPodStatus(task, "Pending");
+      node.removeTask(task);
+      task.nodeName = null;
+      task.gpuGroups = op.prev.gpuGroups;
+      task.isVirtual = true;
+      this.ssn.fireDeallocate(task);
+      this.pipeline(task, node.name, true, groups);
     }
     this.ops = this.ops.filter((op) => !(op.kind === "allocate" && op.task.jobUid === jobUid));
   }
@@ -304,8 +234,4 @@ export class Statement {
     for (const op of this.ops) if (op.kind === "pipeline" && !op.undone) out.push(op.task);
     return out;
   }
-}
-
-function sameGroups(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((g, i) => g === b[i]);
 }

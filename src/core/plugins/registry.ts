@@ -20,6 +20,7 @@ import * as resourcetype from "./resourcetype/index.js";
 import * as snapshot from "./snapshot/index.js";
 import * as subgrouporder from "./subgrouporder/index.js";
 import * as taskorder from "./taskorder/index.js";
+import * as topology from "./topology/index.js";
 
 export type PluginFactory = (args: PluginArguments) => Plugin;
 
@@ -64,6 +65,7 @@ const BUILT_IN: { name: string; create: PluginFactory }[] = [
   dynamicresources,
   nodeplacement,
   minruntime,
+  topology,
   snapshot,
 ];
 

@@ -1,9 +1,14 @@
-// A binary heap ordered by `before(a, b)` (true when a comes out first).
+// A binary heap with the exact sift rules of Go's container/heap, so that items the
+// order considers equal come out in the same sequence as in KAI.
 
 export class Heap<T> {
-  private items: T[] = [];
+  private readonly items: T[] = [];
 
-  constructor(private readonly before: (a: T, b: T) => boolean) {}
+  /** `less(a, b)`: a comes out before b. `capacity` (≥ 0) drops the item at that index on overflow, as KAI does. */
+  constructor(
+    private readonly less: (a: T, b: T) => boolean,
+    private readonly capacity = -1,
+  ) {}
 
   get size(): number {
     return this.items.length;
@@ -14,50 +19,67 @@ export class Heap<T> {
   }
 
   push(x: T): void {
-    const a = this.items;
-    a.push(x);
-    let i = a.length - 1;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (!this.before(a[i]!, a[p]!)) break;
-      [a[i], a[p]] = [a[p]!, a[i]!];
-      i = p;
-    }
+    this.items.push(x);
+    this.up(this.items.length - 1);
+    if (this.capacity >= 0 && this.items.length > this.capacity) this.removeAt(this.capacity);
   }
 
   pop(): T | undefined {
-    const a = this.items;
-    if (a.length === 0) return undefined;
-    const top = a[0];
-    const last = a.pop()!;
-    if (a.length > 0) {
-      a[0] = last;
-      this.down(0);
-    }
-    return top;
+    const n = this.items.length - 1;
+    if (n < 0) return undefined;
+    this.swap(0, n);
+    this.down(0, n);
+    return this.items.pop();
   }
 
-  /** Re-sift the top after its key changed. */
-  fixTop(): void {
-    if (this.items.length > 1) this.down(0);
+  /** Re-establish the order after the item at `i` changed (Go: heap.Fix). */
+  fix(i: number): void {
+    if (!this.down(i, this.items.length)) this.up(i);
   }
 
-  private down(i: number): void {
-    const a = this.items;
-    const n = a.length;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < n && this.before(a[l]!, a[m]!)) m = l;
-      if (r < n && this.before(a[r]!, a[m]!)) m = r;
-      if (m === i) return;
-      [a[i], a[m]] = [a[m]!, a[i]!];
-      i = m;
+  removeAt(i: number): T | undefined {
+    const n = this.items.length - 1;
+    if (n !== i) {
+      this.swap(i, n);
+      if (!this.down(i, n)) this.up(i);
     }
+    return this.items.pop();
   }
 
   toArray(): T[] {
     return [...this.items];
+  }
+
+  private swap(i: number, j: number): void {
+    const a = this.items;
+    const t = a[i]!;
+    a[i] = a[j]!;
+    a[j] = t;
+  }
+
+  private up(j: number): void {
+    const a = this.items;
+    for (;;) {
+      const i = (j - 1) >> 1;
+      if (i === j || i < 0 || !this.less(a[j]!, a[i]!)) break;
+      this.swap(i, j);
+      j = i;
+    }
+  }
+
+  private down(i0: number, n: number): boolean {
+    const a = this.items;
+    let i = i0;
+    for (;;) {
+      const j1 = 2 * i + 1;
+      if (j1 >= n || j1 < 0) break;
+      let j = j1;
+      const j2 = j1 + 1;
+      if (j2 < n && this.less(a[j2]!, a[j1]!)) j = j2;
+      if (!this.less(a[j]!, a[i]!)) break;
+      this.swap(i, j);
+      i = j;
+    }
+    return i > i0;
   }
 }

@@ -6,7 +6,7 @@ import type { NodeInfo } from "../../api/node-info.js";
 import type { PodInfo } from "../../api/pod-info.js";
 import type { JobInfo, PodSet, SubGroupSet } from "../../api/podgroup-info.js";
 import { DEFAULT_SUB_GROUP } from "../../api/pod-info.js";
-import { DEFAULT_POD_ERROR, TaskFitErrors } from "../../framework/fit-errors.js";
+import { DEFAULT_POD_ERROR } from "../../framework/fit-errors.js";
 import type { Session } from "../../framework/session.js";
 import type { Statement } from "../../framework/statement.js";
 import { allocateSharedGpuTask } from "./allocate-shared-gpu.js";
@@ -125,9 +125,7 @@ function allocateTask(
 ): boolean {
   const pre = ssn.prePredicate(task, job);
   if (pre) {
-    const e = new TaskFitErrors();
-    e.err = pre;
-    ssn.addTaskFitErrors(job, task, e);
+    ssn.fitErrorsFor(job, task).err = pre;
     return false;
   }
   return ssn.ordering.firstFit(nodes, task, (node) => {

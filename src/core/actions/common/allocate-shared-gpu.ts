@@ -17,8 +17,7 @@ export function allocateSharedGpuTask(
   const candidates = ssn.ordering.fittingGpus(node, task);
   const choice = chooseSharedDevices(candidates, node, task, pipelineOnly, () => ssn.newGpuGroupId(node));
   if (!choice) return false;
-  task.gpuGroups = choice.groups;
-  if (pipelineOnly || choice.releasing) stmt.pipeline(task, node.name, false);
-  else stmt.allocate(task, node.name);
+  if (pipelineOnly || choice.releasing) stmt.pipeline(task, node.name, false, choice.groups);
+  else stmt.allocate(task, node.name, choice.groups);
   return true;
 }

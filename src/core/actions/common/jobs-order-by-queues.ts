@@ -1,7 +1,9 @@
-// Jobs held in a tree mirroring the queue hierarchy: the next job is found by walking
-// down from the top, taking the best child queue at each level (queue order compares
-// the best job of each subtree), then the best job of the leaf (KAI:
-// actions/utils/job_order_by_queue.go). As a victim queue the orders are reversed.
+// Jobs held in a tree mirroring the queue hierarchy (KAI: actions/utils/job_order_by_queue.go).
+// Each queue node keeps its children in a heap ordered by queue order (comparing the best
+// job of each subtree); a leaf keeps its jobs in a heap ordered by job order. After a pop
+// or push only the path to that leaf is marked for re-sorting, and a marked node is
+// re-sifted when it comes to the top — KAI's lazy reordering, reproduced as is. As a
+// victim queue both orders are reversed and the jobs taken so far count for rule 5.
 import type { JobInfo } from "../../api/podgroup-info.js";
 import type { QueueInfo } from "../../api/queue-info.js";
 import { isActiveAllocated } from "../../api/status.js";
@@ -20,20 +22,22 @@ export interface JobsOrderOptions {
 
 class QueueNode {
   parent: QueueNode | null = null;
-  readonly children: QueueNode[] = [];
-  jobs: Heap<JobInfo> | null = null;
-  jobCount = 0;
-  constructor(readonly queue: QueueInfo) {}
+  needsReorder = false;
+  constructor(
+    readonly queue: QueueInfo,
+    readonly children: Heap<QueueNode> | null,
+    readonly jobs: Heap<JobInfo> | null,
+  ) {}
   get isLeaf(): boolean {
     return this.jobs !== null;
   }
-  get empty(): boolean {
-    return this.isLeaf ? this.jobs!.size === 0 : this.children.length === 0;
+  get size(): number {
+    return this.jobs ? this.jobs.size : this.children!.size;
   }
 }
 
 export class JobsOrderByQueues {
-  private readonly roots: QueueNode[] = [];
+  private roots: Heap<QueueNode> | null = null;
   private readonly nodes = new Map<string, QueueNode>();
   private readonly popped = new Map<string, JobInfo[]>();
 
@@ -44,7 +48,6 @@ export class JobsOrderByQueues {
 
   initialize(jobs: Iterable<JobInfo>): this {
     const o = this.opts;
-    const perQueue = new Map<string, JobInfo[]>();
     for (const job of jobs) {
       if (o.filterUnready && !job.isReadyForScheduling) continue;
       if (o.filterNonPending && job.countOf("Pending") === 0) continue;
@@ -53,51 +56,58 @@ export class JobsOrderByQueues {
       const q = this.ssn.queues.get(job.queue);
       if (!q || !q.isLeaf) continue;
       if (q.parent && !this.ssn.queues.has(q.parent)) continue;
-      const list = perQueue.get(q.name) ?? [];
-      list.push(job);
-      perQueue.set(q.name, list);
-    }
-    for (const [, list] of perQueue) {
-      if (o.maxJobsQueueDepth !== undefined) {
-        list.sort((a, b) => this.ssn.jobOrder(a, b));
-        const keep = o.victimQueue ? list.slice(-o.maxJobsQueueDepth) : list.slice(0, o.maxJobsQueueDepth);
-        for (const j of keep) this.pushJob(j);
-      } else for (const j of list) this.pushJob(j);
+      this.pushJob(job);
     }
     return this;
   }
 
   get isEmpty(): boolean {
-    return this.roots.length === 0;
+    return !this.roots || this.roots.size === 0;
   }
 
   get length(): number {
     let n = 0;
-    for (const node of this.nodes.values()) if (node.isLeaf) n += node.jobs!.size;
+    for (const node of this.nodes.values()) if (node.jobs) n += node.jobs.size;
     return n;
+  }
+
+  private nodeHeap(): Heap<QueueNode> {
+    const victim = !!this.opts.victimQueue;
+    return new Heap<QueueNode>((l, r) => {
+      if (l.size === 0) return !victim;
+      if (r.size === 0) return victim;
+      if (!victim) return this.ssn.queueOrder(l.queue, r.queue, this.bestJob(l), this.bestJob(r), null, null);
+      return !this.ssn.queueOrder(l.queue, r.queue, null, null, this.victimsOf(l), this.victimsOf(r));
+    });
   }
 
   pushJob(job: JobInfo): void {
     const q = this.ssn.queues.get(job.queue);
     if (!q || !q.isLeaf) return;
     let leaf = this.nodes.get(q.name);
+    const isNew = !leaf;
     if (!leaf) {
-      leaf = new QueueNode(q);
       const victim = !!this.opts.victimQueue;
-      leaf.jobs = new Heap<JobInfo>((a, b) => {
+      const jobs = new Heap<JobInfo>((a, b) => {
         const c = this.ssn.jobOrder(a, b);
-        return victim ? c > 0 : c < 0;
-      });
+        return victim ? c >= 0 : c < 0;
+      }, this.opts.maxJobsQueueDepth ?? -1);
+      leaf = new QueueNode(q, null, jobs);
       this.nodes.set(q.name, leaf);
-      leaf.jobs.push(job);
-      this.link(leaf);
-    } else leaf.jobs!.push(job);
+    }
+    leaf.jobs!.push(job);
+    if (isNew) this.link(leaf);
+    for (let n: QueueNode | null = leaf; n; n = n.parent) n.needsReorder = true;
   }
 
+  /** Put a new node under its parent (creating ancestors as needed). */
   private link(child: QueueNode): void {
     const q = child.queue;
     if (!q.parent) {
-      this.roots.push(child);
+      if (!child.parent) {
+        this.roots ??= this.nodeHeap();
+        this.roots.push(child);
+      }
       return;
     }
     const pq = this.ssn.queues.get(q.parent);
@@ -105,74 +115,86 @@ export class JobsOrderByQueues {
     let parent = this.nodes.get(pq.name);
     const isNew = !parent;
     if (!parent) {
-      parent = new QueueNode(pq);
+      parent = new QueueNode(pq, this.nodeHeap(), null);
       this.nodes.set(pq.name, parent);
     }
-    child.parent = parent;
-    parent.children.push(child);
+    if (!child.parent) {
+      child.parent = parent;
+      parent.children!.push(child);
+    }
     if (isNew) this.link(parent);
   }
 
   popNextJob(): JobInfo | null {
-    let level = this.roots;
-    let node: QueueNode | null = null;
-    for (;;) {
-      node = this.best(level);
-      if (!node) return null;
-      if (node.isLeaf) break;
-      level = node.children;
-    }
-    const job = node.jobs!.pop()!;
+    if (this.isEmpty) return null;
+    const leaf = this.traverseToLeaf(this.roots!);
+    if (!leaf) return null;
+    const job = leaf.jobs!.pop()!;
     if (this.opts.victimQueue) {
-      const list = this.popped.get(node.queue.name) ?? [];
+      const list = this.popped.get(leaf.queue.name) ?? [];
       list.push(job);
-      this.popped.set(node.queue.name, list);
+      this.popped.set(leaf.queue.name, list);
     }
-    this.prune(node);
+    this.afterPop(leaf);
     return job;
   }
 
-  /** Remove emptied nodes from the tree, bottom up. */
-  private prune(node: QueueNode): void {
-    let n: QueueNode | null = node;
-    while (n && n.empty) {
-      const siblings = n.parent ? n.parent.children : this.roots;
-      siblings.splice(siblings.indexOf(n), 1);
-      this.nodes.delete(n.queue.name);
-      n = n.parent;
+  private traverseToLeaf(heap: Heap<QueueNode>): QueueNode | null {
+    for (;;) {
+      const node = this.nextNode(heap);
+      if (!node) return null;
+      if (node.isLeaf) return node;
+      heap = node.children!;
     }
   }
 
-  private best(level: QueueNode[]): QueueNode | null {
-    let best: QueueNode | null = null;
-    for (const n of level) {
-      if (n.empty) continue;
-      if (!best || this.before(n, best)) best = n;
+  private nextNode(heap: Heap<QueueNode>): QueueNode | null {
+    for (;;) {
+      const node = heap.peek();
+      if (!node) return null;
+      if (node.needsReorder) {
+        heap.fix(0);
+        node.needsReorder = false;
+        continue;
+      }
+      return node.size === 0 ? null : node;
     }
-    return best;
   }
 
-  private before(l: QueueNode, r: QueueNode): boolean {
-    const victim = !!this.opts.victimQueue;
-    const [lp, lv] = this.bestJobOf(l);
-    const [rp, rv] = this.bestJobOf(r);
-    const res = this.ssn.queueOrder(l.queue, r.queue, lp, rp, lv, rv);
-    return victim ? !res : res;
+  /** Drop emptied nodes (each is at the top of its parent's heap), else mark the path for re-sorting. */
+  private afterPop(node: QueueNode): void {
+    if (node.size === 0) {
+      if (node.parent) node.parent.children!.pop();
+      else this.roots!.pop();
+      this.nodes.delete(node.queue.name);
+      if (node.parent) this.afterPop(node.parent);
+      return;
+    }
+    for (let n: QueueNode | null = node; n; n = n.parent) n.needsReorder = true;
   }
 
-  private bestJobOf(node: QueueNode): [JobInfo | null, JobInfo[] | null] {
+  private bestLeaf(node: QueueNode): QueueNode | null {
     let n = node;
     while (!n.isLeaf) {
-      const b = this.best(n.children);
-      if (!b) return [null, null];
+      const b = n.children!.peek();
+      if (!b) return null;
       n = b;
     }
-    const top = n.jobs!.peek() ?? null;
-    if (this.opts.victimQueue) {
-      const victims = [...(this.popped.get(n.queue.name) ?? [])];
-      if (top) victims.push(top);
-      return [null, victims];
-    }
-    return [top, null];
+    return n;
+  }
+
+  /** The pending job that represents the subtree (the top of its best leaf). */
+  private bestJob(node: QueueNode): JobInfo | null {
+    return this.bestLeaf(node)?.jobs!.peek() ?? null;
+  }
+
+  /** The victims that represent the subtree: jobs taken from its best leaf so far plus its next one. */
+  private victimsOf(node: QueueNode): JobInfo[] | null {
+    const n = this.bestLeaf(node);
+    if (!n) return null;
+    const victims = [...(this.popped.get(n.queue.name) ?? [])];
+    const top = n.jobs!.peek();
+    if (top) victims.push(top);
+    return victims;
   }
 }

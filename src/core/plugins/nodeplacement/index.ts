@@ -31,36 +31,52 @@ export function binpackScore(min: number, max: number, free: number, total: numb
   return SCORES.maxHighDensity * (1 - (free - min) / (max - min));
 }
 
+/** Free share of the node (KAI: spread.go). */
+export function spreadScore(node: NodeInfo, r: "gpu" | "cpu"): number {
+  if (r === "gpu") {
+    if (node.gpuCount === 0) return 0;
+    return (node.gpuIdleWithShared() + node.gpuReleasingWithShared()) / node.gpuCount;
+  }
+  const total = node.allocatable.cpu;
+  return total === 0 ? 0 : node.nonAllocated("cpu") / total;
+}
+
 export function create(args: PluginArguments = {}): Plugin {
   const gpu = strategyArg(args, "gpu");
   const cpu = strategyArg(args, "cpu");
+  const strategy = (r: "gpu" | "cpu") => (r === "gpu" ? gpu : cpu);
   let min = 0;
   let max = 0;
   return {
     name,
     onSessionOpen(ssn) {
-      ssn.nodePreOrderFns.push((task, nodes) => {
-        const r = resourceOf(task);
-        if ((r === "gpu" ? gpu : cpu) !== "binpack") return;
-        min = Number.MAX_VALUE;
-        max = 0;
-        for (const n of nodes) {
-          if (capacity(n, r) === 0) continue;
-          const free = n.nonAllocated(r);
-          if (free < min) min = free;
-          if (free > max) max = free;
-        }
-      });
-      ssn.nodeOrderFns.push((task, node) => {
-        const r = resourceOf(task);
-        if ((r === "gpu" ? gpu : cpu) === "binpack") return binpackScore(min, max, node.nonAllocated(r), capacity(node, r));
-        if (r === "gpu") {
-          if (node.gpuCount === 0) return 0;
-          return (node.gpuIdleWithShared() + node.gpuReleasingWithShared()) / node.gpuCount;
-        }
-        const total = node.allocatable.cpu;
-        return total === 0 ? 0 : node.nonAllocated("cpu") / total;
-      });
+      ssn.placement = {
+        maxScore: SCORES.maxHighDensity,
+        resourceOf,
+        preOrder(task, nodes) {
+          const r = resourceOf(task);
+          if (strategy(r) !== "binpack") return;
+          min = Number.MAX_VALUE;
+          max = 0;
+          for (const n of nodes) {
+            if (capacity(n, r) === 0) continue;
+            const free = n.nonAllocated(r);
+            if (free < min) min = free;
+            if (free > max) max = free;
+          }
+        },
+        score(task, node) {
+          const r = resourceOf(task);
+          if (strategy(r) === "binpack") return binpackScore(min, max, node.nonAllocated(r), capacity(node, r));
+          return spreadScore(node, r);
+        },
+        rankKey(task, node) {
+          const r = resourceOf(task);
+          if (strategy(r) === "binpack") return capacity(node, r) === 0 ? null : node.nonAllocated(r);
+          if ((r === "gpu" ? node.gpuCount : node.allocatable.cpu) === 0) return null;
+          return -spreadScore(node, r);
+        },
+      };
     },
   };
 }

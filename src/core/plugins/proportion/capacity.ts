@@ -29,14 +29,11 @@ function nonPreemptibleOverQuota(q: QueueShare, req: Quantities): ResourceName |
 }
 
 export class CapacityPolicy {
-  constructor(private readonly queues: Map<string, QueueShare>) {}
+  /** `chainOf(queue)`: the queue and its ancestors, leaf first. */
+  constructor(private readonly chainOf: (queue: string) => QueueShare[]) {}
 
-  private *chain(job: JobInfo): Generator<QueueShare> {
-    let q = this.queues.get(job.queue);
-    while (q) {
-      yield q;
-      q = q.parent ? this.queues.get(q.parent) : undefined;
-    }
+  private chain(job: JobInfo): QueueShare[] {
+    return this.chainOf(job.queue);
   }
 
   checkLimit(job: JobInfo, req: Quantities): SchedulableResult {

@@ -17,6 +17,10 @@ import { Reclaimable } from "./reclaimable.js";
 
 export const name = "proportion";
 
+/** GPU sums live on a 1e-6 grid (shares are hundredths), so adding and removing cancel exactly. */
+const onGrid = (x: number) => Math.round(x * 1e6) / 1e6;
+const snap = (r: string, x: number) => (r === "gpu" ? onGrid(x) : x);
+
 function numberArg(args: PluginArguments, key: string, dflt: number): number {
   const v = args[key];
   if (v === undefined) return dflt;
@@ -83,12 +87,17 @@ export class ProportionPlugin implements Plugin {
     }
   }
 
-  private *chain(queue: string): Generator<QueueShare> {
-    let q = this.queues.get(queue);
-    while (q) {
-      yield q;
-      q = q.parent ? this.queues.get(q.parent) : undefined;
+  private readonly chains = new Map<string, QueueShare[]>();
+
+  /** The queue and its ancestors, leaf first. */
+  private chain(queue: string): QueueShare[] {
+    let c = this.chains.get(queue);
+    if (!c) {
+      c = [];
+      for (let q = this.queues.get(queue); q; q = q.parent ? this.queues.get(q.parent) : undefined) c.push(q);
+      this.chains.set(queue, c);
     }
+    return c;
   }
 
   private countUsage(ssn: Session): void {
@@ -100,39 +109,54 @@ export class ProportionPlugin implements Plugin {
           for (const q of this.chain(job.queue))
             for (const r of RESOURCES) {
               const s = q.shares[r];
-              s.allocated += res[r];
-              s.request += res[r];
-              if (!job.preemptible) s.allocatedNotPreemptible += res[r];
+              s.allocated = snap(r, s.allocated + res[r]);
+              s.request = snap(r, s.request + res[r]);
+              if (!job.preemptible) s.allocatedNotPreemptible = snap(r, s.allocatedNotPreemptible + res[r]);
             }
         } else if (p.status === "Pending") {
           const res: Quantities = { cpu: p.req.cpu, memory: p.req.memory, gpu: p.req.gpusQuota };
           if (p.req.kind === "memory" && minMem > 0) res.gpu += p.req.gpuDevices * (p.req.gpuMemory / minMem);
-          for (const q of this.chain(job.queue)) for (const r of RESOURCES) q.shares[r].request += res[r];
+          for (const q of this.chain(job.queue)) for (const r of RESOURCES) q.shares[r].request = snap(r, q.shares[r].request + res[r]);
         }
       }
     }
   }
 
-  /** The resources of the job's next attempt, as queue order and reclaim count them. */
+  private readonly requestCache = new WeakMap<JobInfo, { version: number; q: Quantities }>();
+  private readonly none = zero();
+
+  /** The resources of the job's next attempt, as queue order and reclaim count them (do not modify). */
   jobRequest(ssn: Session, job: JobInfo | null): Quantities {
-    if (!job) return zero();
+    if (!job) return this.none;
+    const c = this.requestCache.get(job);
+    if (c && c.version === job.version) return c.q;
     const r = tasksToAllocateResources(ssn, job, false);
-    return { cpu: r.cpuMillis, memory: r.memory, gpu: r.gpu };
+    const q = { cpu: r.cpuMillis, memory: r.memory, gpu: r.gpu };
+    this.requestCache.set(job, { version: job.version, q });
+    return q;
   }
 
   private onPlaced(ssn: Session, task: PodInfo, sign: 1 | -1): void {
+    if (!task.hasAccepted) return;
     const job = ssn.jobOf(task);
-    const res = acceptedQuantities(task);
-    for (const q of this.chain(job.queue))
-      for (const r of RESOURCES) {
-        const s = q.shares[r];
-        s.allocated += sign * res[r];
-        if (!job.preemptible) s.allocatedNotPreemptible += sign * res[r];
+    const cpu = sign * task.acceptedCpu;
+    const mem = sign * task.acceptedMemory;
+    const gpu = sign * task.acceptedGpus;
+    for (const q of this.chain(job.queue)) {
+      const sh = q.shares;
+      sh.cpu.allocated += cpu;
+      sh.memory.allocated += mem;
+      sh.gpu.allocated = onGrid(sh.gpu.allocated + gpu);
+      if (!job.preemptible) {
+        sh.cpu.allocatedNotPreemptible += cpu;
+        sh.memory.allocatedNotPreemptible += mem;
+        sh.gpu.allocatedNotPreemptible = onGrid(sh.gpu.allocatedNotPreemptible + gpu);
       }
+    }
   }
 
   private register(ssn: Session): void {
-    const capacity = new CapacityPolicy(this.queues);
+    const capacity = new CapacityPolicy((q) => this.chain(q));
     const reclaimable = new Reclaimable(this, ssn, this.saturationMultiplier);
     ssn.queueOrderFns.push((lq, rq, lJob, rJob, lVictims, rVictims) => {
       const l = this.queues.get(lq.name);
@@ -161,9 +185,12 @@ export class ProportionPlugin implements Plugin {
     };
     ssn.jobCapacityFns.push((job, tasks) => capacity.check(job, quota(tasks)));
     ssn.nonPreemptibleOverQuotaFns.push((job, tasks) => capacity.checkNonPreemptibleQuota(job, quota(tasks)));
+    const onNode: Quantities = zero();
     ssn.taskOnNodeCapacityFns.push((task, job, node) => {
-      const gpu = task.req.kind === "mig" ? task.req.gpusQuota : node.memoryShare(node.requestGpuMemory(task.req));
-      return capacity.check(job, { cpu: task.req.cpu, memory: task.req.memory, gpu });
+      onNode.gpu = task.req.kind === "mig" ? task.req.gpusQuota : node.memoryShare(node.requestGpuMemory(task.req));
+      onNode.cpu = task.req.cpu;
+      onNode.memory = task.req.memory;
+      return capacity.check(job, onNode);
     });
     ssn.eventHandlers.push({
       allocate: (t) => this.onPlaced(ssn, t, 1),

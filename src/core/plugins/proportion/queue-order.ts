@@ -1,7 +1,8 @@
 // Which of two sibling queues is served first (KAI: plugins/proportion/queue_order), each
 // represented by its best pending job (or, for victim queues, the jobs taken from it).
+// Called for every pick of the next job, so it works on plain numbers, allocation-free.
 import type { JobInfo } from "../../api/podgroup-info.js";
-import { type Quantities, type QueueShare, RESOURCES, lessEqual, lessEverywhere, zero } from "./queue-share.js";
+import { type Quantities, type QueueShare, RESOURCES, UNLIMITED } from "./queue-share.js";
 
 export interface QueueOrderInput {
   l: QueueShare;
@@ -11,87 +12,104 @@ export interface QueueOrderInput {
   lVictims: JobInfo[] | null;
   rVictims: JobInfo[] | null;
   total: Quantities;
-  /** The resources of a job's next attempt (its gang minimum), 0 for null. */
+  /** The resources of a job's next attempt (its gang minimum); zeros for null. */
   jobRequest: (job: JobInfo | null) => Quantities;
 }
 
-const add = (a: Quantities, b: Quantities): Quantities => ({ cpu: a.cpu + b.cpu, memory: a.memory + b.memory, gpu: a.gpu + b.gpu });
+/** a ≤ b with -1 as unlimited on either side. */
+function le(a: number, b: number): boolean {
+  if (a === UNLIMITED) return b === UNLIMITED;
+  return b === UNLIMITED || a <= b;
+}
 
 export function compareQueues(i: QueueOrderInput): number {
+  const lReq = i.jobRequest(i.lJob);
+  const rReq = i.jobRequest(i.rJob);
   return (
     underUtilizedFirst(i.l, i.r) ||
-    starvedFirst(i) ||
+    starvedFirst(i.l, i.r, lReq, rReq) ||
     higherPriorityFirst(i.l, i.r) ||
-    zeroSharePenalized(i) ||
-    smallerShareWithJob(i) ||
-    smallerShare(i.l, i.r, i.total) ||
+    zeroSharePenalized(i.l, i.r, lReq, rReq) ||
+    smallerShareWithJob(i, lReq, rReq) ||
+    compareNumbers(i.l.dominantShare(i.total), i.r.dominantShare(i.total)) ||
     smallerAllocatableFirst(i.l, i.r) ||
     (i.l.queue.createdAt < i.r.queue.createdAt ? -1 : 1)
   );
 }
 
+const compareNumbers = (a: number, b: number) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Fair share strictly below allocated in every resource. */
+function overUtilized(q: QueueShare): boolean {
+  for (const r of RESOURCES) if (!(q.shares[r].fairShare < q.shares[r].allocated)) return false;
+  return true;
+}
+
 function underUtilizedFirst(l: QueueShare, r: QueueShare): number {
-  const lo = lessEverywhere(l.fairShare(), l.allocated());
-  const ro = lessEverywhere(r.fairShare(), r.allocated());
+  const lo = overUtilized(l);
+  const ro = overUtilized(r);
   return !lo && ro ? -1 : lo && !ro ? 1 : 0;
 }
 
-function starvedFirst(i: QueueOrderInput): number {
-  const ls = lessEqual(add(i.l.allocated(), i.jobRequest(i.lJob)), i.l.deserved());
-  const rs = lessEqual(add(i.r.allocated(), i.jobRequest(i.rJob)), i.r.deserved());
+function starved(q: QueueShare, req: Quantities): boolean {
+  for (const r of RESOURCES) if (!le(q.shares[r].allocated + req[r], q.shares[r].deserved)) return false;
+  return true;
+}
+
+function starvedFirst(l: QueueShare, r: QueueShare, lReq: Quantities, rReq: Quantities): number {
+  const ls = starved(l, lReq);
+  const rs = starved(r, rReq);
   return ls && !rs ? -1 : rs && !ls ? 1 : 0;
 }
 
 function higherPriorityFirst(l: QueueShare, r: QueueShare): number {
-  const lp = l.queue.priority;
-  const rp = r.queue.priority;
-  return lp > rp ? -1 : lp < rp ? 1 : 0;
+  return compareNumbers(r.queue.priority, l.queue.priority);
 }
 
-function usesZeroShare(q: QueueShare, job: JobInfo | null, jobRequest: QueueOrderInput["jobRequest"]): boolean {
-  const alloc = add(q.allocated(), jobRequest(job));
-  const allocatable = q.allocatable();
-  return RESOURCES.some((r) => allocatable[r] === 0 && alloc[r] > 0);
+function usesZeroShare(q: QueueShare, req: Quantities): boolean {
+  for (const r of RESOURCES) {
+    const s = q.shares[r];
+    if (s.allocatable() === 0 && s.allocated + req[r] > 0) return true;
+  }
+  return false;
 }
 
-function zeroSharePenalized(i: QueueOrderInput): number {
-  const lv = usesZeroShare(i.l, i.lJob, i.jobRequest);
-  const rv = usesZeroShare(i.r, i.rJob, i.jobRequest);
+function zeroSharePenalized(l: QueueShare, r: QueueShare, lReq: Quantities, rReq: Quantities): number {
+  const lv = usesZeroShare(l, lReq);
+  const rv = usesZeroShare(r, rReq);
   return lv && !rv ? 1 : !lv && rv ? -1 : 0;
 }
 
 /** Dominant share with the job's request added and the victims' allocation removed. */
-function shareWith(q: QueueShare, job: JobInfo | null, victims: JobInfo[] | null, i: QueueOrderInput): number {
-  const req = i.jobRequest(job);
-  const saved = q.allocated();
-  const off = zero();
-  for (const v of victims ?? []) {
-    off.cpu += v.allocatedCpu;
-    off.memory += v.allocatedMemory;
-    off.gpu += v.allocatedGpus;
+function shareWith(q: QueueShare, req: Quantities, victims: JobInfo[] | null, total: Quantities): number {
+  let d = 0;
+  for (const r of RESOURCES) {
+    const s = q.shares[r];
+    let allocated = s.allocated + req[r];
+    if (victims)
+      for (const v of victims) allocated -= r === "gpu" ? v.allocatedGpus : r === "cpu" ? v.allocatedCpu : v.allocatedMemory;
+    let a = s.allocatable();
+    if (a === UNLIMITED) a = total[r];
+    const value = a === 0 ? allocated * 1000 : allocated / a;
+    if (value > d) d = value;
   }
-  for (const r of RESOURCES) q.shares[r].allocated += req[r] - off[r];
-  const share = q.dominantShare(i.total);
-  for (const r of RESOURCES) q.shares[r].allocated = saved[r];
-  return share;
+  return d;
 }
 
-function smallerShareWithJob(i: QueueOrderInput): number {
-  const ls = shareWith(i.l, i.lJob, i.lVictims, i);
-  const rs = shareWith(i.r, i.rJob, i.rVictims, i);
-  return ls < rs ? -1 : ls > rs ? 1 : 0;
+function smallerShareWithJob(i: QueueOrderInput, lReq: Quantities, rReq: Quantities): number {
+  return compareNumbers(shareWith(i.l, lReq, i.lVictims, i.total), shareWith(i.r, rReq, i.rVictims, i.total));
 }
 
-function smallerShare(l: QueueShare, r: QueueShare, total: Quantities): number {
-  const ls = l.dominantShare(total);
-  const rs = r.dominantShare(total);
-  return ls < rs ? -1 : ls > rs ? 1 : 0;
+/** Allocatable a ≤ b everywhere (unlimited-aware). */
+function allocatableLe(a: QueueShare, b: QueueShare): boolean {
+  for (const r of RESOURCES) if (!le(a.shares[r].allocatable(), b.shares[r].allocatable())) return false;
+  return true;
 }
 
 function smallerAllocatableFirst(l: QueueShare, r: QueueShare): number {
-  const la = l.allocatable();
-  const ra = r.allocatable();
-  if (!lessEqual(ra, la) && lessEqual(la, ra)) return -1;
-  if (!lessEqual(la, ra) && lessEqual(ra, la)) return 1;
+  const lr = allocatableLe(l, r);
+  const rl = allocatableLe(r, l);
+  if (lr && !rl) return -1;
+  if (rl && !lr) return 1;
   return 0;
 }

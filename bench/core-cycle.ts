@@ -1,0 +1,109 @@
+// Benchmark of one scheduling cycle of the core (not a test): seeded synthetic shapes,
+// each step timed over several runs (median), next to a naive greedy first-fit placement
+// of the same pods on the same snapshot measured in the same run.
+//
+//   npm run bench:core                         all shapes, one child process each
+//   npm run bench:core -- --shape NAME --json  one shape, JSON lines
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { createAction } from "../src/core/actions/registry.js";
+import { type Snapshot, defaultPluginRegistry, defaultSchedulerConfig, openSession } from "../src/core/index.js";
+import { greedyFirstFit } from "./greedy.js";
+import { armadaShape, kaiShape, largeShape } from "./generate.js";
+
+interface Shape {
+  name: string;
+  build: () => Snapshot;
+  runs: number;
+  /** Actions of the measured cycle. */
+  actions: ("allocate" | "consolidation" | "reclaim" | "preempt" | "stalegangeviction")[];
+}
+
+const SHAPES: Shape[] = [
+  { name: "kai-10x50", build: () => kaiShape(10, 50), runs: 15, actions: ["allocate"] },
+  { name: "kai-50x200", build: () => kaiShape(50, 200), runs: 15, actions: ["allocate"] },
+  { name: "kai-100x500", build: () => kaiShape(100, 500), runs: 15, actions: ["allocate"] },
+  { name: "armada-cpu-32k", build: () => armadaShape(1000, 32_000, false), runs: 5, actions: ["allocate"] },
+  { name: "armada-gpu-32k", build: () => armadaShape(4000, 32_000, true), runs: 5, actions: ["allocate"] },
+  { name: "kai-4000-nodes", build: () => largeShape(), runs: 5, actions: ["allocate"] },
+];
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+function time<T>(f: () => T): [number, T] {
+  const t0 = performance.now();
+  const r = f();
+  return [performance.now() - t0, r];
+}
+
+function runShape(shape: Shape): Record<string, unknown>[] {
+  const snapshot = shape.build();
+  const config = defaultSchedulerConfig();
+  config.actions = shape.actions;
+  const known = defaultPluginRegistry();
+  config.tiers = config.tiers.map((t) => ({ plugins: t.plugins.filter((p) => known.has(p.name)) }));
+  const steps: Record<string, number[]> = { session: [], actions: [], total: [] };
+  const baseline: number[] = [];
+  let placed = 0;
+  let greedyPlaced = 0;
+  for (let i = 0; i <= shape.runs; i++) {
+    const [tb, placedGreedy] = time(() => greedyFirstFit(snapshot));
+    const [ts, ssn] = time(() => openSession(snapshot, config));
+    const [ta] = time(() => {
+      for (const a of config.actions) createAction(a).execute(ssn);
+    });
+    if (i === 0) continue; // warm-up
+    baseline.push(tb);
+    steps.session!.push(ts);
+    steps.actions!.push(ta);
+    steps.total!.push(ts + ta);
+    placed = ssn.binds.length + ssn.pipelines.length;
+    greedyPlaced = placedGreedy;
+  }
+  const rss = process.resourceUsage().maxRSS / 1024;
+  const base = median(baseline);
+  return Object.entries(steps).map(([step, xs]) => ({
+    shape: shape.name,
+    step: step === "actions" ? shape.actions.join("+") : step === "session" ? "snapshot-build" : "snapshot-build+" + shape.actions.join("+"),
+    medianMs: +median(xs).toFixed(2),
+    minMs: +Math.min(...xs).toFixed(2),
+    maxMs: +Math.max(...xs).toFixed(2),
+    baselineMedianMs: +base.toFixed(2),
+    ratio: +(median(xs) / base).toFixed(2),
+    peakRssMb: Math.round(rss),
+    placedPods: placed,
+    baselinePlacedPods: greedyPlaced,
+  }));
+}
+
+const args = process.argv.slice(2);
+const json = args.includes("--json");
+const shapeArg = args.indexOf("--shape") >= 0 ? args[args.indexOf("--shape") + 1] : undefined;
+
+if (shapeArg) {
+  const shape = SHAPES.find((s) => s.name === shapeArg);
+  if (!shape) {
+    console.error(`unknown shape ${shapeArg}; known: ${SHAPES.map((s) => s.name).join(", ")}`);
+    process.exit(2);
+  }
+  for (const line of runShape(shape)) console.log(json ? JSON.stringify(line) : line);
+} else {
+  // One child process per shape, so peak memory is the shape's own.
+  const self = fileURLToPath(import.meta.url);
+  for (const s of SHAPES) {
+    const out = execFileSync(process.execPath, [...process.execArgv, self, "--shape", s.name, "--json"], { encoding: "utf8", maxBuffer: 1 << 24 });
+    for (const line of out.trim().split("\n")) {
+      if (json) console.log(line);
+      else {
+        const r = JSON.parse(line);
+        console.log(
+          `${r.shape.padEnd(16)} ${r.step.padEnd(28)} median ${String(r.medianMs).padStart(9)} ms  (min ${r.minMs}, max ${r.maxMs})  greedy ${r.baselineMedianMs} ms  ratio ${r.ratio}  rss ${r.peakRssMb} MB  placed ${r.placedPods}/${r.baselinePlacedPods}`,
+        );
+      }
+    }
+  }
+}
