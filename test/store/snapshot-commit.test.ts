@@ -3,11 +3,7 @@
 // fence: a result computed on a snapshot older than the cluster's generation is refused whole.
 import { PrismaPg } from "@prisma/adapter-pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  defaultPluginRegistry,
-  defaultSchedulerConfig,
-  runSession as coreRunSession,
-} from "../../src/core/index.js";
+import { runSession as coreRunSession } from "../../src/core/index.js";
 import type { Snapshot } from "../../src/core/api/spec.js";
 import type { SessionResult } from "../../src/core/api/result.js";
 import { StaleSnapshotError } from "../../src/store/errors.js";
@@ -20,20 +16,14 @@ import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { reportBindResult, reportPodStatus } from "../../src/store/operations/report-pods.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { loadSnapshot } from "../../src/store/snapshot/load-snapshot.js";
+import { allocateOnlyConfig } from "../helpers/cycle.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 import { admin, gpuNode, job } from "./fixtures.js";
 
 const agent = { name: "agent:c1" };
 
-/** An allocate-only session with the core's default plugins (those its registry has: the core is
- * completed in parallel; once every plugin is registered the filter keeps them all). */
-function runSession(snapshot: Snapshot) {
-  const registry = defaultPluginRegistry();
-  const config = defaultSchedulerConfig();
-  config.actions = ["allocate"];
-  config.tiers = config.tiers.map((tier) => ({ plugins: tier.plugins.filter((p) => registry.has(p.name)) }));
-  return coreRunSession(snapshot, config, { registry });
-}
+const runSession = (snapshot: Snapshot) => coreRunSession(snapshot, allocateOnlyConfig());
+
 let t: TestStore;
 
 beforeAll(async () => {
