@@ -70,7 +70,10 @@ describe("SimulatedCluster", () => {
     const single = new SimulatedCluster([{ ...gpuNode("n1"), maxPods: 1 }], 60);
     expect(single.bind(bindRequest({ id: "a", pod: "pa", node: "n1" }), 0).outcome.ok).toBe(true);
     const full = single.bind(bindRequest({ id: "b", pod: "pb", node: "n1" }), 0);
-    expect(full.outcome).toEqual({ ok: false, message: "node n1 cannot fit the pod: already 1 pods (max 1)" });
+    expect(full.outcome).toEqual({
+      ok: false,
+      message: "node n1 cannot fit the pod: already 1 pods (max 1)",
+    });
   });
 
   it("evicts a running pod back to Pending and answers a late eviction ok", () => {

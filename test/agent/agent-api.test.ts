@@ -1,0 +1,194 @@
+// The agent against the real API server (real PostgreSQL, real Redis): an admin registers the
+// cluster and makes the agent's token, the agent reports its simulated nodes, a job is
+// submitted and placed by one real scheduling cycle, the outbox is dispatched onto the bind
+// queue as the workers will do it, and the agent's reports move the job to its end.
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningAgent, runAgent } from "../../src/agent/agent.js";
+import { parseClusterFile } from "../../src/agent/backends/simulated/cluster-file.js";
+import { SimulatedBackend } from "../../src/agent/backends/simulated/simulated-backend.js";
+import { bindQueueName } from "../../src/protocol/bind-request.js";
+import { StaleSnapshotError } from "../../src/store/errors.js";
+import {
+  bindRequestMessages,
+  bindRequestsToDispatch,
+  markBindRequestsDispatched,
+} from "../../src/store/operations/dispatch.js";
+import { gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
+import { runCycle } from "../helpers/cycle.js";
+import { TEST_REDIS_URL, testRedisPrefix } from "../helpers/redis.js";
+import { until } from "./until.js";
+
+const CLUSTER = `
+nodeGroups:
+  - { name: gpu, count: 2, cpu: 32, memory: 256Gi, gpus: 4, gpuModel: H100, gpuMemoryMiB: 81920,
+      topology: { zones: [z1], nodesPerRack: 2 } }
+`;
+
+describe("agent with the real API", () => {
+  let api: TestApi;
+  let redis: Redis;
+  let queue: Queue;
+  let agent: RunningAgent;
+  const clock = {
+    t: Date.now(),
+    now() {
+      return this.t;
+    },
+  };
+  const backend = SimulatedBackend.fromClusterFile(parseClusterFile("c1.yaml", CLUSTER), clock);
+  const queuePrefix = `${testRedisPrefix("fleetq-agent-api")}bind`;
+
+  const admin = <T>(query: string, variables: Record<string, unknown> = {}) =>
+    gqlOk<T>(api.url, api.adminToken, query, variables);
+
+  /** What the dispatch worker will do: the outbox onto the cluster's bind queue. */
+  async function dispatch(): Promise<number> {
+    const rows = await bindRequestsToDispatch(api.server.store, { cluster: "c1" });
+    const messages = await bindRequestMessages(
+      api.server.store,
+      rows.map((r) => r.id),
+    );
+    await queue.addBulk(messages.map((data) => ({ name: data.kind, data, opts: { jobId: data.id } })));
+    await markBindRequestsDispatched(
+      api.server.store,
+      rows.map((r) => r.id),
+    );
+    return messages.length;
+  }
+
+  /** A cycle whose snapshot went stale under the agent's reports is simply run again. */
+  async function cycle() {
+    for (;;) {
+      try {
+        return await runCycle(api.server.store, "c1");
+      } catch (err) {
+        if (!(err instanceof StaleSnapshotError)) throw err;
+      }
+    }
+  }
+
+  async function job(id: string) {
+    return (
+      await admin<{ job: { state: string; pods: { name: string; state: string; node: string | null }[] } }>(
+        "query($id: ID!) { job(id: $id) { state pods { name state node } } }",
+        { id },
+      )
+    ).job;
+  }
+
+  beforeAll(async () => {
+    api = await startTestApi();
+    redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+    queue = new Queue(bindQueueName("c1"), { connection: redis, prefix: queuePrefix });
+    await admin(`mutation { createQueue(input: { name: "team-a" }) { name } }`);
+    await admin(`mutation { registerCluster(input: { name: "c1" }) { name } }`);
+    const token = await admin<{ createToken: { secret: string } }>(
+      `mutation { createToken(input: { name: "agent-c1", role: AGENT, cluster: "c1" }) { secret } }`,
+    );
+    agent = await runAgent({
+      cluster: "c1",
+      apiUrl: api.url,
+      token: token.createToken.secret,
+      redis: TEST_REDIS_URL,
+      queuePrefix,
+      backend,
+      batchWindowMs: 10,
+      heartbeatSeconds: 3600,
+      logger: pino({ level: process.env.AGENT_TEST_LOG ?? "silent" }),
+    });
+  });
+
+  afterAll(async () => {
+    await agent?.stop();
+    await queue?.obliterate({ force: true });
+    await queue?.close();
+    const keys = await redis.keys(`${queuePrefix}-agent:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis?.disconnect();
+    await api?.close();
+  });
+
+  it("reports the cluster's nodes", async () => {
+    await until(async () => {
+      const { cluster } = await admin<{ cluster: { state: string; nodes: { name: string }[] } }>(
+        `{ cluster(name: "c1") { state nodes { name gpuModel capacity { gpu gpuMemory } labels { key value } } } }`,
+      );
+      expect(cluster.state).toBe("READY");
+      expect(cluster.nodes).toHaveLength(2);
+      expect(cluster.nodes[0]).toMatchObject({
+        name: "gpu-0",
+        gpuModel: "H100",
+        capacity: { gpu: 4, gpuMemory: 4 * 81920 },
+        labels: expect.arrayContaining([{ key: "topology.fleetq.io/rack", value: "gpu-z1-rack0" }]),
+      });
+    });
+  });
+
+  it("carries out the placements of a job, which runs and succeeds", async () => {
+    const submitted = await admin<{ submitJob: { id: string } }>(
+      `mutation($input: SubmitJobInput!) { submitJob(input: $input) { id } }`,
+      {
+        input: {
+          name: "train",
+          queue: "team-a",
+          cluster: "c1",
+          tasks: [
+            { name: "w", replicas: 2, resources: { cpu: 4000, memory: "32Gi", gpu: 4 }, durationSeconds: 60 },
+          ],
+        },
+      },
+    );
+    const id = submitted.submitJob.id;
+    expect((await cycle()).bindRequests).toHaveLength(2);
+    expect(await dispatch()).toBe(2);
+
+    await until(async () => expect((await job(id)).pods.map((p) => p.state)).toEqual(["RUNNING", "RUNNING"]));
+    expect((await job(id)).state).toBe("RUNNING");
+    expect(backend.cluster.runningPodCount).toBe(2);
+    await until(async () => {
+      const outbox = await admin<{ bindRequests: { state: string }[] }>(
+        `{ bindRequests(cluster: "c1") { state } }`,
+      );
+      expect(outbox.bindRequests.map((b) => b.state)).toEqual(["SUCCEEDED", "SUCCEEDED"]);
+    });
+
+    clock.t += 61_000;
+    backend.tick();
+    await until(async () => expect((await job(id)).state).toBe("SUCCEEDED"));
+    expect((await job(id)).pods.map((p) => p.state)).toEqual(["SUCCEEDED", "SUCCEEDED"]);
+  });
+
+  it("evicts the pods of a cancelled job", async () => {
+    const submitted = await admin<{ submitJob: { id: string } }>(
+      `mutation($input: SubmitJobInput!) { submitJob(input: $input) { id } }`,
+      {
+        input: {
+          name: "long",
+          queue: "team-a",
+          cluster: "c1",
+          tasks: [
+            {
+              name: "w",
+              replicas: 1,
+              resources: { cpu: 1000, memory: "1Gi", gpu: 1 },
+              durationSeconds: 86_400,
+            },
+          ],
+        },
+      },
+    );
+    const id = submitted.submitJob.id;
+    await cycle();
+    await dispatch();
+    await until(async () => expect((await job(id)).state).toBe("RUNNING"));
+
+    await admin(`mutation($id: ID!) { cancelJob(id: $id) { state } }`, { id });
+    expect(await dispatch()).toBe(1);
+    await until(async () => expect((await job(id)).pods.map((p) => p.state)).toEqual(["FAILED"]));
+    expect((await job(id)).state).toBe("CANCELLED");
+    expect(backend.cluster.runningPodCount).toBe(0);
+  });
+});
