@@ -74,6 +74,7 @@ export const taskSchema = z.strictObject({
   podAffinity: z.array(affinityTerm).nullable().optional(),
   podAntiAffinity: z.array(affinityTerm).nullable().optional(),
   gpuModels: z.array(z.string()).nullable().optional(),
+  preferredGpuModels: z.array(z.string()).nullable().optional(),
   tolerations: z
     .array(
       z.strictObject({

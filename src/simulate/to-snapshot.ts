@@ -103,6 +103,7 @@ function job(j: ScenarioJob, index: number, count: number, now: number): PodGrou
       podAffinity: t.podAffinity ?? undefined,
       podAntiAffinity: t.podAntiAffinity ?? undefined,
       gpuModels: t.gpuModels ?? undefined,
+      preferredGpuModels: t.preferredGpuModels ?? undefined,
       legacyMig: t.legacyMig ?? false,
     };
   });

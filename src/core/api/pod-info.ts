@@ -14,6 +14,7 @@ const SHAPE_FIELDS = [
   "podAffinity",
   "podAntiAffinity",
   "gpuModels",
+  "preferredGpuModels",
   "nominatedNode",
   "legacyMig",
 ] as const satisfies readonly (keyof PodSpec)[];

@@ -124,6 +124,8 @@ export interface PodSpec {
   podAntiAffinity?: PodAffinityTerm[];
   /** Wanted GPU models (any of); empty = any model. */
   gpuModels?: string[];
+  /** GPU models the pod would rather run on, most preferred first (a soft wish, see gpumodelpreference). */
+  preferredGpuModels?: string[];
   /** Node this pod was nominated to (e.g. pipelined there last cycle); scored first. */
   nominatedNode?: string | null;
   /** A legacy MIG pod: never schedulable. */

@@ -4,6 +4,7 @@ import type { PluginArguments } from "../framework/config.js";
 import type { Plugin } from "../framework/session.js";
 import * as dynamicresources from "./dynamicresources/index.js";
 import * as elastic from "./elastic/index.js";
+import * as gpumodelpreference from "./gpumodelpreference/index.js";
 import * as gpupack from "./gpupack/index.js";
 import * as gpusharingorder from "./gpusharingorder/index.js";
 import * as gpuspread from "./gpuspread/index.js";
@@ -67,6 +68,7 @@ const BUILT_IN: { name: string; create: PluginFactory }[] = [
   minruntime,
   topology,
   snapshot,
+  gpumodelpreference,
 ];
 
 /** A registry holding the built-in plugins. */
