@@ -142,10 +142,13 @@ export class Reporter {
       if (!this.hasPending()) {
         for (const resolve of this.idleWaiters.splice(0)) resolve();
         const untilHeartbeat = Math.max(0, this.lastSentAt + this.options.heartbeatMs - Date.now());
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-          sleep(untilHeartbeat, signal).then(resolve);
-        });
+        // Sleep until the heartbeat is due, a report arrives, or the reporter stops.
+        const wait = new AbortController();
+        const onStop = () => wait.abort();
+        signal.addEventListener("abort", onStop, { once: true });
+        this.wake = onStop;
+        await sleep(untilHeartbeat, wait.signal);
+        signal.removeEventListener("abort", onStop);
         this.wake = null;
         if (signal.aborted) break;
       }
