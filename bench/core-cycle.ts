@@ -7,7 +7,12 @@
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createAction } from "../src/core/actions/registry.js";
-import { type Snapshot, defaultPluginRegistry, defaultSchedulerConfig, openSession } from "../src/core/index.js";
+import {
+  type Snapshot,
+  defaultPluginRegistry,
+  defaultSchedulerConfig,
+  openSession,
+} from "../src/core/index.js";
 import { greedyFirstFit } from "./greedy.js";
 import { armadaShape, kaiShape, largeShape } from "./generate.js";
 
@@ -68,7 +73,12 @@ function runShape(shape: Shape): Record<string, unknown>[] {
   const base = median(baseline);
   return Object.entries(steps).map(([step, xs]) => ({
     shape: shape.name,
-    step: step === "actions" ? shape.actions.join("+") : step === "session" ? "snapshot-build" : "snapshot-build+" + shape.actions.join("+"),
+    step:
+      step === "actions"
+        ? shape.actions.join("+")
+        : step === "session"
+          ? "snapshot-build"
+          : "snapshot-build+" + shape.actions.join("+"),
     medianMs: +median(xs).toFixed(2),
     minMs: +Math.min(...xs).toFixed(2),
     maxMs: +Math.max(...xs).toFixed(2),
@@ -95,7 +105,10 @@ if (shapeArg) {
   // One child process per shape, so peak memory is the shape's own.
   const self = fileURLToPath(import.meta.url);
   for (const s of SHAPES) {
-    const out = execFileSync(process.execPath, [...process.execArgv, self, "--shape", s.name, "--json"], { encoding: "utf8", maxBuffer: 1 << 24 });
+    const out = execFileSync(process.execPath, [...process.execArgv, self, "--shape", s.name, "--json"], {
+      encoding: "utf8",
+      maxBuffer: 1 << 24,
+    });
     for (const line of out.trim().split("\n")) {
       if (json) console.log(line);
       else {

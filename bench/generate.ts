@@ -17,7 +17,13 @@ export function prng(seed: number): () => number {
   };
 }
 
-export function node(name: string, cpuMillis: number, memory: number, gpus: number, labels: Record<string, string> = {}): NodeSpec {
+export function node(
+  name: string,
+  cpuMillis: number,
+  memory: number,
+  gpus: number,
+  labels: Record<string, string> = {},
+): NodeSpec {
   return {
     name,
     labels,
@@ -44,7 +50,15 @@ export function pod(
     namespace: "bench",
     status,
     node: nodeName,
-    request: { cpuMillis: req.cpuMillis, memory: req.memory, gpus: req.gpus, gpuFraction: 0, gpuMemory: 0, mig: {}, extended: {} },
+    request: {
+      cpuMillis: req.cpuMillis,
+      memory: req.memory,
+      gpus: req.gpus,
+      gpuFraction: 0,
+      gpuMemory: 0,
+      mig: {},
+      extended: {},
+    },
     gpuGroups: [],
     labels: {},
     subGroup: null,
@@ -53,7 +67,13 @@ export function pod(
   };
 }
 
-export function job(name: string, queue: string, pods: PodSpec[], createdAt: number, priority = 50): PodGroupSpec {
+export function job(
+  name: string,
+  queue: string,
+  pods: PodSpec[],
+  createdAt: number,
+  priority = 50,
+): PodGroupSpec {
   return {
     uid: name,
     name,
@@ -109,7 +129,12 @@ export function kaiShape(nodes: number, jobs: number, seed = 1): Snapshot {
     nodes: Array.from({ length: nodes }, (_, i) => node(`node-${i}`, 64_000, 512 * GiB, 8)),
     queues,
     jobs: Array.from({ length: jobs }, (_, i) =>
-      job(`job-${i}`, leaves[Math.floor(rnd() * leaves.length)]!, [pod(`job-${i}-0`, { cpuMillis: 1000, memory: 4 * GiB, gpus: 1 })], NOW - 1000 * (jobs - i)),
+      job(
+        `job-${i}`,
+        leaves[Math.floor(rnd() * leaves.length)]!,
+        [pod(`job-${i}-0`, { cpuMillis: 1000, memory: 4 * GiB, gpus: 1 })],
+        NOW - 1000 * (jobs - i),
+      ),
     ),
     topologies: [],
   };
@@ -128,7 +153,12 @@ export function armadaShape(nodes: number, pods: number, gpu: boolean): Snapshot
       job(
         `job-${i}`,
         leaves[i % leaves.length]!,
-        [pod(`job-${i}-0`, gpu ? { cpuMillis: 1000, memory: GiB, gpus: 1 } : { cpuMillis: 1000, memory: GiB, gpus: 0 })],
+        [
+          pod(
+            `job-${i}-0`,
+            gpu ? { cpuMillis: 1000, memory: GiB, gpus: 1 } : { cpuMillis: 1000, memory: GiB, gpus: 0 },
+          ),
+        ],
         NOW - (pods - i),
       ),
     ),
@@ -167,8 +197,18 @@ export function largeShape(seed = 7, contention = false): Snapshot {
     jobs.push(job(`run-c-${n}`, q(), cpuPods, NOW - 3_600_000 + t++, 50));
   }
   for (let g = 0; g < 2500; g++) {
-    const pods = Array.from({ length: 4 }, (_, k) => pod(`pend-${g}-${k}`, { cpuMillis: 4000, memory: 16 * GiB, gpus: 1 }));
-    jobs.push(job(`pend-${g}`, leaves[Math.floor(rnd() * leaves.length)]!, pods, NOW - 600_000 + g, contention ? 80 : 50));
+    const pods = Array.from({ length: 4 }, (_, k) =>
+      pod(`pend-${g}-${k}`, { cpuMillis: 4000, memory: 16 * GiB, gpus: 1 }),
+    );
+    jobs.push(
+      job(
+        `pend-${g}`,
+        leaves[Math.floor(rnd() * leaves.length)]!,
+        pods,
+        NOW - 600_000 + g,
+        contention ? 80 : 50,
+      ),
+    );
   }
   return { now: NOW, nodes, queues, jobs, topologies: [] };
 }

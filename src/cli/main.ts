@@ -13,7 +13,12 @@ program
   .option("--json", "print one JSON document per scenario (JSON Lines)")
   .option("--summary", "print only failures, then counts per directory and feature, then totals")
   .action((paths: string[], opts: { json?: boolean; summary?: boolean }) => {
-    const code = simulate(paths, opts, (l) => process.stdout.write(`${l}\n`), (l) => process.stderr.write(`${l}\n`));
+    const code = simulate(
+      paths,
+      opts,
+      (l) => process.stdout.write(`${l}\n`),
+      (l) => process.stderr.write(`${l}\n`),
+    );
     process.exitCode = code;
   });
 

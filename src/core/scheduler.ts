@@ -52,8 +52,17 @@ export function sessionResult(ssn: Session): SessionResult {
     for (const p of job.pods) {
       podStatuses[p.status] = (podStatuses[p.status] ?? 0) + 1;
       const changed =
-        p.status !== p.spec.status || p.nodeName !== p.spec.node || p.gpuGroups.join(",") !== p.spec.gpuGroups.join(",");
-      if (changed) pods.push({ job: job.uid, pod: p.uid, status: p.status, node: p.nodeName, gpuGroups: [...p.gpuGroups] });
+        p.status !== p.spec.status ||
+        p.nodeName !== p.spec.node ||
+        p.gpuGroups.join(",") !== p.spec.gpuGroups.join(",");
+      if (changed)
+        pods.push({
+          job: job.uid,
+          pod: p.uid,
+          status: p.status,
+          node: p.nodeName,
+          gpuGroups: [...p.gpuGroups],
+        });
     }
     jobs.push({
       uid: job.uid,

@@ -38,31 +38,63 @@ export function checkOutcome(
   }
   const checkEntry = (what: string, tasks: TaskView[], x: ExpectEntry, job: string) => {
     if (x.status !== undefined)
-      for (const t of tasks) if (t.status !== x.status) failures.push(`${what}: task ${t.name} is ${t.status}, expected ${x.status}`);
+      for (const t of tasks)
+        if (t.status !== x.status)
+          failures.push(`${what}: task ${t.name} is ${t.status}, expected ${x.status}`);
     if (x.node)
-      for (const t of tasks) if (t.node !== x.node) failures.push(`${what}: task ${t.name} is on ${t.node ?? "no node"}, expected ${x.node}`);
+      for (const t of tasks)
+        if (t.node !== x.node)
+          failures.push(`${what}: task ${t.name} is on ${t.node ?? "no node"}, expected ${x.node}`);
     const sum = (f: (t: TaskView) => number) => tasks.reduce((a, t) => a + f(t), 0);
-    if (x.gpus != null && !near(sum((t) => t.gpus), x.gpus)) failures.push(`${what}: requests ${sum((t) => t.gpus)} GPUs, expected ${x.gpus}`);
-    if (x.cpuMillis && !near(sum((t) => t.cpuMillis), x.cpuMillis))
+    if (
+      x.gpus != null &&
+      !near(
+        sum((t) => t.gpus),
+        x.gpus,
+      )
+    )
+      failures.push(`${what}: requests ${sum((t) => t.gpus)} GPUs, expected ${x.gpus}`);
+    if (
+      x.cpuMillis &&
+      !near(
+        sum((t) => t.cpuMillis),
+        x.cpuMillis,
+      )
+    )
       failures.push(`${what}: requests ${sum((t) => t.cpuMillis)} cpuMillis, expected ${x.cpuMillis}`);
-    if (x.memory && !near(sum((t) => t.memory), x.memory)) failures.push(`${what}: requests ${sum((t) => t.memory)} memory, expected ${x.memory}`);
+    if (
+      x.memory &&
+      !near(
+        sum((t) => t.memory),
+        x.memory,
+      )
+    )
+      failures.push(`${what}: requests ${sum((t) => t.memory)} memory, expected ${x.memory}`);
     if (x.gpusAccepted) {
-      const got = what.startsWith("job") ? (o.jobs[job]?.gpusAccepted ?? 0) : (accepted.get(tasks[0]!.name) ?? 0);
-      if (!near(got, x.gpusAccepted)) failures.push(`${what}: accepted ${got} GPUs, expected ${x.gpusAccepted}`);
+      const got = what.startsWith("job")
+        ? (o.jobs[job]?.gpusAccepted ?? 0)
+        : (accepted.get(tasks[0]!.name) ?? 0);
+      if (!near(got, x.gpusAccepted))
+        failures.push(`${what}: accepted ${got} GPUs, expected ${x.gpusAccepted}`);
     }
     const started = o.jobs[job]?.lastStartSecondsAgo ?? null;
-    if (x.status && PLACED.has(x.status) && started === null) failures.push(`${what}: job ${job} has no last start time`);
+    if (x.status && PLACED.has(x.status) && started === null)
+      failures.push(`${what}: job ${job} has no last start time`);
     if (x.lastStartOlderThanSeconds != null && (started === null || started < x.lastStartOlderThanSeconds))
-      failures.push(`${what}: job ${job} last started ${started ?? "never"}s ago, expected at least ${x.lastStartOlderThanSeconds}s`);
+      failures.push(
+        `${what}: job ${job} last started ${started ?? "never"}s ago, expected at least ${x.lastStartOlderThanSeconds}s`,
+      );
   };
-  for (const [name, x] of Object.entries(e.jobs ?? {})) checkEntry(`job ${name}`, byJob.get(name) ?? [], x, name);
+  for (const [name, x] of Object.entries(e.jobs ?? {}))
+    checkEntry(`job ${name}`, byJob.get(name) ?? [], x, name);
   for (const [name, x] of Object.entries(e.tasks ?? {})) {
     const t = o.tasks[name];
     if (t) checkEntry(`task ${name}`, [view(name)], x, t.job);
   }
   for (const [name, x] of Object.entries(e.nodes ?? {})) {
     const n = o.nodes[name]!;
-    if (x.idleGpus !== undefined && !near(n.idleGpus, x.idleGpus)) failures.push(`node ${name}: ${n.idleGpus} idle GPUs, expected ${x.idleGpus}`);
+    if (x.idleGpus !== undefined && !near(n.idleGpus, x.idleGpus))
+      failures.push(`node ${name}: ${n.idleGpus} idle GPUs, expected ${x.idleGpus}`);
     if (x.releasingGpus !== undefined && !near(n.releasingGpus, x.releasingGpus))
       failures.push(`node ${name}: ${n.releasingGpus} releasing GPUs, expected ${x.releasingGpus}`);
   }
@@ -70,7 +102,11 @@ export function checkOutcome(
 }
 
 /** The per-session upper bounds on committed operations. */
-export function checkBounds(s: Scenario, o: { binds: number; evictions: number; pipelines: number }, label: string): string[] {
+export function checkBounds(
+  s: Scenario,
+  o: { binds: number; evictions: number; pipelines: number },
+  label: string,
+): string[] {
   const e = s.expect;
   if (!e) return [];
   const out: string[] = [];

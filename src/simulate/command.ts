@@ -23,7 +23,12 @@ function bump(m: Map<string, Counts>, key: string, ok: boolean): void {
   m.set(key, c);
 }
 
-export function simulate(paths: string[], opts: SimulateOptions, write: (line: string) => void, writeErr: (line: string) => void): number {
+export function simulate(
+  paths: string[],
+  opts: SimulateOptions,
+  write: (line: string) => void,
+  writeErr: (line: string) => void,
+): number {
   let files: { file: string; root: string }[];
   try {
     files = findScenarioFiles(paths);

@@ -34,7 +34,11 @@ export function readScenario(file: string): Scenario {
   try {
     doc = extname(file) === ".json" ? JSON.parse(text) : parseYaml(text);
   } catch (e) {
-    throw new ScenarioError(file, "(document)", `not valid ${extname(file) === ".json" ? "JSON" : "YAML"}: ${(e as Error).message}`);
+    throw new ScenarioError(
+      file,
+      "(document)",
+      `not valid ${extname(file) === ".json" ? "JSON" : "YAML"}: ${(e as Error).message}`,
+    );
   }
   return validateScenario(doc, file);
 }

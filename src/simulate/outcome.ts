@@ -2,7 +2,10 @@
 import { type Session, isAllocated } from "../core/index.js";
 
 export interface Outcome {
-  tasks: Record<string, { job: string; status: string; node: string | null; gpus: number; gpuGroups: string[] }>;
+  tasks: Record<
+    string,
+    { job: string; status: string; node: string | null; gpus: number; gpuGroups: string[] }
+  >;
   jobs: Record<string, { lastStartSecondsAgo: number | null; gpusAccepted: number; fitErrors: string[] }>;
   nodes: Record<string, { idleGpus: number; releasingGpus: number }>;
   binds: number;
@@ -13,12 +16,25 @@ export interface Outcome {
 const round = (x: number) => Math.round(x * 1e6) / 1e6;
 
 export function outcomeOf(ssn: Session, fitErrors?: Map<string, string[]>): Outcome {
-  const out: Outcome = { tasks: {}, jobs: {}, nodes: {}, binds: ssn.binds.length, evictions: ssn.evictions.length, pipelines: ssn.pipelines.length };
+  const out: Outcome = {
+    tasks: {},
+    jobs: {},
+    nodes: {},
+    binds: ssn.binds.length,
+    evictions: ssn.evictions.length,
+    pipelines: ssn.pipelines.length,
+  };
   for (const job of ssn.jobs.values()) {
     let accepted = 0;
     for (const p of job.pods) {
       accepted += p.acceptedGpus;
-      out.tasks[p.name] = { job: job.name, status: p.status, node: p.nodeName, gpus: round(p.req.gpus), gpuGroups: [...p.gpuGroups] };
+      out.tasks[p.name] = {
+        job: job.name,
+        status: p.status,
+        node: p.nodeName,
+        gpus: round(p.req.gpus),
+        gpuGroups: [...p.gpuGroups],
+      };
     }
     out.jobs[job.name] = {
       lastStartSecondsAgo: job.lastStartAt === null ? null : round((ssn.now - job.lastStartAt) / 1000),
@@ -26,7 +42,8 @@ export function outcomeOf(ssn: Session, fitErrors?: Map<string, string[]>): Outc
       fitErrors: fitErrors?.get(job.name) ?? [...job.fitErrors],
     };
   }
-  for (const n of ssn.nodes) out.nodes[n.name] = { idleGpus: round(n.idleGpus()), releasingGpus: round(n.releasingGpus()) };
+  for (const n of ssn.nodes)
+    out.nodes[n.name] = { idleGpus: round(n.idleGpus()), releasingGpus: round(n.releasingGpus()) };
   return out;
 }
 

@@ -48,14 +48,18 @@ function advance(s: Scenario, ssn: Session): Scenario {
         const name = t.name ?? `${j.name}-${k}`;
         const now = byName.get(name)!;
         const next: ScenarioTask = { ...t, name };
-        if (now.status === "Binding") Object.assign(next, { state: "Running", node: now.node, gpuGroups: now.groups });
-        else if (now.status === "Pipelined") Object.assign(next, { state: "Pending", node: null, gpuGroups: [] });
+        if (now.status === "Binding")
+          Object.assign(next, { state: "Running", node: now.node, gpuGroups: now.groups });
+        else if (now.status === "Pipelined")
+          Object.assign(next, { state: "Pending", node: null, gpuGroups: [] });
         else if (now.status === "Releasing" && !j.deleteOnEvict)
           Object.assign(next, { state: "Pending", node: null, gpuGroups: [] });
         else Object.assign(next, { state: now.status, node: now.node, gpuGroups: now.groups });
         return next;
       });
-      const anyPlaced = tasks.some((t) => ["Allocated", "Bound", "Binding", "Running"].includes(t.state ?? "Pending"));
+      const anyPlaced = tasks.some((t) =>
+        ["Allocated", "Bound", "Binding", "Running"].includes(t.state ?? "Pending"),
+      );
       return { ...j, tasks, lastStartMinutesAgo: anyPlaced ? 1 : null };
     }),
   };
@@ -85,14 +89,21 @@ export function runScenario(s: Scenario): ScenarioRun {
   const settledOutcome = outcomeOf(settled, fitErrors);
   outcomes.push(settledOutcome);
   const info = taskInfo(settled);
-  failures.push(...checkOutcome(s, settledOutcome, info.requests, info.accepted).map((f) => `after ${untilMatch} rounds: ${f}`));
+  failures.push(
+    ...checkOutcome(s, settledOutcome, info.requests, info.accepted).map(
+      (f) => `after ${untilMatch} rounds: ${f}`,
+    ),
+  );
   for (let i = 0; i < afterMatch; i++) {
     const ssn = runOnce(cur, true);
     const o = outcomeOf(ssn);
     outcomes.push(o);
     const { requests, accepted } = taskInfo(ssn);
     const label = `round ${untilMatch + i + 1}`;
-    failures.push(...checkBounds(s, o, label), ...checkOutcome(s, o, requests, accepted).map((f) => `${label}: ${f}`));
+    failures.push(
+      ...checkBounds(s, o, label),
+      ...checkOutcome(s, o, requests, accepted).map((f) => `${label}: ${f}`),
+    );
     cur = advance(cur, ssn);
   }
   return { outcomes, check: s.expect ? { passed: failures.length === 0, failures } : null };

@@ -136,14 +136,22 @@ export const scenarioSchema = z.strictObject({
   config: z
     .strictObject({
       placement: z
-        .strictObject({ gpu: z.enum(["binpack", "spread"]).optional(), cpu: z.enum(["binpack", "spread"]).optional() })
+        .strictObject({
+          gpu: z.enum(["binpack", "spread"]).optional(),
+          cpu: z.enum(["binpack", "spread"]).optional(),
+        })
         .optional(),
       plugins: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
-      queueDepthPerAction: z.union([num, z.record(z.string(), num)]).nullable().optional(),
+      queueDepthPerAction: z
+        .union([num, z.record(z.string(), num)])
+        .nullable()
+        .optional(),
       tiers: z
         .array(
           z.strictObject({
-            plugins: z.array(z.strictObject({ name: z.string(), arguments: z.record(z.string(), z.unknown()).optional() })),
+            plugins: z.array(
+              z.strictObject({ name: z.string(), arguments: z.record(z.string(), z.unknown()).optional() }),
+            ),
           }),
         )
         .optional(),
@@ -208,8 +216,14 @@ export function validateScenario(doc: unknown, file: string): Scenario {
   const r = scenarioSchema.safeParse(doc);
   if (!r.success) {
     const issue = r.error.issues[0]!;
-    const field = issue.path.length ? issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "") : "(root)";
-    const msg = issue.code === "unrecognized_keys" ? `unknown field(s) ${issue.keys.join(", ")}` : issue.message;
+    const field = issue.path.length
+      ? issue.path
+          .map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))
+          .join("")
+          .replace(/^\./, "")
+      : "(root)";
+    const msg =
+      issue.code === "unrecognized_keys" ? `unknown field(s) ${issue.keys.join(", ")}` : issue.message;
     throw new ScenarioError(file, field, msg);
   }
   checkReferences(r.data, file);
@@ -225,7 +239,8 @@ function checkReferences(s: Scenario, file: string): void {
     queues.add(q.name);
   });
   s.queues.forEach((q, i) => {
-    if (q.parent && !queues.has(q.parent)) throw new ScenarioError(file, `queues[${i}].parent`, `unknown queue ${q.parent}`);
+    if (q.parent && !queues.has(q.parent))
+      throw new ScenarioError(file, `queues[${i}].parent`, `unknown queue ${q.parent}`);
   });
   const jobs = new Set<string>();
   const tasks = new Set<string>();
@@ -246,7 +261,8 @@ function checkReferences(s: Scenario, file: string): void {
       const state = t.state ?? "Pending";
       if (HOLDS_NODE.has(state)) {
         if (!t.node) throw new ScenarioError(file, `${at}.tasks[${k}].node`, `required for state ${state}`);
-        if (!s.nodes[t.node]) throw new ScenarioError(file, `${at}.tasks[${k}].node`, `unknown node ${t.node}`);
+        if (!s.nodes[t.node])
+          throw new ScenarioError(file, `${at}.tasks[${k}].node`, `unknown node ${t.node}`);
       }
       if (t.subGroup && !groups.has(t.subGroup))
         throw new ScenarioError(file, `${at}.tasks[${k}].subGroup`, `unknown sub-group ${t.subGroup}`);

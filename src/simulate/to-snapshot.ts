@@ -19,7 +19,10 @@ import type { Scenario, ScenarioJob } from "./scenario.js";
 export const SIMULATION_NOW = Date.UTC(2025, 0, 1);
 const MINUTE = 60_000;
 
-function quota(q: { gpu?: number | null; cpuMillis?: number | null; memory?: number | null } | null | undefined, dflt: QuotaVector): QuotaVector {
+function quota(
+  q: { gpu?: number | null; cpuMillis?: number | null; memory?: number | null } | null | undefined,
+  dflt: QuotaVector,
+): QuotaVector {
   return {
     gpu: q?.gpu ?? dflt.gpu,
     cpuMillis: q?.cpuMillis ?? dflt.cpuMillis,
@@ -58,9 +61,13 @@ function queues(s: Scenario, now: number): QueueSpec[] {
     limit: quota(q.limit, { gpu: -1, cpuMillis: -1, memory: -1 }),
     overQuotaWeight: quota(q.overQuotaWeight, { gpu: 1, cpuMillis: 1, memory: 1 }),
     preemptMinRuntimeSeconds:
-      q.preemptMinRuntime == null ? null : parseDurationSeconds(q.preemptMinRuntime, `queues[${i}].preemptMinRuntime`),
+      q.preemptMinRuntime == null
+        ? null
+        : parseDurationSeconds(q.preemptMinRuntime, `queues[${i}].preemptMinRuntime`),
     reclaimMinRuntimeSeconds:
-      q.reclaimMinRuntime == null ? null : parseDurationSeconds(q.reclaimMinRuntime, `queues[${i}].reclaimMinRuntime`),
+      q.reclaimMinRuntime == null
+        ? null
+        : parseDurationSeconds(q.reclaimMinRuntime, `queues[${i}].reclaimMinRuntime`),
   }));
 }
 

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, DEFAULT_PLUGINS, defaultPluginRegistry, loadSchedulerConfig } from "../../src/core/index.js";
+import {
+  ConfigError,
+  DEFAULT_PLUGINS,
+  defaultPluginRegistry,
+  loadSchedulerConfig,
+} from "../../src/core/index.js";
 
 describe("scheduler configuration", () => {
   it("defaults to KAI's actions and plugins", () => {
@@ -13,15 +18,22 @@ describe("scheduler configuration", () => {
       `actions: "allocate, reclaim"\ntiers:\n  - plugins:\n      - name: proportion\n      - name: nodeplacement\n        arguments: { gpu: spread }\nsession:\n  stalenessGracePeriodSeconds: 30\n`,
     );
     expect(c.actions).toEqual(["allocate", "reclaim"]);
-    expect(c.tiers[0]!.plugins).toEqual([{ name: "proportion" }, { name: "nodeplacement", arguments: { gpu: "spread" } }]);
+    expect(c.tiers[0]!.plugins).toEqual([
+      { name: "proportion" },
+      { name: "nodeplacement", arguments: { gpu: "spread" } },
+    ]);
     expect(c.session.stalenessGracePeriodSeconds).toBe(30);
   });
 
   it("refuses unknown fields, actions and plugins, naming them", () => {
     expect(() => loadSchedulerConfig({ action: ["allocate"] })).toThrow(/action: unknown field/);
-    expect(() => loadSchedulerConfig({ actions: ["allocate", "backfill"] })).toThrow(/actions\[1\]: unknown action "backfill"/);
+    expect(() => loadSchedulerConfig({ actions: ["allocate", "backfill"] })).toThrow(
+      /actions\[1\]: unknown action "backfill"/,
+    );
     const known = defaultPluginRegistry().names();
-    expect(() => loadSchedulerConfig({ tiers: [{ plugins: [{ name: "nope" }] }] }, known)).toThrow(ConfigError);
+    expect(() => loadSchedulerConfig({ tiers: [{ plugins: [{ name: "nope" }] }] }, known)).toThrow(
+      ConfigError,
+    );
     expect(() => loadSchedulerConfig({ session: { stalenessGracePeriodSeconds: "soon" } })).toThrow(
       /session.stalenessGracePeriodSeconds: must be a number/,
     );

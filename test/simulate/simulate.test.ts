@@ -17,7 +17,12 @@ function dir(files: Record<string, unknown>): string {
 function exec(paths: string[], opts: { json?: boolean; summary?: boolean } = {}) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = simulate(paths, opts, (l) => out.push(l), (l) => err.push(l));
+  const code = simulate(
+    paths,
+    opts,
+    (l) => out.push(l),
+    (l) => err.push(l),
+  );
   return { code, out, err };
 }
 
@@ -32,14 +37,21 @@ const base = {
 
 describe("simulate", () => {
   it("passes a scenario whose expectations hold, exit 0", () => {
-    const d = dir({ "allocate/ok.json": { ...base, expect: { jobs: { j: { status: "Binding", node: "n1", gpus: 2 } }, maxBinds: 2 } } });
+    const d = dir({
+      "allocate/ok.json": {
+        ...base,
+        expect: { jobs: { j: { status: "Binding", node: "n1", gpus: 2 } }, maxBinds: 2 },
+      },
+    });
     const r = exec([d]);
     expect(r.code).toBe(0);
     expect(r.out[0]).toMatch(/^PASS two pods on one node/);
   });
 
   it("fails with the reasons, exit 1", () => {
-    const d = dir({ "bad.yaml": `${JSON.stringify({ ...base, expect: { jobs: { j: { status: "Pending" } }, maxBinds: 1 } })}` });
+    const d = dir({
+      "bad.yaml": `${JSON.stringify({ ...base, expect: { jobs: { j: { status: "Pending" } }, maxBinds: 1 } })}`,
+    });
     const r = exec([d]);
     expect(r.code).toBe(1);
     const text = r.out.join("\n");

@@ -15,8 +15,18 @@ export class SharedGpus {
   constructor(private readonly node: NodeInfo) {}
 
   /** The per-group maps (null when nothing is shared, the common case). */
-  capture(): { used: Map<string, number>; releasing: Map<string, number>; allocated: Map<string, number>; marked: Set<string> } | null {
-    if (this.usedMemory.size === 0 && this.releasingMemory.size === 0 && this.allocatedMemory.size === 0 && this.releasingMarked.size === 0)
+  capture(): {
+    used: Map<string, number>;
+    releasing: Map<string, number>;
+    allocated: Map<string, number>;
+    marked: Set<string>;
+  } | null {
+    if (
+      this.usedMemory.size === 0 &&
+      this.releasingMemory.size === 0 &&
+      this.allocatedMemory.size === 0 &&
+      this.releasingMarked.size === 0
+    )
       return null;
     return {
       used: new Map(this.usedMemory),
@@ -122,7 +132,11 @@ export class SharedGpus {
   private enoughOnGroup(req: TaskRequest, g: string): boolean {
     const n = this.node;
     return (
-      n.gpuMemory - (this.allocatedMemory.get(g) ?? 0) + (this.releasingMemory.get(g) ?? 0) - n.requestGpuMemory(req) >= 0
+      n.gpuMemory -
+        (this.allocatedMemory.get(g) ?? 0) +
+        (this.releasingMemory.get(g) ?? 0) -
+        n.requestGpuMemory(req) >=
+      0
     );
   }
 

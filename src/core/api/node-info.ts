@@ -75,7 +75,8 @@ export class NodeInfo {
 
   get isMigEnabled(): boolean {
     if (this.spec.migStrategy) return true;
-    if (this.allocatable.scalars) for (const k of this.allocatable.scalars.keys()) if (isMigResource(k)) return true;
+    if (this.allocatable.scalars)
+      for (const k of this.allocatable.scalars.keys()) if (isMigResource(k)) return true;
     return false;
   }
 
@@ -140,7 +141,8 @@ export class NodeInfo {
     const i = this.idle;
     const r = this.releasing;
     // Quick refusal on the plain resources before building the sum (most misses end here).
-    if (req.cpu > i.cpu + r.cpu || req.memory > i.memory + r.memory || req.pods > i.pods + r.pods) return false;
+    if (req.cpu > i.cpu + r.cpu || req.memory > i.memory + r.memory || req.pods > i.pods + r.pods)
+      return false;
     if (req.kind === "regular" && req.gpus > i.gpus + r.gpus) return false;
     if (!r.scalars && !r.cpu && !r.memory && !r.gpus && !r.pods) return this.fitsInto(req, i, true);
     return this.fitsInto(req, i.clone().add(r), true);

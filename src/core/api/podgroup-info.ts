@@ -115,7 +115,9 @@ export class JobInfo {
     this.staleSince = spec.staleSince;
     this.root = new SubGroupSet(ROOT_SUB_GROUP_SET, constraintOf(spec.topology));
     this.buildSubGroups(spec);
-    this.podSetList = [...this.podSets.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    this.podSetList = [...this.podSets.values()].sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    );
   }
 
   private buildSubGroups(spec: PodGroupSpec): void {
@@ -201,7 +203,9 @@ export class JobInfo {
   }
 
   get numAllocated(): number {
-    return this.countOf("Allocated") + this.countOf("Bound") + this.countOf("Binding") + this.countOf("Running");
+    return (
+      this.countOf("Allocated") + this.countOf("Bound") + this.countOf("Binding") + this.countOf("Running")
+    );
   }
 
   private gangStateCache = -1;

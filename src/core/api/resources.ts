@@ -30,7 +30,13 @@ export class Resource {
   ) {}
 
   clone(): Resource {
-    return new Resource(this.cpu, this.memory, this.gpus, this.pods, this.scalars ? new Map(this.scalars) : null);
+    return new Resource(
+      this.cpu,
+      this.memory,
+      this.gpus,
+      this.pods,
+      this.scalars ? new Map(this.scalars) : null,
+    );
   }
 
   add(o: Resource): this {
@@ -82,7 +88,10 @@ function nonZero(o: Record<string, number> | undefined): [string, number][] {
   let out: [string, number][] | null = null;
   for (const k in o) {
     const v = o[k]!;
-    if (v > 0) (out ??= []).push([k, v]);
+    if (v > 0) {
+      out ??= [];
+      out.push([k, v]);
+    }
   }
   return out ?? NONE;
 }
@@ -146,7 +155,7 @@ export class TaskRequest {
 
   /** GPUs as counted against a request: whole count, or the fraction; memory and MIG requests count 0. */
   get gpus(): number {
-    return Math.round(this.gpuPortion * GPU_PORTION_STEP) * this.gpuDevices / GPU_PORTION_STEP;
+    return (Math.round(this.gpuPortion * GPU_PORTION_STEP) * this.gpuDevices) / GPU_PORTION_STEP;
   }
 
   /** GPUs this request takes from a quota: the above plus the devices held by MIG instances. */

@@ -96,19 +96,30 @@ export class ConfigError extends Error {
   }
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
 
 function checkKeys(o: Record<string, unknown>, allowed: string[], at: string): void {
   for (const k of Object.keys(o))
-    if (!allowed.includes(k)) throw new ConfigError(at ? `${at}.${k}` : k, `unknown field (allowed: ${allowed.join(", ")})`);
+    if (!allowed.includes(k))
+      throw new ConfigError(at ? `${at}.${k}` : k, `unknown field (allowed: ${allowed.join(", ")})`);
 }
 
 function parseActions(v: unknown): ActionName[] {
-  const list = typeof v === "string" ? v.split(",").map((s) => s.trim()).filter(Boolean) : v;
+  const list =
+    typeof v === "string"
+      ? v
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : v;
   if (!Array.isArray(list)) throw new ConfigError("actions", "must be a list or a comma-separated string");
   return list.map((a, i) => {
     if (typeof a !== "string" || !(ACTION_NAMES as readonly string[]).includes(a))
-      throw new ConfigError(`actions[${i}]`, `unknown action ${JSON.stringify(a)} (known: ${ACTION_NAMES.join(", ")})`);
+      throw new ConfigError(
+        `actions[${i}]`,
+        `unknown action ${JSON.stringify(a)} (known: ${ACTION_NAMES.join(", ")})`,
+      );
     return a as ActionName;
   });
 }
@@ -116,14 +127,17 @@ function parseActions(v: unknown): ActionName[] {
 function parseTiers(v: unknown, knownPlugins: ReadonlySet<string> | null): Tier[] {
   if (!Array.isArray(v)) throw new ConfigError("tiers", "must be a list");
   return v.map((tier, i) => {
-    if (!isObject(tier) || !Array.isArray(tier.plugins)) throw new ConfigError(`tiers[${i}].plugins`, "must be a list");
+    if (!isObject(tier) || !Array.isArray(tier.plugins))
+      throw new ConfigError(`tiers[${i}].plugins`, "must be a list");
     checkKeys(tier, ["plugins"], `tiers[${i}]`);
     return {
       plugins: tier.plugins.map((p, j) => {
         const at = `tiers[${i}].plugins[${j}]`;
-        if (!isObject(p) || typeof p.name !== "string") throw new ConfigError(`${at}.name`, "must be a string");
+        if (!isObject(p) || typeof p.name !== "string")
+          throw new ConfigError(`${at}.name`, "must be a string");
         checkKeys(p, ["name", "arguments"], at);
-        if (knownPlugins && !knownPlugins.has(p.name)) throw new ConfigError(`${at}.name`, `unknown plugin ${p.name}`);
+        if (knownPlugins && !knownPlugins.has(p.name))
+          throw new ConfigError(`${at}.name`, `unknown plugin ${p.name}`);
         if (p.arguments !== undefined && !isObject(p.arguments))
           throw new ConfigError(`${at}.arguments`, "must be a mapping");
         return p.arguments ? { name: p.name, arguments: p.arguments as PluginArguments } : { name: p.name };
@@ -150,7 +164,10 @@ function parseSession(v: unknown, base: SessionParams): SessionParams {
  * Read a configuration document (an object, or YAML/JSON text). Missing parts take
  * KAI's defaults; `tiers`, when given, replace the default plugins entirely.
  */
-export function loadSchedulerConfig(input: unknown, knownPlugins: ReadonlySet<string> | null = null): SchedulerConfig {
+export function loadSchedulerConfig(
+  input: unknown,
+  knownPlugins: ReadonlySet<string> | null = null,
+): SchedulerConfig {
   const doc = typeof input === "string" ? parseYaml(input) : input;
   const cfg = defaultSchedulerConfig();
   if (doc === null || doc === undefined) return cfg;
@@ -161,7 +178,8 @@ export function loadSchedulerConfig(input: unknown, knownPlugins: ReadonlySet<st
   if (doc.queueDepthPerAction !== undefined && doc.queueDepthPerAction !== null) {
     if (!isObject(doc.queueDepthPerAction)) throw new ConfigError("queueDepthPerAction", "must be a mapping");
     for (const [k, n] of Object.entries(doc.queueDepthPerAction)) {
-      if (!(ACTION_NAMES as readonly string[]).includes(k)) throw new ConfigError(`queueDepthPerAction.${k}`, "unknown action");
+      if (!(ACTION_NAMES as readonly string[]).includes(k))
+        throw new ConfigError(`queueDepthPerAction.${k}`, "unknown action");
       if (typeof n !== "number" || !Number.isInteger(n) || n < 0)
         throw new ConfigError(`queueDepthPerAction.${k}`, "must be a non-negative integer");
       cfg.queueDepthPerAction[k as ActionName] = n;

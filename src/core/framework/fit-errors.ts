@@ -22,7 +22,10 @@ export class TaskFitErrors {
 
   /** "no nodes with enough resources were found: 2 node(s) didn't have enough resources: GPUs." */
   message(): string {
-    const hist = [...this.counts].filter(([, n]) => n > 0).map(([r, n]) => `${n} ${r}`).sort();
+    const hist = [...this.counts]
+      .filter(([, n]) => n > 0)
+      .map(([r, n]) => `${n} ${r}`)
+      .sort();
     let msg = this.err ?? RESOURCES_NOT_FOUND;
     if (hist.length) msg += `: ${hist.join(". \n")}.`;
     return msg;

@@ -34,7 +34,9 @@ export class NodeOrderCache {
   }
 
   private before = (a: NodeInfo, b: NodeInfo): number =>
-    this.tier[b.index]! - this.tier[a.index]! || this.rank[a.index]! - this.rank[b.index]! || a.index - b.index;
+    this.tier[b.index]! - this.tier[a.index]! ||
+    this.rank[a.index]! - this.rank[b.index]! ||
+    a.index - b.index;
 
   /** Compute a node's keys; false when they cannot be used (scores not in tiers). */
   private key(node: NodeInfo): boolean {

@@ -128,18 +128,21 @@ export function insufficientResources(task: PodInfo, node: NodeInfo): string[] {
   const freeGpus = node.allocatable.gpus - node.used.gpus - node.shared.usedGroupCount();
   if (req.mig) {
     for (const [k, v] of req.mig)
-      if (node.allocatable.scalar(k) - node.used.scalar(k) < v) out.push(`node(s) didn't have enough of mig profile: ${k}`);
+      if (node.allocatable.scalar(k) - node.used.scalar(k) < v)
+        out.push(`node(s) didn't have enough of mig profile: ${k}`);
   } else {
     if (req.gpus > freeGpus) out.push("node(s) didn't have enough resources: GPUs");
     if (req.gpuMemory > node.gpuMemory) out.push("node(s) didn't have enough resources: GPU memory");
   }
   if (Math.trunc(req.cpu) > Math.trunc(node.allocatable.cpu - node.used.cpu))
     out.push("node(s) didn't have enough resources: CPU cores");
-  if (req.memory > node.allocatable.memory - node.used.memory) out.push("node(s) didn't have enough resources: memory");
+  if (req.memory > node.allocatable.memory - node.used.memory)
+    out.push("node(s) didn't have enough resources: memory");
   if (node.allocatable.pods - node.used.pods < 1) out.push("node(s) didn't have enough resources: pods");
   if (req.extended)
     for (const [k, v] of req.extended)
-      if (node.allocatable.scalar(k) - node.used.scalar(k) < v) out.push(`node(s) didn't have enough resources: ${k}`);
+      if (node.allocatable.scalar(k) - node.used.scalar(k) < v)
+        out.push(`node(s) didn't have enough resources: ${k}`);
   if (out.length === 0) out.push("node(s) didn't have enough resources");
   return intern(out);
 }

@@ -22,9 +22,25 @@ interface TaskFields {
 type Op =
   | { kind: "allocate"; task: PodInfo; node: string; before: NodeState; prev: TaskFields; undone: boolean }
   | { kind: "pipeline"; task: PodInfo; node: string; before: NodeState; prev: TaskFields; undone: boolean }
-  | { kind: "evict"; task: PodInfo; node: string; before: NodeState; prev: TaskFields; message: string; undone: boolean }
+  | {
+      kind: "evict";
+      task: PodInfo;
+      node: string;
+      before: NodeState;
+      prev: TaskFields;
+      message: string;
+      undone: boolean;
+    }
   /** An eviction undone out of order; reversing it evicts again. */
-  | { kind: "undo"; task: PodInfo; target: number; node: string; before: NodeState; prev: TaskFields; undone: boolean };
+  | {
+      kind: "undo";
+      task: PodInfo;
+      target: number;
+      node: string;
+      before: NodeState;
+      prev: TaskFields;
+      undone: boolean;
+    };
 
 export type Checkpoint = number;
 
@@ -68,7 +84,14 @@ export class Statement {
   /** Place `task` on `nodeName` (on `gpuGroups`, for a shared-GPU task). */
   allocate(task: PodInfo, nodeName: string, gpuGroups: string[] = task.gpuGroups): void {
     const node = this.node(nodeName);
-    const op: Op = { kind: "allocate", task, node: nodeName, before: node.capture(task.uid), prev: fieldsOf(task), undone: false };
+    const op: Op = {
+      kind: "allocate",
+      task,
+      node: nodeName,
+      before: node.capture(task.uid),
+      prev: fieldsOf(task),
+      undone: false,
+    };
     task.gpuGroups = gpuGroups;
     this.ssn.jobOf(task).setPodStatus(task, "Allocated");
     task.nodeName = nodeName;
@@ -83,7 +106,12 @@ export class Statement {
    * on that node (it was evicted in this statement) and `updateIfOnNode` is false, the
    * eviction is undone instead.
    */
-  pipeline(task: PodInfo, nodeName: string, updateIfOnNode: boolean, gpuGroups: string[] = task.gpuGroups): void {
+  pipeline(
+    task: PodInfo,
+    nodeName: string,
+    updateIfOnNode: boolean,
+    gpuGroups: string[] = task.gpuGroups,
+  ): void {
     const node = this.node(nodeName);
     const onNode = node.pods.get(task.uid) ?? null;
     const sharedMove =
@@ -97,7 +125,14 @@ export class Statement {
       this.unevict(task);
       return;
     }
-    const op: Op = { kind: "pipeline", task, node: nodeName, before: node.capture(task.uid), prev: fieldsOf(task), undone: false };
+    const op: Op = {
+      kind: "pipeline",
+      task,
+      node: nodeName,
+      before: node.capture(task.uid),
+      prev: fieldsOf(task),
+      undone: false,
+    };
     task.gpuGroups = gpuGroups;
     this.ssn.jobOf(task).setPodStatus(task, "Pipelined");
     task.nodeName = nodeName;
@@ -135,7 +170,15 @@ export class Statement {
     if (i < 0) throw new Error(`statement: no eviction of ${task.name} to undo`);
     const ev = this.ops[i] as Extract<Op, { kind: "evict" }>;
     const node = this.node(ev.node);
-    const undo: Op = { kind: "undo", task, target: i, node: ev.node, before: node.capture(task.uid), prev: fieldsOf(task), undone: false };
+    const undo: Op = {
+      kind: "undo",
+      task,
+      target: i,
+      node: ev.node,
+      before: node.capture(task.uid),
+      prev: fieldsOf(task),
+      undone: false,
+    };
     this.setFields(task, ev.prev);
     task.nodeName = ev.node;
     if (node.pods.has(task.uid)) node.updateTask(task);
@@ -166,7 +209,8 @@ export class Statement {
   }
 
   rollback(cp: Checkpoint): void {
-    if (cp < 0 || cp > this.ops.length) throw new Error(`statement: invalid checkpoint ${cp} of ${this.ops.length}`);
+    if (cp < 0 || cp > this.ops.length)
+      throw new Error(`statement: invalid checkpoint ${cp} of ${this.ops.length}`);
     for (let i = this.ops.length - 1; i >= cp; i--) {
       const op = this.ops[i]!;
       if (!op.undone) this.reverse(op);

@@ -20,6 +20,7 @@ export function parseDurationSeconds(v: unknown, what: string): number {
     total += Number(m[1]) * UNITS[m[2]!]!;
     pos = re.lastIndex;
   }
-  if (pos !== rest.length || rest.length === 0) throw new Error(`${what}: ${JSON.stringify(v)} is not a duration like "30s" or "5m"`);
+  if (pos !== rest.length || rest.length === 0)
+    throw new Error(`${what}: ${JSON.stringify(v)} is not a duration like "30s" or "5m"`);
   return sign * total;
 }

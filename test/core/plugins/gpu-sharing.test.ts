@@ -22,7 +22,12 @@ describe("GPU sharing", () => {
     const r = run({
       nodes: { a: node },
       jobs: [
-        { name: "f", queue: "q", perTask: { gpus: 0.5 }, tasks: [{ state: "Running", node: "a", gpuGroups: ["0"] }] },
+        {
+          name: "f",
+          queue: "q",
+          perTask: { gpus: 0.5 },
+          tasks: [{ state: "Running", node: "a", gpuGroups: ["0"] }],
+        },
         { name: "w", queue: "q", perTask: { gpus: 2 }, tasks: [{}] },
       ],
     });
@@ -44,7 +49,16 @@ describe("GPU sharing", () => {
   it("spreads fractional pods over devices with gpuspread", () => {
     const r = run({
       config: {
-        tiers: [{ plugins: [{ name: "proportion" }, { name: "gpusharingorder" }, { name: "gpuspread" }, { name: "nodeplacement" }] }],
+        tiers: [
+          {
+            plugins: [
+              { name: "proportion" },
+              { name: "gpusharingorder" },
+              { name: "gpuspread" },
+              { name: "nodeplacement" },
+            ],
+          },
+        ],
       },
       nodes: { a: node },
       jobs: [

@@ -19,14 +19,22 @@ const nodes = {
   h100: { gpus: 8, gpuModel: "H100" },
   l4: { gpus: 8, gpuModel: "L4" },
 };
-const filler = { name: "fill", queue: "q", perTask: { gpus: 6 }, tasks: [{ state: "Running" as const, node: "a100" }] };
+const filler = {
+  name: "fill",
+  queue: "q",
+  perTask: { gpus: 6 },
+  tasks: [{ state: "Running" as const, node: "a100" }],
+};
 
 describe("gpumodelpreference", () => {
   it("puts a pod on its preferred model although binpack would pick the fuller node", () => {
     const r = run({
       config: { tiers: tiers() },
       nodes,
-      jobs: [filler, { name: "p", queue: "q", perTask: { gpus: 1 }, tasks: [{ preferredGpuModels: ["H100"] }] }],
+      jobs: [
+        filler,
+        { name: "p", queue: "q", perTask: { gpus: 1 }, tasks: [{ preferredGpuModels: ["H100"] }] },
+      ],
     });
     expect(placements(r)).toEqual({ "p-0": "h100" });
   });
@@ -35,7 +43,9 @@ describe("gpumodelpreference", () => {
     const r = run({
       config: { tiers: tiers() },
       nodes,
-      jobs: [{ name: "p", queue: "q", perTask: { gpus: 1 }, tasks: [{ preferredGpuModels: ["L4", "H100"] }] }],
+      jobs: [
+        { name: "p", queue: "q", perTask: { gpus: 1 }, tasks: [{ preferredGpuModels: ["L4", "H100"] }] },
+      ],
     });
     expect(placements(r)).toEqual({ "p-0": "l4" });
   });

@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { fitErrors, placements, run } from "../helpers.js";
 
-const node = (extra: Record<string, unknown> = {}) => ({ gpus: 4, cpuMillis: 32_000, memory: 128e9, ...extra });
+const node = (extra: Record<string, unknown> = {}) => ({
+  gpus: 4,
+  cpuMillis: 32_000,
+  memory: 128e9,
+  ...extra,
+});
 
 describe("predicates", () => {
   it("honours node affinity by node name", () => {
@@ -23,7 +28,9 @@ describe("predicates", () => {
           queue: "q",
           ageMinutes: 1,
           perTask: { gpus: 2 },
-          tasks: [{ tolerations: [{ key: "dedicated", operator: "Equal", value: "infer", effect: "NoSchedule" }] }],
+          tasks: [
+            { tolerations: [{ key: "dedicated", operator: "Equal", value: "infer", effect: "NoSchedule" }] },
+          ],
         },
       ],
     });
@@ -78,8 +85,18 @@ describe("predicates", () => {
     const r = run({
       nodes: { a: zone("z1"), b: zone("z1"), c: zone("z2") },
       jobs: [
-        { name: "db1", queue: "q", perTask: { gpus: 1 }, tasks: [{ state: "Running", node: "a", labels: { app: "db" } }] },
-        { name: "db2", queue: "q", perTask: { gpus: 1 }, tasks: [{ labels: { app: "db" }, podAntiAffinity: anti }] },
+        {
+          name: "db1",
+          queue: "q",
+          perTask: { gpus: 1 },
+          tasks: [{ state: "Running", node: "a", labels: { app: "db" } }],
+        },
+        {
+          name: "db2",
+          queue: "q",
+          perTask: { gpus: 1 },
+          tasks: [{ labels: { app: "db" }, podAntiAffinity: anti }],
+        },
       ],
     });
     expect(placements(r)).toEqual({ "db2-0": "c" });

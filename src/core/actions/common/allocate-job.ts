@@ -39,7 +39,12 @@ function allocateSubGroupSet(
   pipelineOnly: boolean,
 ): boolean {
   const podSets = set.allPodSets();
-  const { sets, error } = ssn.subsetNodes(job, { name: set.name, topology: set.topology, podSets, set }, tasks, nodes);
+  const { sets, error } = ssn.subsetNodes(
+    job,
+    { name: set.name, topology: set.topology, podSets, set },
+    tasks,
+    nodes,
+  );
   if (error) {
     if (!pipelineOnly) job.addFitError(error);
     return false;
@@ -84,7 +89,12 @@ function allocatePodSet(
   tasks: readonly PodInfo[],
   pipelineOnly: boolean,
 ): boolean {
-  const { sets, error } = ssn.subsetNodes(job, { name: ps.name, topology: ps.topology, podSets: [ps], set: null }, tasks, nodes);
+  const { sets, error } = ssn.subsetNodes(
+    job,
+    { name: ps.name, topology: ps.topology, podSets: [ps], set: null },
+    tasks,
+    nodes,
+  );
   if (error) {
     if (!pipelineOnly) job.addFitError(error);
     return false;
@@ -134,7 +144,13 @@ function allocateTask(
   });
 }
 
-function allocateTaskToNode(ssn: Session, stmt: Statement, task: PodInfo, node: NodeInfo, pipelineOnly: boolean): boolean {
+function allocateTaskToNode(
+  ssn: Session,
+  stmt: Statement,
+  task: PodInfo,
+  node: NodeInfo,
+  pipelineOnly: boolean,
+): boolean {
   if (task.req.isShared) return allocateSharedGpuTask(ssn, stmt, task, node, pipelineOnly);
   if (!pipelineOnly && node.isTaskAllocatable(task)) {
     stmt.allocate(task, node.name);

@@ -185,7 +185,8 @@ export class JobsOrderByQueues {
 
   /** The pending job that represents the subtree (the top of its best leaf). */
   private bestJob(node: QueueNode): JobInfo | null {
-    return this.bestLeaf(node)?.jobs!.peek() ?? null;
+    const leaf = this.bestLeaf(node);
+    return leaf ? (leaf.jobs!.peek() ?? null) : null;
   }
 
   /** The victims that represent the subtree: jobs taken from its best leaf so far plus its next one. */

@@ -23,6 +23,10 @@ function execute(ssn: Session): void {
     const victims = job.pods.filter((p) => isActiveAllocated(p.status));
     const min = job.podSetList.map((ps) => ps.minAvailable).reduce((a, b) => a + b, 0);
     for (const p of victims)
-      ssn.evictNow(p, name, `Pod ${p.namespace}/${p.name} was evicted: its gang fell below its minimum of ${min} pods`);
+      ssn.evictNow(
+        p,
+        name,
+        `Pod ${p.namespace}/${p.name} was evicted: its gang fell below its minimum of ${min} pods`,
+      );
   }
 }

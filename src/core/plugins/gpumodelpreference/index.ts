@@ -15,7 +15,9 @@ const STEP = 10;
 export function create(args: PluginArguments = {}): Plugin {
   const maxRanks = args.maxRanks ?? 9;
   if (typeof maxRanks !== "number" || !Number.isInteger(maxRanks) || maxRanks < 1 || maxRanks > 9)
-    throw new Error(`plugin ${name}: argument maxRanks must be an integer from 1 to 9 (scores must stay below the availability tier of 100)`);
+    throw new Error(
+      `plugin ${name}: argument maxRanks must be an integer from 1 to 9 (scores must stay below the availability tier of 100)`,
+    );
   const score = (task: PodInfo, node: NodeInfo): number => {
     const wanted = task.spec.preferredGpuModels;
     const model = node.spec.gpuModel;

@@ -8,7 +8,9 @@ export function create(): Plugin {
   return {
     name,
     onSessionOpen(ssn) {
-      ssn.gpuOrderFns.push((_task, node, group) => (group === WHOLE_GPU ? 0 : node.shared.usedPortion(group)));
+      ssn.gpuOrderFns.push((_task, node, group) =>
+        group === WHOLE_GPU ? 0 : node.shared.usedPortion(group),
+      );
     },
   };
 }

@@ -10,7 +10,8 @@ export function create(): Plugin {
     name,
     onSessionOpen(ssn) {
       ssn.nodeOrderFns.push((task, node) => {
-        for (const g of node.shared.groups()) if (node.shared.fitsOnGroup(task.req, g)) return SCORES.gpuSharing;
+        for (const g of node.shared.groups())
+          if (node.shared.fitsOnGroup(task.req, g)) return SCORES.gpuSharing;
         return 0;
       });
     },

@@ -22,7 +22,8 @@ function durationArg(args: PluginArguments, keys: string[]): number {
 
 function path(ssn: Session, q: QueueInfo): QueueInfo[] {
   const out: QueueInfo[] = [];
-  for (let c: QueueInfo | undefined = q; c; c = c.parent ? ssn.queues.get(c.parent) : undefined) out.unshift(c);
+  for (let c: QueueInfo | undefined = q; c; c = c.parent ? ssn.queues.get(c.parent) : undefined)
+    out.unshift(c);
   return out;
 }
 
@@ -42,7 +43,9 @@ export function create(args: PluginArguments = {}): Plugin {
   const defaultReclaim = durationArg(args, ["defaultReclaimMinRuntime", "reclaimMinRuntime"]);
   const method = (args.reclaimResolveMethod as string | undefined) ?? "lca";
   if (method !== "lca" && method !== "queue")
-    throw new Error(`plugin minruntime: reclaimResolveMethod must be "lca" or "queue", got ${JSON.stringify(method)}`);
+    throw new Error(
+      `plugin minruntime: reclaimResolveMethod must be "lca" or "queue", got ${JSON.stringify(method)}`,
+    );
 
   return {
     name,

@@ -14,7 +14,9 @@ function strategyArg(args: PluginArguments, key: string): Strategy {
   const v = args[key];
   if (v === undefined) return "binpack";
   if (v !== "binpack" && v !== "spread")
-    throw new Error(`plugin nodeplacement: argument ${key} must be "binpack" or "spread", got ${JSON.stringify(v)}`);
+    throw new Error(
+      `plugin nodeplacement: argument ${key} must be "binpack" or "spread", got ${JSON.stringify(v)}`,
+    );
   return v;
 }
 
@@ -67,7 +69,8 @@ export function create(args: PluginArguments = {}): Plugin {
         },
         score(task, node) {
           const r = resourceOf(task);
-          if (strategy(r) === "binpack") return binpackScore(min, max, node.nonAllocated(r), capacity(node, r));
+          if (strategy(r) === "binpack")
+            return binpackScore(min, max, node.nonAllocated(r), capacity(node, r));
           return spreadScore(node, r);
         },
         rankKey(task, node) {

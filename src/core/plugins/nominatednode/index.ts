@@ -8,7 +8,9 @@ export function create(): Plugin {
   return {
     name,
     onSessionOpen(ssn) {
-      ssn.nodeOrderFns.push((task, node) => (task.spec.nominatedNode === node.name ? SCORES.nominatedNode : 0));
+      ssn.nodeOrderFns.push((task, node) =>
+        task.spec.nominatedNode === node.name ? SCORES.nominatedNode : 0,
+      );
     },
   };
 }

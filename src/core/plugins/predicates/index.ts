@@ -20,10 +20,13 @@ export function resourceTypeError(task: PodInfo, node: NodeInfo): string | null 
   const mig = node.isMigEnabled;
   if (!mig && kind === "mig") return "MIG job cannot be scheduled on non-MIG node";
   if (mig) {
-    if (kind === "mig" && node.legacyMigPods > 0) return "MIG job cannot be scheduled on node with legacy MIG jobs";
+    if (kind === "mig" && node.legacyMigPods > 0)
+      return "MIG job cannot be scheduled on node with legacy MIG jobs";
     const strategy = node.spec.migStrategy;
-    if (strategy === "single" && kind !== "regular") return "only whole gpu jobs can run on a node with MigStrategy='single'";
-    if (strategy === "mixed" && kind !== "mig") return "non MIG jobs cant run on a node with MigStrategy='mixed'";
+    if (strategy === "single" && kind !== "regular")
+      return "only whole gpu jobs can run on a node with MigStrategy='single'";
+    if (strategy === "mixed" && kind !== "mig")
+      return "non MIG jobs cant run on a node with MigStrategy='mixed'";
   }
   return null;
 }

@@ -16,7 +16,8 @@ export function maxNodeResourcesError(nodes: readonly NodeInfo[]): (task: PodInf
     gpus = Math.max(gpus, n.allocatable.gpus);
     cpu = Math.max(cpu, n.allocatable.cpu);
     memory = Math.max(memory, n.allocatable.memory);
-    if (n.allocatable.scalars) for (const [k, v] of n.allocatable.scalars) scalars.set(k, Math.max(scalars.get(k) ?? 0, v));
+    if (n.allocatable.scalars)
+      for (const [k, v] of n.allocatable.scalars) scalars.set(k, Math.max(scalars.get(k) ?? 0, v));
   }
   return (task) => {
     const req = task.req;

@@ -21,9 +21,12 @@ export function matchesRequirement(labels: Record<string, string>, r: LabelRequi
 /** The node satisfies the pod's node names and label requirements; null or the reason. */
 export function nodeAffinityError(task: PodInfo, node: NodeInfo): string | null {
   const names = task.spec.nodeNames;
-  if (names && names.length > 0 && !names.includes(node.name)) return "node(s) didn't match Pod's node affinity/selector";
+  if (names && names.length > 0 && !names.includes(node.name))
+    return "node(s) didn't match Pod's node affinity/selector";
   const sel = task.spec.nodeSelector;
-  if (sel) for (const r of sel) if (!matchesRequirement(node.labels, r)) return "node(s) didn't match Pod's node affinity/selector";
+  if (sel)
+    for (const r of sel)
+      if (!matchesRequirement(node.labels, r)) return "node(s) didn't match Pod's node affinity/selector";
   return null;
 }
 
@@ -54,7 +57,9 @@ export function nodeConditionError(node: NodeInfo, task: PodInfo): string | null
   if (!node.spec.ready) return "node(s) were not ready";
   if (node.spec.unschedulable) {
     const tolerated = (task.spec.tolerations ?? []).some(
-      (t) => (t.key === "node.kubernetes.io/unschedulable" || (!t.key && t.operator === "Exists")) && (!t.effect || t.effect === "NoSchedule"),
+      (t) =>
+        (t.key === "node.kubernetes.io/unschedulable" || (!t.key && t.operator === "Exists")) &&
+        (!t.effect || t.effect === "NoSchedule"),
     );
     if (!tolerated) return "node(s) were unschedulable";
   }

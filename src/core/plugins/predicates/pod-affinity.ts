@@ -30,7 +30,8 @@ export class PodAffinity {
 
   constructor(private readonly ssn: Session) {
     this.anyAntiAffinity = false;
-    for (const j of ssn.jobs.values()) for (const p of j.pods) if (p.spec.podAntiAffinity?.length) this.anyAntiAffinity = true;
+    for (const j of ssn.jobs.values())
+      for (const p of j.pods) if (p.spec.podAntiAffinity?.length) this.anyAntiAffinity = true;
   }
 
   error(task: PodInfo, node: NodeInfo): string | null {
@@ -62,7 +63,8 @@ export class PodAffinity {
   }
 
   private anyPlacedMatch(task: PodInfo, term: PodAffinityTerm): boolean {
-    for (const n of this.ssn.nodes) for (const e of n.pods.values()) if (e.pod !== task && matches(e.pod.spec.labels, term)) return true;
+    for (const n of this.ssn.nodes)
+      for (const e of n.pods.values()) if (e.pod !== task && matches(e.pod.spec.labels, term)) return true;
     return false;
   }
 }

@@ -103,7 +103,11 @@ function divideUpToFairShare(
   return { remaining: total, remainders };
 }
 
-function shareWeights(queues: QueueShare[], r: ResourceName, kValue: number): { weights: Map<QueueShare, number>; sum: number } {
+function shareWeights(
+  queues: QueueShare[],
+  r: ResourceName,
+  kValue: number,
+): { weights: Map<QueueShare, number>; sum: number } {
   let totalWeight = 0;
   for (const q of queues) if (remainingRequested(q, r) > 0) totalWeight += q.shares[r].overQuotaWeight;
   const weights = new Map<QueueShare, number>();

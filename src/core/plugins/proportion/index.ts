@@ -25,7 +25,8 @@ function numberArg(args: PluginArguments, key: string, dflt: number): number {
   const v = args[key];
   if (v === undefined) return dflt;
   const n = typeof v === "string" ? Number(v) : v;
-  if (typeof n !== "number" || !Number.isFinite(n)) throw new Error(`plugin proportion: argument ${key} must be a number`);
+  if (typeof n !== "number" || !Number.isFinite(n))
+    throw new Error(`plugin proportion: argument ${key} must be a number`);
   return n;
 }
 
@@ -116,7 +117,8 @@ export class ProportionPlugin implements Plugin {
         } else if (p.status === "Pending") {
           const res: Quantities = { cpu: p.req.cpu, memory: p.req.memory, gpu: p.req.gpusQuota };
           if (p.req.kind === "memory" && minMem > 0) res.gpu += p.req.gpuDevices * (p.req.gpuMemory / minMem);
-          for (const q of this.chain(job.queue)) for (const r of RESOURCES) q.shares[r].request = snap(r, q.shares[r].request + res[r]);
+          for (const q of this.chain(job.queue))
+            for (const r of RESOURCES) q.shares[r].request = snap(r, q.shares[r].request + res[r]);
         }
       }
     }
@@ -187,7 +189,8 @@ export class ProportionPlugin implements Plugin {
     ssn.nonPreemptibleOverQuotaFns.push((job, tasks) => capacity.checkNonPreemptibleQuota(job, quota(tasks)));
     const onNode: Quantities = zero();
     ssn.taskOnNodeCapacityFns.push((task, job, node) => {
-      onNode.gpu = task.req.kind === "mig" ? task.req.gpusQuota : node.memoryShare(node.requestGpuMemory(task.req));
+      onNode.gpu =
+        task.req.kind === "mig" ? task.req.gpusQuota : node.memoryShare(node.requestGpuMemory(task.req));
       onNode.cpu = task.req.cpu;
       onNode.memory = task.req.memory;
       return capacity.check(job, onNode);

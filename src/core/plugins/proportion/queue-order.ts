@@ -87,7 +87,8 @@ function shareWith(q: QueueShare, req: Quantities, victims: JobInfo[] | null, to
     const s = q.shares[r];
     let allocated = s.allocated + req[r];
     if (victims)
-      for (const v of victims) allocated -= r === "gpu" ? v.allocatedGpus : r === "cpu" ? v.allocatedCpu : v.allocatedMemory;
+      for (const v of victims)
+        allocated -= r === "gpu" ? v.allocatedGpus : r === "cpu" ? v.allocatedCpu : v.allocatedMemory;
     let a = s.allocatable();
     if (a === UNLIMITED) a = total[r];
     const value = a === 0 ? allocated * 1000 : allocated / a;

@@ -9,9 +9,21 @@ import type { Scenario, Victim } from "../../framework/scenario.js";
 import type { Session } from "../../framework/session.js";
 import type { ProportionPlugin } from "./index.js";
 import { acceptedQuantities } from "./index.js";
-import { type Quantities, type QueueShare, RESOURCES, type ResourceName, UNLIMITED, lessEqual, zero } from "./queue-share.js";
+import {
+  type Quantities,
+  type QueueShare,
+  RESOURCES,
+  type ResourceName,
+  UNLIMITED,
+  lessEqual,
+  zero,
+} from "./queue-share.js";
 
-const add = (a: Quantities, b: Quantities): Quantities => ({ cpu: a.cpu + b.cpu, memory: a.memory + b.memory, gpu: a.gpu + b.gpu });
+const add = (a: Quantities, b: Quantities): Quantities => ({
+  cpu: a.cpu + b.cpu,
+  memory: a.memory + b.memory,
+  gpu: a.gpu + b.gpu,
+});
 
 function involved(list: Quantities[]): Set<ResourceName> {
   const s = new Set<ResourceName>();
@@ -167,7 +179,11 @@ function path(queues: Map<string, QueueShare>, name: string): QueueShare[] {
 }
 
 /** The two queues where the paths from the root to `a` and to `b` diverge (siblings). */
-function leveled(queues: Map<string, QueueShare>, a: string, b: string): [QueueShare | undefined, QueueShare | undefined] {
+function leveled(
+  queues: Map<string, QueueShare>,
+  a: string,
+  b: string,
+): [QueueShare | undefined, QueueShare | undefined] {
   const pa = path(queues, a);
   const pb = path(queues, b);
   let x: QueueShare | undefined;
@@ -181,7 +197,12 @@ function leveled(queues: Map<string, QueueShare>, a: string, b: string): [QueueS
 }
 
 /** Over its fair share (maintain fair share), or over deserved while the reclaimer stays within its own. */
-function fitsStrategy(req: Quantities, reclaimer: QueueShare, victim: QueueShare, victimRemaining: Quantities): boolean {
+function fitsStrategy(
+  req: Quantities,
+  reclaimer: QueueShare,
+  victim: QueueShare,
+  victimRemaining: Quantities,
+): boolean {
   if (!lessEqual(victimRemaining, victim.allocatable())) return true;
   if (!lessEqual(add(reclaimer.allocated(), req), reclaimer.deserved())) return false;
   return !lessEqual(victimRemaining, victim.deserved());

@@ -8,7 +8,9 @@ export function create(): Plugin {
   return {
     name,
     onSessionOpen(ssn) {
-      ssn.nodeOrderFns.push((task, node) => (task.req.isCpuOnly && node.isCpuOnlyNode ? SCORES.resourceType : 0));
+      ssn.nodeOrderFns.push((task, node) =>
+        task.req.isCpuOnly && node.isCpuOnlyNode ? SCORES.resourceType : 0,
+      );
     },
   };
 }
