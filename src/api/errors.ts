@@ -37,12 +37,18 @@ export const inInput = (field: string) => (field ? `input.${field}` : "input");
 /** Field paths of an operation whose input mirrors the GraphQL arguments. */
 export const asArgs = (field: string) => field;
 
-const VARIABLE_PATH = /^Variable "\$\w+" got invalid value .* at "([^"]+)"/s;
-const VARIABLE_ROOT = /^Variable "\$(\w+)" (?:got invalid value|of (?:required|non-null) type)/;
+const VARIABLE = /^Variable "\$(\w+)" (?:got invalid value|of (?:required|non-null) type)/;
+const AT_PATH = / at "([^"]+)"/;
+const MISSING_FIELD = /Field "(\w+)" of required type "[^"]+" was not provided/;
 
-/** GraphQL's own input errors (variable coercion) get `field` too, taken from the message. */
+/** GraphQL's own input errors (variable coercion) get `field` too, taken from the message:
+ * the path inside the variable, and the missing field if that is the problem. */
 export function formatError(formatted: GraphQLFormattedError): GraphQLFormattedError {
   if (formatted.extensions?.code !== "BAD_USER_INPUT" || formatted.extensions.field) return formatted;
-  const field = VARIABLE_PATH.exec(formatted.message)?.[1] ?? VARIABLE_ROOT.exec(formatted.message)?.[1];
-  return field ? { ...formatted, extensions: { ...formatted.extensions, field } } : formatted;
+  const variable = VARIABLE.exec(formatted.message)?.[1];
+  if (!variable) return formatted;
+  const base = AT_PATH.exec(formatted.message)?.[1] ?? variable;
+  const missing = MISSING_FIELD.exec(formatted.message)?.[1];
+  const field = missing ? `${base}.${missing}` : base;
+  return { ...formatted, extensions: { ...formatted.extensions, field } };
 }

@@ -58,11 +58,22 @@ export class RedisEventBus implements EventSink {
     return this.subscribing;
   }
 
-  async ping(): Promise<boolean> {
+  /** Reachable within `timeoutMs` (readiness probes must answer quickly, not wait for retries). */
+  async ping(timeoutMs = 1000): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
     try {
-      return (await this.publisher.ping()) === "PONG";
-    } catch {
-      return false;
+      return await Promise.race([
+        this.publisher.ping().then(
+          (r) => r === "PONG",
+          () => false,
+        ),
+        timeout,
+      ]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
