@@ -1,6 +1,11 @@
 // One scheduling cycle of a cluster the way the workers run it — load the snapshot, run the real
 // core, commit — for tests that need placements to happen.
-import { defaultPluginRegistry, defaultSchedulerConfig, runSession, type SchedulerConfig } from "../../src/core/index.js";
+import {
+  defaultPluginRegistry,
+  defaultSchedulerConfig,
+  runSession,
+  type SchedulerConfig,
+} from "../../src/core/index.js";
 import { commitSession, type CommitResult } from "../../src/store/operations/commit-session.js";
 import { loadSnapshot } from "../../src/store/snapshot/load-snapshot.js";
 import type { Store } from "../../src/store/store.js";
@@ -17,7 +22,11 @@ export function allocateOnlyConfig(): SchedulerConfig {
   };
 }
 
-export async function runCycle(store: Store, cluster: string, config = allocateOnlyConfig()): Promise<CommitResult> {
+export async function runCycle(
+  store: Store,
+  cluster: string,
+  config = allocateOnlyConfig(),
+): Promise<CommitResult> {
   const { snapshot, generation } = await loadSnapshot(store.prisma, cluster);
   return commitSession(store, cluster, generation, runSession(snapshot, config));
 }
