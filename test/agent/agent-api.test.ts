@@ -70,6 +70,15 @@ describe("agent with the real API", () => {
     }
   }
 
+  /** A job of one task on c1, submitted by the admin. */
+  async function submit(name: string, task: Record<string, unknown>): Promise<string> {
+    const submitted = await admin<{ submitJob: { id: string } }>(
+      `mutation($input: SubmitJobInput!) { submitJob(input: $input) { id } }`,
+      { input: { name, queue: "team-a", cluster: "c1", tasks: [task] } },
+    );
+    return submitted.submitJob.id;
+  }
+
   async function job(id: string) {
     return (
       await admin<{ job: { state: string; pods: { name: string; state: string; node: string | null }[] } }>(
@@ -128,20 +137,12 @@ describe("agent with the real API", () => {
   });
 
   it("carries out the placements of a job, which runs and succeeds", async () => {
-    const submitted = await admin<{ submitJob: { id: string } }>(
-      `mutation($input: SubmitJobInput!) { submitJob(input: $input) { id } }`,
-      {
-        input: {
-          name: "train",
-          queue: "team-a",
-          cluster: "c1",
-          tasks: [
-            { name: "w", replicas: 2, resources: { cpu: 4000, memory: "32Gi", gpu: 4 }, durationSeconds: 60 },
-          ],
-        },
-      },
-    );
-    const id = submitted.submitJob.id;
+    const id = await submit("train", {
+      name: "w",
+      replicas: 2,
+      resources: { cpu: 4000, memory: "32Gi", gpu: 4 },
+      durationSeconds: 60,
+    });
     expect((await cycle()).bindRequests).toHaveLength(2);
     expect(await dispatch()).toBe(2);
 
@@ -162,25 +163,12 @@ describe("agent with the real API", () => {
   });
 
   it("evicts the pods of a cancelled job", async () => {
-    const submitted = await admin<{ submitJob: { id: string } }>(
-      `mutation($input: SubmitJobInput!) { submitJob(input: $input) { id } }`,
-      {
-        input: {
-          name: "long",
-          queue: "team-a",
-          cluster: "c1",
-          tasks: [
-            {
-              name: "w",
-              replicas: 1,
-              resources: { cpu: 1000, memory: "1Gi", gpu: 1 },
-              durationSeconds: 86_400,
-            },
-          ],
-        },
-      },
-    );
-    const id = submitted.submitJob.id;
+    const id = await submit("long", {
+      name: "w",
+      replicas: 1,
+      resources: { cpu: 1000, memory: "1Gi", gpu: 1 },
+      durationSeconds: 86_400,
+    });
     await cycle();
     await dispatch();
     await until(async () => expect((await job(id)).state).toBe("RUNNING"));
