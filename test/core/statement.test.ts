@@ -3,7 +3,7 @@
 // session state — pods, jobs' counters, nodes' accounting (shared GPUs included) and
 // the queues' allocated shares.
 import { describe, expect, it } from "vitest";
-import { type Session, isActiveUsed, openSession } from "../../src/core/index.js";
+import { POD_STATUSES, type Session, isActiveUsed, openSession } from "../../src/core/index.js";
 import type { PodInfo } from "../../src/core/api/pod-info.js";
 import { build } from "./helpers.js";
 
@@ -41,7 +41,7 @@ function fingerprint(ssn: Session): unknown {
       ],
     })),
     jobs: [...ssn.jobs.values()].map((j) => ({
-      counts: [...j.statusCount].filter(([, v]) => v !== 0).sort(),
+      counts: POD_STATUSES.map((s) => j.countOf(s)),
       sets: j.podSetList.map((p) => [p.activeAllocated, p.activeUsed, p.alive, p.pending]),
       alloc: [j.allocatedGpus, j.allocatedCpu, j.allocatedMemory],
       pods: j.pods.map((p) => [p.status, p.nodeName, p.gpuGroups.join(","), p.isVirtual]),

@@ -194,8 +194,7 @@ export class NodeInfo {
       this.pods.delete(pod.uid);
     }
     const shared = pod.isSharedAllocation;
-    const vector = pod.req.nodeVector();
-    if (shared) vector.gpus = 0;
+    const vector = pod.req.nodeVectorFor(shared);
     const entry: NodePodEntry = {
       pod,
       status: pod.status,

@@ -1,5 +1,5 @@
 // A pod as the session sees it: its spec plus mutable placement state.
-import { TaskRequest } from "./resources.js";
+import { type TaskRequest, taskRequestOf } from "./resources.js";
 import type { PodSpec, PodStatus } from "./spec.js";
 
 export const DEFAULT_SUB_GROUP = "default";
@@ -61,7 +61,7 @@ export class PodInfo {
     this.namespace = spec.namespace;
     this.jobUid = jobUid;
     this.subGroup = spec.subGroup || DEFAULT_SUB_GROUP;
-    this.req = new TaskRequest(spec.request);
+    this.req = taskRequestOf(spec.request);
     this.createdAt = spec.createdAt ?? Number.POSITIVE_INFINITY;
     this.status = spec.status;
     this.nodeName = spec.node;

@@ -2,7 +2,7 @@
 // sets, per-status counters kept current as statements move its pods.
 import { DEFAULT_SUB_GROUP, type PodInfo } from "./pod-info.js";
 import type { PodGroupSpec, PodStatus, TopologyConstraintSpec } from "./spec.js";
-import { isActiveAllocated, isActiveUsed, isAlive, isAllocated } from "./status.js";
+import { POD_STATUSES, STATUS_INDEX, isActiveAllocated, isActiveUsed, isAlive, isAllocated } from "./status.js";
 
 export const ROOT_SUB_GROUP_SET = "";
 
@@ -88,7 +88,8 @@ export class JobInfo {
   /** Pod sets in a stable order (name ascending). */
   readonly podSetList: PodSet[];
   readonly pods: PodInfo[] = [];
-  readonly statusCount = new Map<PodStatus, number>();
+  /** Pods per status, indexed by STATUS_INDEX. */
+  private readonly statusCount = new Int32Array(POD_STATUSES.length);
   lastStartAt: number | null;
   staleSince: number | null;
   /** Sum of whole requests of pods in an allocated status (KAI's job.Allocated). */
@@ -97,8 +98,6 @@ export class JobInfo {
   allocatedMemory = 0;
   /** Job-level "why not placed" messages, in the order they were recorded. */
   readonly fitErrors: string[] = [];
-  /** Per-pod node fit errors of the last attempt: pod uid → reason → node count. */
-  readonly podFitErrors = new Map<string, Map<string, number>>();
   /** Bumped on every status change; caches keyed on it stay valid while it holds. */
   version = 0;
 
@@ -169,7 +168,8 @@ export class JobInfo {
 
   private countPod(pod: PodInfo, delta: number): void {
     const s = pod.status;
-    this.statusCount.set(s, (this.statusCount.get(s) ?? 0) + delta);
+    const i = STATUS_INDEX[s];
+    this.statusCount[i] = this.statusCount[i]! + delta;
     this.podSetOf(pod).count(s, delta);
     if (isAllocated(s)) {
       this.allocatedGpus += delta * pod.req.gpus;
@@ -187,7 +187,7 @@ export class JobInfo {
   }
 
   countOf(status: PodStatus): number {
-    return this.statusCount.get(status) ?? 0;
+    return this.statusCount[STATUS_INDEX[status]]!;
   }
 
   get numActiveAllocated(): number {

@@ -99,6 +99,22 @@ function nonZero(o: Record<string, number> | undefined): [string, number][] {
 export type GpuRequestKind = "none" | "regular" | "fraction" | "memory" | "mig";
 
 /** What one pod asks for, normalised for the scheduler. */
+/** One TaskRequest per distinct request: requests are immutable, and most pods share one. */
+const interned = new Map<string, TaskRequest>();
+
+export function taskRequestOf(r: PodRequest): TaskRequest {
+  let k = `${r.cpuMillis}|${r.memory}|${r.gpus}|${r.gpuFraction}|${r.gpuMemory}`;
+  if (r.mig) for (const m in r.mig) k += `|m:${m}=${r.mig[m]}`;
+  if (r.extended) for (const e in r.extended) k += `|e:${e}=${r.extended[e]}`;
+  let t = interned.get(k);
+  if (!t) {
+    t = new TaskRequest(r);
+    if (interned.size > 100_000) interned.clear();
+    interned.set(k, t);
+  }
+  return t;
+}
+
 export class TaskRequest {
   readonly cpu: number;
   readonly memory: number;
@@ -184,6 +200,20 @@ export class TaskRequest {
     if (this.cpu >= 10 || this.memory >= 10 * 1024 * 1024) return false;
     if (this.extended) for (const v of this.extended.values()) if (v >= 10) return false;
     return true;
+  }
+
+  private vectors: [Resource | null, Resource | null] = [null, null];
+
+  /** The whole-device vector a node accounts for this request (shared GPUs excluded); shared, never mutate it. */
+  nodeVectorFor(sharedGpu: boolean): Resource {
+    const i = sharedGpu ? 1 : 0;
+    let v = this.vectors[i];
+    if (!v) {
+      v = this.nodeVector();
+      if (sharedGpu) v.gpus = 0;
+      this.vectors[i] = v;
+    }
+    return v;
   }
 
   /** The part of the request a node accounts in its whole-device vector (shared GPUs excluded). */

@@ -29,3 +29,6 @@ export const POD_STATUSES: readonly PodStatus[] = [
   "Succeeded",
   "Failed",
 ];
+
+/** Each status's position in POD_STATUSES (for per-status counters in typed arrays). */
+export const STATUS_INDEX = Object.fromEntries(POD_STATUSES.map((s, i) => [s, i])) as Record<PodStatus, number>;
