@@ -4,7 +4,14 @@ import { type Session, isAllocated } from "../core/index.js";
 export interface Outcome {
   tasks: Record<
     string,
-    { job: string; status: string; node: string | null; gpus: number; gpuGroups: string[] }
+    {
+      job: string;
+      status: string;
+      node: string | null;
+      gpus: number;
+      gpuGroups: string[];
+      gpuDevices?: number[];
+    }
   >;
   jobs: Record<string, { lastStartSecondsAgo: number | null; gpusAccepted: number; fitErrors: string[] }>;
   nodes: Record<string, { idleGpus: number; releasingGpus: number }>;
@@ -34,6 +41,7 @@ export function outcomeOf(ssn: Session, fitErrors?: Map<string, string[]>): Outc
         node: p.nodeName,
         gpus: round(p.req.gpus),
         gpuGroups: [...p.gpuGroups],
+        ...(p.gpuDevices.length ? { gpuDevices: [...p.gpuDevices] } : {}),
       };
     }
     out.jobs[job.name] = {

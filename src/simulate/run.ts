@@ -34,11 +34,14 @@ function taskInfo(ssn: Session) {
 
 /** The scenario as the next round sees it (the integration harness's fixture update). */
 function advance(s: Scenario, ssn: Session): Scenario {
-  const byName = new Map<string, { status: string; node: string | null; groups: string[] }>();
+  const byName = new Map<
+    string,
+    { status: string; node: string | null; groups: string[]; devices: number[] }
+  >();
   const started = new Set<string>();
   for (const j of ssn.jobs.values())
     for (const p of j.pods) {
-      byName.set(p.name, { status: p.status, node: p.nodeName, groups: p.gpuGroups });
+      byName.set(p.name, { status: p.status, node: p.nodeName, groups: p.gpuGroups, devices: p.gpuDevices });
       if (isAllocated(p.status)) started.add(j.name);
     }
   return {

@@ -57,6 +57,12 @@ export const nodeSchema = z.strictObject({
     )
     .optional(),
   unschedulable: z.boolean().optional(),
+  /** Device topology (one entry per GPU, in index order): which NVLink/NVSwitch domain and NUMA node. */
+  gpuDevices: z
+    .array(
+      z.strictObject({ nvlinkDomain: z.string().nullable().optional(), numaNode: num.nullable().optional() }),
+    )
+    .optional(),
 });
 
 export const taskSchema = z.strictObject({
@@ -67,6 +73,7 @@ export const taskSchema = z.strictObject({
   migInstances: counts.nullable().optional(),
   legacyMig: z.boolean().optional(),
   gpuGroups: z.array(z.string()).nullable().optional(),
+  gpuDevices: z.array(num).nullable().optional(),
   subGroup: z.string().nullable().optional(),
   nodeAffinity: z.array(z.string()).nullable().optional(),
   priority: num.nullable().optional(),

@@ -48,6 +48,11 @@ function nodes(s: Scenario): NodeSpec[] {
     gpuMemorySynced: n.gpuMemorySynced ?? true,
     gpuModel: n.gpuModel ?? null,
     migStrategy: n.migStrategy ?? null,
+    gpuDevices: n.gpuDevices?.map((d, index) => ({
+      index,
+      nvlinkDomain: d.nvlinkDomain ?? undefined,
+      numaNode: d.numaNode ?? undefined,
+    })),
   }));
 }
 
@@ -101,6 +106,7 @@ function job(j: ScenarioJob, index: number, count: number, now: number): PodGrou
         extended: {},
       },
       gpuGroups: [...(t.gpuGroups ?? [])],
+      gpuDevices: t.gpuDevices ? [...t.gpuDevices] : undefined,
       labels: { ...(t.labels ?? {}) },
       subGroup: t.subGroup ?? null,
       priority: t.priority ?? null,

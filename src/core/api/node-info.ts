@@ -1,6 +1,7 @@
 // A node as the session sees it: whole-device accounting (idle / used / releasing)
 // plus the shared-GPU groups (fractional and GPU-memory pods), kept exactly as KAI's
 // node_info does so that the same placements come out.
+import { DeviceMap } from "./device-map.js";
 import { SharedGpus } from "./gpu-sharing.js";
 import type { PodInfo, ReceivedType } from "./pod-info.js";
 import { isMigResource, Resource, type TaskRequest } from "./resources.js";
@@ -30,6 +31,7 @@ export interface NodeState {
   legacyMigPods: number;
   podUid: string;
   entry: NodePodEntry | undefined;
+  devices: (string | null)[] | null;
 }
 
 export class NodeInfo {
@@ -47,6 +49,8 @@ export class NodeInfo {
   readonly gpuCount: number;
   readonly pods = new Map<string, NodePodEntry>();
   readonly shared: SharedGpus;
+  /** Which device holds what, when the node reports its devices. */
+  readonly devices: DeviceMap | null;
   legacyMigPods = 0;
   /** Bumped on every change; per-node caches compare against it. */
   version = 0;
@@ -71,6 +75,7 @@ export class NodeInfo {
     const label = Number.parseInt(spec.labels[GPU_COUNT_LABEL] ?? "", 10);
     this.gpuCount = Number.isFinite(label) ? label : a.gpus;
     this.shared = new SharedGpus(this);
+    this.devices = spec.gpuDevices?.length ? new DeviceMap(spec.gpuDevices) : null;
   }
 
   get isMigEnabled(): boolean {
@@ -221,6 +226,7 @@ export class NodeInfo {
       this.idle.sub(vector);
     }
     if (entry.shared) for (const g of entry.gpuGroups) this.shared.add(entry, g);
+    if (this.devices && entry.status !== "Pipelined") this.holdDevices(entry);
     this.version++;
     this.onChange?.(this);
   }
@@ -241,6 +247,7 @@ export class NodeInfo {
       this.idle.add(v);
     }
     if (entry.shared) for (const g of entry.gpuGroups) this.shared.remove(entry, g);
+    if (this.devices) this.releaseDevices(entry);
     this.version++;
     this.onChange?.(this);
   }
@@ -248,6 +255,46 @@ export class NodeInfo {
   updateTask(pod: PodInfo): void {
     this.removeTask(pod);
     this.addTask(pod);
+  }
+
+  /** Give a placed pod its devices: the ones it names if free, else the best free ones. */
+  private holdDevices(entry: NodePodEntry): void {
+    const map = this.devices!;
+    const pod = entry.pod;
+    if (entry.shared) {
+      for (const g of entry.gpuGroups) {
+        const holder = `group:${g}`;
+        if (map.holders().includes(holder)) continue;
+        const named = /^\d+$/.test(g) ? [Number(g)] : null;
+        if (!(named && map.take(named, holder))) {
+          const chosen = map.choose(1);
+          if (chosen) map.take(chosen, holder);
+        }
+      }
+      return;
+    }
+    const n = entry.vector.gpus;
+    if (n <= 0) return;
+    if (pod.gpuDevices.length === n && map.take(pod.gpuDevices, pod.uid)) return;
+    const chosen = map.choose(n);
+    if (chosen && map.take(chosen, pod.uid)) pod.gpuDevices = chosen;
+  }
+
+  private releaseDevices(entry: NodePodEntry): void {
+    const map = this.devices!;
+    if (!entry.shared) {
+      if (entry.vector.gpus > 0) map.release(entry.pod.uid);
+      return;
+    }
+    for (const g of entry.gpuGroups) if ((this.shared.usedMemory.get(g) ?? 0) <= 0) map.release(`group:${g}`);
+  }
+
+  /** A device to open for sharing: its index when the node reports devices (`taken` excluded). */
+  freeDeviceFor(taken: readonly string[]): string | null {
+    if (!this.devices) return null;
+    const exclude = new Set(taken.filter((g) => /^\d+$/.test(g)).map(Number));
+    const chosen = this.devices.choose(1, exclude);
+    return chosen ? String(chosen[0]) : null;
   }
 
   /** The accounting and `podUid`'s entry, to put back exactly with restore(). */
@@ -260,6 +307,7 @@ export class NodeInfo {
       legacyMigPods: this.legacyMigPods,
       podUid,
       entry: this.pods.get(podUid),
+      devices: this.devices ? this.devices.holders() : null,
     };
   }
 
@@ -269,6 +317,7 @@ export class NodeInfo {
     copyInto(this.releasing, s.releasing);
     this.shared.restore(s.shared);
     this.legacyMigPods = s.legacyMigPods;
+    if (s.devices) this.devices?.restoreHolders(s.devices);
     if (s.entry) this.pods.set(s.podUid, s.entry);
     else this.pods.delete(s.podUid);
     this.version++;

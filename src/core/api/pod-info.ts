@@ -5,6 +5,7 @@ import type { PodSpec, PodStatus } from "./spec.js";
 export const DEFAULT_SUB_GROUP = "default";
 /** Shared by every pod without GPU groups (never mutated: groups are always replaced whole). */
 const NO_GROUPS: string[] = [];
+const NO_DEVICES: number[] = [];
 
 /** Spec fields (besides request and labels) that can change how nodes score or fit a pod. */
 const SHAPE_FIELDS = [
@@ -41,6 +42,8 @@ export class PodInfo {
   status: PodStatus;
   nodeName: string | null;
   gpuGroups: string[];
+  /** Devices held on nodes that report them (whole-GPU pods). */
+  gpuDevices: number[];
   /** Status was set inside this session by a statement (KAI: IsVirtualStatus). */
   isVirtual = false;
   /** How the GPUs were received on the node the pod was last added to. */
@@ -66,6 +69,7 @@ export class PodInfo {
     this.status = spec.status;
     this.nodeName = spec.node;
     this.gpuGroups = spec.gpuGroups.length ? [...spec.gpuGroups] : NO_GROUPS;
+    this.gpuDevices = spec.gpuDevices?.length ? [...spec.gpuDevices] : NO_DEVICES;
   }
 
   private shapeKey: string | null = null;

@@ -2,7 +2,14 @@
 // sets, per-status counters kept current as statements move its pods.
 import { DEFAULT_SUB_GROUP, type PodInfo } from "./pod-info.js";
 import type { PodGroupSpec, PodStatus, TopologyConstraintSpec } from "./spec.js";
-import { POD_STATUSES, STATUS_INDEX, isActiveAllocated, isActiveUsed, isAlive, isAllocated } from "./status.js";
+import {
+  POD_STATUSES,
+  STATUS_INDEX,
+  isActiveAllocated,
+  isActiveUsed,
+  isAlive,
+  isAllocated,
+} from "./status.js";
 
 export const ROOT_SUB_GROUP_SET = "";
 

@@ -10,6 +10,8 @@ export interface Placement {
   node: string;
   /** Shared-GPU group ids the pod was placed on (fractional / GPU-memory pods). */
   gpuGroups: string[];
+  /** Device indices chosen for a whole-GPU pod on a node that reports its devices (else empty). */
+  gpuDevices: number[];
   action: ActionName;
 }
 

@@ -108,6 +108,8 @@ export interface PodSpec {
   request: PodRequest;
   /** Shared-GPU group ids (fractional / GPU-memory pods). */
   gpuGroups: string[];
+  /** Device indices a running whole-GPU pod holds, on nodes that report their devices. */
+  gpuDevices?: number[];
   labels: Record<string, string>;
   /** The sub-group (pod set) this pod belongs to; null = "default". */
   subGroup: string | null;

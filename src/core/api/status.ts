@@ -31,4 +31,7 @@ export const POD_STATUSES: readonly PodStatus[] = [
 ];
 
 /** Each status's position in POD_STATUSES (for per-status counters in typed arrays). */
-export const STATUS_INDEX = Object.fromEntries(POD_STATUSES.map((s, i) => [s, i])) as Record<PodStatus, number>;
+export const STATUS_INDEX = Object.fromEntries(POD_STATUSES.map((s, i) => [s, i])) as Record<
+  PodStatus,
+  number
+>;

@@ -348,11 +348,25 @@ export class Session {
   recordBind(task: PodInfo, node: string, action: ActionName): void {
     this.jobOf(task).setPodStatus(task, "Binding");
     task.isVirtual = false;
-    this.binds.push({ job: task.jobUid, pod: task.uid, node, gpuGroups: [...task.gpuGroups], action });
+    this.binds.push({
+      job: task.jobUid,
+      pod: task.uid,
+      node,
+      gpuGroups: [...task.gpuGroups],
+      gpuDevices: [...task.gpuDevices],
+      action,
+    });
   }
 
   recordPipeline(task: PodInfo, node: string, action: ActionName): void {
-    this.pipelines.push({ job: task.jobUid, pod: task.uid, node, gpuGroups: [...task.gpuGroups], action });
+    this.pipelines.push({
+      job: task.jobUid,
+      pod: task.uid,
+      node,
+      gpuGroups: [...task.gpuGroups],
+      gpuDevices: [],
+      action,
+    });
   }
 
   recordEviction(task: PodInfo, node: string, action: ActionName, message: string): void {
@@ -361,8 +375,14 @@ export class Session {
 
   private gpuGroupSeq = 0;
 
-  /** A fresh id for a device newly shared on `node` (deterministic within the session). */
-  newGpuGroupId(node: NodeInfo): string {
+  /**
+   * A fresh id for a device newly shared on `node`: the device's index when the node
+   * reports its devices, else a session-unique name. `taken` are ids already picked
+   * for the same pod.
+   */
+  newGpuGroupId(node: NodeInfo, taken: readonly string[] = []): string {
+    const device = node.freeDeviceFor(taken);
+    if (device !== null) return device;
     this.gpuGroupSeq++;
     return `${node.name}-gpu-${this.gpuGroupSeq}`;
   }

@@ -18,14 +18,14 @@ export function chooseSharedDevices(
   node: NodeInfo,
   task: PodInfo,
   pipelineOnly: boolean,
-  newGroupId: () => string,
+  newGroupId: (taken: readonly string[]) => string,
 ): DeviceChoice | null {
   const out: DeviceChoice = { groups: [], releasing: false, newGroups: 0 };
   const need = task.req.gpuDevices;
   for (const g of candidates) {
     if (g === WHOLE_GPU) {
       out.releasing ||= pipelineOnly || !node.isTaskAllocatable(task);
-      out.groups.push(newGroupId());
+      out.groups.push(newGroupId(out.groups));
       out.newGroups++;
     } else {
       out.releasing ||= !node.shared.enoughIdleOnGroup(task.req, g) || !node.isTaskAllocatable(task);

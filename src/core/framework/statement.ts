@@ -16,6 +16,7 @@ interface TaskFields {
   status: PodStatus;
   nodeName: string | null;
   gpuGroups: string[];
+  gpuDevices: number[];
   isVirtual: boolean;
 }
 
@@ -45,7 +46,13 @@ type Op =
 export type Checkpoint = number;
 
 function fieldsOf(t: PodInfo): TaskFields {
-  return { status: t.status, nodeName: t.nodeName, gpuGroups: t.gpuGroups, isVirtual: t.isVirtual };
+  return {
+    status: t.status,
+    nodeName: t.nodeName,
+    gpuGroups: t.gpuGroups,
+    gpuDevices: t.gpuDevices,
+    isVirtual: t.isVirtual,
+  };
 }
 
 function sameGroups(a: readonly string[], b: readonly string[]): boolean {
@@ -78,6 +85,7 @@ export class Statement {
     this.ssn.jobOf(task).setPodStatus(task, f.status);
     task.nodeName = f.nodeName;
     task.gpuGroups = f.gpuGroups;
+    task.gpuDevices = f.gpuDevices;
     task.isVirtual = f.isVirtual;
   }
 

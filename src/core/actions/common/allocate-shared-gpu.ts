@@ -15,7 +15,9 @@ export function allocateSharedGpuTask(
   pipelineOnly: boolean,
 ): boolean {
   const candidates = ssn.ordering.fittingGpus(node, task);
-  const choice = chooseSharedDevices(candidates, node, task, pipelineOnly, () => ssn.newGpuGroupId(node));
+  const choice = chooseSharedDevices(candidates, node, task, pipelineOnly, (taken) =>
+    ssn.newGpuGroupId(node, taken),
+  );
   if (!choice) return false;
   if (pipelineOnly || choice.releasing) stmt.pipeline(task, node.name, false, choice.groups);
   else stmt.allocate(task, node.name, choice.groups);
