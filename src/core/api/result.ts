@@ -10,8 +10,8 @@ export interface Placement {
   node: string;
   /** Shared-GPU group ids the pod was placed on (fractional / GPU-memory pods). */
   gpuGroups: string[];
-  /** Device indices chosen for a whole-GPU pod on a node that reports its devices (else empty). */
-  gpuDevices: number[];
+  /** Device indices chosen for a whole-GPU pod on a node that reports its devices (the core always sets it; empty otherwise). */
+  gpuDevices?: number[];
   action: ActionName;
 }
 
