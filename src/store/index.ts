@@ -36,3 +36,18 @@ export { deriveJobState } from "./domain/job-state.js";
 export type { ClusterShortfall, PendingReason, ResourceAmount } from "./domain/pending-reason.js";
 export { submitJobInputSchema, type JobSpec, type SubmitJobInput } from "./validation/submit-job.js";
 export type { BindRequest, Job, Pod } from "./generated/prisma/client.js";
+
+// For the workers (issue 5): admission, re-admission, bind backoff, cycle events, usage history.
+export { reassignJobCluster } from "./operations/reassign-job.js";
+export { recordEvents } from "./operations/record-events.js";
+export {
+  admissionCandidates,
+  type AdmissionCandidate,
+  type AdmissionQuery,
+  type LabelMatch,
+} from "./queries/admission.js";
+export { pendingPodBindFailures, type BindFailure } from "./queries/bind-failures.js";
+export { listClusters, type ClusterSummary } from "./queries/clusters.js";
+export { fairShareConfig } from "./queries/fair-share.js";
+export { DEFAULT_USAGE_WINDOW, type UsageWindow } from "./domain/usage.js";
+export { awaitingAdmission, shortAmounts } from "./domain/pending-reason.js";

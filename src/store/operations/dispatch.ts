@@ -11,6 +11,9 @@ export interface OutboxQuery {
   cluster?: string;
   /** Also return DISPATCHED requests sent longer ago than this without a result. */
   redispatchAfterMs?: number;
+  /** Only PENDING requests created longer ago than this (a sweeper leaves the fresh ones to the
+   * cycle that committed them). */
+  pendingOlderThanMs?: number;
   limit?: number;
   now?: Date;
 }
@@ -21,8 +24,12 @@ export async function bindRequestsToDispatch(store: Store, q: OutboxQuery = {}):
     q.redispatchAfterMs === undefined
       ? []
       : [{ state: "DISPATCHED" as const, dispatchedAt: { lt: new Date(+now - q.redispatchAfterMs) } }];
+  const pending =
+    q.pendingOlderThanMs === undefined
+      ? { state: "PENDING" as const }
+      : { state: "PENDING" as const, createdAt: { lt: new Date(+now - q.pendingOlderThanMs) } };
   return store.prisma.bindRequest.findMany({
-    where: { ...(q.cluster ? { clusterName: q.cluster } : {}), OR: [{ state: "PENDING" }, ...stale] },
+    where: { ...(q.cluster ? { clusterName: q.cluster } : {}), OR: [pending, ...stale] },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     take: q.limit ?? 1000,
   });

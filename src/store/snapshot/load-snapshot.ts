@@ -6,7 +6,9 @@ import { isFinished, RESOURCE_HOLDING_POD_STATES, UNFINISHED_JOB_STATES } from "
 import { DEFAULT_QUOTA_SCOPE, effectiveQuota, type QuotaRow } from "../domain/quotas.js";
 import { NotFoundError } from "../errors.js";
 import type { JobTask, Pod } from "../generated/prisma/client.js";
+import type { UsageWindow } from "../domain/usage.js";
 import { nodeSpec, podGroupSpec, queueSpec, TopologyRegistry } from "./map-rows.js";
+import { queueUsageFractions, readyCapacity } from "./queue-usage.js";
 
 export interface LoadedSnapshot {
   snapshot: Snapshot;
@@ -38,9 +40,15 @@ const groupBy = <T, K>(items: readonly T[], key: (t: T) => K): Map<K, T[]> => {
 export async function loadSnapshot(
   prisma: PrismaClient,
   cluster: string,
-  opts: { now?: number } = {},
+  opts: {
+    now?: number;
+    /** Time-based fair share: fill each queue's `usage` with its decayed usage on this cluster
+     * (a fraction of the cluster's capacity). Absent = no usage (plain fair share). */
+    usage?: UsageWindow;
+  } = {},
 ): Promise<LoadedSnapshot> {
   const jobFilter = snapshotJobFilter(cluster);
+  const now = opts.now ?? Date.now();
   const rows = await prisma.$transaction(
     async (tx) => {
       const clusterRow = await tx.cluster.findUnique({
@@ -48,9 +56,13 @@ export async function loadSnapshot(
         select: { generation: true, cordoned: true },
       });
       if (!clusterRow) throw new NotFoundError("cluster", cluster);
+      const nodes = await tx.node.findMany({ where: { clusterName: cluster }, orderBy: { name: "asc" } });
       return {
         cluster: clusterRow,
-        nodes: await tx.node.findMany({ where: { clusterName: cluster }, orderBy: { name: "asc" } }),
+        nodes,
+        usage: opts.usage
+          ? await queueUsageFractions(tx, cluster, readyCapacity(nodes), new Date(now), opts.usage)
+          : null,
         queues: await tx.queue.findMany({ orderBy: [{ createdAt: "asc" }, { name: "asc" }] }),
         quotas: await tx.queueQuota.findMany({ where: { scope: { in: [DEFAULT_QUOTA_SCOPE, cluster] } } }),
         jobs: await tx.job.findMany({ where: jobFilter, orderBy: [{ createdAt: "asc" }, { id: "asc" }] }),
@@ -80,9 +92,12 @@ export async function loadSnapshot(
   return {
     generation: Number(rows.cluster.generation),
     snapshot: {
-      now: opts.now ?? Date.now(),
+      now,
       nodes: rows.nodes.map((n) => nodeSpec(n, rows.cluster.cordoned)),
-      queues: rows.queues.map((q) => queueSpec(q, effectiveQuota(quotasByQueue.get(q.name) ?? [], cluster))),
+      queues: rows.queues.map((q) => ({
+        ...queueSpec(q, effectiveQuota(quotasByQueue.get(q.name) ?? [], cluster)),
+        usage: rows.usage?.get(q.name) ?? null,
+      })),
       jobs,
       topologies: topologies.topologies(),
     },
