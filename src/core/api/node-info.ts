@@ -22,16 +22,18 @@ export interface NodePodEntry {
   groupMemory: number;
 }
 
-/** A node's accounting at one moment, plus one pod's entry: what a statement restores on rollback. */
+/** What a statement restores on rollback: one pod's entry, and the node's accounting when sums alone cannot undo it. */
 export interface NodeState {
-  idle: Resource;
-  used: Resource;
-  releasing: Resource;
-  shared: ReturnType<SharedGpus["capture"]>;
-  legacyMigPods: number;
   podUid: string;
   entry: NodePodEntry | undefined;
-  devices: (string | null)[] | null;
+  full: {
+    idle: Resource;
+    used: Resource;
+    releasing: Resource;
+    shared: ReturnType<SharedGpus["capture"]>;
+    legacyMigPods: number;
+    devices: (string | null)[] | null;
+  } | null;
 }
 
 export class NodeInfo {
@@ -235,7 +237,7 @@ export class NodeInfo {
     const entry = this.pods.get(pod.uid);
     if (!entry) throw new Error(`pod ${pod.name} is not on node ${this.name}`);
     this.pods.delete(pod.uid);
-    if (pod.spec.legacyMig) this.legacyMigPods--;
+    if (entry.pod.spec.legacyMig) this.legacyMigPods--;
     const v = entry.vector;
     this.used.sub(v);
     if (entry.status === "Releasing") {
@@ -298,26 +300,39 @@ export class NodeInfo {
   }
 
   /** The accounting and `podUid`'s entry, to put back exactly with restore(). */
-  capture(podUid: string): NodeState {
+  capture(pod: PodInfo): NodeState {
+    const entry = this.pods.get(pod.uid);
+    // A whole-resource pod on a node without a device map changes only plain sums: its
+    // entry is enough to undo it exactly. Shared GPUs and devices need the full picture.
+    if (!pod.req.isShared && !entry?.shared && !this.devices) return { podUid: pod.uid, entry, full: null };
     return {
-      idle: this.idle.clone(),
-      used: this.used.clone(),
-      releasing: this.releasing.clone(),
-      shared: this.shared.capture(),
-      legacyMigPods: this.legacyMigPods,
-      podUid,
-      entry: this.pods.get(podUid),
-      devices: this.devices ? this.devices.holders() : null,
+      podUid: pod.uid,
+      entry,
+      full: {
+        idle: this.idle.clone(),
+        used: this.used.clone(),
+        releasing: this.releasing.clone(),
+        shared: this.shared.capture(),
+        legacyMigPods: this.legacyMigPods,
+        devices: this.devices ? this.devices.holders() : null,
+      },
     };
   }
 
   restore(s: NodeState): void {
-    copyInto(this.idle, s.idle);
-    copyInto(this.used, s.used);
-    copyInto(this.releasing, s.releasing);
-    this.shared.restore(s.shared);
-    this.legacyMigPods = s.legacyMigPods;
-    if (s.devices) this.devices?.restoreHolders(s.devices);
+    const f = s.full;
+    if (!f) {
+      const current = this.pods.get(s.podUid);
+      if (current) this.removeTask(current.pod);
+      if (s.entry) this.addEntry(s.entry);
+      return;
+    }
+    copyInto(this.idle, f.idle);
+    copyInto(this.used, f.used);
+    copyInto(this.releasing, f.releasing);
+    this.shared.restore(f.shared);
+    this.legacyMigPods = f.legacyMigPods;
+    if (f.devices) this.devices?.restoreHolders(f.devices);
     if (s.entry) this.pods.set(s.podUid, s.entry);
     else this.pods.delete(s.podUid);
     this.version++;

@@ -96,7 +96,7 @@ export class Statement {
       kind: "allocate",
       task,
       node: nodeName,
-      before: node.capture(task.uid),
+      before: node.capture(task),
       prev: fieldsOf(task),
       undone: false,
     };
@@ -137,7 +137,7 @@ export class Statement {
       kind: "pipeline",
       task,
       node: nodeName,
-      before: node.capture(task.uid),
+      before: node.capture(task),
       prev: fieldsOf(task),
       undone: false,
     };
@@ -160,7 +160,7 @@ export class Statement {
       kind: "evict",
       task,
       node: node.name,
-      before: node.capture(task.uid),
+      before: node.capture(task),
       prev: fieldsOf(task),
       message,
       undone: false,
@@ -183,7 +183,7 @@ export class Statement {
       task,
       target: i,
       node: ev.node,
-      before: node.capture(task.uid),
+      before: node.capture(task),
       prev: fieldsOf(task),
       undone: false,
     };
