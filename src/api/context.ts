@@ -4,10 +4,13 @@ import type { Principal } from "../store/operations/tokens.js";
 import type { RedisEventBus } from "../store/redis-events.js";
 import type { Store } from "../store/store.js";
 import { createLoaders, type Loaders } from "./context-loaders.js";
+import type { PrincipalCache } from "./principal-cache.js";
 
 export interface ApiContext {
   store: Store;
   bus: RedisEventBus;
+  /** Remembered authentications; cleared when a token is revoked. */
+  principals: PrincipalCache;
   principal: Principal | null;
   loaders: Loaders;
   /** The scheduler configuration fair shares are computed with (its proportion plugin). */
@@ -17,6 +20,7 @@ export interface ApiContext {
 export interface ContextDeps {
   store: Store;
   bus: RedisEventBus;
+  principals: PrincipalCache;
   schedulerConfig?: SchedulerConfig;
 }
 

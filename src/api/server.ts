@@ -13,13 +13,14 @@ import { useServer } from "graphql-ws/use/ws";
 import { WebSocketServer } from "ws";
 import type { SchedulerConfig } from "../core/index.js";
 import { openDatabase } from "../store/db.js";
-import { authenticate, ensureAdminToken, type Principal } from "../store/operations/tokens.js";
+import { ensureAdminToken, type Principal } from "../store/operations/tokens.js";
 import { RedisEventBus } from "../store/redis-events.js";
 import { createStore, type Store } from "../store/store.js";
 import { armoredValidate, armorProtection, QUERY_LIMITS } from "./armor.js";
 import { type ApiContext, bearerSecret, createContext } from "./context.js";
 import { formatError } from "./errors.js";
 import { healthz, readyz } from "./health.js";
+import { PrincipalCache } from "./principal-cache.js";
 import { buildSchema } from "./schema.js";
 
 export interface ApiServerOptions {
@@ -58,17 +59,22 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   const adminToken = opts.adminToken ?? process.env.FLEETQ_ADMIN_TOKEN;
   if (adminToken) await ensureAdminToken(store, adminToken);
 
-  const deps = { store, bus, schedulerConfig: opts.schedulerConfig };
+  const principals = new PrincipalCache(store);
+  const deps = { store, bus, principals, schedulerConfig: opts.schedulerConfig };
+  // Not awaited: the server starts (and /readyz reports) even while Redis is unreachable.
+  void bus.listen((e) => {
+    if (e.kind === "token.revoked" || e.kind === "cluster.deleted") principals.clear();
+  });
   const principalFor = async (header: unknown): Promise<Principal | null> => {
     const secret = bearerSecret(header);
-    return secret ? authenticate(store, secret) : null;
+    return secret ? principals.principalFor(secret) : null;
   };
 
   const app = express();
   const httpServer = http.createServer(app);
   const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
   const armor = armorProtection();
-  const principals = new WeakMap<object, Principal | null>();
+  const connectionPrincipals = new WeakMap<object, Principal | null>();
   const wsCleanup = useServer<Record<string, unknown>>(
     {
       schema,
@@ -76,10 +82,10 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
       validate: armoredValidate(armor.validationRules),
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
-        principals.set(ctx, await principalFor(params.authorization ?? params.Authorization));
+        connectionPrincipals.set(ctx, await principalFor(params.authorization ?? params.Authorization));
         return true;
       },
-      context: (ctx): ApiContext => createContext(deps, principals.get(ctx) ?? null),
+      context: (ctx): ApiContext => createContext(deps, connectionPrincipals.get(ctx) ?? null),
     },
     wsServer,
   );

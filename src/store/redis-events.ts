@@ -19,7 +19,9 @@ export class RedisEventBus implements EventSink {
     prefix = "fleetq:",
   ) {
     this.channel = `${prefix}events`;
-    this.publisher = new Redis(redisUrl, { lazyConnect: false, maxRetriesPerRequest: 3 });
+    // One retry: while Redis is away a publish fails after one reconnection attempt (and is
+    // logged) instead of holding up the operation that committed; the event table keeps the record.
+    this.publisher = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
     this.publisher.on("error", () => {}); // reconnects by itself; publish() reports failures
   }
 
@@ -42,6 +44,7 @@ export class RedisEventBus implements EventSink {
   private ensureSubscribed(): Promise<void> {
     this.subscribing ??= (async () => {
       const sub = new Redis(this.redisUrl, { maxRetriesPerRequest: null });
+      this.subscriber = sub; // kept at once: close() must stop it even while it is still connecting
       sub.on("error", () => {});
       sub.on("message", (_channel: string, payload: string) => {
         let events: StoreEvent[];
@@ -53,7 +56,6 @@ export class RedisEventBus implements EventSink {
         for (const e of events) for (const l of this.listeners) l(e);
       });
       await sub.subscribe(this.channel);
-      this.subscriber = sub;
     })();
     return this.subscribing;
   }
@@ -79,6 +81,8 @@ export class RedisEventBus implements EventSink {
 
   async close(): Promise<void> {
     this.listeners.clear();
-    await Promise.allSettled([this.publisher.quit(), this.subscriber?.quit()]);
+    // disconnect(), not quit(): quit waits for a reply that never comes when Redis is away.
+    this.subscriber?.disconnect();
+    this.publisher.disconnect();
   }
 }

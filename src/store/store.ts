@@ -62,3 +62,11 @@ export async function transact<T>(
   if (events.length) await store.events.publish(events).catch(() => {});
   return result;
 }
+
+/** For operations that are one SQL statement (no `transact`): publish the event rows they wrote. */
+export async function publishCommitted(
+  store: Store,
+  rows: Parameters<typeof toStoreEvent>[0][],
+): Promise<void> {
+  await store.events.publish(rows.map(toStoreEvent)).catch(() => {});
+}

@@ -1,4 +1,5 @@
 // submitJob / cancelJob / admission writes against real PostgreSQL.
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConflictError, InvalidInputError, NotFoundError } from "../../src/store/errors.js";
 import { registerCluster } from "../../src/store/operations/clusters.js";
@@ -299,5 +300,56 @@ describe("admission writes", () => {
     expect((await t.db.prisma.job.findUniqueOrThrow({ where: { id: row.id } })).pendingReason).toEqual(
       reason,
     );
+  });
+});
+
+describe("submitJob racing a change of the queue tree", () => {
+  it("a submit that meets a tree change in flight waits it out and then sees the new children", async () => {
+    await createQueue(t.store, admin, { name: "racy", parent: "org" });
+    // An admin transaction holding the queue row (as createQueue does) while it adds a child.
+    const adminTx = new pg.Client({ connectionString: t.testDb.url });
+    await adminTx.connect();
+    try {
+      await adminTx.query("BEGIN");
+      await adminTx.query("SELECT name FROM queue WHERE name = 'racy' FOR UPDATE");
+      await adminTx.query("INSERT INTO queue (name, parent_name) VALUES ('racy-child', 'racy')");
+      const submitting = submitJob(t.store, admin, job({ queue: "racy" })).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      await new Promise((r) => setTimeout(r, 150));
+      await adminTx.query("COMMIT");
+      const err = await submitting;
+      expect(err).toBeInstanceOf(InvalidInputError);
+      expect(err).toMatchObject({
+        field: "queue",
+        message: 'queue: queue "racy" has child queues; jobs go to leaf queues',
+      });
+      expect(await t.db.prisma.job.count({ where: { queueName: "racy" } })).toBe(0);
+    } finally {
+      await adminTx.end();
+    }
+  });
+
+  it("a submit naming a cluster that is deleted meanwhile answers that the cluster does not exist", async () => {
+    await registerCluster(t.store, admin, { name: "doomed" });
+    const adminTx = new pg.Client({ connectionString: t.testDb.url });
+    await adminTx.connect();
+    try {
+      await adminTx.query("BEGIN");
+      await adminTx.query("DELETE FROM cluster WHERE name = 'doomed'");
+      const submitting = submitJob(t.store, admin, job({ cluster: "doomed" })).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      await new Promise((r) => setTimeout(r, 150));
+      await adminTx.query("COMMIT");
+      expect(await submitting).toMatchObject({
+        field: "cluster",
+        message: 'cluster: cluster "doomed" does not exist',
+      });
+    } finally {
+      await adminTx.end();
+    }
   });
 });

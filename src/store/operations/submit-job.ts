@@ -1,13 +1,17 @@
-// submitJob: validate the spec, check the queue and cluster, write the job, its task groups and
-// one pod per replica as PENDING — one transaction, idempotent on (queue, idempotencyKey).
+// submitJob: validate the spec, then write the job, its task groups, one PENDING pod per replica
+// and its event in ONE SQL statement (atomic by itself, one round trip: submission is the API's
+// hot path), idempotent on (queue, idempotencyKey).
+//
+// Leaf check vs. concurrent tree changes: the statement takes FOR KEY SHARE NOWAIT on the queue
+// row. createQueue/updateQueue/deleteQueue hold FOR UPDATE on it while they change the tree; a
+// submit meeting that lock fails fast and retries with a fresh snapshot (so it sees the new
+// children), and a tree change that comes second waits for the submit and then sees its job.
 import { createHash } from "node:crypto";
-import type { Tx } from "../db.js";
 import { awaitingAdmission, awaitingScheduler } from "../domain/pending-reason.js";
 import { ConflictError } from "../errors.js";
-import { Prisma } from "../generated/prisma/client.js";
 import type { Job } from "../generated/prisma/client.js";
-import { toJson, toNullableJson } from "../json.js";
-import { type Actor, type Store, transact } from "../store.js";
+import { uuidv7 } from "../ids.js";
+import { type Actor, type Store, publishCommitted } from "../store.js";
 import { invalidAt, parseInput } from "../validation/parse.js";
 import {
   type JobSpec,
@@ -44,95 +48,164 @@ async function replay(store: Store, spec: JobSpec, hash: string): Promise<Submit
   return { job, created: false };
 }
 
-async function checkQueueAndCluster(tx: Tx, spec: JobSpec): Promise<void> {
-  // FOR KEY SHARE: a concurrent createQueue/updateQueue cannot give this queue children until we commit.
-  const queue = await tx.$queryRaw<{ children: bigint }[]>`
-    SELECT (SELECT count(*) FROM queue c WHERE c.parent_name = q.name) AS children
-    FROM queue q WHERE q.name = ${spec.queue} FOR KEY SHARE OF q`;
-  if (!queue[0]) throw invalidAt(["queue"], `queue "${spec.queue}" does not exist`);
-  if (queue[0].children > 0n)
-    throw invalidAt(["queue"], `queue "${spec.queue}" has child queues; jobs go to leaf queues`);
+/** Why the statement inserted nothing (a replayed key aside): the clear error to answer with. */
+async function refusal(store: Store, spec: JobSpec): Promise<Error> {
+  const queue = await store.prisma.queue.findUnique({
+    where: { name: spec.queue },
+    select: { _count: { select: { children: true } } },
+  });
+  if (!queue) return invalidAt(["queue"], `queue "${spec.queue}" does not exist`);
+  if (queue._count.children > 0)
+    return invalidAt(["queue"], `queue "${spec.queue}" has child queues; jobs go to leaf queues`);
   if (
     spec.cluster &&
-    !(await tx.cluster.findUnique({ where: { name: spec.cluster }, select: { name: true } }))
+    !(await store.prisma.cluster.findUnique({ where: { name: spec.cluster }, select: { name: true } }))
   ) {
-    throw invalidAt(["cluster"], `cluster "${spec.cluster}" does not exist`);
+    return invalidAt(["cluster"], `cluster "${spec.cluster}" does not exist`);
   }
+  return new Error(`job ${spec.name} was not inserted for an unknown reason`);
 }
 
-async function insertJob(tx: Tx, spec: JobSpec, hash: string, submittedBy: string): Promise<Job> {
-  const job = await tx.job.create({
-    data: {
-      name: spec.name,
-      namespace: spec.namespace,
-      queueName: spec.queue,
-      requestedCluster: spec.cluster,
-      clusterName: spec.cluster,
-      clusterSelector: spec.clusterSelector,
-      priority: spec.priority,
-      preemptible: spec.preemptible,
-      minMember: spec.minMember,
-      subGroups: toJson(spec.subGroups),
-      topology: toNullableJson(spec.topology),
-      pendingReason: toJson(spec.cluster ? awaitingScheduler(spec.cluster) : awaitingAdmission()),
-      idempotencyKey: spec.idempotencyKey,
-      specHash: hash,
-      submittedBy,
-    },
-  });
-  await tx.jobTask.createMany({
-    data: spec.tasks.map(({ replicas, template, ...t }) => ({
-      ...t,
-      jobId: job.id,
-      replicas,
-      template: toNullableJson(template),
+function jobRow(spec: JobSpec, id: string, hash: string, submittedBy: string, now: Date): Job {
+  return {
+    id,
+    name: spec.name,
+    namespace: spec.namespace,
+    queueName: spec.queue,
+    requestedCluster: spec.cluster,
+    clusterName: spec.cluster,
+    clusterSelector: spec.clusterSelector,
+    priority: spec.priority,
+    preemptible: spec.preemptible,
+    minMember: spec.minMember,
+    subGroups: spec.subGroups as unknown as Job["subGroups"],
+    topology: spec.topology as unknown as Job["topology"],
+    state: "PENDING",
+    pendingReason: (spec.cluster
+      ? awaitingScheduler(spec.cluster)
+      : awaitingAdmission()) as unknown as Job["pendingReason"],
+    idempotencyKey: spec.idempotencyKey,
+    specHash: hash,
+    submittedBy,
+    createdAt: now,
+    updatedAt: now,
+    admittedAt: null,
+    startedAt: null,
+    finishedAt: null,
+    lastStartAt: null,
+    staleSince: null,
+  };
+}
+
+const LOCK_NOT_AVAILABLE = "55P03";
+const FOREIGN_KEY_VIOLATION = "23503";
+
+/** The Postgres error code of a failed raw query, through Prisma's error wrapping. */
+function pgCode(e: unknown): string | undefined {
+  const err = e as {
+    code?: string;
+    meta?: { code?: string; driverAdapterError?: { cause?: { originalCode?: string; kind?: string } } };
+    cause?: { code?: string };
+  };
+  return err.meta?.driverAdapterError?.cause?.originalCode ?? err.meta?.code ?? err.cause?.code;
+}
+
+async function insertJob(
+  store: Store,
+  job: Job,
+  spec: JobSpec,
+  message: string,
+  actor: Actor,
+): Promise<{ eventId: bigint; at: Date } | null> {
+  const tasks = spec.tasks.map((t) => ({ ...t, memory: t.memory.toString() }));
+  const pods = spec.tasks.flatMap((t) =>
+    Array.from({ length: t.replicas }, (_, i) => ({
+      id: uuidv7(job.createdAt.getTime()),
+      task: t.name,
+      name: `${t.name}-${i}`,
+      cpu: t.cpuMillis,
+      memory: t.memory.toString(),
+      gpus: t.gpus,
+      fraction: t.gpuFraction,
+      gpuMemory: t.gpuMemory,
     })),
-  });
-  await tx.pod.createMany({
-    data: spec.tasks.flatMap((t) =>
-      Array.from({ length: t.replicas }, (_, i) => ({
-        jobId: job.id,
-        taskName: t.name,
-        name: `${t.name}-${i}`,
-        cpuMillis: t.cpuMillis,
-        memory: t.memory,
-        gpus: t.gpus,
-        gpuFraction: t.gpuFraction,
-        gpuMemory: t.gpuMemory,
-      })),
-    ),
-  });
-  return job;
+  );
+  const rows = await store.prisma.$queryRaw<{ event_id: bigint; at: Date }[]>`
+    WITH q AS (
+      SELECT q.name FROM queue q
+      WHERE q.name = ${job.queueName} AND NOT EXISTS (SELECT 1 FROM queue c WHERE c.parent_name = q.name)
+      FOR KEY SHARE OF q NOWAIT
+    ), j AS (
+      INSERT INTO job (id, name, namespace, queue_name, requested_cluster, cluster_name, cluster_selector, priority, preemptible,
+        min_member, sub_groups, topology, state, pending_reason, idempotency_key, spec_hash, submitted_by, created_at, updated_at)
+      SELECT ${job.id}::uuid, ${job.name}, ${job.namespace}, q.name, ${job.requestedCluster}, ${job.clusterName},
+        ${JSON.stringify(job.clusterSelector)}::jsonb, ${job.priority}, ${job.preemptible}, ${job.minMember},
+        ${JSON.stringify(job.subGroups)}::jsonb, ${JSON.stringify(job.topology)}::jsonb, 'PENDING', ${JSON.stringify(job.pendingReason)}::jsonb,
+        ${job.idempotencyKey}, ${job.specHash}, ${job.submittedBy}, ${job.createdAt}, ${job.createdAt}
+      FROM q
+      ON CONFLICT (queue_name, idempotency_key) DO NOTHING
+      RETURNING id
+    ), t AS (
+      INSERT INTO job_task (job_id, name, replicas, cpu_millis, memory, gpus, gpu_fraction, gpu_memory, sub_group, node_selector,
+        gpu_model, template, duration_seconds, exit_failure)
+      SELECT j.id, v."name", v.replicas, v."cpuMillis", v.memory, v.gpus, v."gpuFraction", v."gpuMemory", v."subGroup", v."nodeSelector",
+        v."gpuModel", NULLIF(v.template, 'null'::jsonb), v."durationSeconds", v."exitFailure"
+      FROM j, jsonb_to_recordset(${JSON.stringify(tasks)}::jsonb) AS v("name" text, replicas int, "cpuMillis" int, memory bigint, gpus int,
+        "gpuFraction" float8, "gpuMemory" int, "subGroup" text, "nodeSelector" jsonb, "gpuModel" text, template jsonb, "durationSeconds" int, "exitFailure" boolean)
+    ), p AS (
+      INSERT INTO pod (id, job_id, task_name, name, cpu_millis, memory, gpus, gpu_fraction, gpu_memory, created_at, updated_at)
+      SELECT v.id, j.id, v.task, v."name", v.cpu, v.memory, v.gpus, v.fraction, v."gpuMemory", ${job.createdAt}, ${job.createdAt}
+      FROM j, jsonb_to_recordset(${JSON.stringify(pods)}::jsonb) AS v(id uuid, task text, "name" text, cpu int, memory bigint, gpus int,
+        fraction float8, "gpuMemory" int)
+    ), e AS (
+      INSERT INTO event (kind, message, job_id, queue_name, cluster_name, actor, at)
+      SELECT 'job.submitted', ${message}, j.id, ${job.queueName}, ${job.clusterName}, ${actor.name}, ${job.createdAt} FROM j
+      RETURNING id, at
+    )
+    SELECT e.id AS event_id, e.at FROM e`;
+  const row = rows[0];
+  return row ? { eventId: row.event_id, at: row.at } : null;
 }
-
-const isUniqueViolation = (e: unknown) =>
-  e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002";
 
 export async function submitJob(store: Store, actor: Actor, input: SubmitJobInput): Promise<SubmitResult> {
   const spec = normaliseJobSpec(parseInput(submitJobInputSchema, input));
   const hash = specHash(spec);
-  const seen = await replay(store, spec, hash);
-  if (seen) return seen;
-  try {
-    return await transact(store, actor, async (tx, record) => {
-      await checkQueueAndCluster(tx, spec);
-      const job = await insertJob(tx, spec, hash, actor.name);
-      const pods = spec.tasks.reduce((n, t) => n + t.replicas, 0);
-      record({
-        kind: "job.submitted",
-        job: job.id,
-        queue: spec.queue,
-        cluster: spec.cluster,
-        message: `job ${spec.name} submitted to ${spec.queue}${spec.cluster ? ` for cluster ${spec.cluster}` : ""}: ${pods} pod(s), gang minimum ${spec.minMember}`,
-      });
-      return { job, created: true };
-    });
-  } catch (e) {
-    // A concurrent retry with the same key won the insert: answer with its job.
-    if (isUniqueViolation(e)) {
-      const winner = await replay(store, spec, hash);
-      if (winner) return winner;
+  const pods = spec.tasks.reduce((n, t) => n + t.replicas, 0);
+  const message = `job ${spec.name} submitted to ${spec.queue}${spec.cluster ? ` for cluster ${spec.cluster}` : ""}: ${pods} pod(s), gang minimum ${spec.minMember}`;
+  for (let attempt = 1; ; attempt++) {
+    const now = new Date();
+    const job = jobRow(spec, uuidv7(now.getTime()), hash, actor.name, now);
+    let inserted: { eventId: bigint; at: Date } | null;
+    try {
+      inserted = await insertJob(store, job, spec, message, actor);
+    } catch (e) {
+      const code = pgCode(e);
+      if (code === LOCK_NOT_AVAILABLE) {
+        if (attempt >= 20)
+          throw new ConflictError(`queue "${spec.queue}" is being changed; submit again`, "queue");
+        await new Promise((r) => setTimeout(r, 5 * attempt)); // the queue tree is being changed
+        continue;
+      }
+      if (code === FOREIGN_KEY_VIOLATION) throw await refusal(store, spec); // the cluster went away
+      throw e;
     }
-    throw e;
+    if (inserted) {
+      await publishCommitted(store, [
+        {
+          id: inserted.eventId,
+          at: inserted.at,
+          kind: "job.submitted",
+          message,
+          jobId: job.id,
+          queueName: job.queueName,
+          clusterName: job.clusterName,
+          actor: actor.name,
+        },
+      ]);
+      return { job, created: true };
+    }
+    const seen = await replay(store, spec, hash);
+    if (seen) return seen;
+    throw await refusal(store, spec);
   }
 }
