@@ -51,3 +51,4 @@ export { listClusters, type ClusterSummary } from "./queries/clusters.js";
 export { fairShareConfig } from "./queries/fair-share.js";
 export { DEFAULT_USAGE_WINDOW, type UsageWindow } from "./domain/usage.js";
 export { awaitingAdmission, shortAmounts } from "./domain/pending-reason.js";
+export { assignJobClusters, setJobPendingReasons } from "./operations/admission-decisions.js";

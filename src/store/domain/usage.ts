@@ -36,8 +36,10 @@ export function decayedAverage(
 ): QuotaVector {
   let total = 0;
   const first = bucketStart(new Date(now.getTime() - w.windowSeconds * 1000));
-  for (let t = first.getTime(); t <= now.getTime(); t += USAGE_BUCKET_SECONDS * 1000) {
-    total += USAGE_BUCKET_SECONDS * weight(new Date(t), now.getTime(), w);
+  for (let t = first.getTime(); t < now.getTime(); t += USAGE_BUCKET_SECONDS * 1000) {
+    // The current bucket has only lasted since its start.
+    const seconds = Math.min(USAGE_BUCKET_SECONDS, (now.getTime() - t) / 1000);
+    total += seconds * weight(new Date(t), now.getTime(), w);
   }
   const sum = { gpu: 0, cpuMillis: 0, memory: 0 };
   for (const b of buckets) {
