@@ -9,7 +9,9 @@ import { clusterName } from "../validation/names.js";
 import { invalidAt, parseInput } from "../validation/parse.js";
 
 const decisions = z.array(
-  z.object({ job: z.uuid("not a job id"), cluster: clusterName, message: z.string().max(2000).optional() }).strict(),
+  z
+    .object({ job: z.uuid("not a job id"), cluster: clusterName, message: z.string().max(2000).optional() })
+    .strict(),
 );
 
 /**
@@ -26,7 +28,9 @@ export async function assignJobClusters(
   return transact(store, actor, async (tx, record) => {
     const names = [...new Set(list.map((d) => d.cluster))];
     const known = new Set(
-      (await tx.cluster.findMany({ where: { name: { in: names } }, select: { name: true } })).map((c) => c.name),
+      (await tx.cluster.findMany({ where: { name: { in: names } }, select: { name: true } })).map(
+        (c) => c.name,
+      ),
     );
     list.forEach((d, i) => {
       if (!known.has(d.cluster)) throw invalidAt([i, "cluster"], `cluster "${d.cluster}" does not exist`);

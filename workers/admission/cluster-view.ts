@@ -1,0 +1,157 @@
+// One cluster as an admission pass sees it: its snapshot, what its nodes have free, what waits
+// there, and the dry runs that tell whether jobs fit — every fit judged by the real core (allocate
+// with the configured plugins), never by totals alone.
+import {
+  computeFairShare,
+  type PodGroupSpec,
+  type QueueShare,
+  runSession,
+  type SchedulerConfig,
+  type Snapshot,
+  type TopologySpec,
+} from "../../src/core/index.js";
+import { type AdmissionCandidate, type ClusterSummary, fairShareConfig } from "../../src/store/index.js";
+import { type Amounts, add, nodeAmounts, podAmounts, positive, sub, zero } from "./amounts.js";
+
+export interface FitResult {
+  fits: boolean;
+  /** Why not, in the core's words. */
+  fitErrors: string[];
+}
+
+const HOLDING = new Set(["Binding", "Running", "Releasing", "Bound", "Allocated"]);
+
+/** A job reduced to the pods that hold node resources: it takes space, asks for nothing. */
+function heldOnly(job: PodGroupSpec): PodGroupSpec | null {
+  const pods = job.pods.filter((p) => HOLDING.has(p.status));
+  if (!pods.length) return null;
+  return {
+    ...job,
+    minMember: pods.length,
+    subGroups: [],
+    topology: null,
+    pods: pods.map((p) => ({ ...p, subGroup: null })),
+  };
+}
+
+function mergeTopologies(...lists: readonly TopologySpec[][]): TopologySpec[] {
+  const byName = new Map<string, TopologySpec>();
+  for (const list of lists) for (const t of list) byName.set(t.name, t);
+  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** A job's shape (what it asks for, not who it is): equal shapes fit an empty cluster alike. */
+function shapeKey(job: PodGroupSpec): string {
+  const pods = job.pods.map((p) => [p.request, p.nodeSelector ?? [], p.gpuModels ?? [], p.subGroup]);
+  return JSON.stringify([job.queue, job.minMember, job.subGroups, job.topology, pods]);
+}
+
+export class ClusterView {
+  readonly name: string;
+  readonly labels: Record<string, string>;
+  /** Ready nodes' capacity (what fair shares divide). */
+  readonly capacity: Amounts;
+  /** Free on ready, schedulable nodes now, less what this pass placed here. */
+  free: Amounts;
+  /** Pending pods already waiting on this cluster, plus what this pass sent here unplaced. */
+  backlog: Amounts;
+  /** What this pass sent here, per queue (fair-share headroom shrinks by it). */
+  readonly admittedNow = new Map<string, Amounts>();
+  private readonly held: PodGroupSpec[];
+  private readonly emptyFits = new Map<string, FitResult>();
+  private shares = new Map<string, QueueShare>();
+  private batch = new Map<string, FitResult>();
+
+  constructor(
+    summary: ClusterSummary,
+    readonly snapshot: Snapshot,
+    private readonly config: SchedulerConfig,
+  ) {
+    this.name = summary.name;
+    this.labels = summary.labels;
+    this.held = snapshot.jobs.map(heldOnly).filter((j): j is PodGroupSpec => j !== null);
+    const usedByNode = new Map<string, Amounts>();
+    let backlog = zero();
+    for (const job of snapshot.jobs)
+      for (const p of job.pods) {
+        if (HOLDING.has(p.status) && p.node)
+          usedByNode.set(p.node, add(usedByNode.get(p.node) ?? zero(), podAmounts(p)));
+        else if (p.status === "Pending") backlog = add(backlog, podAmounts(p));
+      }
+    this.backlog = backlog;
+    this.capacity = snapshot.nodes
+      .filter((n) => n.ready)
+      .map(nodeAmounts)
+      .reduce(add, zero());
+    this.free = snapshot.nodes
+      .filter((n) => n.ready && !n.unschedulable)
+      .map((n) => positive(sub(nodeAmounts(n), usedByNode.get(n.name) ?? zero())))
+      .reduce(add, zero());
+  }
+
+  private allocateOnly(): SchedulerConfig {
+    return { ...this.config, actions: ["allocate"] };
+  }
+
+  /**
+   * One allocate dry run with every candidate this cluster may take, on its nodes as they are
+   * now (pods that hold resources kept, pods that wait left out). A candidate placed here fits
+   * even if all the others placed with it come here too: the pass may send any of them.
+   */
+  evaluate(candidates: readonly AdmissionCandidate[]): void {
+    const jobs = candidates.map((c) => c.spec);
+    const topologies = mergeTopologies(this.snapshot.topologies, ...candidates.map((c) => c.topologies));
+    const result = runSession(
+      { ...this.snapshot, jobs: [...this.held, ...jobs], topologies },
+      this.allocateOnly(),
+    );
+    const placed = new Set(result.binds.map((b) => b.job));
+    const errors = new Map(result.jobs.map((o) => [o.uid, o.fitErrors]));
+    this.batch = new Map(
+      jobs.map((j) => [j.uid, { fits: placed.has(j.uid), fitErrors: errors.get(j.uid) ?? [] }]),
+    );
+    // Fair shares as if the candidates' demand came here (the pending backlog counts too).
+    const shares = computeFairShare(
+      { ...this.snapshot, jobs: [...this.snapshot.jobs, ...jobs], topologies },
+      fairShareConfig(this.config),
+    );
+    this.shares = new Map(shares.map((s) => [s.queue, s]));
+  }
+
+  fitsNow(uid: string): FitResult {
+    return this.batch.get(uid) ?? { fits: false, fitErrors: ["not evaluated on this cluster"] };
+  }
+
+  /** Whether the gang fits this cluster's nodes at all (every node empty). Cached per shape. */
+  fitsEmpty(c: AdmissionCandidate): FitResult {
+    const key = shapeKey(c.spec);
+    let fit = this.emptyFits.get(key);
+    if (!fit) {
+      const result = runSession(
+        { ...this.snapshot, jobs: [c.spec], topologies: mergeTopologies(c.topologies) },
+        this.allocateOnly(),
+      );
+      fit = {
+        fits: result.binds.some((b) => b.job === c.spec.uid),
+        fitErrors: result.jobs.find((o) => o.uid === c.spec.uid)?.fitErrors ?? [],
+      };
+      this.emptyFits.set(key, fit);
+    }
+    return fit;
+  }
+
+  /** The queue's fair share here less what it holds and what this pass already sent here. */
+  headroom(queue: string): Amounts | null {
+    const s = this.shares.get(queue);
+    if (!s) return null;
+    const sent = this.admittedNow.get(queue) ?? zero();
+    return sub(sub(s.fairShare, s.allocated), sent);
+  }
+
+  /** Records that a job was sent here: placed now (tier "fits now") or to wait for reclaim. */
+  admit(c: AdmissionCandidate, amounts: Amounts, placedNow: boolean): void {
+    this.admittedNow.set(c.spec.queue, add(this.admittedNow.get(c.spec.queue) ?? zero(), amounts));
+    if (placedNow) this.free = sub(this.free, amounts);
+    else this.backlog = add(this.backlog, amounts);
+  }
+}

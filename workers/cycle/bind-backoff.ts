@@ -1,0 +1,43 @@
+// Backoff after failed binds: a pod whose bind failed is held back (Gated: the core leaves a gang
+// with a gated pod unplaced) for base·2^(failures−1) ms, at most max, so a node that refuses pods
+// is not hammered every cycle. Its gang, if partly running, stays below its minimum meanwhile and
+// the stale-gang eviction handles it the KAI way when the grace period runs out first.
+import type { Snapshot } from "../../src/core/index.js";
+import type { BindFailure } from "../../src/store/index.js";
+
+export interface BackoffPolicy {
+  baseMs: number;
+  maxMs: number;
+}
+
+export const backoffDelay = (failures: number, p: BackoffPolicy): number =>
+  Math.min(p.maxMs, p.baseMs * 2 ** Math.max(0, failures - 1));
+
+/** Gates the held-back pods in the snapshot (in place); returns job id → why it waits. */
+export function gateBackedOffPods(
+  snapshot: Snapshot,
+  failures: readonly BindFailure[],
+  policy: BackoffPolicy,
+): Map<string, string> {
+  const waiting = new Map<string, BindFailure & { until: number }>();
+  for (const f of failures) {
+    const until = f.lastFailedAt.getTime() + backoffDelay(f.failures, policy);
+    if (until > snapshot.now) waiting.set(f.podId, { ...f, until });
+  }
+  const notes = new Map<string, string>();
+  if (!waiting.size) return notes;
+  for (const job of snapshot.jobs) {
+    for (const pod of job.pods) {
+      const w = waiting.get(pod.uid);
+      if (!w || pod.status !== "Pending") continue;
+      pod.status = "Gated";
+      if (!notes.has(job.uid))
+        notes.set(
+          job.uid,
+          `bind of pod ${pod.name} to node ${w.lastNode} failed (${w.lastError ?? "no reason given"}; ` +
+            `${w.failures} failure(s)); retrying after ${new Date(w.until).toISOString()}`,
+        );
+    }
+  }
+  return notes;
+}

@@ -1,0 +1,160 @@
+// One scheduling cycle of one cluster: load a consistent snapshot → hold back pods in bind
+// backoff → run the session (configured actions and plugins) → commit, fenced by the cluster's
+// generation (a snapshot gone stale meanwhile is reloaded and the session re-run) → send the new
+// BindRequests to the cluster's agent. Recorded as metrics and, when it did something or failed,
+// as a "cycle.completed"/"cycle.failed" event whose message carries its start and end.
+import type { Logger } from "pino";
+import { runSession, type SchedulerConfig, type SessionResult } from "../../src/core/index.js";
+import {
+  type CommitResult,
+  commitSession,
+  loadSnapshot,
+  pendingPodBindFailures,
+  recordEvents,
+  StaleSnapshotError,
+  type Store,
+  type UsageWindow,
+} from "../../src/store/index.js";
+import type { BindDispatcher } from "../dispatch/bind-dispatcher.js";
+import {
+  cycleDuration,
+  cyclesTotal,
+  decisionsTotal,
+  staleRetriesTotal,
+  taskErrorsTotal,
+} from "../metrics.js";
+import { type BackoffPolicy, gateBackedOffPods } from "./bind-backoff.js";
+
+export interface CycleDeps {
+  store: Store;
+  config: SchedulerConfig;
+  dispatcher: BindDispatcher;
+  /** Time-based fair share: the usage window loadSnapshot decays with; null = off. */
+  usageWindow: UsageWindow | null;
+  backoff: BackoffPolicy;
+  staleRetries: number;
+  logIdleCycles: boolean;
+  workerId: string;
+  log: Logger;
+}
+
+export interface CycleReport {
+  cluster: string;
+  startedAt: Date;
+  endedAt: Date;
+  binds: number;
+  evictions: number;
+  pipelines: number;
+  /** BindRequests put on the bind queue (this cycle's and any left PENDING). */
+  dispatched: number;
+  staleRetries: number;
+  /** Jobs whose state the commit changed. */
+  jobsChanged: number;
+  error: string | null;
+}
+
+const SCHEDULER = { name: "scheduler" };
+
+export async function runCycle(deps: CycleDeps, cluster: string, reason: string): Promise<CycleReport> {
+  const startedAt = new Date();
+  const report: CycleReport = {
+    cluster,
+    startedAt,
+    endedAt: startedAt,
+    binds: 0,
+    evictions: 0,
+    pipelines: 0,
+    dispatched: 0,
+    staleRetries: 0,
+    jobsChanged: 0,
+    error: null,
+  };
+  try {
+    const { result, commit } = await decideAndCommit(deps, cluster, report);
+    report.binds = result.binds.length;
+    report.evictions = result.evictions.length;
+    report.pipelines = result.pipelines.length;
+    report.jobsChanged = commit.jobs.length;
+    if (commit.bindRequests.length)
+      deps.log.info({ cluster, bindRequests: commit.bindRequests.length }, "cycle committed; dispatching");
+    report.dispatched = await deps.dispatcher.send(commit.bindRequests, "cycle");
+    report.dispatched += await deps.dispatcher.sendPending(cluster);
+  } catch (err) {
+    report.error = (err as Error).message;
+    taskErrorsTotal.inc({ task: "cycle" });
+    deps.log.error({ cluster, err: report.error }, "cycle failed");
+  }
+  report.endedAt = new Date();
+  await recordCycle(deps, report, reason);
+  return report;
+}
+
+async function decideAndCommit(
+  deps: CycleDeps,
+  cluster: string,
+  report: CycleReport,
+): Promise<{ result: SessionResult; commit: CommitResult }> {
+  for (let attempt = 0; ; attempt++) {
+    const { snapshot, generation } = await loadSnapshot(deps.store.prisma, cluster, {
+      usage: deps.usageWindow ?? undefined,
+    });
+    const waiting = gateBackedOffPods(
+      snapshot,
+      await pendingPodBindFailures(deps.store.prisma, cluster),
+      deps.backoff,
+    );
+    const result = runSession(snapshot, deps.config);
+    for (const outcome of result.jobs) {
+      const note = waiting.get(outcome.uid);
+      if (note) outcome.fitErrors = [note, ...outcome.fitErrors];
+    }
+    try {
+      return { result, commit: await commitSession(deps.store, cluster, generation, result) };
+    } catch (err) {
+      if (!(err instanceof StaleSnapshotError) || attempt >= deps.staleRetries) throw err;
+      report.staleRetries++;
+      staleRetriesTotal.inc({ cluster });
+    }
+  }
+}
+
+async function recordCycle(deps: CycleDeps, r: CycleReport, reason: string): Promise<void> {
+  const busy = r.binds + r.evictions + r.pipelines + r.dispatched + r.jobsChanged > 0;
+  const outcome = r.error ? "failed" : busy ? "committed" : "idle";
+  const seconds = (r.endedAt.getTime() - r.startedAt.getTime()) / 1000;
+  cycleDuration.observe({ cluster: r.cluster, outcome }, seconds);
+  cyclesTotal.inc({ cluster: r.cluster, outcome });
+  decisionsTotal.inc({ cluster: r.cluster, kind: "bind" }, r.binds);
+  decisionsTotal.inc({ cluster: r.cluster, kind: "evict" }, r.evictions);
+  decisionsTotal.inc({ cluster: r.cluster, kind: "pipeline" }, r.pipelines);
+  if (outcome === "idle" && !deps.logIdleCycles) return;
+  try {
+    await recordEvents(deps.store, SCHEDULER, [
+      {
+        kind: r.error ? "cycle.failed" : "cycle.completed",
+        cluster: r.cluster,
+        message: cycleMessage(deps, r, reason),
+      },
+    ]);
+  } catch (err) {
+    deps.log.warn({ cluster: r.cluster, err: (err as Error).message }, "could not record the cycle event");
+  }
+}
+
+/** "cycle on c1 by host:42 [start → end] 12 ms (trigger: timer): 3 bind(s), …" — the bracketed
+ * ISO times are what tools (and tests) read back. */
+export function cycleMessage(deps: Pick<CycleDeps, "workerId">, r: CycleReport, reason: string): string {
+  const ms = r.endedAt.getTime() - r.startedAt.getTime();
+  const head = `cycle on ${r.cluster} by ${deps.workerId} [${r.startedAt.toISOString()} → ${r.endedAt.toISOString()}] ${ms} ms (trigger: ${reason})`;
+  if (r.error) return `${head}: failed: ${r.error}`;
+  return (
+    `${head}: ${r.binds} bind(s), ${r.evictions} eviction(s), ${r.pipelines} pipelined, ` +
+    `${r.dispatched} BindRequest(s) sent, ${r.jobsChanged} job(s) changed state, ${r.staleRetries} stale retry(ies)`
+  );
+}
+
+/** Parses the interval back out of a cycle event's message (null when it is not one). */
+export function cycleInterval(message: string): { worker: string; start: number; end: number } | null {
+  const m = /^cycle on \S+ by (\S+) \[(\S+) → (\S+)\]/.exec(message);
+  return m ? { worker: m[1]!, start: Date.parse(m[2]!), end: Date.parse(m[3]!) } : null;
+}

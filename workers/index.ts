@@ -1,0 +1,182 @@
+// The workers: per-cluster scheduling cycles, admission, the BindRequest outbox sweeper and the
+// usage recorder, each a BullMQ queue of its own that runs one job at a time across every worker
+// process (serial-task.ts). Timers (BullMQ job schedulers) run them regularly; committed events
+// (Redis pub/sub from the store) trigger them sooner, deduplicated. Run as many worker processes
+// as you like: different clusters' cycles run in parallel, one cluster's never overlap.
+//
+//   const workers = await startWorkers({ databaseUrl, redisUrl });   // options: see options.ts
+//   …
+//   await workers.stop();
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { openDatabase, RedisEventBus, type Store, createStore } from "../src/store/index.js";
+import { runAdmission } from "./admission/run-admission.js";
+import { ClusterCycles } from "./cluster-cycles.js";
+import { runCycle } from "./cycle/run-cycle.js";
+import { BindDispatcher } from "./dispatch/bind-dispatcher.js";
+import { sweepOutbox } from "./dispatch/sweep-outbox.js";
+import { taskErrorsTotal } from "./metrics.js";
+import { resolveOptions, type WorkerOptions } from "./options.js";
+import { resolveSchedulerConfig } from "./scheduler-config.js";
+import { SerialTask } from "./serial-task.js";
+import { TriggerCoalescer } from "./trigger-coalescer.js";
+import { triggersFor } from "./triggers.js";
+import { recordUsage } from "./usage/record-usage.js";
+
+export { metrics } from "./metrics.js";
+export { type WorkerOptions, WorkerOptionsError } from "./options.js";
+export { SCHEDULER_CONFIG_ENV, schedulerConfigFromFile } from "./scheduler-config.js";
+export { runCycle, cycleInterval, type CycleReport } from "./cycle/run-cycle.js";
+export { runAdmission, type AdmissionReport } from "./admission/run-admission.js";
+export { sweepOutbox, type SweepReport } from "./dispatch/sweep-outbox.js";
+export { recordUsage } from "./usage/record-usage.js";
+
+export interface RunningWorkers {
+  /** The store the workers use (their database and event bus). */
+  store: Store;
+  /** Clusters this process runs cycles for. */
+  clusters(): string[];
+  /** Waits for running cycles/passes to finish, then closes every connection. */
+  stop(): Promise<void>;
+}
+
+export async function startWorkers(options: WorkerOptions): Promise<RunningWorkers> {
+  const o = resolveOptions(options);
+  const config = resolveSchedulerConfig(options.schedulerConfig);
+  const log = (
+    options.logger ?? pino({ name: "fleetq-workers", level: process.env.FLEETQ_LOG_LEVEL ?? "info" })
+  ).child({ worker: o.workerId });
+  const db = options.store ? null : await openDatabase(o.databaseUrl);
+  const bus = new RedisEventBus(o.redisUrl, o.prefix);
+  const store = options.store ?? createStore(db!.prisma, bus);
+  // BullMQ: commands wait for a reconnect instead of failing (maxRetriesPerRequest null).
+  const connection = new Redis(o.redisUrl, { maxRetriesPerRequest: null });
+  connection.on("error", (err) => log.warn({ err: err.message }, "redis connection error"));
+  const dispatcher = new BindDispatcher(store, connection, o.bindQueuePrefix);
+  const usageWindow = o.timeBasedFairShare;
+  const task = {
+    connection,
+    lockDurationMs: o.lockDurationMs,
+    stalledIntervalMs: o.stalledIntervalMs,
+    triggerDelayMs: o.triggerDelayMs,
+  };
+  const guarded = (name: string, fn: (reason: string) => Promise<unknown>) => async (reason: string) => {
+    try {
+      await fn(reason);
+    } catch (err) {
+      taskErrorsTotal.inc({ task: name });
+      log.error({ task: name, err: (err as Error).message }, "worker task failed; it will run again");
+    }
+  };
+
+  const cycleDeps = {
+    store,
+    config,
+    dispatcher,
+    usageWindow,
+    backoff: o.bindBackoff,
+    staleRetries: o.staleRetries,
+    logIdleCycles: o.logIdleCycles,
+    workerId: o.workerId,
+    log,
+  };
+  const cycles = new ClusterCycles(
+    store,
+    { ...task, prefix: `${o.prefix}cycle`, intervalMs: o.cycleIntervalMs },
+    (cluster, reason) => runCycle(cycleDeps, cluster, reason).then(() => {}),
+    log,
+  );
+  const workersPrefix = `${o.prefix}workers`;
+  let admission: SerialTask | null = null;
+  const tasks: SerialTask[] = [];
+  try {
+    await cycles.refresh();
+    admission = await SerialTask.start({
+      ...task,
+      prefix: workersPrefix,
+      name: "admission",
+      intervalMs: o.admissionIntervalMs,
+      log,
+      run: guarded("admission", async () => {
+        const r = await runAdmission({
+          store,
+          config,
+          usageWindow,
+          readmitAfterMs: o.readmitAfterMs,
+          batch: o.admissionBatch,
+          log,
+        });
+        if (r.clusters.length) await cycles.trigger(r.clusters, "admission");
+        if (r.more) await admission?.trigger("admission backlog");
+      }),
+    });
+    tasks.push(admission);
+    tasks.push(
+      await SerialTask.start({
+        ...task,
+        prefix: workersPrefix,
+        name: "outbox",
+        intervalMs: o.sweepIntervalMs,
+        log,
+        run: guarded("sweep", async () => {
+          const r = await sweepOutbox(store, dispatcher, {
+            pendingGraceMs: o.pendingDispatchGraceMs,
+            redispatchAfterMs: o.redispatchAfterMs,
+          });
+          if (r.sent || r.resent) log.warn(r, "outbox sweeper sent BindRequests a cycle had not");
+        }),
+      }),
+    );
+    tasks.push(
+      await SerialTask.start({
+        ...task,
+        prefix: workersPrefix,
+        name: "usage",
+        intervalMs: o.usageIntervalMs,
+        log,
+        run: guarded("usage", () =>
+          recordUsage(store, config, o.usageIntervalMs / 1000, usageWindow ?? undefined),
+        ),
+      }),
+    );
+  } catch (err) {
+    await Promise.allSettled([cycles.stop(), ...tasks.map((t) => t.stop())]);
+    await closeConnections();
+    throw err;
+  }
+
+  const coalescer = new TriggerCoalescer(
+    {
+      cycles: (clusters, reason) => cycles.trigger(clusters, reason),
+      admission: (reason) => admission!.trigger(reason),
+      clusterList: () => cycles.refresh(),
+    },
+    (err) => log.warn({ err: err.message }, "could not trigger work"),
+  );
+  const unlisten = await bus.listen((e) => coalescer.add(triggersFor(e)));
+  const refresher = setInterval(() => void cycles.refresh(), o.clusterRefreshMs);
+  log.info({ clusters: cycles.clusters, actions: config.actions }, "workers started");
+
+  async function closeConnections(): Promise<void> {
+    await dispatcher.close();
+    await bus.close();
+    connection.disconnect();
+    await db?.close();
+  }
+
+  let stopping: Promise<void> | null = null;
+  return {
+    store,
+    clusters: () => cycles.clusters,
+    stop: () => {
+      stopping ??= (async () => {
+        clearInterval(refresher);
+        unlisten();
+        await Promise.allSettled([cycles.stop(), ...tasks.map((t) => t.stop())]);
+        await closeConnections();
+        log.info("workers stopped");
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,64 @@
+// The workers' Prometheus metrics, in their own registry (the API's /metrics can merge it).
+// Created once per process: several startWorkers() in one process share them.
+import { Counter, Histogram, Registry } from "prom-client";
+
+export const metrics = new Registry();
+
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export const cycleDuration = new Histogram({
+  name: "fleetq_cycle_duration_seconds",
+  help: "Scheduling cycle duration (snapshot, session, commit, dispatch), by cluster and outcome",
+  labelNames: ["cluster", "outcome"] as const,
+  buckets: DURATION_BUCKETS,
+  registers: [metrics],
+});
+
+export const cyclesTotal = new Counter({
+  name: "fleetq_cycles_total",
+  help: "Scheduling cycles by cluster and outcome (committed: changed something; idle; failed)",
+  labelNames: ["cluster", "outcome"] as const,
+  registers: [metrics],
+});
+
+export const staleRetriesTotal = new Counter({
+  name: "fleetq_cycle_stale_retries_total",
+  help: "Cycles re-run because the cluster changed between snapshot and commit",
+  labelNames: ["cluster"] as const,
+  registers: [metrics],
+});
+
+export const decisionsTotal = new Counter({
+  name: "fleetq_cycle_decisions_total",
+  help: "Committed scheduling decisions by cluster and kind (bind, evict, pipeline)",
+  labelNames: ["cluster", "kind"] as const,
+  registers: [metrics],
+});
+
+export const dispatchedTotal = new Counter({
+  name: "fleetq_bind_requests_dispatched_total",
+  help: "BindRequests put on a cluster's bind queue, by who sent them (cycle, sweeper)",
+  labelNames: ["cluster", "via"] as const,
+  registers: [metrics],
+});
+
+export const admissionDuration = new Histogram({
+  name: "fleetq_admission_duration_seconds",
+  help: "Admission pass duration",
+  buckets: DURATION_BUCKETS,
+  registers: [metrics],
+});
+
+export const admissionDecisionsTotal = new Counter({
+  name: "fleetq_admission_decisions_total",
+  help: "Admission decisions by outcome (assigned, reassigned, unplaced) and cluster ('' when unplaced)",
+  labelNames: ["outcome", "cluster"] as const,
+  registers: [metrics],
+});
+
+export const taskErrorsTotal = new Counter({
+  name: "fleetq_worker_errors_total",
+  help: "Failed worker tasks (cycle, admission, sweep, usage) that were logged and will run again",
+  labelNames: ["task"] as const,
+  registers: [metrics],
+});

@@ -1,0 +1,154 @@
+// startWorkers' options: what each one means, its default, and the check that turns bad values
+// into one clear error before anything starts.
+import { hostname } from "node:os";
+import type { Logger } from "pino";
+import type { SchedulerConfig } from "../src/core/index.js";
+import type { Store } from "../src/store/index.js";
+
+export interface WorkerOptions {
+  /** postgresql://… (or pglite:<dir> for a one-process demo). Ignored when `store` is given. */
+  databaseUrl: string;
+  /** redis://… — BullMQ queues and the event channel. */
+  redisUrl: string;
+  /** Namespace shared with the API (its `redisPrefix`, default "fleetq:"): the workers listen on
+   * `<prefix>events` and keep their own queues under `<prefix>cycle` (one BullMQ queue per
+   * cluster) and `<prefix>workers` (admission, outbox, usage). */
+  prefix?: string;
+  /** Key prefix of the bind queues the agents consume (their `queuePrefix`; default "bind"). */
+  bindQueuePrefix?: string;
+  /** Actions and plugins of each cycle. Default: the file named by FLEETQ_SCHEDULER_CONFIG,
+   * else the core's defaults (all five actions, KAI's plugin list). */
+  schedulerConfig?: SchedulerConfig;
+  /** Every cluster gets a cycle at least this often (default 1000 ms); new work triggers one sooner. */
+  cycleIntervalMs?: number;
+  /** Admission runs at least this often (default 2000 ms); submissions trigger it sooner. */
+  admissionIntervalMs?: number;
+  /** The outbox sweeper's period (default 5000 ms). */
+  sweepIntervalMs?: number;
+  /** A BindRequest sent this long ago without a result is sent again (default 30 000 ms). */
+  redispatchAfterMs?: number;
+  /** The sweeper leaves BindRequests younger than this to the cycle that committed them (default 2000 ms). */
+  pendingDispatchGraceMs?: number;
+  /** How often allocations are recorded as usage history (default 60 000 ms). */
+  usageIntervalMs?: number;
+  /** Time-based fair share: decayed usage feeds the proportion plugin. Default off (plain fair share). */
+  timeBasedFairShare?: { halfLifeSeconds: number; windowSeconds?: number } | null;
+  /** A job admission placed that is still entirely unplaced after this long may move to another
+   * cluster where it fits now (default 600 000 ms; 0 = never). */
+  readmitAfterMs?: number;
+  /** At most this many jobs per admission pass (default 1000); more trigger another pass. */
+  admissionBatch?: number;
+  /** After a failed bind the pod waits base·2^(failures−1) ms, at most max, before a retry
+   * (default 2000 and 60 000). */
+  bindBackoff?: { baseMs: number; maxMs: number };
+  /** A cycle whose snapshot went stale before its commit is re-run at most this often (default 5). */
+  staleRetries?: number;
+  /** BullMQ lock of a running cycle/pass (default 30 000 ms): a dead worker's job is taken over
+   * only after it expires, so it bounds how long a crash stalls one cluster. */
+  lockDurationMs?: number;
+  /** How often BullMQ looks for jobs of dead workers (default 15 000 ms). */
+  stalledIntervalMs?: number;
+  /** Triggered cycles wait this long so a burst of work makes one cycle (default 0). */
+  triggerDelayMs?: number;
+  /** How often the cluster list is re-read (default 10 000 ms; cluster events re-read it at once). */
+  clusterRefreshMs?: number;
+  /** Write an event for every cycle, even one that decided nothing (default false: busy cycles only). */
+  logIdleCycles?: boolean;
+  /** Names this process in the event log and logs (default <hostname>:<pid>). */
+  workerId?: string;
+  logger?: Logger;
+  /** An open store to use (`fleetq dev` shares the API's); its database stays the caller's. */
+  store?: Store;
+}
+
+export type ResolvedOptions = Required<
+  Omit<WorkerOptions, "schedulerConfig" | "logger" | "store" | "timeBasedFairShare">
+> & {
+  timeBasedFairShare: { halfLifeSeconds: number; windowSeconds: number } | null;
+};
+
+export class WorkerOptionsError extends Error {
+  override name = "WorkerOptionsError";
+}
+
+const DEFAULTS = {
+  prefix: "fleetq:",
+  bindQueuePrefix: "bind",
+  cycleIntervalMs: 1000,
+  admissionIntervalMs: 2000,
+  sweepIntervalMs: 5000,
+  redispatchAfterMs: 30_000,
+  pendingDispatchGraceMs: 2000,
+  usageIntervalMs: 60_000,
+  readmitAfterMs: 600_000,
+  admissionBatch: 1000,
+  bindBackoff: { baseMs: 2000, maxMs: 60_000 },
+  staleRetries: 5,
+  lockDurationMs: 30_000,
+  stalledIntervalMs: 15_000,
+  triggerDelayMs: 0,
+  clusterRefreshMs: 10_000,
+  logIdleCycles: false,
+};
+
+function check(ok: boolean, field: string, message: string): void {
+  if (!ok) throw new WorkerOptionsError(`workers: ${field} ${message}`);
+}
+
+const positive = (v: number, field: string) =>
+  check(Number.isFinite(v) && v > 0, field, `must be a positive number of milliseconds (got ${v})`);
+const nonNegative = (v: number, field: string) =>
+  check(Number.isFinite(v) && v >= 0, field, `must be a number >= 0 (got ${v})`);
+
+export function resolveOptions(o: WorkerOptions): ResolvedOptions {
+  check(
+    !!o.store || (typeof o.databaseUrl === "string" && o.databaseUrl !== ""),
+    "databaseUrl",
+    "is required",
+  );
+  check(
+    typeof o.redisUrl === "string" && /^rediss?:\/\//.test(o.redisUrl),
+    "redisUrl",
+    "must be a redis:// URL",
+  );
+  const r = { ...DEFAULTS, workerId: `${hostname()}:${process.pid}`, ...stripUndefined(o) };
+  check(!r.bindQueuePrefix.includes(" "), "bindQueuePrefix", "must not contain spaces");
+  for (const k of [
+    "cycleIntervalMs",
+    "admissionIntervalMs",
+    "sweepIntervalMs",
+    "redispatchAfterMs",
+    "usageIntervalMs",
+    "lockDurationMs",
+    "stalledIntervalMs",
+    "clusterRefreshMs",
+  ] as const)
+    positive(r[k], k);
+  for (const k of ["pendingDispatchGraceMs", "readmitAfterMs", "triggerDelayMs", "staleRetries"] as const)
+    nonNegative(r[k], k);
+  check(
+    Number.isInteger(r.admissionBatch) && r.admissionBatch > 0,
+    "admissionBatch",
+    "must be a positive integer",
+  );
+  positive(r.bindBackoff.baseMs, "bindBackoff.baseMs");
+  check(r.bindBackoff.maxMs >= r.bindBackoff.baseMs, "bindBackoff.maxMs", "must be >= bindBackoff.baseMs");
+  let timeBased: ResolvedOptions["timeBasedFairShare"] = null;
+  if (o.timeBasedFairShare) {
+    const { halfLifeSeconds, windowSeconds } = o.timeBasedFairShare;
+    check(
+      Number.isFinite(halfLifeSeconds) && halfLifeSeconds > 0,
+      "timeBasedFairShare.halfLifeSeconds",
+      "must be a positive number",
+    );
+    const window = windowSeconds ?? halfLifeSeconds * 24;
+    check(window >= halfLifeSeconds, "timeBasedFairShare.windowSeconds", "must be >= halfLifeSeconds");
+    timeBased = { halfLifeSeconds, windowSeconds: window };
+  }
+  const { schedulerConfig: _c, logger: _l, store: _s, ...rest } = r as typeof r & WorkerOptions;
+  return { ...rest, timeBasedFairShare: timeBased } as ResolvedOptions;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,84 @@
+// A task that runs one at a time across every worker process: a BullMQ queue with global
+// concurrency 1 (BullMQ moves a job to active in a Redis script that checks the active count, so
+// two processes can never both hold one), a job scheduler that runs it on a timer, and triggers
+// deduplicated so a burst of work makes at most one run waiting behind the one running.
+import { Queue, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+
+export interface SerialTaskOptions {
+  connection: Redis;
+  /** BullMQ key prefix, e.g. "fleetq:cycle". */
+  prefix: string;
+  /** BullMQ queue name (no ':'), e.g. the cluster's name. */
+  name: string;
+  intervalMs: number;
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+  triggerDelayMs: number;
+  log: Logger;
+  /** The work; `reason` is "timer" or what triggered it. Errors are the caller's to record:
+   * a throw only fails this run (the timer brings the next). */
+  run: (reason: string) => Promise<void>;
+}
+
+const TIMER = "timer";
+
+export class SerialTask {
+  private constructor(
+    readonly queue: Queue,
+    private readonly worker: Worker,
+    private readonly delayMs: number,
+  ) {}
+
+  static async start(o: SerialTaskOptions): Promise<SerialTask> {
+    const queue = new Queue(o.name, { connection: o.connection, prefix: o.prefix });
+    queue.on("error", (err) => o.log.warn({ err: err.message, queue: o.name }, "queue error"));
+    await queue.setGlobalConcurrency(1);
+    // Upserting is idempotent: every process does it, one schedule results.
+    await queue.upsertJobScheduler(
+      TIMER,
+      { every: o.intervalMs },
+      { name: TIMER, data: { reason: TIMER }, opts: { removeOnComplete: true, removeOnFail: 100 } },
+    );
+    const worker = new Worker(o.name, async (job) => o.run(String(job.data?.reason ?? job.name)), {
+      connection: o.connection,
+      prefix: o.prefix,
+      concurrency: 1,
+      lockDuration: o.lockDurationMs,
+      stalledInterval: o.stalledIntervalMs,
+      // A dead worker's run is taken over; a run that keeps killing workers is given up on
+      // (the timer brings a fresh one).
+      maxStalledCount: 3,
+    });
+    worker.on("error", (err) => o.log.warn({ err: err.message, queue: o.name }, "worker error"));
+    worker.on("stalled", (jobId) =>
+      o.log.warn({ jobId, queue: o.name }, "taking over a run of a stopped worker"),
+    );
+    return new SerialTask(queue, worker, o.triggerDelayMs);
+  }
+
+  /** Asks for a run soon. At most one waits while another runs; more triggers are absorbed. */
+  async trigger(reason: string): Promise<void> {
+    await this.queue.add(
+      "trigger",
+      { reason },
+      {
+        deduplication: { id: "trigger", keepLastIfActive: true },
+        delay: this.delayMs || undefined,
+        removeOnComplete: true,
+        removeOnFail: 100,
+      },
+    );
+  }
+
+  async stop(): Promise<void> {
+    await this.worker.close();
+    await this.queue.close();
+  }
+
+  /** For a task that is gone for good (a deleted cluster): its schedule goes too. */
+  async removeSchedule(): Promise<void> {
+    await this.queue.removeJobScheduler(TIMER);
+  }
+}

@@ -1,0 +1,47 @@
+// Events arrive in bursts (an agent's report batch is one event per job): triggers are gathered
+// for one turn of the event loop and sent as one trigger per cluster and one for admission.
+import type { Triggers } from "./triggers.js";
+
+export interface TriggerTargets {
+  cycles(clusters: readonly string[] | "all", reason: string): Promise<void>;
+  admission(reason: string): Promise<void>;
+  clusterList(): Promise<void>;
+}
+
+export class TriggerCoalescer {
+  private cycles = new Set<string>();
+  private allCycles = false;
+  private admission = false;
+  private clusterList = false;
+  private scheduled = false;
+
+  constructor(
+    private readonly targets: TriggerTargets,
+    private readonly onError: (err: Error) => void,
+  ) {}
+
+  add(t: Triggers): void {
+    if (t.cycles === "all") this.allCycles = true;
+    else for (const c of t.cycles) this.cycles.add(c);
+    this.admission ||= t.admission;
+    this.clusterList ||= t.clusterList;
+    if (!this.scheduled && (this.allCycles || this.cycles.size || this.admission || this.clusterList)) {
+      this.scheduled = true;
+      setImmediate(() => void this.flush());
+    }
+  }
+
+  private async flush(): Promise<void> {
+    const cycles = this.allCycles ? ("all" as const) : [...this.cycles];
+    const { admission, clusterList } = this;
+    this.cycles = new Set();
+    this.allCycles = this.admission = this.clusterList = this.scheduled = false;
+    try {
+      if (clusterList) await this.targets.clusterList();
+      if (cycles === "all" || cycles.length) await this.targets.cycles(cycles, "event");
+      if (admission) await this.targets.admission("event");
+    } catch (err) {
+      this.onError(err as Error);
+    }
+  }
+}

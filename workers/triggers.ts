@@ -1,0 +1,45 @@
+// Which committed events call for work sooner than the timers: a cycle of the cluster they name,
+// an admission pass, a fresh look at the cluster list. Events the workers write themselves (the
+// scheduler's placements, pending reasons, cycle records) trigger nothing, or cycles would feed
+// themselves.
+import type { StoreEvent } from "../src/store/index.js";
+
+export interface Triggers {
+  /** Clusters whose cycle should run; "all" for changes every cluster's shares depend on. */
+  cycles: string[] | "all";
+  admission: boolean;
+  clusterList: boolean;
+}
+
+const NONE: Triggers = { cycles: [], admission: false, clusterList: false };
+const one = (c: string | null) => (c ? [c] : []);
+
+export function triggersFor(e: StoreEvent): Triggers {
+  switch (e.kind) {
+    case "job.submitted":
+      return { ...NONE, cycles: one(e.cluster), admission: !e.cluster };
+    case "job.assigned":
+    case "job.reassigned":
+      return { ...NONE, cycles: one(e.cluster) };
+    // Resources came free, or nodes changed: this cluster may place more, and admission may
+    // find room for jobs that fit nowhere before.
+    case "job.cancelled":
+    case "pods.status":
+    case "bind.result":
+    case "nodes.reported":
+      return { ...NONE, cycles: one(e.cluster), admission: true };
+    case "cluster.registered":
+    case "cluster.updated":
+    case "cluster.cordoned":
+    case "cluster.uncordoned":
+    case "cluster.deleted":
+      return { cycles: one(e.cluster), admission: true, clusterList: true };
+    case "quota.set":
+    case "queue.created":
+    case "queue.updated":
+    case "queue.deleted":
+      return { cycles: "all", admission: true, clusterList: false };
+    default:
+      return NONE;
+  }
+}
