@@ -12,19 +12,10 @@ import type {
 } from "../store/generated/prisma/client.js";
 import { allocatedByNode, type ResourceSum } from "../store/queries/allocation.js";
 import { QueueTree } from "../store/domain/queue-tree.js";
+import type { EventRow } from "../store/events.js";
 import type { Store } from "../store/store.js";
-import { BatchLoader, groupRows } from "./loaders.js";
-
-export interface EventRow {
-  id: bigint;
-  at: Date;
-  kind: string;
-  message: string;
-  jobId: string | null;
-  queueName: string | null;
-  clusterName: string | null;
-  actor: string | null;
-}
+import { groupBy } from "../store/collections.js";
+import { BatchLoader } from "./loaders.js";
 
 export function createLoaders(store: Store) {
   const db = store.prisma;
@@ -42,7 +33,7 @@ export function createLoaders(store: Store) {
     ),
     queueChildren: new BatchLoader<string, Queue[]>(
       async (names) =>
-        groupRows(
+        groupBy(
           await db.queue.findMany({
             where: { parentName: { in: names } },
             orderBy: [{ createdAt: "asc" }, { name: "asc" }],
@@ -53,7 +44,7 @@ export function createLoaders(store: Store) {
     ),
     quotas: new BatchLoader<string, QueueQuota[]>(
       async (names) =>
-        groupRows(
+        groupBy(
           await db.queueQuota.findMany({
             where: { queueName: { in: names } },
             orderBy: [{ scope: "asc" }, { resource: "asc" }],
@@ -68,7 +59,7 @@ export function createLoaders(store: Store) {
     ),
     nodes: new BatchLoader<string, Node[]>(
       async (clusters) =>
-        groupRows(
+        groupBy(
           await db.node.findMany({ where: { clusterName: { in: clusters } }, orderBy: { name: "asc" } }),
           (n) => n.clusterName,
         ),
@@ -86,16 +77,15 @@ export function createLoaders(store: Store) {
     pods: new BatchLoader<string, Pod[]>(async (jobs) => {
       const rows = await db.pod.findMany({ where: { jobId: { in: jobs } } });
       rows.sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true }));
-      return groupRows(rows, (p) => p.jobId);
+      return groupBy(rows, (p) => p.jobId);
     }, []),
     tasks: new BatchLoader<string, JobTask[]>(
-      async (jobs) =>
-        groupRows(await db.jobTask.findMany({ where: { jobId: { in: jobs } } }), (t) => t.jobId),
+      async (jobs) => groupBy(await db.jobTask.findMany({ where: { jobId: { in: jobs } } }), (t) => t.jobId),
       [],
     ),
     events: new BatchLoader<string, EventRow[]>(
       async (jobs) =>
-        groupRows(
+        groupBy(
           await db.event.findMany({ where: { jobId: { in: jobs } }, orderBy: { id: "asc" } }),
           (e) => e.jobId!,
         ),
@@ -103,7 +93,7 @@ export function createLoaders(store: Store) {
     ),
     bindRequests: new BatchLoader<string, (BindRequest & { pod: { name: string } })[]>(
       async (jobs) =>
-        groupRows(
+        groupBy(
           await db.bindRequest.findMany({
             where: { jobId: { in: jobs } },
             include: { pod: { select: { name: true } } },

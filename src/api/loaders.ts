@@ -40,14 +40,3 @@ export class BatchLoader<K, V> {
     }
   }
 }
-
-export const groupRows = <K, T>(rows: readonly T[], key: (t: T) => K): Map<K, T[]> => {
-  const out = new Map<K, T[]>();
-  for (const r of rows) {
-    const k = key(r);
-    const list = out.get(k);
-    if (list) list.push(r);
-    else out.set(k, [r]);
-  }
-  return out;
-};

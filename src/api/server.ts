@@ -11,6 +11,7 @@ import express from "express";
 import { parse } from "graphql";
 import { useServer } from "graphql-ws/use/ws";
 import { WebSocketServer } from "ws";
+import type { Registry } from "prom-client";
 import type { SchedulerConfig } from "../core/index.js";
 import { openDatabase } from "../store/db.js";
 import { ensureAdminToken, type Principal } from "../store/operations/tokens.js";
@@ -22,6 +23,8 @@ import { formatError } from "./errors.js";
 import { healthz, readyz } from "./health.js";
 import { PrincipalCache } from "./principal-cache.js";
 import { buildSchema } from "./schema.js";
+import { mountDashboard } from "../dashboard/mount-dashboard.js";
+import { mountMetrics } from "../metrics/mount-metrics.js";
 
 export interface ApiServerOptions {
   /** postgresql://… or pglite:<dir>; default DATABASE_URL, else the embedded default. Ignored with `store`. */
@@ -38,6 +41,9 @@ export interface ApiServerOptions {
   /** Made an ADMIN token at start if no token has this secret yet (default FLEETQ_ADMIN_TOKEN). */
   adminToken?: string;
   schedulerConfig?: SchedulerConfig;
+  /** Prometheus registries of other parts of this process (the workers' in `fleetq dev`),
+   * served at /metrics with the API's own. */
+  metricsRegistries?: readonly Registry[];
 }
 
 export interface ApiServer {
@@ -111,6 +117,9 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
 
   app.get("/healthz", healthz);
   app.get("/readyz", readyz(store, bus));
+  // Operations and the web dashboard live in their own modules (src/metrics, src/dashboard).
+  mountMetrics(app, store, opts.schedulerConfig, opts.metricsRegistries);
+  mountDashboard(app);
   app.use(
     "/graphql",
     express.json({ limit: "4mb" }),

@@ -32,7 +32,8 @@ export interface EventSink {
 
 export const discardEvents: EventSink = { publish: async () => {} };
 
-export function toStoreEvent(row: {
+/** An event row as the database returns it. */
+export interface EventRow {
   id: bigint;
   at: Date;
   kind: string;
@@ -41,7 +42,9 @@ export function toStoreEvent(row: {
   queueName: string | null;
   clusterName: string | null;
   actor: string | null;
-}): StoreEvent {
+}
+
+export function toStoreEvent(row: EventRow): StoreEvent {
   return {
     id: row.id.toString(),
     at: row.at.toISOString(),

@@ -4,6 +4,7 @@
 import type { PrismaClient, Tx } from "./db.js";
 import {
   discardEvents,
+  type EventRow,
   type EventSink,
   type NewEvent,
   type RecordEvent,
@@ -64,9 +65,6 @@ export async function transact<T>(
 }
 
 /** For operations that are one SQL statement (no `transact`): publish the event rows they wrote. */
-export async function publishCommitted(
-  store: Store,
-  rows: Parameters<typeof toStoreEvent>[0][],
-): Promise<void> {
+export async function publishCommitted(store: Store, rows: EventRow[]): Promise<void> {
   await store.events.publish(rows.map(toStoreEvent)).catch(() => {});
 }

@@ -8,7 +8,7 @@ import { listJobs } from "../../store/queries/jobs.js";
 import type { SubmitJobInput, SubGroupRow, TopologyConstraint } from "../../store/validation/submit-job.js";
 import { anyRole, guarded, principalOf, requireQueueAccess } from "../auth.js";
 import type { ApiContext } from "../context.js";
-import type { EventRow } from "../context-loaders.js";
+import type { EventRow } from "../../store/events.js";
 import { asArgs, badInput, inInput } from "../errors.js";
 import { iso, resourcesOf } from "../views.js";
 
@@ -65,7 +65,6 @@ export const jobResolvers = {
     ),
     cancelJob: guarded(
       async (ctx, a: { id: string }) => {
-        principalOf(ctx);
         const job = isUuid(a.id) ? await ctx.loaders.job.load(a.id) : null;
         if (job) await requireQueueAccess(ctx, job.queueName);
         else await requireQueueAccess(ctx, ""); // unknown job: only roles that may cancel learn that

@@ -125,13 +125,35 @@ export async function assignJobCluster(
   });
 }
 
+const pendingReasonInput = z
+  .object({
+    job: jobId,
+    reason: z
+      .object({
+        message: z.string().min(1, "message must not be empty"),
+        clusters: z.array(
+          z
+            .object({
+              cluster: z.string().min(1),
+              message: z.string(),
+              short: z.array(
+                z.object({ resource: z.enum(["GPU", "CPU", "MEMORY"]), amount: z.number() }).strict(),
+              ),
+            })
+            .strict(),
+        ),
+      })
+      .strict(),
+  })
+  .strict();
+
 /** Admission found no cluster for a PENDING job: record why (per cluster). No-op on other states. */
 export async function setJobPendingReason(
   store: Store,
   actor: Actor,
   input: { job: string; reason: PendingReason },
 ): Promise<boolean> {
-  const { job: id } = parseInput(z.object({ job: jobId }).passthrough(), input);
+  const { job: id, reason } = parseInput(pendingReasonInput, input);
   return transact(store, actor, async (tx, record) => {
     const job = await tx.job.findUnique({
       where: { id },
@@ -140,15 +162,15 @@ export async function setJobPendingReason(
     if (!job) throw new NotFoundError("job", id, "job");
     if (job.state !== "PENDING") return false;
     const old = job.pendingReason as PendingReason | null;
-    if (samePendingReason(old, input.reason)) return false;
-    await tx.job.update({ where: { id }, data: { pendingReason: toJson(input.reason) } });
-    if (old?.message !== input.reason.message) {
+    if (samePendingReason(old, reason)) return false;
+    await tx.job.update({ where: { id }, data: { pendingReason: toJson(reason) } });
+    if (old?.message !== reason.message) {
       record({
         kind: "job.pending",
         job: id,
         queue: job.queueName,
         cluster: job.clusterName,
-        message: `job ${job.name} pending: ${input.reason.message}`,
+        message: `job ${job.name} pending: ${reason.message}`,
       });
     }
     return true;

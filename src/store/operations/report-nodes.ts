@@ -7,9 +7,9 @@ import type { Taint } from "../../core/api/spec.js";
 import { NotFoundError } from "../errors.js";
 import { toJson } from "../json.js";
 import { type Actor, type Store, transact } from "../store.js";
-import { parseBytes } from "../domain/quantities.js";
 import { clusterName, labelInputs, labelsToRecord } from "../validation/names.js";
 import { parseInput } from "../validation/parse.js";
+import { bytes, cpuMillis, gpuMemoryMiB } from "../validation/quantities.js";
 import { bumpGeneration, lockCluster } from "./cluster-fence.js";
 
 const TAINT = /^([^=:\s]+)(?:=([^:\s]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$/;
@@ -32,19 +32,13 @@ const nodeReport = z
       ),
     capacity: z
       .object({
-        cpu: z.int("cpu must be a whole number of millicores").min(0, "cpu must not be negative").nullish(),
-        memory: z
-          .union([z.string(), z.number(), z.bigint()])
-          .refine((v) => parseBytes(v) !== null, "memory must be a non-negative number of bytes")
-          .nullish(),
+        cpu: cpuMillis.nullish(),
+        memory: bytes.nullish(),
         gpu: z
           .int("a node's gpu capacity is a whole number of devices")
           .min(0, "gpu must not be negative")
           .nullish(),
-        gpuMemory: z
-          .int("gpuMemory must be a whole number of MiB")
-          .min(0, "gpuMemory must not be negative")
-          .nullish(),
+        gpuMemory: gpuMemoryMiB.nullish(),
       })
       .strict()
       .refine((c) => !(c.gpuMemory && !c.gpu), {
@@ -100,7 +94,7 @@ export async function reportNodes(store: Store, actor: Actor, input: ReportNodes
       unschedulable: n.unschedulable ?? false,
       ready: n.ready ?? true,
       cpuMillis: n.capacity.cpu ?? 0,
-      memory: parseBytes(n.capacity.memory ?? 0)!,
+      memory: n.capacity.memory ?? 0n,
       gpus,
       gpuMemory: gpus ? Math.floor((n.capacity.gpuMemory ?? 0) / gpus) : 0,
       maxPods: n.maxPods ?? 110,

@@ -1,6 +1,7 @@
 // The snapshot loader: one cluster's rows → the core's Snapshot, read in one REPEATABLE READ
 // transaction (a consistent view) with a fixed handful of set queries, whatever the cluster's size.
 import type { Snapshot } from "../../core/api/spec.js";
+import { groupBy } from "../collections.js";
 import type { Prisma, PrismaClient } from "../db.js";
 import { isFinished, RESOURCE_HOLDING_POD_STATES, UNFINISHED_JOB_STATES } from "../domain/job-state.js";
 import { DEFAULT_QUOTA_SCOPE, effectiveQuota, type QuotaRow } from "../domain/quotas.js";
@@ -25,17 +26,6 @@ export const snapshotJobFilter = (cluster: string): Prisma.JobWhereInput => ({
     { pods: { some: { state: { in: RESOURCE_HOLDING_POD_STATES } } } },
   ],
 });
-
-const groupBy = <T, K>(items: readonly T[], key: (t: T) => K): Map<K, T[]> => {
-  const out = new Map<K, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const list = out.get(k);
-    if (list) list.push(item);
-    else out.set(k, [item]);
-  }
-  return out;
-};
 
 export async function loadSnapshot(
   prisma: PrismaClient,

@@ -1,29 +1,18 @@
 // The submitted job spec (SubmitJobInput of schema.graphql; also the CLI's YAML file): checked
 // field by field with precise messages, then normalised into what the store writes.
 import { z } from "zod";
-import { parseBytes, splitGpu } from "../domain/quantities.js";
+import { splitGpu } from "../domain/quantities.js";
 import { clusterName, dnsLabel, labelKey, labelMatches, queueName } from "./names.js";
+import { bytes, cpuMillis, gpuMemoryMiB } from "./quantities.js";
 
 export const DEFAULT_JOB_PRIORITY = 50;
 /** Jobs at or above this priority are not preemptible unless they say otherwise. */
 export const NON_PREEMPTIBLE_PRIORITY = 100;
 export const MAX_PODS_PER_JOB = 10_000;
 
-const bytes = z.union([z.string(), z.number(), z.bigint()]).transform((v, ctx) => {
-  const b = parseBytes(v);
-  if (b === null) {
-    ctx.addIssue({
-      code: "custom",
-      message: 'must be a non-negative number of bytes, e.g. "17179869184" or "16Gi"',
-    });
-    return z.NEVER;
-  }
-  return b;
-});
-
 const resources = z
   .object({
-    cpu: z.int("cpu must be a whole number of millicores").min(0, "cpu must not be negative").nullish(),
+    cpu: cpuMillis.nullish(),
     memory: bytes.nullish(),
     gpu: z
       .number("gpu must be a number")
@@ -33,10 +22,7 @@ const resources = z
         "gpu must be a whole number of devices, or a fraction below 1 of one device",
       )
       .nullish(),
-    gpuMemory: z
-      .int("gpuMemory must be a whole number of MiB")
-      .min(0, "gpuMemory must not be negative")
-      .nullish(),
+    gpuMemory: gpuMemoryMiB.nullish(),
   })
   .strict()
   .superRefine((r, ctx) => {
