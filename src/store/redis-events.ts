@@ -11,6 +11,8 @@ export class RedisEventBus implements EventSink {
   private subscriber: Redis | null = null;
   private subscribing: Promise<void> | null = null;
   private readonly listeners = new Set<EventListener>();
+  private pending: StoreEvent[] = [];
+  private flushing: Promise<void> | null = null;
   readonly channel: string;
 
   /** prefix: namespaces the channel (deployments sharing a Redis, concurrent test runs). */
@@ -25,13 +27,25 @@ export class RedisEventBus implements EventSink {
     this.publisher.on("error", () => {}); // reconnects by itself; publish() reports failures
   }
 
-  async publish(events: readonly StoreEvent[]): Promise<void> {
-    if (!events.length) return;
-    try {
-      await this.publisher.publish(this.channel, JSON.stringify(events));
-    } catch (e) {
-      console.error(`fleetq: could not publish ${events.length} event(s): ${(e as Error).message}`);
-    }
+  /** Events published in the same turn of the event loop go out as one Redis message. */
+  publish(events: readonly StoreEvent[]): Promise<void> {
+    if (!events.length) return Promise.resolve();
+    this.pending.push(...events);
+    this.flushing ??= new Promise<void>((resolve) => {
+      setImmediate(() => {
+        const batch = this.pending;
+        this.pending = [];
+        this.flushing = null;
+        this.publisher.publish(this.channel, JSON.stringify(batch)).then(
+          () => resolve(),
+          (e: Error) => {
+            console.error(`fleetq: could not publish ${batch.length} event(s): ${e.message}`);
+            resolve();
+          },
+        );
+      });
+    });
+    return this.flushing;
   }
 
   /** Adds a listener; resolves once this process is subscribed. Returns the unsubscribe function. */

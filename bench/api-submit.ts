@@ -1,0 +1,233 @@
+// submitJob over HTTP against a local API server (its own process, real PostgreSQL and Redis):
+//  1. latency at a fixed rate (default 200 submissions/s): p50 / p99, the median over --runs runs;
+//  2. the highest rate held with p99 <= 100 ms (rising steps; median over the runs).
+// Open loop: requests leave on schedule whatever the answers do, and latency is measured from
+// the scheduled send time (a slow server cannot hide its queueing from the figures).
+//
+//   npm run bench:api -- [--runs 3] [--rate 200] [--seconds 10] [--step-seconds 5]
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { createTestDatabase } from "../test/helpers/db.js";
+import { TEST_REDIS_URL, testRedisPrefix } from "../test/helpers/redis.js";
+
+const { values: opt } = parseArgs({
+  options: {
+    runs: { type: "string", default: "3" },
+    rate: { type: "string", default: "200" },
+    seconds: { type: "string", default: "10" },
+    "step-seconds": { type: "string", default: "5" },
+    "p99-limit": { type: "string", default: "100" },
+  },
+});
+const RUNS = Number(opt.runs);
+const RATE = Number(opt.rate);
+const SECONDS = Number(opt.seconds);
+const STEP_SECONDS = Number(opt["step-seconds"]);
+const P99_LIMIT = Number(opt["p99-limit"]);
+const STEPS = [200, 300, 400, 500, 600, 700, 800, 1000, 1200, 1500, 2000];
+
+const root = path.resolve(import.meta.dirname, "..");
+const adminToken = `fq_bench_${randomBytes(16).toString("hex")}`;
+
+async function startServer(databaseUrl: string): Promise<{ url: string; proc: ChildProcess }> {
+  const proc = spawn(process.execPath, ["--import", "tsx", "src/api/main.ts"], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: TEST_REDIS_URL,
+      FLEETQ_REDIS_PREFIX: testRedisPrefix("fleetq-bench"),
+      FLEETQ_PORT: "0",
+      FLEETQ_HOST: "127.0.0.1",
+      FLEETQ_ADMIN_TOKEN: adminToken,
+      NODE_ENV: "production",
+    },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    proc.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (\S+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    proc.once("exit", (code) => reject(new Error(`server exited with ${code}`)));
+  });
+  return { url, proc };
+}
+
+const SUBMIT = "mutation($i: SubmitJobInput!) { submitJob(input: $i) { id state } }";
+let seq = 0;
+
+async function submit(url: string): Promise<boolean> {
+  const n = ++seq;
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${adminToken}` },
+    body: JSON.stringify({
+      query: SUBMIT,
+      variables: {
+        i: {
+          name: `job-${n}`,
+          queue: "bench",
+          idempotencyKey: `k-${n}`,
+          tasks: [{ name: "worker", replicas: 4, resources: { cpu: 1000, memory: "4Gi", gpu: 1 } }],
+        },
+      },
+    }),
+  });
+  const body = (await res.json()) as { errors?: unknown[] };
+  return res.ok && !body.errors;
+}
+
+interface Step {
+  rate: number;
+  sent: number;
+  errors: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); null elsewhere. */
+function cpuSeconds(pid: number): number | null {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return null;
+  }
+}
+
+const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+const median = (xs: number[]) =>
+  quantile(
+    [...xs].sort((a, b) => a - b),
+    0.5,
+  );
+
+/** `rate` submissions per second for `seconds`, each timed from its scheduled start. */
+async function fixedRate(url: string, rate: number, seconds: number): Promise<Step> {
+  const total = Math.round(rate * seconds);
+  const latencies: number[] = [];
+  let errors = 0;
+  const start = performance.now() + 20;
+  const inflight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(
+      submit(url).then(
+        (ok) => {
+          if (!ok) errors++;
+          latencies.push(performance.now() - due);
+        },
+        () => {
+          errors++;
+          latencies.push(performance.now() - due);
+        },
+      ),
+    );
+  }
+  await Promise.all(inflight);
+  latencies.sort((a, b) => a - b);
+  return {
+    rate,
+    sent: total,
+    errors,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    max: latencies.at(-1) ?? 0,
+  };
+}
+
+const fmt = (s: Step) =>
+  `${s.rate}/s: p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms, max ${s.max.toFixed(1)} ms, ${s.errors} errors of ${s.sent}`;
+
+async function main() {
+  const db = await createTestDatabase();
+  const { url, proc } = await startServer(db.url);
+  try {
+    const setup = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${adminToken}` },
+      body: JSON.stringify({ query: `mutation { createQueue(input: { name: "bench" }) { name } }` }),
+    });
+    if (!setup.ok) throw new Error(`setup failed: ${await setup.text()}`);
+    await fixedRate(url, 100, 3); // warm-up: JIT, prepared statements, pools
+
+    const fixed: Step[] = [];
+    const held: number[] = [];
+    const cpuPerSubmit: number[] = [];
+    for (let run = 1; run <= RUNS; run++) {
+      const cpuBefore = cpuSeconds(proc.pid!);
+      const s = await fixedRate(url, RATE, SECONDS);
+      const cpuAfter = cpuSeconds(proc.pid!);
+      fixed.push(s);
+      if (cpuBefore !== null && cpuAfter !== null)
+        cpuPerSubmit.push(((cpuAfter - cpuBefore) * 1000) / s.sent);
+      console.log(
+        `run ${run}: ${fmt(s)}; server CPU ${cpuPerSubmit.at(-1)?.toFixed(2) ?? "?"} ms per submission`,
+      );
+      let best = 0;
+      for (const rate of STEPS) {
+        const step = await fixedRate(url, rate, STEP_SECONDS);
+        const ok = step.errors === 0 && step.p99 <= P99_LIMIT;
+        console.log(`  step ${fmt(step)} ${ok ? "held" : "not held"}`);
+        if (!ok) break;
+        best = rate;
+      }
+      held.push(best);
+    }
+    const summary = {
+      date: new Date().toISOString(),
+      machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}`,
+      runs: RUNS,
+      fixedRate: {
+        rate: RATE,
+        seconds: SECONDS,
+        p50Ms: median(fixed.map((s) => s.p50)),
+        p99Ms: median(fixed.map((s) => s.p99)),
+        errors: fixed.reduce((n, s) => n + s.errors, 0),
+      },
+      serverCpuMsPerSubmission: cpuPerSubmit.length ? median(cpuPerSubmit) : null,
+      loadAverageAtEnd: os.loadavg().map((l) => Number(l.toFixed(2))),
+      highestRateWithP99UnderLimit: {
+        limitMs: P99_LIMIT,
+        stepSeconds: STEP_SECONDS,
+        perRun: held,
+        median: median(held),
+      },
+      jobs: await countJobs(db.url),
+    };
+    console.log(JSON.stringify(summary, null, 2));
+    fs.mkdirSync(path.join(root, "bench/results"), { recursive: true });
+    fs.writeFileSync(
+      path.join(root, `bench/results/api-submit-${summary.date.replace(/[:.]/g, "-")}.json`),
+      JSON.stringify(summary, null, 2),
+    );
+  } finally {
+    proc.kill("SIGTERM");
+    await new Promise((r) => proc.once("exit", r));
+    await db.drop();
+  }
+}
+
+async function countJobs(url: string): Promise<number> {
+  const pg = (await import("pg")).default;
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return Number((await c.query("SELECT count(*) FROM job")).rows[0].count);
+  } finally {
+    await c.end();
+  }
+}
+
+await main();
