@@ -1,0 +1,237 @@
+// The whole control plane for the workers' end-to-end tests: the real API server over HTTP (real
+// PostgreSQL, real Redis), simulated clusters with their real agents (runAgent), and the workers —
+// in this process (startWorkers) or as child processes (workers/main.ts) that can be killed.
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { type RunningAgent, runAgent } from "../../src/agent/agent.js";
+import { parseClusterFile } from "../../src/agent/backends/simulated/cluster-file.js";
+import { SimulatedBackend } from "../../src/agent/backends/simulated/simulated-backend.js";
+import { type RunningWorkers, startWorkers, type WorkerOptions } from "../../workers/index.js";
+import { gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
+import { TEST_REDIS_URL } from "../helpers/redis.js";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const silent = pino({ level: process.env.WORKERS_TEST_LOG ?? "silent" });
+
+export interface PodView {
+  name: string;
+  state: string;
+  node: string | null;
+}
+export interface JobView {
+  id: string;
+  state: string;
+  cluster: { name: string } | null;
+  pods: PodView[];
+  pendingReason: { message: string; clusters: { cluster: string; message: string }[] } | null;
+}
+
+const JOB_FIELDS =
+  "id state cluster { name } pods { name state node } pendingReason { message clusters { cluster message } }";
+
+export class ControlPlane {
+  readonly agents = new Map<string, RunningAgent>();
+  readonly backends = new Map<string, SimulatedBackend>();
+  readonly children: ChildProcess[] = [];
+  workers: RunningWorkers | null = null;
+
+  private constructor(readonly api: TestApi) {}
+
+  static async start(): Promise<ControlPlane> {
+    return new ControlPlane(await startTestApi());
+  }
+
+  get bindQueuePrefix(): string {
+    return `${this.api.redisPrefix}bind`;
+  }
+
+  admin<T = Record<string, unknown>>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+    return gqlOk<T>(this.api.url, this.api.adminToken, query, variables);
+  }
+
+  async createQueue(name: string, parent?: string): Promise<void> {
+    await this.admin("mutation($i: CreateQueueInput!) { createQueue(input: $i) { name } }", {
+      i: { name, parent },
+    });
+  }
+
+  async setQuota(queue: string, resource: "GPU" | "CPU" | "MEMORY", deserved: number, overQuotaWeight = 1) {
+    await this.admin("mutation($i: SetQueueQuotaInput!) { setQueueQuota(input: $i) { name } }", {
+      i: { queue, resource, deserved, overQuotaWeight },
+    });
+  }
+
+  /** Registers the cluster (through its agent) and runs a simulated agent for it on real time. */
+  async addCluster(name: string, clusterYaml: string, labels: Record<string, string> = {}): Promise<void> {
+    await this.admin("mutation($i: RegisterClusterInput!) { registerCluster(input: $i) { name } }", {
+      i: { name, labels: Object.entries(labels).map(([key, value]) => ({ key, value })) },
+    });
+    const token = await this.admin<{ createToken: { secret: string } }>(
+      "mutation($i: CreateTokenInput!) { createToken(input: $i) { secret } }",
+      { i: { name: `agent-${name}`, role: "AGENT", cluster: name } },
+    );
+    const backend = SimulatedBackend.fromClusterFile(parseClusterFile(`${name}.yaml`, clusterYaml));
+    this.backends.set(name, backend);
+    this.agents.set(
+      name,
+      await runAgent({
+        cluster: name,
+        apiUrl: this.api.url,
+        token: token.createToken.secret,
+        redis: TEST_REDIS_URL,
+        queuePrefix: this.bindQueuePrefix,
+        backend,
+        register: false,
+        batchWindowMs: 20,
+        heartbeatSeconds: 3600,
+        logger: silent,
+      }),
+    );
+  }
+
+  /** Options the in-process and child workers share: this run's database and Redis namespace,
+   * timers short enough for a test. */
+  workerOptions(extra: Partial<WorkerOptions> = {}): WorkerOptions {
+    return {
+      databaseUrl: this.api.db.url,
+      redisUrl: TEST_REDIS_URL,
+      prefix: this.api.redisPrefix,
+      bindQueuePrefix: this.bindQueuePrefix,
+      cycleIntervalMs: 300,
+      admissionIntervalMs: 300,
+      sweepIntervalMs: 500,
+      pendingDispatchGraceMs: 500,
+      redispatchAfterMs: 5000,
+      lockDurationMs: 5000,
+      stalledIntervalMs: 1000,
+      logger: silent,
+      ...extra,
+    };
+  }
+
+  async startWorkers(extra: Partial<WorkerOptions> = {}): Promise<RunningWorkers> {
+    this.workers = await startWorkers(this.workerOptions(extra));
+    return this.workers;
+  }
+
+  /** A worker process of its own (workers/main.ts). Resolves once it runs; `lines` gets its
+   * stdout lines as they come (pino JSON logs). */
+  async spawnWorker(
+    id: string,
+    env: Record<string, string> = {},
+    onLine?: (line: string) => void,
+  ): Promise<ChildProcess> {
+    const o = this.workerOptions();
+    const child = spawn(process.execPath, ["--import", "tsx", "workers/main.ts"], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: o.databaseUrl,
+        REDIS_URL: o.redisUrl,
+        FLEETQ_REDIS_PREFIX: o.prefix!,
+        FLEETQ_BIND_QUEUE_PREFIX: o.bindQueuePrefix!,
+        FLEETQ_WORKER_ID: id,
+        FLEETQ_CYCLE_INTERVAL_MS: String(o.cycleIntervalMs),
+        FLEETQ_ADMISSION_INTERVAL_MS: String(o.admissionIntervalMs),
+        FLEETQ_SWEEP_INTERVAL_MS: String(o.sweepIntervalMs),
+        FLEETQ_REDISPATCH_AFTER_MS: String(o.redispatchAfterMs),
+        FLEETQ_LOCK_DURATION_MS: String(o.lockDurationMs),
+        FLEETQ_STALLED_INTERVAL_MS: String(o.stalledIntervalMs),
+        FLEETQ_LOG_LEVEL: "info",
+        ...env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    this.children.push(child);
+    let stderr = "";
+    child.stderr!.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    await new Promise<void>((resolve, reject) => {
+      let buffered = "";
+      child.stdout!.on("data", (d: Buffer) => {
+        buffered += d.toString();
+        let nl = buffered.indexOf("\n");
+        while (nl >= 0) {
+          const line = buffered.slice(0, nl);
+          buffered = buffered.slice(nl + 1);
+          if (line.startsWith("fleetq workers running")) resolve();
+          onLine?.(line);
+          nl = buffered.indexOf("\n");
+        }
+      });
+      child.once("exit", (code) => reject(new Error(`worker ${id} exited with ${code}: ${stderr}`)));
+    });
+    return child;
+  }
+
+  async submit(input: Record<string, unknown>): Promise<string> {
+    const r = await this.admin<{ submitJob: { id: string } }>(
+      "mutation($i: SubmitJobInput!) { submitJob(input: $i) { id } }",
+      { i: input },
+    );
+    return r.submitJob.id;
+  }
+
+  async job(id: string): Promise<JobView> {
+    return (await this.admin<{ job: JobView }>(`query($id: ID!) { job(id: $id) { ${JOB_FIELDS} } }`, { id }))
+      .job;
+  }
+
+  async events(
+    kind?: string,
+  ): Promise<{ at: Date; kind: string; message: string; cluster: string | null; job: string | null }[]> {
+    const rows = await this.api.server.store.prisma.event.findMany({
+      where: kind ? { kind } : {},
+      orderBy: { id: "asc" },
+    });
+    return rows.map((r) => ({
+      at: r.at,
+      kind: r.kind,
+      message: r.message,
+      cluster: r.clusterName,
+      job: r.jobId,
+    }));
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+    await this.workers?.stop();
+    await Promise.allSettled([...this.agents.values()].map((a) => a.stop()));
+    await this.api.close();
+    await deleteKeys(this.api.redisPrefix);
+  }
+}
+
+/** Every Redis key of this test run (queues, outcomes) goes with it. */
+async function deleteKeys(prefix: string): Promise<void> {
+  const redis = new Redis(TEST_REDIS_URL);
+  try {
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== "0");
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** A job of `replicas` identical pods. */
+export function gpuJob(
+  name: string,
+  queue: string,
+  replicas: number,
+  gpu: number,
+  extra: Record<string, unknown> = {},
+) {
+  return {
+    name,
+    queue,
+    tasks: [{ name: "w", replicas, resources: { cpu: 1000, memory: "1Gi", gpu }, durationSeconds: 3600 }],
+    ...extra,
+  };
+}
