@@ -98,6 +98,8 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
 
   const apollo = new ApolloServer<ApiContext>({
     schema,
+    // The process that hosts the server (serve, dev) owns the signals and stops it with close().
+    stopOnTerminationSignals: false,
     ...armor,
     formatError: (formatted, error) => {
       if (formatted.extensions?.code === "INTERNAL_SERVER_ERROR") {

@@ -1,0 +1,39 @@
+// The GraphQL documents the CLI sends.
+const RESOURCES = "{ cpu memory gpu gpuMemory }";
+
+export const JOB_FIELDS = `id name state queue { name } cluster { name } requestedCluster priority minMember
+  createdAt startedAt finishedAt submittedBy
+  pods { name state node task message }
+  pendingReason { message clusters { cluster message short { resource amount } } }`;
+
+export const SUBMIT_JOB = `mutation Submit($input: SubmitJobInput!) { submitJob(input: $input) { ${JOB_FIELDS} } }`;
+export const GET_JOB = `query Job($id: ID!) { job(id: $id) { ${JOB_FIELDS} events { at kind message actor } } }`;
+export const JOB_UPDATED = `subscription JobUpdated($id: ID!) { jobUpdated(id: $id) { ${JOB_FIELDS} } }`;
+export const CANCEL_JOB = `mutation Cancel($id: ID!) { cancelJob(id: $id) { ${JOB_FIELDS} } }`;
+
+export const LIST_JOBS = `query Jobs($filter: JobFilter, $first: Int, $after: String) {
+  jobs(filter: $filter, first: $first, after: $after) {
+    edges { node { ${JOB_FIELDS} } }
+    pageInfo { hasNextPage endCursor }
+  } }`;
+
+export const QUEUE_FIELDS =
+  "name priority parent { name } quotas { cluster resource deserved limit overQuotaWeight }";
+export const LIST_QUEUES = `query { queues { ${QUEUE_FIELDS} } }`;
+export const CREATE_QUEUE = `mutation($input: CreateQueueInput!) { createQueue(input: $input) { ${QUEUE_FIELDS} } }`;
+export const UPDATE_QUEUE = `mutation($name: String!, $input: UpdateQueueInput!) {
+  updateQueue(name: $name, input: $input) { ${QUEUE_FIELDS} } }`;
+export const SET_QUOTA = `mutation($input: SetQueueQuotaInput!) { setQueueQuota(input: $input) { ${QUEUE_FIELDS} } }`;
+
+export const LIST_CLUSTERS = `query { clusters { name state cordoned heartbeatAt labels { key value } nodes { name }
+  capacity ${RESOURCES} allocated ${RESOURCES} } }`;
+export const REGISTER_CLUSTER = `mutation($input: RegisterClusterInput!) { registerCluster(input: $input) { name } }`;
+
+export const FAIR_SHARE = `query FairShare($cluster: String) { fairShare(cluster: $cluster) {
+  queue cluster deserved ${RESOURCES} fairShare ${RESOURCES} allocated ${RESOURCES}
+  requested ${RESOURCES} limit ${RESOURCES} usage ${RESOURCES} } }`;
+
+export const CREATE_TOKEN = `mutation($input: CreateTokenInput!) { createToken(input: $input) { id secret } }`;
+export const REVOKE_TOKEN = `mutation($id: ID!) { revokeToken(id: $id) }`;
+export const LIST_TOKENS = "query { tokens { id name role queues cluster createdBy createdAt revokedAt } }";
+export const ME = "query { me { name role queues cluster } }";

@@ -1,0 +1,59 @@
+// GraphQL subscriptions over graphql-ws (same host, port and path as HTTP, ws:// or wss://).
+import { createClient } from "graphql-ws";
+import WebSocket from "ws";
+import type { ConnectionSettings } from "./config.js";
+
+export interface Subscription {
+  /** Resolves when the subscription ends: completed, failed (rejects) or disposed. */
+  done: Promise<void>;
+  dispose(): void;
+}
+
+export function subscribe<T>(
+  connection: ConnectionSettings,
+  query: string,
+  variables: Record<string, unknown>,
+  onData: (data: T) => void,
+): Subscription {
+  const client = createClient({
+    url: connection.url.replace(/^http/, "ws"),
+    webSocketImpl: WebSocket,
+    connectionParams: connection.token ? { authorization: `Bearer ${connection.token}` } : {},
+    // The caller falls back to polling instead: no silent reconnect loops here.
+    retryAttempts: 0,
+    lazy: true,
+  });
+  let unsubscribe: () => void = () => {};
+  const done = new Promise<void>((resolve, reject) => {
+    unsubscribe = client.subscribe<T>(
+      { query, variables },
+      {
+        next: (msg) => {
+          if (msg.errors?.length) {
+            reject(new Error(msg.errors.map((e) => e.message).join("; ")));
+            return;
+          }
+          if (msg.data) onData(msg.data as T);
+        },
+        error: (err) => reject(describeSubscriptionError(err)),
+        complete: () => resolve(),
+      },
+    );
+  });
+  return {
+    done: done.finally(() => void client.dispose()),
+    dispose: () => {
+      unsubscribe();
+      void client.dispose();
+    },
+  };
+}
+
+function describeSubscriptionError(err: unknown): Error {
+  if (err instanceof Error) return err;
+  if (Array.isArray(err)) return new Error(err.map((e: { message?: string }) => e.message).join("; "));
+  const event = err as { code?: number; reason?: string; type?: string };
+  if (event?.code !== undefined)
+    return new Error(`websocket closed (${event.code}${event.reason ? ` ${event.reason}` : ""})`);
+  return new Error(`websocket error${event?.type ? ` (${event.type})` : ""}`);
+}

@@ -1,0 +1,98 @@
+// The shapes of the API's answers the CLI reads (a subset of schema.graphql).
+export type JobState = "PENDING" | "ADMITTED" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+export type PodState = "PENDING" | "PIPELINED" | "BINDING" | "RUNNING" | "RELEASING" | "SUCCEEDED" | "FAILED";
+export type ResourceName = "GPU" | "CPU" | "MEMORY";
+
+export interface Resources {
+  cpu: number | null;
+  /** bytes, as a decimal string */
+  memory: string | null;
+  gpu: number | null;
+  gpuMemory: number | null;
+}
+
+export interface ClusterShortfall {
+  cluster: string;
+  message: string;
+  short: { resource: ResourceName; amount: number }[];
+}
+
+export interface PendingReason {
+  message: string;
+  clusters: ClusterShortfall[];
+}
+
+export interface PodView {
+  name: string;
+  state: PodState;
+  node: string | null;
+  task: string;
+  message: string | null;
+}
+
+export interface JobView {
+  id: string;
+  name: string;
+  state: JobState;
+  queue: { name: string };
+  cluster: { name: string } | null;
+  requestedCluster: string | null;
+  priority: number;
+  minMember: number;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  submittedBy: string;
+  pods: PodView[];
+  pendingReason: PendingReason | null;
+}
+
+export interface EventView {
+  at: string;
+  kind: string;
+  message: string;
+  actor: string | null;
+}
+
+export interface JobDetail extends JobView {
+  events: EventView[];
+}
+
+export interface QueueQuota {
+  cluster: string | null;
+  resource: ResourceName;
+  deserved: number | null;
+  limit: number | null;
+  overQuotaWeight: number | null;
+}
+
+export interface QueueView {
+  name: string;
+  priority: number;
+  parent: { name: string } | null;
+  quotas: QueueQuota[];
+}
+
+export interface ClusterView {
+  name: string;
+  state: string;
+  cordoned: boolean;
+  heartbeatAt: string | null;
+  labels: { key: string; value: string }[];
+  nodes: { name: string }[];
+  capacity: Resources;
+  allocated: Resources;
+}
+
+export interface QueueShare {
+  queue: string;
+  cluster: string | null;
+  deserved: Resources;
+  fairShare: Resources;
+  allocated: Resources;
+  requested: Resources;
+  limit: Resources;
+  usage: Resources | null;
+}
+
+export const TERMINAL_JOB_STATES: ReadonlySet<JobState> = new Set(["SUCCEEDED", "FAILED", "CANCELLED"]);

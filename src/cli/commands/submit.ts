@@ -1,0 +1,117 @@
+// `fleetq submit job.yaml [--queue Q] [--cluster C] [--wait] [--timeout 30m]`: submits a job
+// spec; with --wait follows it and exits with its outcome (0 succeeded, 1 failed or cancelled,
+// 2 timed out, 3 rejected) — the command CI pipelines call.
+import type { Command } from "commander";
+import { ApiError } from "../client/api-client.js";
+import { CANCEL_JOB, SUBMIT_JOB } from "../client/queries.js";
+import type { JobView } from "../client/types.js";
+import { waitForJob } from "../client/wait-for-job.js";
+import { action, apiClientOf, outputFormat, print, printErr, printJson } from "../command-context.js";
+import { parseDuration } from "../duration.js";
+import { CliError, EXIT } from "../exit-codes.js";
+import { loadJobSpec, specFieldOf } from "../job-spec.js";
+import { JobProgress } from "../output/job-progress.js";
+import { formatSeconds } from "../output/format.js";
+
+interface SubmitOptions {
+  queue?: string;
+  cluster?: string;
+  name?: string;
+  idempotencyKey?: string;
+  wait?: boolean;
+  timeout?: string;
+  cancelOnTimeout?: boolean;
+}
+
+export function registerSubmit(program: Command): void {
+  program
+    .command("submit")
+    .description("submit a job spec (YAML with the fields of SubmitJobInput; docs/job-spec.md)")
+    .argument("<file>", 'the job spec ("-" = standard input)')
+    .option("-q, --queue <queue>", "the queue (overrides the file's)")
+    .option("-c, --cluster <cluster>", "the cluster (overrides the file's; default: admission chooses)")
+    .option("--name <name>", "the job name (overrides the file's)")
+    .option(
+      "--idempotency-key <key>",
+      "a retried submit with the same key returns the same job (CI: the run id)",
+    )
+    .option(
+      "-w, --wait",
+      "follow the job and exit with its outcome: 0 succeeded, 1 failed/cancelled, 2 timed out",
+    )
+    .option("--timeout <duration>", "with --wait: give up after this long (e.g. 30m, 1h30m), exit code 2")
+    .option("--cancel-on-timeout", "with --timeout: cancel the job when the time is up")
+    .addHelpText(
+      "after",
+      "\nExit codes: 0 submitted (or, with --wait, succeeded), 1 failed or cancelled, 2 timed out,\n" +
+        "3 rejected (bad spec, unknown queue, no permission), 4 API unreachable.",
+    )
+    .action(
+      action(async (file: string, opts: SubmitOptions, cmd: Command) => {
+        const timeoutMs = opts.timeout ? parseDuration(opts.timeout, "--timeout") : undefined;
+        if (timeoutMs !== undefined && !opts.wait) throw new CliError("--timeout needs --wait");
+        if (opts.cancelOnTimeout && timeoutMs === undefined)
+          throw new CliError("--cancel-on-timeout needs --timeout");
+        const { input, warnings } = loadJobSpec(file, opts);
+        for (const w of warnings) printErr(`fleetq: warning: ${w}`);
+        const client = apiClientOf(cmd);
+        const json = outputFormat(cmd) === "json";
+
+        let job: JobView;
+        try {
+          job = (await client.request<{ submitJob: JobView }>(SUBMIT_JOB, { input })).submitJob;
+        } catch (e) {
+          if (e instanceof ApiError && e.field) {
+            throw new CliError(
+              `${file}: field ${specFieldOf(e.field) ?? e.field}: ${e.message.replace(/^input\.[^:]*: /, "")}`,
+              e.exitCode,
+            );
+          }
+          throw e;
+        }
+        if (!opts.wait) {
+          if (json) printJson(job);
+          else print(job.id);
+          printErr(`job ${job.name} (${job.id}) submitted to queue ${job.queue.name}: ${job.state}`);
+          return EXIT.OK;
+        }
+        if (!json) print(job.id);
+        printErr(
+          `job ${job.name} (${job.id}) submitted to queue ${job.queue.name}; waiting${timeoutMs ? ` up to ${formatSeconds(Math.round(timeoutMs / 1000))}` : ""}`,
+        );
+
+        const progress = new JobProgress();
+        const stopOnSignal = () => {
+          progress.stop();
+          printErr(
+            `\nfleetq: stopped waiting; the job goes on (fleetq get job ${job.id}, fleetq cancel ${job.id})`,
+          );
+          process.exit(130);
+        };
+        process.once("SIGINT", stopOnSignal);
+        const result = await waitForJob(client, job, {
+          timeoutMs,
+          onUpdate: (j) => progress.update(j),
+          onNote: (t) => progress.note(t),
+        }).finally(() => {
+          progress.stop();
+          process.off("SIGINT", stopOnSignal);
+        });
+
+        if (json) printJson(result.job);
+        if (result.outcome === "timeout") {
+          printErr(`fleetq: job ${job.id} did not finish within ${opts.timeout} (state ${result.job.state})`);
+          if (opts.cancelOnTimeout) {
+            await client.request(CANCEL_JOB, { id: job.id });
+            printErr(`fleetq: job ${job.id} cancelled`);
+          }
+          return EXIT.TIMED_OUT;
+        }
+        const failedPods = result.job.pods.filter((p) => p.state === "FAILED");
+        printErr(`job ${job.name} (${job.id}) ${result.job.state} after ${progress.elapsed()}`);
+        for (const p of failedPods.slice(0, 5))
+          printErr(`  pod ${p.name} FAILED${p.message ? `: ${p.message}` : ""}`);
+        return result.job.state === "SUCCEEDED" ? EXIT.OK : EXIT.JOB_FAILED;
+      }),
+    );
+}

@@ -1,0 +1,87 @@
+// The live progress line of `submit --wait`: the job's state and its pods pending / running /
+// succeeded / failed. On a terminal a cli-progress bar redrawn in place (succeeded of total);
+// elsewhere (CI logs) one line each time the counts or the state change.
+import { SingleBar } from "cli-progress";
+import type { JobView } from "../client/types.js";
+import { formatSeconds } from "./format.js";
+
+export interface PodCounts {
+  pending: number;
+  running: number;
+  succeeded: number;
+  failed: number;
+  total: number;
+}
+
+export function podCounts(job: JobView): PodCounts {
+  const c: PodCounts = { pending: 0, running: 0, succeeded: 0, failed: 0, total: job.pods.length };
+  for (const p of job.pods) {
+    if (p.state === "RUNNING" || p.state === "RELEASING") c.running++;
+    else if (p.state === "SUCCEEDED") c.succeeded++;
+    else if (p.state === "FAILED") c.failed++;
+    else c.pending++; // PENDING, PIPELINED, BINDING: not running yet
+  }
+  return c;
+}
+
+export function progressSummary(job: JobView): string {
+  const c = podCounts(job);
+  const where = job.cluster ? ` on ${job.cluster.name}` : "";
+  return `${job.state}${where}  pods: ${c.pending} pending, ${c.running} running, ${c.succeeded} succeeded${c.failed ? `, ${c.failed} failed` : ""}`;
+}
+
+export class JobProgress {
+  private bar: SingleBar | null = null;
+  private lastLine = "";
+  private readonly started = Date.now();
+
+  constructor(
+    private readonly stream: NodeJS.WriteStream = process.stderr,
+    private readonly live = Boolean(stream.isTTY),
+  ) {}
+
+  update(job: JobView): void {
+    const summary = progressSummary(job);
+    const c = podCounts(job);
+    if (this.live) {
+      if (!this.bar) {
+        this.bar = new SingleBar({
+          stream: this.stream,
+          format: `job ${job.name} |{bar}| {summary}  {duration_formatted}`,
+          barsize: 20,
+          hideCursor: true,
+          clearOnComplete: false,
+          // redraw every second so the elapsed time moves while nothing else does
+          fps: 1,
+          etaBuffer: 1,
+        });
+        this.bar.start(c.total, c.succeeded, { summary });
+      }
+      this.bar.setTotal(c.total);
+      this.bar.update(c.succeeded + c.failed, { summary });
+      return;
+    }
+    const line = `job ${job.name} (${job.id}) ${summary}`;
+    if (line !== this.lastLine) {
+      this.lastLine = line;
+      this.stream.write(`[${this.elapsed()}] ${line}\n`);
+    }
+  }
+
+  /** A note that does not belong to the progress line (fallbacks, warnings). */
+  note(text: string): void {
+    if (this.bar) {
+      this.stream.write("\n");
+    }
+    this.stream.write(`${text}\n`);
+  }
+
+  stop(): void {
+    this.bar?.stop();
+    this.bar = null;
+  }
+
+  elapsed(): string {
+    return formatSeconds(Math.round((Date.now() - this.started) / 1000));
+  }
+}

@@ -1,0 +1,52 @@
+// The `fleetq` command tree. Global options reach every API command (command-context.ts).
+import { Command } from "commander";
+import { registerCancel } from "./commands/cancel.js";
+import { registerDemo } from "./commands/demo.js";
+import { registerFairShare } from "./commands/fairshare.js";
+import { registerGet } from "./commands/get.js";
+import { registerQueue } from "./commands/queue.js";
+import { registerServers } from "./commands/servers.js";
+import { registerSimulate } from "./commands/simulate.js";
+import { registerSubmit } from "./commands/submit.js";
+import { registerToken } from "./commands/token.js";
+import { registerWhy } from "./commands/why.js";
+import { EXIT } from "./exit-codes.js";
+import { projectVersion } from "./paths.js";
+
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name("fleetq")
+    .description("Multi-cluster queueing and admission control for GPU workloads")
+    .version(projectVersion(), "-V, --version")
+    .option("--url <url>", "the API (default FLEETQ_URL, the config file's url, else http://localhost:4000)")
+    .option("--token <token>", "the API token (default FLEETQ_TOKEN, else the config file's token)")
+    .option("-o, --output <format>", "table or json", "table")
+    .addHelpText(
+      "after",
+      "\nConfiguration: FLEETQ_URL and FLEETQ_TOKEN, or ~/.config/fleetq/config.yaml (url:, token:;\n" +
+        "FLEETQ_CONFIG names another file). Exit codes: 0 ok, 1 job failed or cancelled, 2 timed out,\n" +
+        "3 rejected (bad input, not found, no permission), 4 API unreachable. Docs: docs/cli.md",
+    )
+    // Usage errors (unknown option, missing argument) are refusals too.
+    .exitOverride((err) => {
+      if (err.exitCode === 0) process.exit(0);
+      process.exit(
+        err.code === "commander.help" || err.code === "commander.helpDisplayed" ? 0 : EXIT.REJECTED,
+      );
+    });
+
+  // people and CI pipelines
+  registerSubmit(program);
+  registerGet(program);
+  registerFairShare(program);
+  registerWhy(program);
+  registerCancel(program);
+  registerQueue(program);
+  registerToken(program);
+  // running the control plane
+  registerServers(program);
+  registerDemo(program);
+  registerSimulate(program);
+  return program;
+}

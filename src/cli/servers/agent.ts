@@ -1,0 +1,64 @@
+// `fleetq agent --cluster NAME --backend kubernetes|simulated [--config FILE]`: one cluster's
+// agent (src/agent). Token: --token-file, the config file's api.token/api.tokenFile, or
+// FLEETQ_AGENT_TOKEN; API: FLEETQ_API_URL; Redis: FLEETQ_REDIS_URL (or REDIS_URL).
+import { readFileSync } from "node:fs";
+import { AgentAuthError, ConfigFileError, loadAgentOptions, runAgent } from "../../agent/index.js";
+import { CliError } from "../exit-codes.js";
+import { Lifecycle } from "../lifecycle.js";
+import { createLogger, flushLogger } from "../logger.js";
+
+export interface AgentFlags {
+  cluster: string;
+  backend: string;
+  config?: string;
+  clusterFile?: string;
+  tokenFile?: string;
+  queuePrefix?: string;
+}
+
+export async function runAgentCommand(flags: AgentFlags): Promise<void> {
+  if (flags.backend !== "kubernetes" && flags.backend !== "simulated") {
+    throw new CliError(`--backend: "${flags.backend}" is not one of kubernetes, simulated`);
+  }
+  const env = { ...process.env };
+  if (flags.tokenFile) env.FLEETQ_AGENT_TOKEN = readToken(flags.tokenFile);
+  env.FLEETQ_REDIS_URL ??= process.env.REDIS_URL;
+  const log = createLogger("fleetq-agent");
+  let options: Awaited<ReturnType<typeof loadAgentOptions>>;
+  try {
+    options = await loadAgentOptions(
+      {
+        cluster: flags.cluster,
+        backend: flags.backend,
+        config: flags.config,
+        clusterFile: flags.clusterFile,
+      },
+      env,
+    );
+  } catch (e) {
+    if (e instanceof ConfigFileError) throw new CliError(e.message);
+    throw e;
+  }
+  const queuePrefix =
+    flags.queuePrefix ?? options.queuePrefix ?? (process.env.FLEETQ_BIND_QUEUE_PREFIX || undefined);
+  const agent = await runAgent({ ...options, queuePrefix, logger: log }).catch((e: unknown) => {
+    throw e instanceof AgentAuthError ? new CliError(e.message) : e;
+  });
+  const life = new Lifecycle(log);
+  life.add({ name: `agent ${flags.cluster}`, stop: () => agent.stop() });
+  await life.untilSignal();
+  await flushLogger(log);
+  // Stopped cleanly; a library\'s leftover timer must not keep the process alive.
+  process.exit(0);
+}
+
+function readToken(file: string): string {
+  try {
+    const token = readFileSync(file, "utf8").trim();
+    if (!token) throw new CliError(`--token-file ${file} is empty`);
+    return token;
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    throw new CliError(`--token-file: cannot read ${file}: ${(e as Error).message}`);
+  }
+}

@@ -1,0 +1,28 @@
+// `fleetq dev` (= `npm start`): the whole control plane and three simulated clusters in one
+// process, with a demo queue tree, quotas and tokens. See dev/start-dev.ts.
+import { join } from "node:path";
+import { print } from "../command-context.js";
+import { devBanner } from "../dev/banner.js";
+import { startDev } from "../dev/start-dev.js";
+import { stateDir } from "../dev/state-dir.js";
+import { portOf } from "../env.js";
+import { createLogger, flushLogger } from "../logger.js";
+
+export async function runDev(opts: { port?: string; host?: string; logFile?: string }): Promise<void> {
+  const env = process.env;
+  const logFile = opts.logFile === "-" ? null : (opts.logFile ?? join(stateDir(env), "dev.log"));
+  const log = createLogger("fleetq-dev", logFile ?? undefined);
+  process.stderr.write("fleetq dev: starting (database, Redis, API, workers, agents)…\n");
+  const dev = await startDev({
+    port: portOf(opts.port ?? env.FLEETQ_PORT, "--port/FLEETQ_PORT"),
+    host: opts.host ?? (env.FLEETQ_HOST || undefined),
+    env,
+    log,
+  });
+  print(devBanner(dev, logFile));
+  await dev.lifecycle.untilSignal(() => process.stderr.write("\nfleetq dev: stopping…\n"));
+  process.stderr.write("fleetq dev: stopped\n");
+  await flushLogger(log);
+  // Stopped cleanly; a library's leftover timer must not keep the process alive.
+  process.exit(0);
+}

@@ -1,0 +1,35 @@
+// `fleetq serve`: the API server alone (GraphQL + subscriptions, dashboard at /, /metrics,
+// /healthz, /readyz). Environment: DATABASE_URL, REDIS_URL, FLEETQ_PORT, FLEETQ_HOST,
+// FLEETQ_ADMIN_TOKEN, FLEETQ_REDIS_PREFIX.
+import { createApiServer } from "../../api/server.js";
+import { DEFAULT_DATABASE_URL } from "../../store/db.js";
+import { migrateDeploy } from "../../store/migrate/index.js";
+import { schedulerConfigFromEnv } from "../scheduler-config.js";
+import { redact } from "../database-admin.js";
+import { portOf } from "../env.js";
+import { Lifecycle } from "../lifecycle.js";
+import { createLogger, flushLogger } from "../logger.js";
+
+export async function runServe(opts: { port?: string; host?: string; migrate?: boolean }): Promise<void> {
+  const log = createLogger("fleetq-api");
+  const databaseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+  if (opts.migrate) {
+    const applied = await migrateDeploy({ url: databaseUrl });
+    log.info({ applied }, "migrations applied");
+  }
+  const server = await createApiServer({
+    databaseUrl,
+    redisUrl: process.env.REDIS_URL,
+    redisPrefix: process.env.FLEETQ_REDIS_PREFIX || undefined,
+    port: portOf(opts.port ?? process.env.FLEETQ_PORT, "--port/FLEETQ_PORT"),
+    host: opts.host ?? (process.env.FLEETQ_HOST || undefined),
+    schedulerConfig: schedulerConfigFromEnv(),
+  });
+  const life = new Lifecycle(log);
+  life.add({ name: "api", stop: () => server.close() });
+  log.info({ url: server.url, database: redact(databaseUrl) }, "api listening");
+  await life.untilSignal();
+  await flushLogger(log);
+  // Stopped cleanly; a library\'s leftover timer must not keep the process alive.
+  process.exit(0);
+}

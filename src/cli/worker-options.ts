@@ -1,0 +1,31 @@
+// `fleetq worker` and `fleetq dev`: the workers' options from the environment (the variables
+// workers/main.ts documents).
+import type { Logger } from "pino";
+import type { WorkerOptions } from "../../workers/index.js";
+import { numberEnv } from "./env.js";
+import { schedulerConfigFromEnv } from "./scheduler-config.js";
+
+export function workerOptionsFromEnv(
+  base: { databaseUrl: string; redisUrl: string; logger: Logger },
+  env: NodeJS.ProcessEnv = process.env,
+): WorkerOptions {
+  const halfLife = numberEnv("FLEETQ_USAGE_HALF_LIFE_SECONDS", env);
+  return {
+    ...base,
+    prefix: env.FLEETQ_REDIS_PREFIX || undefined,
+    bindQueuePrefix: env.FLEETQ_BIND_QUEUE_PREFIX || undefined,
+    workerId: env.FLEETQ_WORKER_ID || undefined,
+    schedulerConfig: schedulerConfigFromEnv(env),
+    cycleIntervalMs: numberEnv("FLEETQ_CYCLE_INTERVAL_MS", env),
+    admissionIntervalMs: numberEnv("FLEETQ_ADMISSION_INTERVAL_MS", env),
+    sweepIntervalMs: numberEnv("FLEETQ_SWEEP_INTERVAL_MS", env),
+    redispatchAfterMs: numberEnv("FLEETQ_REDISPATCH_AFTER_MS", env),
+    usageIntervalMs: numberEnv("FLEETQ_USAGE_INTERVAL_MS", env),
+    readmitAfterMs: numberEnv("FLEETQ_READMIT_AFTER_MS", env),
+    lockDurationMs: numberEnv("FLEETQ_LOCK_DURATION_MS", env),
+    stalledIntervalMs: numberEnv("FLEETQ_STALLED_INTERVAL_MS", env),
+    triggerDelayMs: numberEnv("FLEETQ_TRIGGER_DELAY_MS", env),
+    timeBasedFairShare: halfLife ? { halfLifeSeconds: halfLife } : null,
+    logIdleCycles: env.FLEETQ_LOG_IDLE_CYCLES === "1",
+  };
+}

@@ -1,0 +1,58 @@
+// The web dashboard at `/`: static files from src/dashboard/public, its scripts bundled with
+// graphql-ws into one file by esbuild (installed with tsx) on first request — no CDN, no build
+// step, works offline.
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Express, Request, Response } from "express";
+
+const PUBLIC_DIR = join(dirname(fileURLToPath(import.meta.url)), "public");
+
+let bundle: Promise<string> | null = null;
+
+/** public/app.js and its imports (graphql-ws included) as one browser module. */
+export function dashboardBundle(): Promise<string> {
+  bundle ??= (async () => {
+    const { build } = await import("esbuild");
+    const out = await build({
+      entryPoints: [join(PUBLIC_DIR, "app.js")],
+      bundle: true,
+      write: false,
+      format: "esm",
+      platform: "browser",
+      target: "es2020",
+      minify: true,
+      sourcemap: false,
+      logLevel: "silent",
+    });
+    return out.outputFiles[0]!.text;
+  })();
+  bundle.catch(() => {
+    bundle = null; // try again on the next request
+  });
+  return bundle;
+}
+
+const staticFile = (file: string, type: string) => {
+  const text = readFileSync(join(PUBLIC_DIR, file), "utf8");
+  return (_req: Request, res: Response) =>
+    void res.type(type).setHeader("cache-control", "no-cache").send(text);
+};
+
+export function mountDashboard(app: Express): void {
+  app.get("/", staticFile("index.html", "html"));
+  app.get("/dashboard/style.css", staticFile("style.css", "css"));
+  app.get("/dashboard/app.js", async (_req, res) => {
+    try {
+      res
+        .type("js")
+        .setHeader("cache-control", "no-cache")
+        .send(await dashboardBundle());
+    } catch (e) {
+      res
+        .status(500)
+        .type("text/plain")
+        .send(`dashboard bundle failed: ${(e as Error).message}\n`);
+    }
+  });
+}

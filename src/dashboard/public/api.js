@@ -1,0 +1,64 @@
+// Talking to the fleetq API from the browser: GraphQL over HTTP (fetch) and the queueEvents
+// subscription over graphql-ws, both with the bearer token.
+import { createClient } from "graphql-ws";
+
+export class Unauthenticated extends Error {}
+
+export async function gql(token, query, variables = {}) {
+  const res = await fetch("/graphql", {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = await res.json().catch(() => null);
+  const error = body?.errors?.[0];
+  if (error) {
+    if (error.extensions?.code === "UNAUTHENTICATED") throw new Unauthenticated(error.message);
+    throw new Error(error.message);
+  }
+  if (!res.ok || !body?.data) throw new Error(`HTTP ${res.status}`);
+  return body.data;
+}
+
+/** Calls onEvent for every event; onStatus("live" | "offline") as the connection comes and goes. */
+export function subscribeEvents(token, onEvent, onStatus) {
+  const client = createClient({
+    url: `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/graphql`,
+    connectionParams: { authorization: `Bearer ${token}` },
+    lazy: false,
+    retryAttempts: Number.POSITIVE_INFINITY,
+    shouldRetry: () => true,
+    on: {
+      connected: () => onStatus("live"),
+      closed: () => onStatus("offline"),
+    },
+  });
+  const unsubscribe = client.subscribe(
+    { query: "subscription { queueEvents { id at kind message job queue cluster } }" },
+    {
+      next: (msg) => msg.data && onEvent(msg.data.queueEvents),
+      error: () => onStatus("offline"),
+      complete: () => onStatus("offline"),
+    },
+  );
+  return () => {
+    unsubscribe();
+    client.dispose();
+  };
+}
+
+const R = "{ cpu memory gpu gpuMemory }";
+
+export const DASHBOARD_QUERY = `query Dashboard {
+  me { name role }
+  queues { name priority parent { name } }
+  clusters { name state cordoned nodes { name } capacity ${R} allocated ${R} }
+  fairShare { queue cluster deserved ${R} fairShare ${R} allocated ${R} requested ${R} limit ${R} usage ${R} }
+}`;
+
+export const JOBS_QUERY = `query Jobs {
+  pending: jobs(filter: { state: PENDING }, first: 50) { edges { node { id name createdAt requestedCluster
+    queue { name } pods { state } pendingReason { message clusters { cluster message short { resource amount } } } } } }
+  running: jobs(filter: { state: RUNNING }, first: 50) { edges { node { id name startedAt
+    queue { name } cluster { name } pods { state } } } }
+}`;

@@ -1,0 +1,145 @@
+// The dashboard: signs in with a token (?token= or the form, kept in localStorage), loads the
+// queue tree, fair share, clusters and jobs, and reloads whenever the queueEvents subscription
+// reports a change (debounced), polling as a fallback while the WebSocket is down.
+import { DASHBOARD_QUERY, gql, JOBS_QUERY, subscribeEvents, Unauthenticated } from "./api.js";
+import { renderClusters, renderEvents, renderPending, renderQueues, renderRunning } from "./render.js";
+
+const STORAGE_KEY = "fleetq.token";
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  token: null,
+  resource: "gpu",
+  data: null,
+  events: [],
+  live: false,
+  unsubscribe: null,
+  pollTimer: null,
+  refreshTimer: null,
+  loading: null,
+};
+
+function setStatus(text, kind) {
+  const el = $("status");
+  el.textContent = text;
+  el.className = `status ${kind}`;
+}
+
+function showLogin(message = "") {
+  $("login").hidden = false;
+  $("content").hidden = true;
+  $("logout").hidden = true;
+  $("login-error").textContent = message;
+  setStatus("signed out", "offline");
+}
+
+function draw() {
+  const d = state.data;
+  if (!d) return;
+  $("who").textContent = `${d.me.name} (${d.me.role})`;
+  renderQueues($("queues"), d, state.resource);
+  renderClusters($("clusters"), d.clusters);
+  renderPending($("pending"), d.pending);
+  renderRunning($("running"), d.running);
+  renderEvents($("events"), state.events);
+}
+
+async function load() {
+  const [a, b] = await Promise.all([gql(state.token, DASHBOARD_QUERY), gql(state.token, JOBS_QUERY)]);
+  state.data = {
+    ...a,
+    pending: b.pending.edges.map((e) => e.node),
+    running: b.running.edges.map((e) => e.node),
+  };
+  document.body.dataset.loadedAt = String(Date.now());
+  draw();
+}
+
+/** One load at a time; a request while one runs makes one more afterwards. */
+function refresh() {
+  if (state.loading) {
+    state.loading.again = true;
+    return;
+  }
+  const run = { again: false };
+  state.loading = run;
+  load()
+    .catch((e) => {
+      if (e instanceof Unauthenticated) return signOut("The token was refused; sign in again.");
+      setStatus(`error: ${e.message}`, "offline");
+    })
+    .finally(() => {
+      state.loading = null;
+      if (run.again) refresh();
+    });
+}
+
+function schedulePoll() {
+  clearTimeout(state.pollTimer);
+  state.pollTimer = setTimeout(
+    () => {
+      refresh();
+      schedulePoll();
+    },
+    state.live ? 15000 : 3000,
+  );
+}
+
+function start(token) {
+  state.token = token;
+  $("login").hidden = true;
+  $("content").hidden = false;
+  $("logout").hidden = false;
+  setStatus("connecting", "polling");
+  refresh();
+  schedulePoll();
+  state.unsubscribe = subscribeEvents(
+    token,
+    (event) => {
+      state.events = [event, ...state.events].slice(0, 30);
+      renderEvents($("events"), state.events);
+      clearTimeout(state.refreshTimer);
+      state.refreshTimer = setTimeout(refresh, 300);
+    },
+    (status) => {
+      state.live = status === "live";
+      setStatus(state.live ? "live" : "reconnecting (polling)", state.live ? "live" : "polling");
+      if (state.live) refresh();
+      schedulePoll();
+    },
+  );
+}
+
+function signOut(message) {
+  localStorage.removeItem(STORAGE_KEY);
+  state.unsubscribe?.();
+  state.unsubscribe = null;
+  clearTimeout(state.pollTimer);
+  state.token = null;
+  state.data = null;
+  showLogin(message);
+}
+
+$("login-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const token = $("token").value.trim();
+  if (!token) return;
+  localStorage.setItem(STORAGE_KEY, token);
+  start(token);
+});
+$("logout").addEventListener("click", () => signOut(""));
+$("resource").addEventListener("change", (e) => {
+  state.resource = e.target.value;
+  draw();
+});
+
+// ?token=… signs in and is then removed from the address bar (and so from the history).
+const params = new URLSearchParams(location.search);
+if (params.get("token")) {
+  localStorage.setItem(STORAGE_KEY, params.get("token"));
+  params.delete("token");
+  history.replaceState(null, "", `${location.pathname}${params.size ? `?${params}` : ""}`);
+}
+const saved = localStorage.getItem(STORAGE_KEY);
+if (saved) start(saved);
+else showLogin();
