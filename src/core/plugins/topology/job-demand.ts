@@ -6,6 +6,7 @@
 import type { NodeInfo } from "../../api/node-info.js";
 import type { PodInfo } from "../../api/pod-info.js";
 import { isMigResource, Resource, TaskRequest } from "../../api/resources.js";
+import { type Amounts, scalarOf } from "./domain-tree.js";
 
 /** Ratio KAI uses for a requested resource the domain has none of. */
 const MISSING_RESOURCE_RATIO = 1000;
@@ -22,13 +23,6 @@ export function demandOf(tasks: readonly PodInfo[]): Resource {
     if (r.mig) for (const [k, v] of r.mig) sum.addScalar(k, v);
     if (r.extended) for (const [k, v] of r.extended) sum.addScalar(k, v);
   }
-  return sum;
-}
-
-/** Idle + releasing resources of the nodes (KAI: calcSubTreeFreeResources at a leaf). */
-export function freeOfNodes(nodes: readonly NodeInfo[]): Resource {
-  const sum = new Resource();
-  for (const n of nodes) sum.add(n.idle).add(n.releasing);
   return sum;
 }
 
@@ -54,18 +48,20 @@ function scalarValue(name: string, v: number): number {
  * The dominant share of a domain's free resources the tasks would take; above 1 the
  * domain cannot hold them (KAI: getJobRatioToFreeResources). Pods are ignored.
  */
-export function ratioToFree(demand: Resource, free: Resource): number {
+export function ratioToFree(demand: Amounts, free: Amounts): number {
   let ratio = 0;
   if (demand.gpus > 0) ratio = Math.max(ratio, demand.gpus / free.gpus);
-  const one = (q: number, f: number) => {
-    if (q === 0) return;
-    ratio = Math.max(ratio, f === 0 ? MISSING_RESOURCE_RATIO : q / f);
-  };
-  one(cpuValue(demand.cpu), cpuValue(free.cpu));
-  one(Math.trunc(demand.memory), Math.trunc(free.memory));
+  ratio = Math.max(ratio, resourceRatio(cpuValue(demand.cpu), cpuValue(free.cpu)));
+  ratio = Math.max(ratio, resourceRatio(Math.trunc(demand.memory), Math.trunc(free.memory)));
   if (demand.scalars)
-    for (const [name, v] of demand.scalars) one(scalarValue(name, v), scalarValue(name, free.scalar(name)));
+    for (const [name, v] of demand.scalars)
+      ratio = Math.max(ratio, resourceRatio(scalarValue(name, v), scalarValue(name, scalarOf(free, name))));
   return ratio;
+}
+
+function resourceRatio(requested: number, free: number): number {
+  if (requested === 0) return 0;
+  return free === 0 ? MISSING_RESOURCE_RATIO : requested / free;
 }
 
 /**
@@ -151,8 +147,15 @@ export function representativePod(tasks: readonly PodInfo[]): RepresentativePod 
 }
 
 /** Asks for nothing but a pod slot: every node "holds" all the tasks (KAI: LessEqual(onePodOnly)). */
-function asksOnlyAPod(rep: RepresentativePod): boolean {
+export function asksOnlyAPod(rep: RepresentativePod): boolean {
   return rep.cpu <= 0 && rep.memory <= 0 && rep.extended.size === 0 && rep.gpuDevices <= 0 && !rep.hasMig;
+}
+
+/** Identifies a representative pod's shape, for caching counts across calls. */
+export function representativeKey(rep: RepresentativePod): string {
+  let k = `${rep.cpu}|${rep.memory}|${rep.gpuDevices}|${rep.gpuPortion}|${rep.hasMig}`;
+  for (const [name, v] of rep.extended) k += `|${name}=${v}`;
+  return k;
 }
 
 /** Largest k with k·per ≤ free (k·0 ≤ free holds for any k when free ≥ 0). */
@@ -167,10 +170,10 @@ function copies(free: number, per: number): number {
  * How many copies of the representative pod fit into the node's idle + releasing
  * resources at once (KAI: calcNodeAccommodation, which grows a k-copies test pod until
  * it no longer fits; the test pod has no request type, so MIG instances are not checked
- * and GPUs are counted as whole free devices plus shared devices with room).
+ * and GPUs are counted as whole free devices plus shared devices with room). Not for a
+ * pod that asks only for a slot (see asksOnlyAPod).
  */
-export function nodeAccommodation(rep: RepresentativePod, node: NodeInfo, tasksCount: number): number {
-  if (asksOnlyAPod(rep)) return tasksCount;
+export function nodeAccommodation(rep: RepresentativePod, node: NodeInfo): number {
   const idle = node.idle;
   const rel = node.releasing;
   let k = copies(idle.pods + rel.pods, 1);
@@ -178,9 +181,9 @@ export function nodeAccommodation(rep: RepresentativePod, node: NodeInfo, tasksC
   k = Math.min(k, copies(idle.memory + rel.memory, rep.memory));
   for (const [name, v] of rep.extended) k = Math.min(k, copies(idle.scalar(name) + rel.scalar(name), v));
   if (rep.gpuDevices > 0 && rep.shareRequest) {
-    const devices =
-      Math.floor(idle.gpus + rel.gpus) +
-      node.shared.fittingGroupCount(rep.shareRequest, Number.POSITIVE_INFINITY);
+    let devices = Math.floor(idle.gpus + rel.gpus);
+    if (node.shared.usedMemory.size > 0)
+      devices += node.shared.fittingGroupCount(rep.shareRequest, Number.POSITIVE_INFINITY);
     k = Math.min(k, Math.floor(devices / rep.gpuDevices));
   }
   return Number.isFinite(k) ? k : 0;

@@ -2,7 +2,8 @@
 // (plugins/topology/job_filtering.go, api/common_info/job_errors.go).
 import { DEFAULT_SUB_GROUP } from "../../api/pod-info.js";
 import type { JobInfo } from "../../api/podgroup-info.js";
-import { isMigResource, type Resource } from "../../api/resources.js";
+import { isMigResource } from "../../api/resources.js";
+import { type Amounts, scalarOf } from "./domain-tree.js";
 
 /** Go's strconv.FormatFloat(x, 'g', 3, 64). */
 export function formatG3(x: number): string {
@@ -77,7 +78,7 @@ export function tooFewPods(domainId: string, allocatable: number, required: numb
  * scalar resources in name order where KAI follows map order. Extended resources are
  * shown in milli-units, as KAI stores them.
  */
-export function insufficientResources(domainId: string, demand: Resource, free: Resource): string[] {
+export function insufficientResources(domainId: string, demand: Amounts, free: Amounts): string[] {
   const out: string[] = [];
   const scalars = [...(demand.scalars ?? new Map<string, number>())].sort(([a], [b]) =>
     a < b ? -1 : a > b ? 1 : 0,
@@ -85,7 +86,7 @@ export function insufficientResources(domainId: string, demand: Resource, free: 
   const migs = scalars.filter(([k]) => isMigResource(k));
   if (migs.length > 0) {
     for (const [k, v] of migs) {
-      const avail = free.scalar(k);
+      const avail = scalarOf(free, k);
       if (avail < v)
         out.push(`${domainId} didn't have enough resource: ${k}, requested: ${v}, available: ${avail}`);
     }
@@ -106,7 +107,11 @@ export function insufficientResources(domainId: string, demand: Resource, free: 
     );
   const all: [string, number, number][] = [["pods", demand.pods, free.pods]];
   for (const [k, v] of scalars)
-    all.push([k, isMigResource(k) ? v : v * 1000, isMigResource(k) ? free.scalar(k) : free.scalar(k) * 1000]);
+    all.push([
+      k,
+      isMigResource(k) ? v : v * 1000,
+      isMigResource(k) ? scalarOf(free, k) : scalarOf(free, k) * 1000,
+    ]);
   all.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   for (const [k, req, avail] of all)
     if (avail < req)

@@ -3,21 +3,14 @@
 import type { NodeInfo } from "../../api/node-info.js";
 import type { PodInfo } from "../../api/pod-info.js";
 import type { JobInfo, PodSet, TopologyConstraint } from "../../api/podgroup-info.js";
-import { Resource } from "../../api/resources.js";
 import { isActiveAllocated } from "../../api/status.js";
 import type { SubGroupTarget } from "../../framework/callbacks.js";
-import {
-  type CallDemand,
-  computeAllocatablePods,
-  computeFree,
-  domainFits,
-  domainMisfit,
-  sortForPacking,
-} from "./domain-fit.js";
-import { type Domain, ROOT_LEVEL, type TopologyTree } from "./domain-tree.js";
-import { demandOf, isHomogeneous, ratioToFree, representativePod } from "./job-demand.js";
+import { domainFits, domainMisfit, type FitContext, fitsInScope, sortForPacking } from "./domain-fit.js";
+import { type Domain, NO_AMOUNTS, ROOT_LEVEL, type TopologyTree } from "./domain-tree.js";
+import { asksOnlyAPod, demandOf, isHomogeneous, ratioToFree, representativePod } from "./job-demand.js";
 import { levelNotInTopology, noConstraintLevels, noTopologyMatch } from "./messages.js";
-import { preferredLevelScores } from "./node-scores.js";
+import { type AttemptScores, PreferredLevelScores } from "./node-scores.js";
+import { PodCounts } from "./pod-counts.js";
 
 export interface SubsetResult {
   sets: NodeInfo[][];
@@ -28,11 +21,15 @@ export interface SubsetResult {
 const MAX_LISTED_DOMAIN_ERRORS = 16;
 
 export class TopologySubsetter {
+  private readonly podCounts = new Map<TopologyTree, PodCounts>();
+
   constructor(
     private readonly trees: ReadonlyMap<string, TopologyTree>,
     private readonly nodeByName: ReadonlyMap<string, NodeInfo>,
-    /** Sub-group name → node scores of its preferred level (read by the node order). */
-    private readonly scores: Map<string, Map<NodeInfo, number>>,
+    /** The session's node list (never mutated). */
+    private readonly allNodes: readonly NodeInfo[],
+    /** Preferred-level node scores of the job being placed (read by the node order). */
+    private readonly scores: AttemptScores,
   ) {}
 
   subset(
@@ -50,44 +47,73 @@ export class TopologySubsetter {
     }
     if (tasks.length === 0) return { sets: [nodes as NodeInfo[]], error: null };
 
-    const valid = new Set<NodeInfo>();
-    for (const n of nodes) if (tree.leafOf.has(n)) valid.add(n);
-    const lcd = lowestCommonDomain(tree, valid, constraint.preferred);
-    if (!lcd) return { sets: [], error: `domain not found for node set in topology ${tree.name}` };
+    // Mark the node set's nodes in the tree and find the domain spanning them (known
+    // already for the session's whole node list, which allocate passes every time).
+    const stamp = ++tree.stamp;
+    let lcd: Domain | null = null;
+    let marked = 0;
+    if (nodes === this.allNodes) {
+      lcd = tree.span;
+      marked = tree.root.nodes.length;
+    } else
+      for (const n of nodes) {
+        const leaf = tree.leafOf(n);
+        if (!leaf) continue;
+        tree.inSet[n.index] = stamp;
+        marked++;
+        if (lcd !== tree.root) lcd = lcd ? commonAncestor(lcd, leaf) : leaf;
+      }
+    lcd = capLowestCommonDomain(tree, lcd ?? tree.root, constraint.preferred);
 
-    const demand: CallDemand = {
-      stamp: ++tree.stamp,
+    tree.refreshFree(lcd);
+    const ctx: FitContext = {
+      scope: lcd,
       total: demandOf(tasks),
       tasksCount: tasks.length,
+      podsOf: null,
       subGroup: target.name,
     };
-    computeFree(lcd, demand.stamp);
     if (isHomogeneous(tasks)) {
       const rep = representativePod(tasks);
       if (typeof rep === "string") return { sets: [], error: rep };
-      computeAllocatablePods(lcd, rep, tasks.length);
+      const n = tasks.length;
+      ctx.podsOf = asksOnlyAPod(rep) ? (d) => n * d.nodes.length : this.podCountsOf(tree).refresh(lcd, rep);
     }
-    if (!domainFits(lcd, demand)) {
+    if (!domainFits(lcd, ctx)) {
       const where = lcd === tree.root ? "the cluster" : lcd.id;
-      job.addFitError(
-        noTopologyMatch(
-          job,
-          target.name,
-          tree.name,
-          constraint.required,
-          `not enough resources in ${where} to allocate the job`,
-        ),
-      );
+      const why = `not enough resources in ${where} to allocate the job`;
+      job.addFitError(noTopologyMatch(job, target.name, tree.name, constraint.required, why));
       return { sets: [], error: null };
     }
 
     // One packing order serves both the domain list and the preferred-level scores.
-    sortForPacking(lcd, demand, constraint.preferred ?? constraint.required);
-    if (constraint.preferred) this.scores.set(target.name, preferredLevelScores(lcd, constraint.preferred));
+    sortForPacking(lcd, ctx, constraint.preferred ?? constraint.required);
+    if (constraint.preferred)
+      this.scores.set(job, target.name, new PreferredLevelScores(tree, lcd, constraint.preferred));
 
-    const found = this.allocatableDomains(job, target, constraint, tree, lcd, demand);
+    const found = this.allocatableDomains(job, target, constraint, tree, ctx);
     if (typeof found === "string") return { sets: [], error: found };
-    return { sets: found.map((d) => d.nodes.filter((n) => valid.has(n))), error: null };
+    // When every node of the tree (or of the scope) is in the node set, a domain's own
+    // node list is its part of the set; otherwise keep the marked nodes.
+    const allInSet = nodes === this.allNodes;
+    const scopeInSet = marked === lcd.nodes.length;
+    return {
+      sets: found.map((d) =>
+        allInSet || (scopeInSet && lcd.holds(d))
+          ? d.nodes
+          : d.nodes.filter((x) => tree.inSet[x.index] === stamp),
+      ),
+      error: null,
+    };
+  }
+
+  private podCountsOf(tree: TopologyTree): PodCounts {
+    let c = this.podCounts.get(tree);
+    if (!c) {
+      c = new PodCounts(tree, this.allNodes.length);
+      this.podCounts.set(tree, c);
+    }
+    return c;
   }
 
   /**
@@ -101,13 +127,13 @@ export class TopologySubsetter {
     target: SubGroupTarget,
     constraint: TopologyConstraint,
     tree: TopologyTree,
-    lcd: Domain,
-    demand: CallDemand,
+    ctx: FitContext,
   ): Domain[] | string {
     const levels = relevantLevels(target.name, constraint, tree);
     if (typeof levels === "string") return levels;
-    const wanted = new Set(levels);
-    const deepest = Math.max(...levels.map((l) => tree.depthOf(l)));
+    const wanted: boolean[] = [];
+    for (const l of levels) wanted[tree.depthOf(l)] = true;
+    const deepest = wanted.length - 1;
 
     // A group already running somewhere must stay in the required-level domain(s) it runs in.
     const requiredDepth = constraint.required ? tree.depthOf(constraint.required) : -1;
@@ -116,33 +142,35 @@ export class TopologySubsetter {
 
     // Domains outside this call's subtree have no figures, so only a request of nothing
     // fits them; only then must the whole tree be searched, as KAI does.
-    const scope = ratioToFree(demand.total, new Resource()) <= 1 ? tree.root : lcd;
-    // Breadth-first from the scope: each level's fitting domains, deeper levels in front.
-    let domains: Domain[] = [];
-    let frontier: Domain[] = [scope];
-    while (frontier.length > 0 && frontier[0]!.depth <= deepest) {
-      const next: Domain[] = [];
-      const fitting: Domain[] = [];
-      for (const d of frontier) {
-        if (wanted.has(d.level) && eligible(d) && domainFits(d, demand)) fitting.push(d);
-        for (const c of d.children) next.push(c);
-      }
-      if (fitting.length > 0) domains = fitting.concat(domains);
-      frontier = next;
-    }
+    const global = ratioToFree(ctx.total, NO_AMOUNTS) <= 1;
+    const fits = global ? (d: Domain) => domainFits(d, ctx) : (d: Domain) => fitsInScope(d, ctx);
+    // Each level's fitting domains in tree order (a depth-first walk meets the domains of
+    // one level in the same order as a breadth-first one). Pod counts only shrink going
+    // down, so below a domain that cannot hold the tasks none can.
+    const byDepth: Domain[][] = Array.from({ length: deepest + 1 }, () => []);
+    const visit = (d: Domain): void => {
+      if (running && d.depth >= requiredDepth && !eligible(d)) return;
+      const ok = fits(d);
+      if (ok && wanted[d.depth]) byDepth[d.depth]!.push(d);
+      if ((ok || !ctx.podsOf) && d.depth < deepest) for (const c of d.children) visit(c);
+    };
+    visit(global ? tree.root : ctx.scope);
+    const domains = byDepth.reverse().flat();
     if (domains.length > 0) return domains;
 
-    // Nothing fits: list why each domain of the top level could not, then the summary.
+    // Nothing fits: why each domain of the top level could not (KAI lists them all), then the summary.
     const top = levels[levels.length - 1]!;
-    const misfits: string[] = [];
+    let listed = 0;
+    let unlisted = 0;
     for (const d of tree.domainsByLevel.get(top)?.values() ?? []) {
-      if (!eligible(d)) continue;
-      const why = domainMisfit(d, demand);
-      if (why) misfits.push(why);
+      if (!eligible(d) || domainFits(d, ctx)) continue;
+      if (listed === MAX_LISTED_DOMAIN_ERRORS) unlisted++;
+      else {
+        job.addFitError(domainMisfit(d, ctx)!);
+        listed++;
+      }
     }
-    for (const m of misfits.slice(0, MAX_LISTED_DOMAIN_ERRORS)) job.addFitError(m);
-    if (misfits.length > MAX_LISTED_DOMAIN_ERRORS)
-      job.addFitError(`${misfits.length - MAX_LISTED_DOMAIN_ERRORS} more ${top} domains cannot hold the job`);
+    if (unlisted > 0) job.addFitError(`${unlisted} more ${top} domains cannot hold the job`);
     job.addFitError(noTopologyMatch(job, target.name, tree.name, constraint.required));
     return [];
   }
@@ -159,7 +187,7 @@ export class TopologySubsetter {
       for (const p of ps.pods) {
         if (!isActiveAllocated(p.status) || !p.nodeName) continue;
         const node = this.nodeByName.get(p.nodeName);
-        const leaf = node && tree.leafOf.get(node);
+        const leaf = node && tree.leafOf(node);
         const d = leaf?.ancestorAt(requiredDepth);
         if (d) out.add(d);
       }
@@ -167,33 +195,27 @@ export class TopologySubsetter {
   }
 }
 
-/**
- * The deepest domain holding every valid node, looking no deeper than the preferred
- * level (KAI: lowestCommonDomainID). An empty set maps to the root.
- */
-export function lowestCommonDomain(
-  tree: TopologyTree,
-  valid: ReadonlySet<NodeInfo>,
-  preferred: string | null,
-): Domain | null {
-  const parts: string[] = [];
-  for (const level of tree.levels) {
-    let value = "";
-    let allMatch = true;
-    for (const n of valid) {
-      const v = n.labels[level] ?? "";
-      if (value === "") value = v;
-      if (v !== value) {
-        allMatch = false;
-        break;
-      }
-    }
-    if (!allMatch || value === "") break;
-    parts.push(value);
-    if (preferred === level) break;
+function commonAncestor(a: Domain, b: Domain): Domain {
+  while (a.depth > b.depth) a = a.parent!;
+  while (b.depth > a.depth) b = b.parent!;
+  while (a !== b) {
+    a = a.parent!;
+    b = b.parent!;
   }
-  if (parts.length === 0) return tree.root;
-  return tree.domain(tree.levels[parts.length - 1]!, parts.join(".")) ?? null;
+  return a;
+}
+
+/**
+ * KAI's lowest common domain (lowestCommonDomainID) compares the nodes' labels level by
+ * level, top down, stopping at the preferred level (no need to look deeper) and at a
+ * level whose common value is empty: the nodes' deepest common ancestor, cut there.
+ */
+function capLowestCommonDomain(tree: TopologyTree, lcd: Domain, preferred: string | null): Domain {
+  const preferredDepth = preferred ? tree.depthOf(preferred) : -1;
+  if (preferredDepth > 0 && lcd.depth > preferredDepth) lcd = lcd.ancestorAt(preferredDepth)!;
+  let cut = lcd;
+  for (let a: Domain | null = lcd; a && a.depth > 0; a = a.parent) if (a.value === "") cut = a.parent!;
+  return cut;
 }
 
 /**
