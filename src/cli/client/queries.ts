@@ -27,6 +27,9 @@ export const SET_QUOTA = `mutation($input: SetQueueQuotaInput!) { setQueueQuota(
 
 export const LIST_CLUSTERS = `query { clusters { name state cordoned heartbeatAt labels { key value } nodes { name }
   capacity ${RESOURCES} allocated ${RESOURCES} } }`;
+export const GET_CLUSTER = `query($name: String!) { cluster(name: $name) { name state cordoned heartbeatAt
+  labels { key value } capacity ${RESOURCES} allocated ${RESOURCES}
+  nodes { name gpuModel unschedulable ready capacity ${RESOURCES} allocated ${RESOURCES} } } }`;
 export const REGISTER_CLUSTER = `mutation($input: RegisterClusterInput!) { registerCluster(input: $input) { name } }`;
 
 export const FAIR_SHARE = `query FairShare($cluster: String) { fairShare(cluster: $cluster) {

@@ -84,6 +84,19 @@ export interface ClusterView {
   allocated: Resources;
 }
 
+export interface NodeView {
+  name: string;
+  gpuModel: string | null;
+  unschedulable: boolean;
+  ready: boolean;
+  capacity: Resources;
+  allocated: Resources;
+}
+
+export interface ClusterDetail extends Omit<ClusterView, "nodes"> {
+  nodes: NodeView[];
+}
+
 export interface QueueShare {
   queue: string;
   cluster: string | null;

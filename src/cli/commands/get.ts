@@ -1,7 +1,8 @@
 // `fleetq get jobs|job ID|queues|clusters`: aligned tables (or --output json).
 import type { Command } from "commander";
-import { GET_JOB, LIST_CLUSTERS, LIST_JOBS, LIST_QUEUES } from "../client/queries.js";
-import type { ClusterView, JobDetail, JobState, JobView, QueueView } from "../client/types.js";
+import { GET_CLUSTER, GET_JOB, LIST_CLUSTERS, LIST_JOBS, LIST_QUEUES } from "../client/queries.js";
+import type { ClusterDetail, ClusterView, JobDetail, JobState, JobView, QueueView } from "../client/types.js";
+import { clusterDetailView } from "../output/cluster-views.js";
 import { action, apiClientOf, outputFormat, print, printJson } from "../command-context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { formatAge, formatResource } from "../output/format.js";
@@ -84,6 +85,21 @@ export function registerGet(program: Command): void {
         const { queues } = await apiClientOf(cmd).request<{ queues: QueueView[] }>(LIST_QUEUES);
         if (outputFormat(cmd) === "json") return printJson(queues);
         print(queues.length ? queuesTable(queues) : "No queues.");
+      }),
+    );
+
+  get
+    .command("cluster")
+    .description("one cluster and its nodes; exit code 3 if it is unknown")
+    .argument("<name>", "the cluster")
+    .action(
+      action(async (name: string, _opts: unknown, cmd: Command) => {
+        const { cluster } = await apiClientOf(cmd).request<{ cluster: ClusterDetail | null }>(GET_CLUSTER, {
+          name,
+        });
+        if (!cluster) throw new CliError(`cluster ${name} not found`);
+        if (outputFormat(cmd) === "json") return printJson(cluster);
+        print(clusterDetailView(cluster));
       }),
     );
 

@@ -34,6 +34,10 @@ export const DEMO_QUEUES: readonly DemoQueue[] = [
 ];
 
 export const DEMO_QUOTAS: readonly DemoQuota[] = [
+  // the organisation: its departments' sum (a queue's non-preemptible jobs stay within its ancestors' quotas too)
+  { queue: "acme", cluster: null, resource: "GPU", deserved: 32 },
+  { queue: "acme", cluster: null, resource: "CPU", deserved: 1_280_000 },
+  { queue: "acme", cluster: null, resource: "MEMORY", deserved: 6 * TI },
   // departments: research deserves more GPUs and weighs more over quota; product more CPU
   { queue: "research", cluster: null, resource: "GPU", deserved: 24, overQuotaWeight: 2 },
   { queue: "research", cluster: null, resource: "CPU", deserved: 256_000 },
