@@ -15,6 +15,7 @@ import { NodeOrderCache } from "./node-order-cache.js";
 import type { Session } from "./session.js";
 
 const MAX_CACHED_ORDERS = 64;
+const MIN_CACHED_SET = 512;
 
 export class NodeOrdering {
   private readonly caches = new Map<number, Map<string, NodeOrderCache>>();
@@ -57,6 +58,9 @@ export class NodeOrdering {
 
   private cacheFor(nodes: readonly NodeInfo[], task: PodInfo): NodeOrderCache | null {
     const ssn = this.ssn;
+    // Small sets (a rack, a solver's feasible nodes) are cheap to order the plain way, and
+    // come and go too fast for a kept order to pay off.
+    if (nodes !== ssn.nodes && nodes.length < MIN_CACHED_SET) return null;
     if (ssn.nodePreOrderFns.length > 0) return null;
     for (const a of ssn.attemptNodeOrderFns) if (a.appliesTo(task)) return null;
     let setId = this.setIds.get(nodes);
