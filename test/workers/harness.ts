@@ -116,12 +116,12 @@ export class ControlPlane {
     return this.workers;
   }
 
-  /** A worker process of its own (workers/main.ts). Resolves once it runs; `lines` gets its
+  /** A worker process of its own (workers/main.ts). Resolves once it runs; `onLine` gets its
    * stdout lines as they come (pino JSON logs). */
   async spawnWorker(
     id: string,
     env: Record<string, string> = {},
-    onLine?: (line: string) => void,
+    onLine?: (line: string, child: ChildProcess) => void,
   ): Promise<ChildProcess> {
     const o = this.workerOptions();
     const child = spawn(process.execPath, ["--import", "tsx", "workers/main.ts"], {
@@ -158,7 +158,8 @@ export class ControlPlane {
           const line = buffered.slice(0, nl);
           buffered = buffered.slice(nl + 1);
           if (line.startsWith("fleetq workers running")) resolve();
-          onLine?.(line);
+          if (process.env.WORKERS_TEST_LOG) process.stderr.write(`[${id}] ${line}\n`);
+          onLine?.(line, child);
           nl = buffered.indexOf("\n");
         }
       });

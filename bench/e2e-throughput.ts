@@ -1,0 +1,299 @@
+// End-to-end throughput: N gang jobs submitted through the GraphQL API (its own process) into 3
+// simulated clusters; the workers (their own process) admit, schedule and dispatch them; three
+// simulated agents (this process) bind the pods and report them Running through the API.
+// Measured: pods/s from the first submission to the last pod Running, and per pod the latency
+// from its job's submission to the job's RUNNING event (a gang runs all at once), p50/p90/p99.
+// Each run is on a fresh database and fresh processes; the figures are medians over --runs.
+//
+//   npm run bench:e2e -- [--runs 3] [--jobs 500] [--pods 8] [--concurrency 32] [--named 0]
+//
+// --named: the share of jobs (0..1) that name their cluster; the rest go through admission.
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { pino } from "pino";
+import { type RunningAgent, runAgent } from "../src/agent/agent.js";
+import { parseClusterFile } from "../src/agent/backends/simulated/cluster-file.js";
+import { SimulatedBackend } from "../src/agent/backends/simulated/simulated-backend.js";
+import { RedisEventBus } from "../src/store/redis-events.js";
+import { createTestDatabase, type TestDatabase } from "../test/helpers/db.js";
+import { TEST_REDIS_URL, testRedisPrefix } from "../test/helpers/redis.js";
+
+const { values: opt } = parseArgs({
+  options: {
+    runs: { type: "string", default: "3" },
+    jobs: { type: "string", default: "500" },
+    pods: { type: "string", default: "8" },
+    concurrency: { type: "string", default: "32" },
+    named: { type: "string", default: "0" },
+  },
+});
+const RUNS = Number(opt.runs);
+const JOBS = Number(opt.jobs);
+const PODS = Number(opt.pods);
+const CONCURRENCY = Number(opt.concurrency);
+const NAMED = Number(opt.named);
+for (const [k, v] of Object.entries({ RUNS, JOBS, PODS, CONCURRENCY }))
+  if (!Number.isInteger(v) || v <= 0) throw new Error(`--${k.toLowerCase()} must be a positive integer`);
+if (!(NAMED >= 0 && NAMED <= 1)) throw new Error("--named must be between 0 and 1");
+
+const root = path.resolve(import.meta.dirname, "..");
+const CLUSTERS = ["sim-a", "sim-b", "sim-c"];
+/** Room for every pod of a run with some to spare: each cluster takes ~half of them. */
+const nodesPerCluster = Math.max(8, Math.ceil((JOBS * PODS) / 8 / 2));
+const clusterYaml = `
+nodeGroups:
+  - { name: gpu, count: ${nodesPerCluster}, cpu: 128, memory: 1Ti, gpus: 8, gpuModel: H100, gpuMemoryMiB: 81920 }
+`;
+
+interface Proc {
+  proc: ChildProcess;
+  output: string;
+}
+
+function startProcess(
+  script: string,
+  env: Record<string, string>,
+  ready: RegExp,
+): Promise<Proc & { match: RegExpExecArray }> {
+  const proc = spawn(process.execPath, ["--import", "tsx", script], {
+    cwd: root,
+    env: { ...process.env, NODE_ENV: "production", FLEETQ_LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const p: Proc = { proc, output: "" };
+  proc.stderr!.on("data", (d: Buffer) => {
+    p.output += d.toString();
+  });
+  return new Promise((resolve, reject) => {
+    proc.stdout!.on("data", (d: Buffer) => {
+      p.output += d.toString();
+      const m = ready.exec(p.output);
+      if (m) resolve({ ...p, match: m });
+    });
+    proc.once("exit", (code) => reject(new Error(`${script} exited with ${code}:\n${p.output}`)));
+  });
+}
+
+const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+function gql(
+  url: string,
+  token: string,
+  query: string,
+  variables: object = {},
+): Promise<Record<string, any>> {
+  const body = JSON.stringify({ query, variables });
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method: "POST",
+        agent: httpAgent,
+        headers: {
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+          authorization: `Bearer ${token}`,
+        },
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (d: string) => {
+          text += d;
+        });
+        res.on("end", () => {
+          const parsed = JSON.parse(text) as { data?: Record<string, any>; errors?: { message: string }[] };
+          if (parsed.errors?.length) reject(new Error(parsed.errors[0]!.message));
+          else resolve(parsed.data!);
+        });
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+const median = (xs: number[]) =>
+  quantile(
+    [...xs].sort((a, b) => a - b),
+    0.5,
+  );
+
+interface RunResult {
+  podsPerSecond: number;
+  seconds: number;
+  submitSeconds: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+async function oneRun(run: number): Promise<RunResult> {
+  const db: TestDatabase = await createTestDatabase();
+  const prefix = testRedisPrefix("fleetq-e2e");
+  const adminToken = `fq_bench_${randomBytes(16).toString("hex")}`;
+  const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, FLEETQ_REDIS_PREFIX: prefix };
+  const procs: ChildProcess[] = [];
+  const agents: RunningAgent[] = [];
+  const bus = new RedisEventBus(TEST_REDIS_URL, prefix);
+  try {
+    const api = await startProcess(
+      "src/api/main.ts",
+      { ...common, FLEETQ_PORT: "0", FLEETQ_HOST: "127.0.0.1", FLEETQ_ADMIN_TOKEN: adminToken },
+      /listening on (\S+)/,
+    );
+    procs.push(api.proc);
+    const url = api.match[1]!;
+    await gql(url, adminToken, `mutation { createQueue(input: { name: "bench" }) { name } }`);
+    for (const c of CLUSTERS) {
+      await gql(url, adminToken, "mutation($n: String!) { registerCluster(input: { name: $n }) { name } }", {
+        n: c,
+      });
+      const { createToken } = await gql(
+        url,
+        adminToken,
+        "mutation($n: String!, $c: String!) { createToken(input: { name: $n, role: AGENT, cluster: $c }) { secret } }",
+        { n: `agent-${c}`, c },
+      );
+      agents.push(
+        await runAgent({
+          cluster: c,
+          apiUrl: url,
+          token: createToken.secret,
+          redis: TEST_REDIS_URL,
+          queuePrefix: `${prefix}bind`,
+          backend: SimulatedBackend.fromClusterFile(parseClusterFile(`${c}.yaml`, clusterYaml)),
+          register: false,
+          heartbeatSeconds: 3600,
+          logger: pino({ level: "warn" }),
+        }),
+      );
+    }
+    // Nodes reported: every cluster READY before the workers start.
+    for (;;) {
+      const { clusters } = await gql(url, adminToken, "{ clusters { state } }");
+      if (clusters.every((c: { state: string }) => c.state === "READY")) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const workers = await startProcess(
+      "workers/main.ts",
+      { ...common, FLEETQ_BIND_QUEUE_PREFIX: `${prefix}bind`, FLEETQ_WORKER_ID: "bench" },
+      /fleetq workers running/,
+    );
+    procs.push(workers.proc);
+
+    const submittedAt = new Map<string, number>();
+    const runningAt = new Map<string, number>();
+    let allRunning!: () => void;
+    const done = new Promise<void>((r) => {
+      allRunning = r;
+    });
+    await bus.listen((e) => {
+      if (e.kind !== "job.running" || !e.job || runningAt.has(e.job)) return;
+      runningAt.set(e.job, performance.now());
+      if (runningAt.size === JOBS) allRunning();
+    });
+
+    const start = performance.now();
+    let next = 0;
+    const submitter = async () => {
+      while (next < JOBS) {
+        const n = next++;
+        const named = n < JOBS * NAMED ? { cluster: CLUSTERS[n % CLUSTERS.length] } : {};
+        const t = performance.now();
+        const { submitJob } = await gql(
+          url,
+          adminToken,
+          "mutation($i: SubmitJobInput!) { submitJob(input: $i) { id } }",
+          {
+            i: {
+              name: `job-${n}`,
+              queue: "bench",
+              ...named,
+              tasks: [
+                {
+                  name: "w",
+                  replicas: PODS,
+                  resources: { cpu: 1000, memory: "4Gi", gpu: 1 },
+                  durationSeconds: 86_400,
+                },
+              ],
+            },
+          },
+        );
+        submittedAt.set(submitJob.id, t);
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, submitter));
+    const submitSeconds = (performance.now() - start) / 1000;
+    const timeout = setTimeout(() => {
+      throw new Error(`run ${run}: only ${runningAt.size} of ${JOBS} jobs running after 10 min`);
+    }, 600_000);
+    await done;
+    clearTimeout(timeout);
+    const seconds = (Math.max(...runningAt.values()) - start) / 1000;
+    const latencies = [...runningAt].map(([job, at]) => at - submittedAt.get(job)!).sort((a, b) => a - b);
+    return {
+      podsPerSecond: (JOBS * PODS) / seconds,
+      seconds,
+      submitSeconds,
+      p50: quantile(latencies, 0.5),
+      p90: quantile(latencies, 0.9),
+      p99: quantile(latencies, 0.99),
+      max: latencies.at(-1)!,
+    };
+  } finally {
+    await bus.close();
+    await Promise.allSettled(agents.map((a) => a.stop()));
+    for (const p of procs) p.kill("SIGKILL");
+    await db.drop();
+  }
+}
+
+async function main() {
+  const results: RunResult[] = [];
+  for (let run = 1; run <= RUNS; run++) {
+    const r = await oneRun(run);
+    results.push(r);
+    console.log(
+      `run ${run}: ${JOBS} jobs × ${PODS} pods in ${r.seconds.toFixed(2)} s (submitted in ${r.submitSeconds.toFixed(2)} s): ` +
+        `${r.podsPerSecond.toFixed(0)} pods/s; submit→Running p50 ${r.p50.toFixed(0)} ms, p90 ${r.p90.toFixed(0)} ms, ` +
+        `p99 ${r.p99.toFixed(0)} ms, max ${r.max.toFixed(0)} ms`,
+    );
+  }
+  const summary = {
+    date: new Date().toISOString(),
+    machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}, Node ${process.version}, load average ${os.loadavg()[0]!.toFixed(1)}`,
+    jobs: JOBS,
+    podsPerJob: PODS,
+    concurrency: CONCURRENCY,
+    named: NAMED,
+    runs: results,
+    median: {
+      podsPerSecond: median(results.map((r) => r.podsPerSecond)),
+      p50Ms: median(results.map((r) => r.p50)),
+      p90Ms: median(results.map((r) => r.p90)),
+      p99Ms: median(results.map((r) => r.p99)),
+    },
+  };
+  console.log(
+    `median of ${RUNS}: ${summary.median.podsPerSecond.toFixed(0)} pods/s; p50 ${summary.median.p50Ms.toFixed(0)} ms, ` +
+      `p90 ${summary.median.p90Ms.toFixed(0)} ms, p99 ${summary.median.p99Ms.toFixed(0)} ms`,
+  );
+  const dir = path.join(root, "bench/results");
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `e2e-throughput-${summary.date.replace(/[:.]/g, "-")}.json`);
+  fs.writeFileSync(file, `${JSON.stringify(summary, null, 2)}\n`);
+  console.log(`written to ${path.relative(root, file)}`);
+  httpAgent.destroy();
+}
+
+await main();
