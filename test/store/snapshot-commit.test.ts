@@ -3,8 +3,7 @@
 // fence: a result computed on a snapshot older than the cluster's generation is refused whole.
 import { PrismaPg } from "@prisma/adapter-pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runSession as coreRunSession } from "../../src/core/index.js";
-import type { Snapshot } from "../../src/core/api/spec.js";
+import { runSession } from "../../src/core/index.js";
 import type { SessionResult } from "../../src/core/api/result.js";
 import { StaleSnapshotError } from "../../src/store/errors.js";
 import { PrismaClient } from "../../src/store/generated/prisma/client.js";
@@ -16,13 +15,10 @@ import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { reportBindResult, reportPodStatus } from "../../src/store/operations/report-pods.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { loadSnapshot } from "../../src/store/snapshot/load-snapshot.js";
-import { allocateOnlyConfig } from "../helpers/cycle.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 import { admin, gpuNode, job } from "./fixtures.js";
 
 const agent = { name: "agent:c1" };
-
-const runSession = (snapshot: Snapshot) => coreRunSession(snapshot, allocateOnlyConfig());
 
 let t: TestStore;
 
