@@ -35,11 +35,16 @@ export class Lifecycle {
   /** Resolves when a signal arrived and everything stopped. */
   untilSignal(onSignal?: (signal: string) => void): Promise<void> {
     return new Promise((resolve) => {
+      let firstAt = 0;
       const handler = (signal: NodeJS.Signals) => {
         if (this.stopping) {
+          // One Ctrl-C can arrive twice (the terminal signals the whole process group, and a parent
+          // such as tsx or npm relays it): only a later one means "stop now".
+          if (Date.now() - firstAt < 1000) return;
           process.stderr.write(`fleetq: second signal (${signal}): exiting without waiting\n`);
           process.exit(1);
         }
+        firstAt = Date.now();
         onSignal?.(signal);
         this.log.info({ signal }, "stopping");
         void this.stop().then(resolve);
