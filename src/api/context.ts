@@ -1,5 +1,6 @@
 // What every resolver gets: the store, the event bus, who is asking, and per-request loaders.
 import type { SchedulerConfig } from "../core/index.js";
+import type { UsageWindow } from "../store/domain/usage.js";
 import type { Principal } from "../store/operations/tokens.js";
 import type { RedisEventBus } from "../store/redis-events.js";
 import type { Store } from "../store/store.js";
@@ -15,6 +16,8 @@ export interface ApiContext {
   loaders: Loaders;
   /** The scheduler configuration fair shares are computed with (its proportion plugin). */
   schedulerConfig?: SchedulerConfig;
+  /** The workers' time-based fair-share window, if they use one. */
+  usageWindow?: UsageWindow | null;
 }
 
 export interface ContextDeps {
@@ -22,6 +25,7 @@ export interface ContextDeps {
   bus: RedisEventBus;
   principals: PrincipalCache;
   schedulerConfig?: SchedulerConfig;
+  usageWindow?: UsageWindow | null;
 }
 
 export function createContext(deps: ContextDeps, principal: Principal | null): ApiContext {

@@ -13,6 +13,7 @@ import { useServer } from "graphql-ws/use/ws";
 import { WebSocketServer } from "ws";
 import type { Registry } from "prom-client";
 import type { SchedulerConfig } from "../core/index.js";
+import type { UsageWindow } from "../store/domain/usage.js";
 import { openDatabase } from "../store/db.js";
 import { ensureAdminToken, type Principal } from "../store/operations/tokens.js";
 import { RedisEventBus } from "../store/redis-events.js";
@@ -41,6 +42,8 @@ export interface ApiServerOptions {
   /** Made an ADMIN token at start if no token has this secret yet (default FLEETQ_ADMIN_TOKEN). */
   adminToken?: string;
   schedulerConfig?: SchedulerConfig;
+  /** Time-based fair share, as the workers run it: fairShare then decays usage the same way. */
+  usageWindow?: UsageWindow | null;
   /** Prometheus registries of other parts of this process (the workers' in `fleetq dev`),
    * served at /metrics with the API's own. */
   metricsRegistries?: readonly Registry[];
@@ -66,7 +69,13 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   if (adminToken) await ensureAdminToken(store, adminToken);
 
   const principals = new PrincipalCache(store);
-  const deps = { store, bus, principals, schedulerConfig: opts.schedulerConfig };
+  const deps = {
+    store,
+    bus,
+    principals,
+    schedulerConfig: opts.schedulerConfig,
+    usageWindow: opts.usageWindow,
+  };
   // Not awaited: the server starts (and /readyz reports) even while Redis is unreachable.
   void bus.listen((e) => {
     if (e.kind === "token.revoked" || e.kind === "cluster.deleted") principals.clear();

@@ -7,18 +7,22 @@ import { resourcesOfQuota } from "../views.js";
 export const fairShareResolvers = {
   Query: {
     fairShare: guarded(anyRole, asArgs, async (a: { cluster?: string | null }, ctx) =>
-      (await fairShareRows(ctx.store.prisma, { cluster: a.cluster, config: ctx.schedulerConfig })).map(
-        (r) => ({
-          queue: r.queue,
-          cluster: r.cluster,
-          deserved: resourcesOfQuota(r.deserved),
-          fairShare: resourcesOfQuota(r.fairShare),
-          allocated: resourcesOfQuota(r.allocated),
-          requested: resourcesOfQuota(r.requested),
-          limit: resourcesOfQuota(r.limit),
-          usage: r.usage ? resourcesOfQuota(r.usage) : null,
-        }),
-      ),
+      (
+        await fairShareRows(ctx.store.prisma, {
+          cluster: a.cluster,
+          config: ctx.schedulerConfig,
+          usageWindow: ctx.usageWindow,
+        })
+      ).map((r) => ({
+        queue: r.queue,
+        cluster: r.cluster,
+        deserved: resourcesOfQuota(r.deserved),
+        fairShare: resourcesOfQuota(r.fairShare),
+        allocated: resourcesOfQuota(r.allocated),
+        requested: resourcesOfQuota(r.requested),
+        limit: resourcesOfQuota(r.limit),
+        usage: r.usage ? resourcesOfQuota(r.usage) : null,
+      })),
     ),
   },
 };

@@ -3,6 +3,7 @@
 import { computeFairShare, defaultSchedulerConfig, type SchedulerConfig } from "../../core/index.js";
 import type { QuotaVector } from "../../core/api/spec.js";
 import type { PrismaClient } from "../db.js";
+import type { UsageWindow } from "../domain/usage.js";
 import { NotFoundError } from "../errors.js";
 import { loadSnapshot } from "../snapshot/load-snapshot.js";
 import { recentUsage, usageKey } from "./usage.js";
@@ -35,7 +36,13 @@ function sumVectors(vs: readonly QuotaVector[]): QuotaVector {
 
 export async function fairShareRows(
   prisma: PrismaClient,
-  opts: { cluster?: string | null; config?: SchedulerConfig; now?: Date } = {},
+  opts: {
+    cluster?: string | null;
+    config?: SchedulerConfig;
+    now?: Date;
+    /** Time-based fair share as the workers run it (their usage window); absent = plain fair share. */
+    usageWindow?: UsageWindow | null;
+  } = {},
 ): Promise<FairShareRow[]> {
   const now = opts.now ?? new Date();
   let clusters: string[];
@@ -53,7 +60,10 @@ export async function fairShareRows(
   const usage = await recentUsage(prisma, now, clusters);
   const rows: FairShareRow[] = [];
   for (const cluster of clusters) {
-    const { snapshot } = await loadSnapshot(prisma, cluster, { now: now.getTime() });
+    const { snapshot } = await loadSnapshot(prisma, cluster, {
+      now: now.getTime(),
+      usage: opts.usageWindow ?? undefined,
+    });
     for (const s of computeFairShare(snapshot, config)) {
       rows.push({ ...s, cluster, usage: usage.get(usageKey(s.queue, cluster)) ?? null });
     }
