@@ -5,7 +5,10 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
-import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginLandingPageDisabled,
+} from "@apollo/server/plugin/disabled";
 import { expressMiddleware } from "@as-integrations/express5";
 import express from "express";
 import { parse } from "graphql";
@@ -86,6 +89,9 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   };
 
   const app = express();
+  // No ETag (a hash of every GraphQL response, useless for POSTs) and no X-Powered-By.
+  app.set("etag", false);
+  app.disable("x-powered-by");
   const httpServer = http.createServer(app);
   const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
   const armor = armorProtection();
@@ -121,6 +127,7 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
       ...armor.plugins,
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
+      ApolloServerPluginCacheControlDisabled(), // no HTTP caching of GraphQL here: skip the per-field hints
       { serverWillStart: async () => ({ drainServer: async () => void (await wsCleanup.dispose()) }) },
     ],
   });
