@@ -29,7 +29,7 @@ const RATE = Number(opt.rate);
 const SECONDS = Number(opt.seconds);
 const STEP_SECONDS = Number(opt["step-seconds"]);
 const P99_LIMIT = Number(opt["p99-limit"]);
-const STEPS = [200, 300, 400, 500, 600, 700, 800, 1000, 1200, 1500, 2000];
+const STEPS = [50, 100, 150, 200, 300, 400, 500, 600, 800, 1000, 1200, 1500, 2000];
 
 const root = path.resolve(import.meta.dirname, "..");
 const adminToken = `fq_bench_${randomBytes(16).toString("hex")}`;
