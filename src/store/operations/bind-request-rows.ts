@@ -1,6 +1,10 @@
 // Creating BindRequest rows (the outbox): committed with the decision, dispatched afterwards.
+// One INSERT … SELECT over a JSON array (a session commit creates hundreds at once: Prisma's
+// createManyAndReturn spent ~0.4 s of CPU on 800 rows, this ~20 ms). Ids are UUIDv7 like
+// Prisma's @default(uuid(7)); rows come back in the order of `requests`.
 import type { Tx } from "../db.js";
 import type { BindRequest } from "../generated/prisma/client.js";
+import { uuidv7 } from "../ids.js";
 
 export interface NewBindRequest {
   kind: "BIND" | "EVICT";
@@ -18,16 +22,26 @@ export async function createBindRequests(
   generation: number,
 ): Promise<BindRequest[]> {
   if (!requests.length) return [];
-  return tx.bindRequest.createManyAndReturn({
-    data: requests.map((r) => ({
-      kind: r.kind,
-      clusterName: r.cluster,
-      jobId: r.jobId,
-      podId: r.podId,
-      nodeName: r.node,
-      gpuGroups: r.gpuGroups,
-      reason: r.reason,
-      generation: BigInt(generation),
-    })),
-  });
+  const now = Date.now();
+  const rows = requests.map((r) => ({
+    id: uuidv7(now),
+    kind: r.kind,
+    cluster: r.cluster,
+    job_id: r.jobId,
+    pod_id: r.podId,
+    node: r.node,
+    gpu_groups: r.gpuGroups,
+    reason: r.reason,
+  }));
+  const created = await tx.$queryRaw<BindRequest[]>`
+    INSERT INTO bind_request (id, kind, cluster_name, job_id, pod_id, node_name, gpu_groups, reason, generation)
+    SELECT v.id, v.kind::"BindRequestKind", v.cluster, v.job_id, v.pod_id, v.node, v.gpu_groups, v.reason, ${BigInt(generation)}
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      AS v(id uuid, kind text, cluster text, job_id uuid, pod_id uuid, node text, gpu_groups text[], reason text)
+    RETURNING id::text AS id, kind::text AS kind, cluster_name AS "clusterName", job_id::text AS "jobId",
+      pod_id::text AS "podId", node_name AS "nodeName", gpu_groups AS "gpuGroups", reason,
+      state::text AS state, attempts, last_error AS "lastError", generation, created_at AS "createdAt",
+      dispatched_at AS "dispatchedAt", completed_at AS "completedAt"`;
+  const byId = new Map(created.map((b) => [b.id, b]));
+  return rows.map((r) => byId.get(r.id)!);
 }
