@@ -9,8 +9,8 @@ export interface DevProcess {
   memberToken: string;
   banner: string;
   output(): { stdout: string; stderr: string };
-  /** Ctrl-C; resolves with the exit code. */
-  stop(): Promise<number | null>;
+  /** Ctrl-C to the process group; resolves with how the command (e.g. npm) ended. */
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 export async function startDevProcess(
@@ -31,13 +31,23 @@ export async function startDevProcess(
   child.stderr!.on("data", (d: Buffer) => {
     stderr += d.toString();
   });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    // "close": the output pipes closed, so fleetq (npm's grandchild, holding them too) has ended
+    child.once("close", (code, signal) => resolve({ code, signal })),
+  );
+  const signalGroup = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // the group is gone already
+    }
+  };
   const deadline = Date.now() + (opts.timeoutMs ?? 240_000);
   while (!stdout.includes("Try it in another terminal")) {
     if (child.exitCode !== null)
       throw new Error(`fleetq dev exited (${child.exitCode}):\n${stdout}\n${stderr}`);
     if (Date.now() > deadline) {
-      process.kill(-child.pid!, "SIGKILL");
+      signalGroup("SIGKILL");
       throw new Error(`fleetq dev did not start in time:\n${stdout}\n${stderr}`);
     }
     await new Promise((r) => setTimeout(r, 200));
@@ -56,11 +66,11 @@ export async function startDevProcess(
     memberToken: field(/^\s+member\s+(\S+)/m),
     output: () => ({ stdout, stderr }),
     stop: async () => {
-      if (child.exitCode === null) process.kill(-child.pid!, "SIGINT");
-      const timer = setTimeout(() => child.exitCode === null && process.kill(-child.pid!, "SIGKILL"), 60_000);
-      const code = await exited;
+      if (child.exitCode === null && child.signalCode === null) signalGroup("SIGINT");
+      const timer = setTimeout(() => signalGroup("SIGKILL"), 60_000);
+      const ended = await exited;
       clearTimeout(timer);
-      return code;
+      return ended;
     },
   };
 }
