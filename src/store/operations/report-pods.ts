@@ -91,7 +91,12 @@ export async function reportPodStatus(
     if (!changes.size) return 0;
 
     await writePodChanges(tx, [...changes.values()], now);
-    await bumpGeneration(tx, r.cluster);
+    // A pod confirmed running where the scheduler bound it changes nothing a session decides on
+    // (both states hold the node): such reports leave the fence alone, so a busy cluster's
+    // stream of confirmations does not refuse every session planned meanwhile.
+    const podState = new Map(pods.map((p) => [p.id, p.state]));
+    if ([...changes.values()].some((c) => !(c.state === "RUNNING" && podState.get(c.id) === "BINDING")))
+      await bumpGeneration(tx, r.cluster);
     const byJob = new Map<string, string[]>();
     for (const c of changes.values()) {
       const pod = pods.find((p) => p.id === c.id)!;

@@ -1,0 +1,45 @@
+// Which agent reports move a cluster's fencing generation: a pod confirmed RUNNING where the
+// scheduler bound it does not (it changes nothing a session decides on); a pod that finishes
+// or leaves its node does.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { registerCluster } from "../../src/store/operations/clusters.js";
+import { createQueue } from "../../src/store/operations/queues.js";
+import { reportNodes } from "../../src/store/operations/report-nodes.js";
+import { reportPodStatus } from "../../src/store/operations/report-pods.js";
+import { submitJob } from "../../src/store/operations/submit-job.js";
+import { runCycle } from "../helpers/cycle.js";
+import { openTestStore, type TestStore } from "../helpers/store.js";
+import { admin, gpuNode, job } from "./fixtures.js";
+
+const agent = { name: "agent:c1" };
+let t: TestStore;
+
+beforeAll(async () => {
+  t = await openTestStore();
+  await createQueue(t.store, admin, { name: "team-a" });
+  await registerCluster(t.store, admin, { name: "c1" });
+  await reportNodes(t.store, agent, { cluster: "c1", complete: true, nodes: [gpuNode("n1", 8)] });
+});
+afterAll(async () => t?.close());
+
+const generation = async () =>
+  Number((await t.db.prisma.cluster.findUniqueOrThrow({ where: { name: "c1" } })).generation);
+
+it("a RUNNING confirmation of a bound pod leaves the generation; a pod ending moves it", async () => {
+  const { job: j } = await submitJob(t.store, admin, job({ cluster: "c1" }));
+  await runCycle(t.store, "c1");
+  const g = await generation();
+  const pods = await t.db.prisma.pod.findMany({ where: { jobId: j.id }, orderBy: { name: "asc" } });
+  expect(pods.map((p) => p.state)).toEqual(["BINDING", "BINDING"]);
+
+  const updates = pods.map((p) => ({ job: j.id, pod: p.name, state: "RUNNING" as const }));
+  expect(await reportPodStatus(t.store, agent, { cluster: "c1", updates })).toBe(2);
+  expect(await generation()).toBe(g);
+  expect((await t.db.prisma.job.findUniqueOrThrow({ where: { id: j.id } })).state).toBe("RUNNING");
+
+  await reportPodStatus(t.store, agent, {
+    cluster: "c1",
+    updates: [{ job: j.id, pod: pods[0]!.name, state: "SUCCEEDED" }],
+  });
+  expect(await generation()).toBe(g + 1);
+});
