@@ -138,7 +138,7 @@ export async function startCliControlPlane(): Promise<CliControlPlane> {
 }
 
 /** This run's Redis keys (bind queues, worker queues) go with it. */
-async function deleteKeys(prefix: string): Promise<void> {
+export async function deleteKeys(prefix: string): Promise<void> {
   const redis = new Redis(TEST_REDIS_URL);
   try {
     let cursor = "0";
