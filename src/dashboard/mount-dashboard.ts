@@ -42,6 +42,7 @@ const staticFile = (file: string, type: string) => {
 export function mountDashboard(app: Express): void {
   app.get("/", staticFile("index.html", "html"));
   app.get("/dashboard/style.css", staticFile("style.css", "css"));
+  app.get("/favicon.ico", (_req, res) => void res.status(204).end());
   app.get("/dashboard/app.js", async (_req, res) => {
     try {
       res

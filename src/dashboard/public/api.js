@@ -56,9 +56,18 @@ export const DASHBOARD_QUERY = `query Dashboard {
   fairShare { queue cluster deserved ${R} fairShare ${R} allocated ${R} requested ${R} limit ${R} usage ${R} }
 }`;
 
-export const JOBS_QUERY = `query Jobs {
+// Three small queries rather than one: the API's cost limit counts depth (graphql-armor).
+export const PENDING_QUERY = `query Pending {
   pending: jobs(filter: { state: PENDING }, first: 50) { edges { node { id name createdAt requestedCluster
-    queue { name } pods { state } pendingReason { message clusters { cluster message short { resource amount } } } } } }
+    queue { name } pods { state } pendingReason { message clusters { cluster message } } } } }
+}`;
+
+export const SHORTFALL_QUERY = `query Shortfalls {
+  shortfalls: jobs(filter: { state: PENDING }, first: 50) { edges { node { id
+    pendingReason { clusters { cluster short { resource amount } } } } } }
+}`;
+
+export const RUNNING_QUERY = `query Running {
   running: jobs(filter: { state: RUNNING }, first: 50) { edges { node { id name startedAt
     queue { name } cluster { name } pods { state } } } }
 }`;

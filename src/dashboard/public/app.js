@@ -1,7 +1,15 @@
 // The dashboard: signs in with a token (?token= or the form, kept in localStorage), loads the
 // queue tree, fair share, clusters and jobs, and reloads whenever the queueEvents subscription
 // reports a change (debounced), polling as a fallback while the WebSocket is down.
-import { DASHBOARD_QUERY, gql, JOBS_QUERY, subscribeEvents, Unauthenticated } from "./api.js";
+import {
+  DASHBOARD_QUERY,
+  gql,
+  PENDING_QUERY,
+  RUNNING_QUERY,
+  SHORTFALL_QUERY,
+  subscribeEvents,
+  Unauthenticated,
+} from "./api.js";
 import { renderClusters, renderEvents, renderPending, renderQueues, renderRunning } from "./render.js";
 
 const STORAGE_KEY = "fleetq.token";
@@ -44,12 +52,31 @@ function draw() {
   renderEvents($("events"), state.events);
 }
 
+/** Pending jobs with each cluster's shortfall (fetched apart) merged into their reasons. */
+function withShortfalls(pending, shortfalls) {
+  const short = new Map();
+  for (const j of shortfalls) {
+    for (const c of j.pendingReason?.clusters ?? []) short.set(`${j.id}\u0000${c.cluster}`, c.short);
+  }
+  return pending.map((j) => {
+    if (!j.pendingReason) return j;
+    const clusters = j.pendingReason.clusters.map((c) => ({
+      ...c,
+      short: short.get(`${j.id}\u0000${c.cluster}`) ?? [],
+    }));
+    return { ...j, pendingReason: { ...j.pendingReason, clusters } };
+  });
+}
+
 async function load() {
-  const [a, b] = await Promise.all([gql(state.token, DASHBOARD_QUERY), gql(state.token, JOBS_QUERY)]);
+  const [a, p, s, r] = await Promise.all(
+    [DASHBOARD_QUERY, PENDING_QUERY, SHORTFALL_QUERY, RUNNING_QUERY].map((q) => gql(state.token, q)),
+  );
+  const nodes = (connection) => connection.edges.map((e) => e.node);
   state.data = {
     ...a,
-    pending: b.pending.edges.map((e) => e.node),
-    running: b.running.edges.map((e) => e.node),
+    pending: withShortfalls(nodes(p.pending), nodes(s.shortfalls)),
+    running: nodes(r.running),
   };
   document.body.dataset.loadedAt = String(Date.now());
   draw();

@@ -22,6 +22,14 @@ function treeOrder(queues) {
   return out;
 }
 
+/** Table headers; a trailing ">" right-aligns the column (numbers). */
+const headerRow = (titles) =>
+  h(
+    "tr",
+    {},
+    titles.map((t) => (t.endsWith(">") ? h("th", { class: "num" }, t.slice(0, -1)) : h("th", {}, t))),
+  );
+
 const pct = (v, max) => `${max > 0 && v > 0 ? Math.min(100, (v / max) * 100) : 0}%`;
 
 /** deserved (outline), fair share (light), allocated (solid; orange above fair share), usage (line). */
@@ -155,15 +163,7 @@ export function renderPending(el, jobs) {
     h(
       "table",
       {},
-      h(
-        "thead",
-        {},
-        h(
-          "tr",
-          {},
-          ["Job", "Queue", "Cluster", "Pods", "Age", "Why"].map((t) => h("th", {}, t)),
-        ),
-      ),
+      h("thead", {}, headerRow(["Job", "Queue", "Cluster", "Pods>", "Age>", "Why"])),
       h(
         "tbody",
         {},
@@ -202,15 +202,7 @@ export function renderRunning(el, jobs) {
     h(
       "table",
       {},
-      h(
-        "thead",
-        {},
-        h(
-          "tr",
-          {},
-          ["Job", "Queue", "Cluster", "Pods running", "Running for"].map((t) => h("th", {}, t)),
-        ),
-      ),
+      h("thead", {}, headerRow(["Job", "Queue", "Cluster", "Pods running>", "Running for>"])),
       h(
         "tbody",
         {},
