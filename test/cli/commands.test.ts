@@ -4,10 +4,13 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { gql } from "../helpers/api.js";
 import { type CliControlPlane, startCliControlPlane } from "./control-plane.js";
 import { runCli, until } from "./run-cli.js";
+
+// Each test runs real processes against the real control plane: generous limits, no timing assertions.
+vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
 let cp: CliControlPlane;
 let admin: (args: string[]) => ReturnType<typeof runCli>;

@@ -2,7 +2,7 @@
 // `fleetq dev`: the page loads with the token from the address, shows the demo's queue tree,
 // clusters and fair-share bars, updates live when a job is submitted, and asks for a token when it
 // has none or a bad one. Screenshots go to test-results/ (gitignored).
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
@@ -105,6 +105,17 @@ it("shows the demo's queues, clusters and fair share, and updates live when a jo
   // reloaded by the subscription, not by navigating: the same document
   expect(await page.evaluate<string>("document.body.dataset.loadedAt")).not.toBe(loadsBefore);
   expect(await page.evaluate<number>('performance.getEntriesByType("navigation").length')).toBe(1);
+  // a job that cannot fit shows up as pending, with the scheduler's reason per cluster
+  const tooBig = path.join(stateDir, "too-big.yaml");
+  writeFileSync(
+    tooBig,
+    'name: too-big\nqueue: llm\ntasks:\n  - name: w\n    replicas: 1\n    resources: { cpu: "1", memory: 1Gi, gpu: 64 }\n',
+  );
+  const pendingJob = await runCli(["submit", tooBig], { url: dev.baseUrl, token: dev.memberToken });
+  expect(pendingJob.code, pendingJob.stderr).toBe(0);
+  const pendingRow = page.locator(`[data-testid=pending] tr[data-job-id="${pendingJob.stdout.trim()}"]`);
+  await pendingRow.waitFor({ timeout: 120_000 });
+  await expect.poll(() => pendingRow.innerText(), { timeout: 120_000 }).toMatch(/a100-small: .+/);
   await page.selectOption("[data-testid=resource]", "cpu");
   await page.screenshot({ path: path.join(SCREENSHOTS, "dashboard-live.png"), fullPage: true });
   expect(errors).toEqual([]);
