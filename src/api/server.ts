@@ -93,6 +93,10 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   app.set("etag", false);
   app.disable("x-powered-by");
   const httpServer = http.createServer(app);
+  // Longer than the usual idle timeouts of clients and load balancers (60 s): a connection the
+  // server drops while a client reuses it fails a request with ECONNRESET.
+  httpServer.keepAliveTimeout = 65_000;
+  httpServer.headersTimeout = 66_000;
   const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
   const armor = armorProtection();
   const connectionPrincipals = new WeakMap<object, Principal | null>();
