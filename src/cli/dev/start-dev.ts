@@ -26,6 +26,13 @@ export interface DevOptions {
   host?: string;
   env: NodeJS.ProcessEnv;
   log: Logger;
+  /** True once Ctrl-C was pressed during startup: stop what started, start nothing more. */
+  interrupted?: () => boolean;
+}
+
+/** Ctrl-C during startup. */
+export class StartInterrupted extends Error {
+  override name = "StartInterrupted";
 }
 
 export interface DemoClusterInfo {
@@ -51,6 +58,9 @@ export interface RunningDev {
 export async function startDev(o: DevOptions): Promise<RunningDev> {
   const { env, log } = o;
   const life = new Lifecycle(log);
+  const checkpoint = () => {
+    if (o.interrupted?.()) throw new StartInterrupted("interrupted while starting");
+  };
   try {
     const dir = stateDir(env);
     const release = lockStateDir(dir);
@@ -59,8 +69,10 @@ export async function startDev(o: DevOptions): Promise<RunningDev> {
     const databaseUrl = env.DATABASE_URL || `pglite:${join(dir, "pglite")}`;
     const applied = await migrateDeploy({ url: databaseUrl });
     if (applied.length) log.info({ applied }, "migrations applied");
+    checkpoint();
     const redis = await localRedis({ env, stateDir: dir });
     life.add({ name: `redis (${redis.source})`, stop: () => redis.stop() });
+    checkpoint();
     log.info({ redis: redis.url, source: redis.source }, "redis");
 
     // One database handle for the API and the workers: the embedded database is one connection.
@@ -90,6 +102,7 @@ export async function startDev(o: DevOptions): Promise<RunningDev> {
       );
     });
     life.add({ name: "api", stop: () => api.close() });
+    checkpoint();
     const apiUrl = `http://127.0.0.1:${api.port}/graphql`;
 
     const clusterFiles = await Promise.all(
@@ -111,6 +124,7 @@ export async function startDev(o: DevOptions): Promise<RunningDev> {
 
     const workers = await startWorkers({ ...workerOptions, store: api.store });
     life.add({ name: "workers", stop: () => workers.stop() });
+    checkpoint();
 
     const queuePrefix = env.FLEETQ_BIND_QUEUE_PREFIX || undefined;
     for (const c of clusterFiles) {
@@ -124,6 +138,7 @@ export async function startDev(o: DevOptions): Promise<RunningDev> {
         logger: log.child({ part: "agent" }),
       });
       life.add({ name: `agent ${c.name}`, stop: () => agent.stop() });
+      checkpoint();
     }
 
     return {
