@@ -6,7 +6,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { Command } from "commander";
+import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { DEMO_CLUSTER_FILES } from "../../src/cli/demo/demo-plan.js";
