@@ -28,6 +28,9 @@ export function registerDemo(program: Command): void {
           `demo ready: ${r.createdQueues.length} queue(s), ${r.registeredClusters.length} cluster(s) and ` +
             `${r.createdTokens.length} token(s) created; tokens in ${opts.tokensDir}`,
         );
+        // The demo's way in for people (docker compose logs demo); agents read their files.
+        for (const [name, secret] of Object.entries(r.tokens.members))
+          print(`member token (${name}): ${secret}`);
       }),
     );
 }
