@@ -42,9 +42,11 @@ for (const [k, v] of Object.entries({ RUNS, JOBS, PODS, CONCURRENCY }))
 if (!(NAMED >= 0 && NAMED <= 1)) throw new Error("--named must be between 0 and 1");
 
 const root = path.resolve(import.meta.dirname, "..");
+/** Warm-up jobs per run (not measured): JIT, prepared statements, pools, every cluster's queues. */
+const WARMUP = 6;
 const CLUSTERS = ["sim-a", "sim-b", "sim-c"];
 /** Room for every pod of a run with some to spare: each cluster takes ~half of them. */
-const nodesPerCluster = Math.max(8, Math.ceil((JOBS * PODS) / 8 / 2));
+const nodesPerCluster = Math.max(8, Math.ceil(((JOBS + WARMUP) * PODS) / 8 / 2));
 const clusterYaml = `
 nodeGroups:
   - { name: gpu, count: ${nodesPerCluster}, cpu: 128, memory: 1Ti, gpus: 8, gpuModel: H100, gpuMemoryMiB: 81920 }
@@ -81,12 +83,12 @@ function startProcess(
 
 const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
-function gql(
+function gql<T = Record<string, unknown>>(
   url: string,
   token: string,
   query: string,
   variables: object = {},
-): Promise<Record<string, any>> {
+): Promise<T> {
   const body = JSON.stringify({ query, variables });
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -107,7 +109,7 @@ function gql(
           text += d;
         });
         res.on("end", () => {
-          const parsed = JSON.parse(text) as { data?: Record<string, any>; errors?: { message: string }[] };
+          const parsed = JSON.parse(text) as { data?: T; errors?: { message: string }[] };
           if (parsed.errors?.length) reject(new Error(parsed.errors[0]!.message));
           else resolve(parsed.data!);
         });
@@ -116,6 +118,35 @@ function gql(
     req.on("error", reject);
     req.end(body);
   });
+}
+
+async function submit(
+  url: string,
+  token: string,
+  name: string,
+  named: { cluster?: string },
+): Promise<string> {
+  const { submitJob } = await gql<{ submitJob: { id: string } }>(
+    url,
+    token,
+    "mutation($i: SubmitJobInput!) { submitJob(input: $i) { id } }",
+    {
+      i: {
+        name,
+        queue: "bench",
+        ...named,
+        tasks: [
+          {
+            name: "w",
+            replicas: PODS,
+            resources: { cpu: 1000, memory: "4Gi", gpu: 1 },
+            durationSeconds: 86_400,
+          },
+        ],
+      },
+    },
+  );
+  return submitJob.id;
 }
 
 const quantile = (sorted: number[], q: number) =>
@@ -157,7 +188,7 @@ async function oneRun(run: number): Promise<RunResult> {
       await gql(url, adminToken, "mutation($n: String!) { registerCluster(input: { name: $n }) { name } }", {
         n: c,
       });
-      const { createToken } = await gql(
+      const { createToken } = await gql<{ createToken: { secret: string } }>(
         url,
         adminToken,
         "mutation($n: String!, $c: String!) { createToken(input: { name: $n, role: AGENT, cluster: $c }) { secret } }",
@@ -172,6 +203,8 @@ async function oneRun(run: number): Promise<RunResult> {
           queuePrefix: `${prefix}bind`,
           backend: SimulatedBackend.fromClusterFile(parseClusterFile(`${c}.yaml`, clusterYaml)),
           register: false,
+          // Simulated binds are instant: let many wait on their report at once.
+          concurrency: 256,
           heartbeatSeconds: 3600,
           logger: pino({ level: "warn" }),
         }),
@@ -179,8 +212,12 @@ async function oneRun(run: number): Promise<RunResult> {
     }
     // Nodes reported: every cluster READY before the workers start.
     for (;;) {
-      const { clusters } = await gql(url, adminToken, "{ clusters { state } }");
-      if (clusters.every((c: { state: string }) => c.state === "READY")) break;
+      const { clusters } = await gql<{ clusters: { state: string }[] }>(
+        url,
+        adminToken,
+        "{ clusters { state } }",
+      );
+      if (clusters.every((c) => c.state === "READY")) break;
       await new Promise((r) => setTimeout(r, 100));
     }
     const workers = await startProcess(
@@ -192,15 +229,27 @@ async function oneRun(run: number): Promise<RunResult> {
 
     const submittedAt = new Map<string, number>();
     const runningAt = new Map<string, number>();
+    const warming = new Set<string>();
+    let warmedUp!: () => void;
+    const warm = new Promise<void>((r) => {
+      warmedUp = r;
+    });
     let allRunning!: () => void;
     const done = new Promise<void>((r) => {
       allRunning = r;
     });
     await bus.listen((e) => {
-      if (e.kind !== "job.running" || !e.job || runningAt.has(e.job)) return;
+      if (e.kind !== "job.running" || !e.job) return;
+      if (warming.delete(e.job)) {
+        if (!warming.size) warmedUp();
+        return;
+      }
+      if (runningAt.has(e.job)) return;
       runningAt.set(e.job, performance.now());
       if (runningAt.size === JOBS) allRunning();
     });
+    for (let n = 0; n < WARMUP; n++) warming.add(await submit(url, adminToken, `warm-${n}`, {}));
+    await warm;
 
     const start = performance.now();
     let next = 0;
@@ -209,27 +258,7 @@ async function oneRun(run: number): Promise<RunResult> {
         const n = next++;
         const named = n < JOBS * NAMED ? { cluster: CLUSTERS[n % CLUSTERS.length] } : {};
         const t = performance.now();
-        const { submitJob } = await gql(
-          url,
-          adminToken,
-          "mutation($i: SubmitJobInput!) { submitJob(input: $i) { id } }",
-          {
-            i: {
-              name: `job-${n}`,
-              queue: "bench",
-              ...named,
-              tasks: [
-                {
-                  name: "w",
-                  replicas: PODS,
-                  resources: { cpu: 1000, memory: "4Gi", gpu: 1 },
-                  durationSeconds: 86_400,
-                },
-              ],
-            },
-          },
-        );
-        submittedAt.set(submitJob.id, t);
+        submittedAt.set(await submit(url, adminToken, `job-${n}`, named), t);
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, submitter));

@@ -104,6 +104,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
           usageWindow,
           readmitAfterMs: o.readmitAfterMs,
           batch: o.admissionBatch,
+          batchPods: o.admissionBatchPods,
           log,
         });
         if (r.clusters.length) await cycles.trigger(r.clusters, "admission");

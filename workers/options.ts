@@ -38,6 +38,9 @@ export interface WorkerOptions {
   readmitAfterMs?: number;
   /** At most this many jobs per admission pass (default 1000); more trigger another pass. */
   admissionBatch?: number;
+  /** …and at most about this many pods (default 2000; a larger first job is taken alone): short
+   * passes let the first decisions reach the cycles while the rest are still being made. */
+  admissionBatchPods?: number;
   /** After a failed bind the pod waits base·2^(failures−1) ms, at most max, before a retry
    * (default 2000 and 60 000). */
   bindBackoff?: { baseMs: number; maxMs: number };
@@ -82,6 +85,7 @@ const DEFAULTS = {
   usageIntervalMs: 60_000,
   readmitAfterMs: 600_000,
   admissionBatch: 1000,
+  admissionBatchPods: 2000,
   bindBackoff: { baseMs: 2000, maxMs: 60_000 },
   staleRetries: 5,
   lockDurationMs: 30_000,
@@ -129,6 +133,11 @@ export function resolveOptions(o: WorkerOptions): ResolvedOptions {
   check(
     Number.isInteger(r.admissionBatch) && r.admissionBatch > 0,
     "admissionBatch",
+    "must be a positive integer",
+  );
+  check(
+    Number.isInteger(r.admissionBatchPods) && r.admissionBatchPods > 0,
+    "admissionBatchPods",
     "must be a positive integer",
   );
   positive(r.bindBackoff.baseMs, "bindBackoff.baseMs");

@@ -3,6 +3,7 @@
 // with the configured plugins), never by totals alone.
 import {
   computeFairShare,
+  type Placement,
   type PodGroupSpec,
   type QueueShare,
   runSession,
@@ -55,12 +56,20 @@ export class ClusterView {
   free: Amounts;
   /** Pending pods already waiting on this cluster, plus what this pass sent here unplaced. */
   backlog: Amounts;
-  /** What this pass sent here, per queue (fair-share headroom shrinks by it). */
-  readonly admittedNow = new Map<string, Amounts>();
+  /** The snapshot's jobs reduced to the pods that hold resources. */
   private readonly held: PodGroupSpec[];
+  /** Jobs this pass placed here (their placed pods hold their nodes for the rest of the pass). */
+  private readonly placed: PodGroupSpec[] = [];
+  /** Jobs this pass sent here to wait for room (demand in the fair-share computation). */
+  private readonly waiting: PodGroupSpec[] = [];
+  /** Per queue: sent here to wait, and placed since the last evaluation (not yet in `shares`). */
+  private readonly waitingByQueue = new Map<string, Amounts>();
+  private placedSinceEvaluation = new Map<string, Amounts>();
   private readonly emptyFits = new Map<string, FitResult>();
   private shares = new Map<string, QueueShare>();
   private batch = new Map<string, FitResult>();
+  /** The last evaluation's placements, per job. */
+  private placements = new Map<string, Placement[]>();
 
   constructor(
     summary: ClusterSummary,
@@ -95,27 +104,34 @@ export class ClusterView {
 
   /**
    * One allocate dry run with every candidate this cluster may take, on its nodes as they are
-   * now (pods that hold resources kept, pods that wait left out). A candidate placed here fits
-   * even if all the others placed with it come here too: the pass may send any of them.
+   * now (pods that hold resources kept, pods that wait left out, what this pass placed here
+   * added). A candidate placed here fits even if all the others placed with it come here too:
+   * the pass may send any of them. Called again for the candidates still undecided.
    */
   evaluate(candidates: readonly AdmissionCandidate[]): void {
     const jobs = candidates.map((c) => c.spec);
     const topologies = mergeTopologies(this.snapshot.topologies, ...candidates.map((c) => c.topologies));
     const result = runSession(
-      { ...this.snapshot, jobs: [...this.held, ...jobs], topologies },
+      { ...this.snapshot, jobs: [...this.held, ...this.placed, ...jobs], topologies },
       this.allocateOnly(),
     );
-    const placed = new Set(result.binds.map((b) => b.job));
+    this.placements = new Map();
+    for (const b of result.binds) this.placements.set(b.job, [...(this.placements.get(b.job) ?? []), b]);
     const errors = new Map(result.jobs.map((o) => [o.uid, o.fitErrors]));
     this.batch = new Map(
-      jobs.map((j) => [j.uid, { fits: placed.has(j.uid), fitErrors: errors.get(j.uid) ?? [] }]),
+      jobs.map((j) => [j.uid, { fits: this.placements.has(j.uid), fitErrors: errors.get(j.uid) ?? [] }]),
     );
-    // Fair shares as if the candidates' demand came here (the pending backlog counts too).
+    // Fair shares as if the candidates' demand came here (what waits here counts too).
     const shares = computeFairShare(
-      { ...this.snapshot, jobs: [...this.snapshot.jobs, ...jobs], topologies },
+      {
+        ...this.snapshot,
+        jobs: [...this.snapshot.jobs, ...this.placed, ...this.waiting, ...jobs],
+        topologies,
+      },
       fairShareConfig(this.config),
     );
     this.shares = new Map(shares.map((s) => [s.queue, s]));
+    this.placedSinceEvaluation = new Map();
   }
 
   fitsNow(uid: string): FitResult {
@@ -144,14 +160,35 @@ export class ClusterView {
   headroom(queue: string): Amounts | null {
     const s = this.shares.get(queue);
     if (!s) return null;
-    const sent = this.admittedNow.get(queue) ?? zero();
+    const sent = add(
+      this.waitingByQueue.get(queue) ?? zero(),
+      this.placedSinceEvaluation.get(queue) ?? zero(),
+    );
     return sub(sub(s.fairShare, s.allocated), sent);
   }
 
-  /** Records that a job was sent here: placed now (tier "fits now") or to wait for reclaim. */
+  /**
+   * Records that a job was sent here: placed now (it fit in the last evaluation; its pods now
+   * hold their nodes for the rest of the pass) or to wait for reclaim.
+   */
   admit(c: AdmissionCandidate, amounts: Amounts, placedNow: boolean): void {
-    this.admittedNow.set(c.spec.queue, add(this.admittedNow.get(c.spec.queue) ?? zero(), amounts));
-    if (placedNow) this.free = sub(this.free, amounts);
-    else this.backlog = add(this.backlog, amounts);
+    const queue = c.spec.queue;
+    if (placedNow) {
+      const where = new Map((this.placements.get(c.spec.uid) ?? []).map((b) => [b.pod, b]));
+      const job = heldOnly({
+        ...c.spec,
+        pods: c.spec.pods.map((p) => {
+          const b = where.get(p.uid);
+          return b ? { ...p, status: "Binding", node: b.node, gpuGroups: b.gpuGroups } : p;
+        }),
+      });
+      if (job) this.placed.push(job);
+      this.placedSinceEvaluation.set(queue, add(this.placedSinceEvaluation.get(queue) ?? zero(), amounts));
+      this.free = sub(this.free, amounts);
+    } else {
+      this.waiting.push(c.spec);
+      this.waitingByQueue.set(queue, add(this.waitingByQueue.get(queue) ?? zero(), amounts));
+      this.backlog = add(this.backlog, amounts);
+    }
   }
 }

@@ -31,6 +31,8 @@ export interface AdmissionDeps {
   /** 0 = no re-admission. */
   readmitAfterMs: number;
   batch: number;
+  /** Pods per pass, about (the jobs that fit under it, at least one). */
+  batchPods: number;
   log: Logger;
 }
 
@@ -53,47 +55,65 @@ export interface AdmissionReport {
 }
 
 const ADMISSION = { name: "admission" };
+/** Dry-run rounds per pass: each places what fits now; few are ever needed. */
+const MAX_ROUNDS = 5;
 
 export async function runAdmission(deps: AdmissionDeps): Promise<AdmissionReport> {
   const end = admissionDuration.startTimer();
   const now = new Date();
-  const candidates = await admissionCandidates(deps.store.prisma, {
+  const found = await admissionCandidates(deps.store.prisma, {
     limit: deps.batch,
     readmitAfterMs: deps.readmitAfterMs > 0 ? deps.readmitAfterMs : undefined,
     now,
   });
+  const candidates = withinPods(found, deps.batchPods);
   const report: AdmissionReport = {
     considered: candidates.length,
     assigned: [],
     reassigned: [],
     unplaced: 0,
     clusters: [],
-    more: candidates.filter((c) => c.cluster === null).length >= deps.batch,
+    more: candidates.length < found.length || found.filter((c) => c.cluster === null).length >= deps.batch,
   };
   if (!candidates.length) {
     end();
     return report;
   }
   const clusters = await listClusters(deps.store.prisma);
-  const views = await loadViews(deps, clusters, candidates, now);
+  const views = await loadViews(deps, clusters, now);
   const reasons: { job: string; reason: PendingReason }[] = [];
+  const admit = (c: AdmissionCandidate, best: Assessment) => {
+    const decision = {
+      job: c.spec.uid,
+      cluster: best.cluster,
+      tier: best.tier as 1 | 2,
+      message: best.message,
+    };
+    views.get(best.cluster)!.admit(c, jobTotal(c.spec), best.tier === 2);
+    if (c.cluster === null) report.assigned.push(decision);
+    else report.reassigned.push({ ...decision, from: c.cluster });
+  };
 
-  for (const c of candidates) {
+  // Rounds: evaluate the undecided jobs on every cluster, send those that fit now where they fit
+  // best; what the round placed stays placed in the views, so the next round sees the room left.
+  let undecided = candidates;
+  for (let round = 0; round < MAX_ROUNDS && undecided.length; round++) {
+    evaluate(views, undecided);
+    const before = undecided.length;
+    undecided = undecided.filter((c) => {
+      const best = bestNow(clusters, views, c);
+      if (best) admit(c, best);
+      return !best;
+    });
+    if (undecided.length === before) break;
+  }
+  // The rest fit nowhere now: new jobs may still go where reclaim will make room (tier 1).
+  for (const c of undecided) {
+    if (c.cluster !== null) continue; // re-admission only moves jobs that fit now
     const ranked = clusters.map((s) => assess(s, views.get(s.name), c)).sort(byPreference);
-    const best = c.cluster === null ? ranked[0] : ranked.find((a) => a.tier === 2 && a.cluster !== c.cluster);
-    if (best && best.tier > 0) {
-      const decision = {
-        job: c.spec.uid,
-        cluster: best.cluster,
-        tier: best.tier as 1 | 2,
-        message: best.message,
-      };
-      views.get(best.cluster)!.admit(c, jobTotal(c.spec), best.tier === 2);
-      if (c.cluster === null) report.assigned.push(decision);
-      else report.reassigned.push({ ...decision, from: c.cluster });
-    } else if (c.cluster === null) {
-      reasons.push({ job: c.spec.uid, reason: unplacedReason(ranked) });
-    }
+    const best = ranked[0];
+    if (best && best.tier > 0) admit(c, best);
+    else reasons.push({ job: c.spec.uid, reason: unplacedReason(ranked) });
   }
 
   const assigned = await assignJobClusters(
@@ -127,29 +147,54 @@ export async function runAdmission(deps: AdmissionDeps): Promise<AdmissionReport
   return report;
 }
 
-/** Snapshots of the ready, uncordoned clusters some candidate may go to, each evaluated once. */
+/** The first candidates whose pods add up to at most `pods` (always the first one). */
+function withinPods(candidates: readonly AdmissionCandidate[], pods: number): AdmissionCandidate[] {
+  let total = 0;
+  const out: AdmissionCandidate[] = [];
+  for (const c of candidates) {
+    total += c.spec.pods.length;
+    if (out.length && total > pods) break;
+    out.push(c);
+  }
+  return out;
+}
+
+/** Snapshots of the ready, uncordoned clusters. */
 async function loadViews(
   deps: AdmissionDeps,
   clusters: readonly ClusterSummary[],
-  candidates: readonly AdmissionCandidate[],
   now: Date,
 ): Promise<Map<string, ClusterView>> {
   const views = new Map<string, ClusterView>();
   for (const s of clusters) {
     if (!s.ready || s.cordoned) continue;
-    const mine = candidates.filter(
-      (c) => c.cluster !== s.name && matchesSelector(s.labels, c.clusterSelector),
-    );
-    if (!mine.length) continue;
     const { snapshot } = await loadSnapshot(deps.store.prisma, s.name, {
       now: now.getTime(),
       usage: deps.usageWindow ?? undefined,
     });
-    const view = new ClusterView(s, snapshot, deps.config);
-    view.evaluate(mine);
-    views.set(s.name, view);
+    views.set(s.name, new ClusterView(s, snapshot, deps.config));
   }
   return views;
+}
+
+/** Each view's dry run with the candidates that may go there (selector; not the one they wait on). */
+function evaluate(views: Map<string, ClusterView>, candidates: readonly AdmissionCandidate[]): void {
+  for (const view of views.values())
+    view.evaluate(
+      candidates.filter((c) => c.cluster !== view.name && matchesSelector(view.labels, c.clusterSelector)),
+    );
+}
+
+/** The best cluster where the job fits now, if any (never the one a re-admission candidate waits on). */
+function bestNow(
+  clusters: readonly ClusterSummary[],
+  views: Map<string, ClusterView>,
+  c: AdmissionCandidate,
+): Assessment | undefined {
+  return clusters
+    .filter((s) => s.name !== c.cluster && views.get(s.name)?.fitsNow(c.spec.uid).fits)
+    .map((s) => assess(s, views.get(s.name), c))
+    .sort(byPreference)[0];
 }
 
 function unplacedReason(ranked: readonly Assessment[]): PendingReason {

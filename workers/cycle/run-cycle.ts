@@ -24,6 +24,7 @@ import {
   taskErrorsTotal,
 } from "../metrics.js";
 import { type BackoffPolicy, gateBackedOffPods } from "./bind-backoff.js";
+import { isIdleResult } from "./idle-result.js";
 
 export interface CycleDeps {
   store: Store;
@@ -108,6 +109,7 @@ async function decideAndCommit(
       const note = waiting.get(outcome.uid);
       if (note) outcome.fitErrors = [note, ...outcome.fitErrors];
     }
+    if (isIdleResult(snapshot, result)) return { result, commit: { generation, bindRequests: [], jobs: [] } };
     try {
       return { result, commit: await commitSession(deps.store, cluster, generation, result) };
     } catch (err) {

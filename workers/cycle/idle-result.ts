@@ -1,0 +1,17 @@
+// A session that changed nothing on a cluster where nothing waits: no pod moves, no pod is
+// Pending (so no pending reason or pipelined nomination to refresh), and every job's scheduler
+// bookkeeping (last start, stale since) is what the snapshot already holds. Committing it would
+// write nothing but still lock the cluster and re-read every job: the cycle skips the commit.
+import type { SessionResult, Snapshot } from "../../src/core/index.js";
+
+export function isIdleResult(snapshot: Snapshot, result: SessionResult): boolean {
+  if (result.binds.length || result.pipelines.length || result.evictions.length || result.pods.length)
+    return false;
+  const jobs = new Map(snapshot.jobs.map((j) => [j.uid, j]));
+  for (const j of snapshot.jobs)
+    for (const p of j.pods) if (p.status === "Pending" || p.status === "Gated") return false;
+  return result.jobs.every((o) => {
+    const j = jobs.get(o.uid);
+    return j !== undefined && j.lastStartAt === o.lastStartAt && j.staleSince === o.staleSince;
+  });
+}
