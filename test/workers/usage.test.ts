@@ -1,0 +1,85 @@
+// Usage history for time-based fair share, against real PostgreSQL and the real core: the
+// recorder writes what each queue (and its parent) holds; loadSnapshot, when asked, gives each
+// queue its decayed usage as a fraction of the cluster's capacity; and the proportion plugin then
+// gives the queue that used the cluster lately a smaller share than the one that did not.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { computeFairShare, defaultSchedulerConfig } from "../../src/core/index.js";
+import { decayedAverage, DEFAULT_USAGE_WINDOW } from "../../src/store/domain/usage.js";
+import { fairShareConfig, loadSnapshot } from "../../src/store/index.js";
+import { registerCluster } from "../../src/store/operations/clusters.js";
+import { createQueue, setQueueQuota } from "../../src/store/operations/queues.js";
+import { reportNodes } from "../../src/store/operations/report-nodes.js";
+import { submitJob } from "../../src/store/operations/submit-job.js";
+import { recordUsage } from "../../workers/index.js";
+import { runCycle } from "../helpers/cycle.js";
+import { openTestStore, type TestStore } from "../helpers/store.js";
+import { admin, gpuNode, job } from "../store/fixtures.js";
+
+let t: TestStore;
+const config = defaultSchedulerConfig();
+
+beforeAll(async () => {
+  t = await openTestStore();
+  await createQueue(t.store, admin, { name: "org" });
+  await createQueue(t.store, admin, { name: "team-a", parent: "org" });
+  await createQueue(t.store, admin, { name: "team-b", parent: "org" });
+  for (const queue of ["team-a", "team-b"])
+    await setQueueQuota(t.store, admin, { queue, resource: "GPU", deserved: 0, overQuotaWeight: 1 });
+  await registerCluster(t.store, admin, { name: "c1" });
+  await reportNodes(
+    t.store,
+    { name: "agent:c1" },
+    { cluster: "c1", complete: true, nodes: [gpuNode("n1", 8)] },
+  );
+});
+afterAll(async () => t?.close());
+
+it("records usage and feeds it, decayed, into the fair shares", async () => {
+  // team-a holds 4 of the 8 GPUs for an hour.
+  await submitJob(
+    t.store,
+    admin,
+    job({ cluster: "c1", queue: "team-a", tasks: [{ name: "w", replicas: 4, resources: { gpu: 1 } }] }),
+  );
+  await runCycle(t.store, "c1");
+  const now = new Date();
+  expect(await recordUsage(t.store, config, 3600, DEFAULT_USAGE_WINDOW, now)).toBe(1);
+  const rows = await t.db.prisma.queueUsage.findMany({ orderBy: { queueName: "asc" } });
+  expect(rows.map((r) => [r.queueName, r.gpuSeconds])).toEqual([
+    ["org", 4 * 3600],
+    ["team-a", 4 * 3600],
+  ]);
+
+  // Both teams now want the whole cluster.
+  for (const queue of ["team-a", "team-b"])
+    await submitJob(
+      t.store,
+      admin,
+      job({
+        name: `more-${queue}`,
+        cluster: "c1",
+        queue,
+        tasks: [{ name: "w", replicas: 8, resources: { gpu: 1 } }],
+      }),
+    );
+
+  const plain = await loadSnapshot(t.db.prisma, "c1", { now: now.getTime() });
+  expect(plain.snapshot.queues.every((q) => q.usage === null)).toBe(true);
+  const timed = await loadSnapshot(t.db.prisma, "c1", { now: now.getTime(), usage: DEFAULT_USAGE_WINDOW });
+  const usage = new Map(timed.snapshot.queues.map((q) => [q.name, q.usage]));
+  const expected =
+    decayedAverage(
+      rows.filter((r) => r.queueName === "team-a"),
+      now,
+    ).gpu / 8;
+  expect(usage.get("team-a")!.gpu).toBeCloseTo(expected, 9);
+  expect(usage.get("team-a")!.gpu).toBeGreaterThan(0);
+  expect(usage.get("team-b") ?? null).toBeNull();
+
+  const share = (s: typeof plain.snapshot) =>
+    new Map(computeFairShare(s, fairShareConfig(config)).map((q) => [q.queue, q.fairShare.gpu]));
+  const without = share(plain.snapshot);
+  const withUsage = share(timed.snapshot);
+  expect(without.get("team-a")).toBe(without.get("team-b"));
+  expect(withUsage.get("team-b")!).toBeGreaterThan(withUsage.get("team-a")!);
+});
