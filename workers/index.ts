@@ -98,17 +98,17 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
       intervalMs: o.admissionIntervalMs,
       log,
       run: guarded("admission", async () => {
-        const r = await runAdmission({
+        await runAdmission({
           store,
           config,
           usageWindow,
           readmitAfterMs: o.readmitAfterMs,
           batch: o.admissionBatch,
           batchPods: o.admissionBatchPods,
+          // Each chunk's clusters get their cycle at once, while the pass goes on.
+          onAssigned: (clusters) => cycles.trigger(clusters, "admission"),
           log,
         });
-        if (r.clusters.length) await cycles.trigger(r.clusters, "admission");
-        if (r.more) await admission?.trigger("admission backlog");
       }),
     });
     tasks.push(admission);

@@ -36,10 +36,11 @@ export interface WorkerOptions {
   /** A job admission placed that is still entirely unplaced after this long may move to another
    * cluster where it fits now (default 600 000 ms; 0 = never). */
   readmitAfterMs?: number;
-  /** At most this many jobs per admission pass (default 1000); more trigger another pass. */
+  /** An admission pass goes through every unadmitted job in chunks of at most this many jobs
+   * (default 1000)… */
   admissionBatch?: number;
-  /** …and at most about this many pods (default 2000; a larger first job is taken alone): short
-   * passes let the first decisions reach the cycles while the rest are still being made. */
+  /** …and about this many pods (default 2000; a larger job is taken alone): each chunk's decisions
+   * are committed, and their clusters' cycles triggered, before the next chunk is read. */
   admissionBatchPods?: number;
   /** After a failed bind the pod waits base·2^(failures−1) ms, at most max, before a retry
    * (default 2000 and 60 000). */

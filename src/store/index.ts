@@ -43,7 +43,9 @@ export { recordEvents } from "./operations/record-events.js";
 export {
   admissionCandidates,
   type AdmissionCandidate,
+  type AdmissionCursor,
   type AdmissionQuery,
+  cursorOf,
   type LabelMatch,
 } from "./queries/admission.js";
 export { pendingPodBindFailures, type BindFailure } from "./queries/bind-failures.js";

@@ -7,9 +7,11 @@ import type { Logger } from "pino";
 import type { SchedulerConfig } from "../../src/core/index.js";
 import {
   type AdmissionCandidate,
+  type AdmissionCursor,
   admissionCandidates,
   assignJobClusters,
   type ClusterSummary,
+  cursorOf,
   listClusters,
   loadSnapshot,
   type PendingReason,
@@ -30,9 +32,12 @@ export interface AdmissionDeps {
   usageWindow: UsageWindow | null;
   /** 0 = no re-admission. */
   readmitAfterMs: number;
+  /** Jobs per chunk. */
   batch: number;
-  /** Pods per pass, about (the jobs that fit under it, at least one). */
+  /** Pods per chunk, about (the jobs that fit under it, at least one). */
   batchPods: number;
+  /** Called after each chunk's decisions are committed, with the clusters that got jobs. */
+  onAssigned?: (clusters: string[]) => Promise<void>;
   log: Logger;
 }
 
@@ -50,37 +55,73 @@ export interface AdmissionReport {
   unplaced: number;
   /** Clusters that got jobs: their cycles should run. */
   clusters: string[];
-  /** The batch was full: more jobs may be waiting. */
-  more: boolean;
 }
 
 const ADMISSION = { name: "admission" };
-/** Dry-run rounds per pass: each places what fits now; few are ever needed. */
+/** Dry-run rounds per chunk: each places what fits now; few are ever needed. */
 const MAX_ROUNDS = 5;
 
+/**
+ * A pass goes through every unadmitted job, in chunks (a page of jobs, cut at about `batchPods`
+ * pods): each chunk is decided and committed before the next is read, so the first decisions
+ * reach the cycles early and a head of jobs that fit nowhere never hides the ones behind it.
+ */
 export async function runAdmission(deps: AdmissionDeps): Promise<AdmissionReport> {
   const end = admissionDuration.startTimer();
   const now = new Date();
-  const found = await admissionCandidates(deps.store.prisma, {
-    limit: deps.batch,
-    readmitAfterMs: deps.readmitAfterMs > 0 ? deps.readmitAfterMs : undefined,
-    now,
-  });
-  const candidates = withinPods(found, deps.batchPods);
+  const report: AdmissionReport = { considered: 0, assigned: [], reassigned: [], unplaced: 0, clusters: [] };
+  let views: Map<string, ClusterView> | null = null;
+  let clusters: ClusterSummary[] = [];
+  let after: AdmissionCursor | null = null;
+  for (let first = true; ; first = false) {
+    const page = await admissionCandidates(deps.store.prisma, {
+      limit: deps.batch,
+      after,
+      // Re-admission candidates come with the first page only.
+      readmitAfterMs: first && deps.readmitAfterMs > 0 ? deps.readmitAfterMs : undefined,
+      now,
+    });
+    const chunk = withinPods(page, deps.batchPods);
+    if (!chunk.length) break;
+    if (!views) {
+      clusters = await listClusters(deps.store.prisma);
+      views = await loadViews(deps, clusters, now);
+    }
+    const decided = await decideChunk(deps, clusters, views, chunk);
+    report.considered += chunk.length;
+    report.assigned.push(...decided.assigned);
+    report.reassigned.push(...decided.reassigned);
+    report.unplaced += decided.unplaced;
+    if (decided.clusters.length) await deps.onAssigned?.(decided.clusters);
+    const lastNew = chunk.filter((c) => c.cluster === null).at(-1);
+    const more = chunk.length < page.length || page.filter((c) => c.cluster === null).length >= deps.batch;
+    if (!lastNew || !more) break;
+    after = cursorOf(lastNew);
+  }
+  report.clusters = [...new Set([...report.assigned, ...report.reassigned].map((d) => d.cluster))].sort();
+  end();
+  if (report.assigned.length || report.reassigned.length || report.unplaced)
+    deps.log.info(
+      { assigned: report.assigned.length, reassigned: report.reassigned.length, unplaced: report.unplaced },
+      "admission pass",
+    );
+  return report;
+}
+
+/** Decides one chunk against the views (which keep what earlier chunks placed) and commits it. */
+async function decideChunk(
+  deps: AdmissionDeps,
+  clusters: readonly ClusterSummary[],
+  views: Map<string, ClusterView>,
+  candidates: readonly AdmissionCandidate[],
+): Promise<AdmissionReport> {
   const report: AdmissionReport = {
     considered: candidates.length,
     assigned: [],
     reassigned: [],
     unplaced: 0,
     clusters: [],
-    more: candidates.length < found.length || found.filter((c) => c.cluster === null).length >= deps.batch,
   };
-  if (!candidates.length) {
-    end();
-    return report;
-  }
-  const clusters = await listClusters(deps.store.prisma);
-  const views = await loadViews(deps, clusters, now);
   const reasons: { job: string; reason: PendingReason }[] = [];
   const admit = (c: AdmissionCandidate, best: Assessment) => {
     const decision = {
@@ -138,12 +179,6 @@ export async function runAdmission(deps: AdmissionDeps): Promise<AdmissionReport
   for (const d of report.reassigned)
     admissionDecisionsTotal.inc({ outcome: "reassigned", cluster: d.cluster });
   admissionDecisionsTotal.inc({ outcome: "unplaced", cluster: "" }, reasons.length);
-  end();
-  if (report.assigned.length || report.reassigned.length || report.unplaced)
-    deps.log.info(
-      { assigned: report.assigned.length, reassigned: report.reassigned.length, unplaced: report.unplaced },
-      "admission pass",
-    );
   return report;
 }
 

@@ -25,13 +25,29 @@ export interface AdmissionCandidate {
   pendingReason: PendingReason | null;
 }
 
+/** Where a previous page of unadmitted jobs ended (the order is priority desc, created, id). */
+export interface AdmissionCursor {
+  priority: number;
+  createdAt: Date;
+  id: string;
+}
+
 export interface AdmissionQuery {
   /** At most this many of each kind (unadmitted, re-admission candidates). */
   limit: number;
+  /** Unadmitted jobs after this one only (the next page). */
+  after?: AdmissionCursor | null;
   /** Re-admission: jobs given their cluster longer ago than this; absent = none. */
   readmitAfterMs?: number;
   now: Date;
 }
+
+/** The cursor just after this candidate. */
+export const cursorOf = (c: AdmissionCandidate): AdmissionCursor => ({
+  priority: c.spec.priority,
+  createdAt: new Date(c.spec.createdAt),
+  id: c.spec.uid,
+});
 
 /** Highest priority first, then oldest (the order admission decides in). */
 const ORDER = [{ priority: "desc" as const }, { createdAt: "asc" as const }, { id: "asc" as const }];
@@ -40,8 +56,21 @@ export async function admissionCandidates(
   prisma: PrismaClient,
   q: AdmissionQuery,
 ): Promise<AdmissionCandidate[]> {
+  const a = q.after;
   const unadmitted = await prisma.job.findMany({
-    where: { state: "PENDING", clusterName: null },
+    where: {
+      state: "PENDING",
+      clusterName: null,
+      ...(a
+        ? {
+            OR: [
+              { priority: { lt: a.priority } },
+              { priority: a.priority, createdAt: { gt: a.createdAt } },
+              { priority: a.priority, createdAt: a.createdAt, id: { gt: a.id } },
+            ],
+          }
+        : {}),
+    },
     orderBy: ORDER,
     take: q.limit,
   });

@@ -1,0 +1,84 @@
+// Admission passes on their own, against real PostgreSQL and the real core: the documented
+// order (tier, score, then the cluster's name), spreading as clusters fill, and a head of jobs
+// that fit nowhere not hiding the jobs behind it.
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { defaultSchedulerConfig } from "../../src/core/index.js";
+import { registerCluster } from "../../src/store/operations/clusters.js";
+import { createQueue } from "../../src/store/operations/queues.js";
+import { reportNodes } from "../../src/store/operations/report-nodes.js";
+import { submitJob } from "../../src/store/operations/submit-job.js";
+import { runAdmission } from "../../workers/index.js";
+import { openTestStore, type TestStore } from "../helpers/store.js";
+import { admin, gpuNode, job } from "../store/fixtures.js";
+
+let t: TestStore;
+
+const admission = (batch = 1000) =>
+  runAdmission({
+    store: t.store,
+    config: defaultSchedulerConfig(),
+    usageWindow: null,
+    readmitAfterMs: 0,
+    batch,
+    batchPods: 10_000,
+    log: pino({ level: "silent" }),
+  });
+
+const gpus = (name: string, replicas: number, gpu: number) =>
+  job({ name, tasks: [{ name: "w", replicas, resources: { cpu: 1000, memory: "1Gi", gpu } }] });
+
+const clusterOf = async (id: string) =>
+  (await t.db.prisma.job.findUniqueOrThrow({ where: { id } })).clusterName;
+
+beforeAll(async () => {
+  t = await openTestStore();
+  await createQueue(t.store, admin, { name: "team-a" });
+  // Two identical clusters; their names decide ties.
+  for (const name of ["beta", "alpha"]) {
+    await registerCluster(t.store, admin, { name });
+    await reportNodes(
+      t.store,
+      { name: `agent:${name}` },
+      { cluster: name, complete: true, nodes: [gpuNode("n1", 8)] },
+    );
+  }
+});
+afterAll(async () => t?.close());
+
+describe("admission", () => {
+  it("breaks a tie by cluster name, then spreads as the first cluster fills", async () => {
+    const first = (await submitJob(t.store, admin, gpus("first", 1, 4))).job.id;
+    const second = (await submitJob(t.store, admin, gpus("second", 1, 4))).job.id;
+    const r = await admission();
+    expect(r.assigned.map((d) => [d.job, d.cluster, d.tier])).toEqual([
+      [first, "alpha", 2],
+      [second, "beta", 2],
+    ]);
+    expect(await clusterOf(first)).toBe("alpha");
+    expect(await clusterOf(second)).toBe("beta");
+    // Nothing left to decide: a second pass changes nothing.
+    expect((await admission()).considered).toBe(0);
+  });
+
+  it("looks past jobs that fit nowhere to the ones behind them", async () => {
+    const stuck: string[] = [];
+    for (let i = 0; i < 3; i++)
+      stuck.push((await submitJob(t.store, admin, gpus(`huge-${i}`, 1, 16))).job.id);
+    const small = (await submitJob(t.store, admin, gpus("small", 1, 2))).job.id;
+    const r = await admission(2); // chunks of two jobs: the small one is in the second chunk
+    expect(r.assigned.map((d) => d.job)).toEqual([small]);
+    expect(r.unplaced).toBe(3);
+    for (const id of stuck) {
+      const j = await t.db.prisma.job.findUniqueOrThrow({ where: { id } });
+      expect(j.clusterName).toBeNull();
+      const reason = j.pendingReason as {
+        message: string;
+        clusters: { cluster: string; short: unknown[] }[];
+      };
+      expect(reason.message).toBe("no cluster can run the gang now (2 considered)");
+      expect(reason.clusters.map((c) => c.cluster)).toEqual(["alpha", "beta"]);
+      expect(reason.clusters.every((c) => c.short.length > 0)).toBe(true);
+    }
+  });
+});
