@@ -64,6 +64,12 @@ export type TaskOnNodeCapacityFn = (task: PodInfo, job: JobInfo, node: NodeInfo)
 export type CanReclaimFn = (job: JobInfo) => boolean;
 export type VictimFilterFn = (preemptor: JobInfo, victim: JobInfo) => boolean;
 export type ScenarioValidatorFn = (scenario: Scenario) => boolean;
+/**
+ * A necessary condition of the reclaim validators, used only to skip hopeless scenarios:
+ * true when no scenario that evicts at most `evicted` (null: unknown, any) can be valid
+ * while a pod of `victim` stays evicted — such a victim may only be moved.
+ */
+export type ReclaimMustMoveFn = (preemptor: JobInfo, victim: JobInfo, evicted: readonly PodInfo[] | null) => boolean;
 
 /** A sub-group (pod set or sub-group set) being placed, for node subsetting (topology). */
 export interface SubGroupTarget {

@@ -23,6 +23,7 @@ import type {
   PredicateFn,
   PrePredicateFn,
   QueueOrderFn,
+  ReclaimMustMoveFn,
   ScenarioValidatorFn,
   SchedulableResult,
   SubGroupTarget,
@@ -84,6 +85,7 @@ export class Session {
   readonly canReclaimFns: CanReclaimFn[] = [];
   readonly reclaimVictimFilterFns: VictimFilterFn[] = [];
   readonly preemptVictimFilterFns: VictimFilterFn[] = [];
+  readonly reclaimMustMoveFns: ReclaimMustMoveFn[] = [];
   readonly reclaimValidatorFns: ScenarioValidatorFn[] = [];
   readonly preemptValidatorFns: ScenarioValidatorFn[] = [];
   readonly onJobSolutionStartFns: (() => void)[] = [];
@@ -282,6 +284,11 @@ export class Session {
 
   reclaimVictimFilter(preemptor: JobInfo, victim: JobInfo): boolean {
     return this.reclaimVictimFilterFns.every((f) => f(preemptor, victim));
+  }
+
+  /** For pruning: no valid reclaim scenario evicting at most `evicted` leaves a pod of `victim` evicted. */
+  reclaimVictimMustMove(preemptor: JobInfo, victim: JobInfo, evicted: readonly PodInfo[] | null): boolean {
+    return this.reclaimMustMoveFns.some((f) => f(preemptor, victim, evicted));
   }
 
   preemptVictimFilter(preemptor: JobInfo, victim: JobInfo): boolean {

@@ -29,13 +29,14 @@ function execute(ssn: Session): void {
     const job = order.popNextJob();
     if (!job) break;
     if (!enoughGpusInCluster(ssn, job)) continue;
-    const solver = new JobSolver(
-      ssn,
-      feasibleNodesForJob(ssn.nodes, job),
-      allVictimsReplaced,
-      () => victimsQueue(ssn, preempteeFilter(job, maxPreemptees)),
-      name,
-    );
+    const solver = new JobSolver(ssn, {
+      action: name,
+      feasibleNodes: feasibleNodesForJob(ssn.nodes, job),
+      validator: allVictimsReplaced,
+      victims: () => victimsQueue(ssn, preempteeFilter(job, maxPreemptees)),
+      // Every victim must be re-placed: none may stay evicted.
+      mustMove: () => () => true,
+    });
     const result = solver.solve(job);
     if (result.solved) result.statement?.commit();
   }

@@ -26,13 +26,12 @@ function execute(ssn: Session): void {
     const job = order.popNextJob();
     if (!job) break;
     if (!ssn.isNonPreemptibleJobOverQuota(job, tasksToAllocate(ssn, job, false)).schedulable) continue;
-    const solver = new JobSolver(
-      ssn,
-      feasibleNodesForJob(ssn.nodes, job),
-      (s) => ssn.preemptScenarioValid(s),
-      () => victimsQueue(ssn, (v) => isPreemptVictim(ssn, job, v)),
-      name,
-    );
+    const solver = new JobSolver(ssn, {
+      action: name,
+      feasibleNodes: feasibleNodesForJob(ssn.nodes, job),
+      validator: (s) => ssn.preemptScenarioValid(s),
+      victims: () => victimsQueue(ssn, (v) => isPreemptVictim(ssn, job, v)),
+    });
     const result = solver.solve(job);
     if (result.solved) result.statement?.commit();
   }

@@ -7,6 +7,7 @@ import type { Action, Session } from "../../framework/session.js";
 import { JobsOrderByQueues } from "../common/jobs-order-by-queues.js";
 import { feasibleNodesForJob } from "../common/solvers/feasible-nodes.js";
 import { JobSolver } from "../common/solvers/job-solver.js";
+import { type VictimCandidates, victimCandidates } from "../common/solvers/victims-queue.js";
 
 export const name = "reclaim";
 
@@ -25,26 +26,22 @@ function execute(ssn: Session): void {
     if (!job) break;
     if (!ssn.canReclaimResources(job)) continue;
     ssn.onJobSolutionStart();
-    const solver = new JobSolver(
-      ssn,
-      feasibleNodesForJob(ssn.nodes, job),
-      (s) => ssn.reclaimScenarioValid(s),
-      () => victimsQueue(ssn, job),
-      name,
-    );
+    const solver = new JobSolver(ssn, {
+      action: name,
+      feasibleNodes: feasibleNodesForJob(ssn.nodes, job),
+      validator: (s) => ssn.reclaimScenarioValid(s),
+      victims: () => reclaimVictims(ssn, job),
+      mustMove: (partial) => (victim, evicted) => ssn.reclaimVictimMustMove(partial, victim, evicted),
+    });
     const result = solver.solve(job);
     if (result.solved) result.statement?.commit();
   }
 }
 
 /** Preemptible, placed jobs of other queues that the victim filters allow. */
-function victimsQueue(ssn: Session, reclaimer: JobInfo): JobsOrderByQueues {
+function reclaimVictims(ssn: Session, reclaimer: JobInfo): VictimCandidates {
   const jobs: JobInfo[] = [];
   for (const job of ssn.jobs.values())
     if (job.queue !== reclaimer.queue && ssn.reclaimVictimFilter(reclaimer, job)) jobs.push(job);
-  return new JobsOrderByQueues(ssn, {
-    filterNonPreemptible: true,
-    filterNonActiveAllocated: true,
-    victimQueue: true,
-  }).initialize(jobs);
+  return victimCandidates(ssn, jobs, { filterNonPreemptible: true, filterNonActiveAllocated: true });
 }

@@ -200,6 +200,7 @@ export class ProportionPlugin implements Plugin {
       deallocate: (t) => this.onPlaced(ssn, t, -1),
     });
     ssn.canReclaimFns.push((job) => reclaimable.canReclaim(job));
+    ssn.reclaimMustMoveFns.push((p, v, evicted) => !reclaimable.mayTakeFrom(p, v, evicted));
     ssn.reclaimValidatorFns.push((s) => reclaimable.reclaimable(s));
     ssn.onJobSolutionStartFns.push(() => {
       this.simulationQueues = new Map([...this.queues].map(([k, v]) => [k, v.clone()]));

@@ -90,8 +90,48 @@ export class Reclaimable {
     return this.withinBoundaries(queues, s.preemptor, req, remaining, involvedBy);
   }
 
+  /**
+   * Whether `reclaimable` could accept a scenario that evicts at most `evicted` (null:
+   * unknown) while a pod of `victim` stays evicted. The checks on the victim's side only
+   * get harder as more is taken, so they are tried with the most favourable values: the
+   * strategy check against the side's whole allocation; the saturation check with the
+   * side having lost only what the victim must lose (a gang is re-placed all or nothing,
+   * so all its evicted pods; an elastic job at least its smallest evicted pod) and the
+   * reclaimer's side having lost all of `evicted` below it. False means such a victim may only be
+   * moved (lets the solvers skip hopeless scenarios without simulating them).
+   */
+  mayTakeFrom(preemptor: JobInfo, victim: JobInfo, evicted: readonly PodInfo[] | null): boolean {
+    const queues = this.prop.simulationQueues.size ? this.prop.simulationQueues : this.prop.queues;
+    const [reclaimerSide, victimSide] = leveled(queues, preemptor.queue, victim.queue);
+    if (!reclaimerSide || !victimSide) return false;
+    const req = this.prop.jobRequest(this.ssn, preemptor);
+    if (!fitsStrategy(req, reclaimerSide, victimSide, victimSide.allocated())) return false;
+    // Without consolidating reclaim even re-placed victims count as taken: the losses are unbounded here.
+    if (!evicted || !this.ssn.params.allowConsolidatingReclaim) return true;
+    const mine = add(reclaimerSide.allocated(), req);
+    const gang = !victim.isElastic;
+    let lost: Quantities | null = null;
+    const seen = new Set<PodInfo>();
+    for (const t of evicted) {
+      if (seen.has(t)) continue;
+      seen.add(t);
+      const acc = acceptedQuantities(t);
+      if (t.jobUid === victim.uid) {
+        if (!lost) lost = acc;
+        else for (const r of RESOURCES) lost[r] = gang ? lost[r] + acc[r] : Math.min(lost[r], acc[r]);
+      }
+      if (under(queues, this.ssn.jobOf(t).queue, reclaimerSide.name)) for (const r of RESOURCES) mine[r] -= acc[r];
+    }
+    const theirs = victimSide.allocated();
+    if (lost) for (const r of RESOURCES) theirs[r] -= lost[r];
+    return this.saturationLower(involved([req]), mine, reclaimerSide.fairShare(), theirs, victimSide.fairShare());
+  }
+
   /** Elastic extra tasks one by one, the gang-minimum tasks as one chunk; re-placed tasks are not taken. */
   private victimChunks(v: Victim): Quantities[] {
+    const ignoreMoved = this.ssn.params.allowConsolidatingReclaim;
+    // Most victims of a large scenario were never evicted: nothing to count, skip the grouping.
+    if (ignoreMoved && v.tasks.every((t) => isActiveAllocated(t.status))) return [];
     const bySet = new Map<string, PodInfo[]>();
     for (const t of v.tasks) {
       const l = bySet.get(t.subGroup) ?? [];
@@ -108,7 +148,6 @@ export class Reclaimable {
         elastic.push(...tasks.slice(min));
       }
     }
-    const ignoreMoved = this.ssn.params.allowConsolidatingReclaim;
     const sum = (ts: PodInfo[]): Quantities | null => {
       const kept = ignoreMoved ? ts.filter((t) => !isActiveAllocated(t.status)) : ts;
       if (kept.length === 0) return null;
@@ -170,6 +209,12 @@ function ratio(allocated: number, fair: number): number {
   if (fair === 0) return allocated > 0 ? Number.POSITIVE_INFINITY : 0;
   if (fair === UNLIMITED) return 0;
   return allocated / fair;
+}
+
+/** `queue` is `ancestor` or lies below it. */
+function under(queues: Map<string, QueueShare>, queue: string, ancestor: string): boolean {
+  for (let q = queues.get(queue); q; q = q.parent ? queues.get(q.parent) : undefined) if (q.name === ancestor) return true;
+  return false;
 }
 
 function path(queues: Map<string, QueueShare>, name: string): QueueShare[] {

@@ -4,9 +4,11 @@
 // (the evicted victims' nodes join the feasible set). Victims the simulation re-placed
 // elsewhere end Pipelined, victims put back where they were are no victims at all; the
 // validator then judges the scenario. A rejected scenario ends the search of this
-// scenario (no further node is tried).
+// scenario (no further node is tried). Node attempts that provably cannot yield a valid
+// solution are left out only where KAI's outcome is the same (see solve).
 import type { NodeInfo } from "../../../api/node-info.js";
 import type { PodInfo } from "../../../api/pod-info.js";
+import type { JobInfo } from "../../../api/podgroup-info.js";
 import type { ActionName } from "../../../api/result.js";
 import type { Scenario } from "../../../framework/scenario.js";
 import type { Session } from "../../../framework/session.js";
@@ -35,18 +37,40 @@ export class ByNodeSolver {
     private readonly feasible: Map<string, NodeInfo>,
     private readonly validator: SolutionValidator | null,
     private readonly action: ActionName,
+    /** The jobs with a pending pod before any simulation (they only take part in the ordering). */
+    private readonly pendingJobs: () => readonly JobInfo[],
+    /** False when evicting these pods cannot free enough for the preemptor (see gpu-budget). */
+    private readonly mayFit: (evicted: readonly PodInfo[]) => boolean,
   ) {}
 
   solve(scenario: VictimScenario): ScenarioSolution {
+    const latest = scenario.latestPotentialVictim();
+    const recorded = scenario.recordedVictimTasks;
+    if (!latest) {
+      if (recorded.length === 0 || !this.mayFit(recorded)) return UNSOLVED;
+      return this.withStatement(scenario, (stmt) => this.simulate(scenario, stmt, recorded));
+    }
+    // Every node attempt ends the scenario unsolved (failing the simulation moves on, a
+    // rejected solution stops) — so the nodes after the last one that may fit are not tried.
+    const nodes = nodesOfJob(this.ssn, latest.pods);
+    let last = -1;
+    nodes.forEach((node, i) => {
+      if (this.mayFit([...recorded, ...scenario.victimTasksFromNode(node)])) last = i;
+    });
+    if (last < 0) return UNSOLVED;
+    return this.withStatement(scenario, (stmt) =>
+      this.solveOnNodes(scenario, stmt, nodes.slice(0, last + 1)),
+    );
+  }
+
+  /** Run `f` on a statement holding the recorded victims' evictions; undo it all unless solved. */
+  private withStatement(
+    scenario: VictimScenario,
+    f: (stmt: Statement) => ScenarioSolution | null,
+  ): ScenarioSolution {
     const stmt = this.ssn.statement(this.action);
     evictVictims(this.ssn, stmt, scenario.recordedVictimTasks, scenario.preemptor, this.action);
-    const latest = scenario.latestPotentialVictim();
-    let result: ScenarioSolution | null = null;
-    if (!latest) {
-      if (scenario.recordedVictimTasks.length > 0) result = this.simulate(scenario, stmt, scenario.recordedVictimTasks);
-    } else {
-      result = this.solveOnNodes(scenario, stmt, nodesOfJob(this.ssn, latest.pods));
-    }
+    const result = f(stmt);
     if (result) return result;
     stmt.discard();
     return UNSOLVED;
@@ -79,9 +103,13 @@ export class ByNodeSolver {
   }
 
   /** null when the preemptor could not be placed (the caller rolls back and goes on). */
-  private simulate(scenario: VictimScenario, stmt: Statement, victims: readonly PodInfo[]): ScenarioSolution | null {
+  private simulate(
+    scenario: VictimScenario,
+    stmt: Statement,
+    victims: readonly PodInfo[],
+  ): ScenarioSolution | null {
     const nodes = [...this.feasible.values()].sort((a, b) => a.index - b.index);
-    if (!simulatePlacement(this.ssn, stmt, nodes, scenario.preemptor, victims)) return null;
+    if (!simulatePlacement(this.ssn, stmt, nodes, scenario.preemptor, victims, this.pendingJobs)) return null;
     const evicted: PodInfo[] = [];
     const moved: PodInfo[] = [];
     for (const t of victims) {
@@ -91,7 +119,12 @@ export class ByNodeSolver {
     return this.judge(scenario, stmt, evicted, moved);
   }
 
-  private judge(scenario: VictimScenario, stmt: Statement, evicted: PodInfo[], moved: PodInfo[]): ScenarioSolution {
+  private judge(
+    scenario: VictimScenario,
+    stmt: Statement,
+    evicted: PodInfo[],
+    moved: PodInfo[],
+  ): ScenarioSolution {
     if (this.validator && !this.validator(scenario.toValidatorInput())) {
       stmt.discard();
       return UNSOLVED;

@@ -6,7 +6,12 @@ import type { ActionName } from "../../../api/result.js";
 import type { Session } from "../../../framework/session.js";
 import type { Statement } from "../../../framework/statement.js";
 
-export function evictionMessage(ssn: Session, action: ActionName, victim: PodInfo, preemptor: JobInfo): string {
+export function evictionMessage(
+  ssn: Session,
+  action: ActionName,
+  victim: PodInfo,
+  preemptor: JobInfo,
+): string {
   const pod = `${victim.namespace}/${victim.name}`;
   const by = `${preemptor.namespace}/${preemptor.name}`;
   switch (action) {

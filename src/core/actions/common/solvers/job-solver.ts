@@ -11,37 +11,65 @@ import type { ActionName } from "../../../api/result.js";
 import type { Session } from "../../../framework/session.js";
 import type { Statement } from "../../../framework/statement.js";
 import { tasksToAllocate } from "../../../framework/tasks-to-allocate.js";
-import type { JobsOrderByQueues } from "../jobs-order-by-queues.js";
 import { ByNodeSolver, type ScenarioSolution, type SolutionValidator } from "./by-node-solver.js";
+import { freeableGpus, freedGpus, freeWholeGpus, wholeGpuDemand } from "./gpu-budget.js";
 import { partialJob } from "./job-copies.js";
 import { ScenarioBuilder } from "./scenario-builder.js";
 import type { VictimGroup } from "./victim-scenario.js";
+import type { VictimCandidates } from "./victims-queue.js";
+
+export interface JobSolverOptions {
+  action: ActionName;
+  /** Nodes the preemptor may go to before any victim is chosen (see feasible-nodes). */
+  feasibleNodes: readonly NodeInfo[];
+  /** Judges a simulated scenario; null accepts every one. */
+  validator: SolutionValidator | null;
+  /** A fresh victim queue for each prefix. */
+  victims: () => VictimCandidates;
+  /**
+   * For pruning only: given the partial preemptor, whether the validator can never accept
+   * a scenario that evicts at most `evicted` (null: any) and leaves a pod of `victim`
+   * evicted — such victims may only be moved. Omitted: every victim may stay evicted.
+   */
+  mustMove?: (partial: JobInfo) => (victim: JobInfo, evicted: readonly PodInfo[] | null) => boolean;
+}
 
 export interface JobSolution {
   solved: boolean;
-  /** The statement to commit when solved (already discarded otherwise). */
+  /** The statement to commit when solved (already undone otherwise). */
   statement: Statement | null;
   victims: PodInfo[];
 }
 
 export class JobSolver {
+  /** Idle plus releasing whole GPUs before any simulation (the same for every prefix). */
+  private freeGpus = 0;
+  /** Jobs with a pending pod before any simulation, found on first need. */
+  private pending: JobInfo[] | null = null;
+  private readonly pendingJobs = (): readonly JobInfo[] => {
+    if (!this.pending) {
+      this.pending = [];
+      for (const job of this.ssn.jobs.values()) if (job.countOf("Pending") > 0) this.pending.push(job);
+    }
+    return this.pending;
+  };
+
   constructor(
     private readonly ssn: Session,
-    private readonly feasibleNodes: readonly NodeInfo[],
-    private readonly validator: SolutionValidator | null,
-    /** A fresh victim queue for each prefix. */
-    private readonly victimsQueue: () => JobsOrderByQueues,
-    private readonly action: ActionName,
+    private readonly opts: JobSolverOptions,
   ) {}
 
   solve(job: JobInfo): JobSolution {
     const activeBefore = job.numActiveUsed;
     const tasks = tasksToAllocate(this.ssn, job, false).slice();
+    this.freeGpus = freeWholeGpus(this.ssn.nodes);
+    this.pending = null;
     let recordedGroups: VictimGroup[] = [];
     let recordedTasks: PodInfo[] = [];
     let statement: Statement | null = null;
     for (let n = 1; n <= tasks.length; n++) {
-      const result = this.solvePrefix(partialJob(job, tasks.slice(0, n)), recordedGroups, recordedTasks);
+      const prefix = tasks.slice(0, n);
+      const result = this.solvePrefix(partialJob(job, prefix), prefix, recordedGroups, recordedTasks);
       if (!result) break;
       if (n < tasks.length) result.statement!.discard();
       statement = result.statement;
@@ -54,15 +82,64 @@ export class JobSolver {
     return { solved, statement: solved ? statement : null, victims: recordedTasks };
   }
 
-  private solvePrefix(partial: JobInfo, recordedGroups: VictimGroup[], recordedTasks: PodInfo[]): ScenarioSolution | null {
+  private solvePrefix(
+    partial: JobInfo,
+    prefix: readonly PodInfo[],
+    recordedGroups: VictimGroup[],
+    recordedTasks: PodInfo[],
+  ): ScenarioSolution | null {
+    const candidates = this.opts.victims();
+    const mustMove = this.opts.mustMove?.(partial) ?? null;
+    const demand = wholeGpuDemand(prefix);
+    // Which of `evicted` may stay evicted in a valid scenario. Jobs that must move lose
+    // nothing, which can in turn force others to move: repeated until nothing changes.
+    const mayStay = (evicted: readonly PodInfo[]): ((t: PodInfo) => boolean) => {
+      if (!mustMove) return () => true;
+      let pool = [...new Set(evicted)];
+      let stays = new Map<string, boolean>();
+      for (;;) {
+        const next = new Map<string, boolean>();
+        for (const t of pool) if (!next.has(t.jobUid)) next.set(t.jobUid, !mustMove(this.ssn.jobOf(t), pool));
+        stays = next;
+        const kept = pool.filter((t) => next.get(t.jobUid));
+        if (kept.length === pool.length) break;
+        pool = kept;
+      }
+      return (t) => stays.get(t.jobUid) ?? false;
+    };
+    if (demand > 0) {
+      // Over every scenario of this prefix: what is free, the recorded victims, any candidate.
+      const jobMayStay = (job: JobInfo) => !mustMove || !mustMove(job, null);
+      let free = this.freeGpus;
+      for (const g of recordedGroups)
+        for (const t of g) if (t.req.isShared || jobMayStay(this.ssn.jobOf(t))) free += freedGpus(t);
+      if (demand > free && demand > free + freeableGpus(candidates.jobs, jobMayStay, demand - free))
+        return null;
+    }
+
     const feasible = new Map<string, NodeInfo>();
-    for (const n of this.feasibleNodes) feasible.set(n.name, n);
+    for (const n of this.opts.feasibleNodes) feasible.set(n.name, n);
     for (const t of recordedTasks) {
       const node = t.nodeName ? this.ssn.nodeByName.get(t.nodeName) : undefined;
       if (node) feasible.set(node.name, node);
     }
-    const builder = new ScenarioBuilder(this.ssn, partial, recordedGroups, this.victimsQueue(), feasible);
-    const solver = new ByNodeSolver(this.ssn, feasible, this.validator, this.action);
+    const builder = new ScenarioBuilder(this.ssn, partial, recordedGroups, candidates.queue, feasible);
+    // A node attempt evicting `tasks` can only succeed if they could free what the prefix needs.
+    const mayFit = (tasks: readonly PodInfo[]) => {
+      if (demand === 0) return true;
+      const stays = mayStay(tasks);
+      let b = this.freeGpus;
+      for (const t of new Set(tasks)) if (t.req.isShared || stays(t)) b += freedGpus(t);
+      return demand <= b;
+    };
+    const solver = new ByNodeSolver(
+      this.ssn,
+      feasible,
+      this.opts.validator,
+      this.opts.action,
+      this.pendingJobs,
+      mayFit,
+    );
     for (let s = builder.first(); s; s = builder.next()) {
       const result = solver.solve(s);
       if (result.solved) return result;

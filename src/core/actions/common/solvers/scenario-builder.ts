@@ -70,7 +70,12 @@ export class ScenarioBuilder {
     }
     if (hasMore) {
       const taken = new Set<PodInfo>(tasks);
-      this.victimsQueue.pushJob(copyJobWithPods(job, job.pods.filter((p) => !taken.has(p))));
+      this.victimsQueue.pushJob(
+        copyJobWithPods(
+          job,
+          job.pods.filter((p) => !taken.has(p)),
+        ),
+      );
     }
     this.scenario.addPotentialVictims(tasks);
     return true;

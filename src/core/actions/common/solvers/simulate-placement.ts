@@ -18,29 +18,44 @@ export function simulatePlacement(
   nodes: readonly NodeInfo[],
   preemptor: JobInfo,
   victimTasks: readonly PodInfo[],
+  pendingJobs: () => readonly JobInfo[],
 ): boolean {
-  const victimJobs = new Set<string>();
-  for (const t of victimTasks) victimJobs.add(t.jobUid);
-  const jobs = new Map<string, JobInfo>();
-  for (const job of ssn.jobs.values()) if (job.countOf("Pending") > 0) jobs.set(job.uid, job);
-  for (const uid of victimJobs) jobs.set(uid, ssn.jobs.get(uid)!);
-  jobs.set(preemptor.uid, preemptor);
-  const order = new JobsOrderByQueues(ssn).initialize(jobs.values());
-
-  // Once the preemptor and every victim job have had their turn, the rest are only skipped.
-  let remaining = victimJobs.size + 1;
+  const victimJobs = new Map<string, JobInfo>();
+  for (const t of victimTasks) if (!victimJobs.has(t.jobUid)) victimJobs.set(t.jobUid, ssn.jobOf(t));
   let preemptorPlaced = false;
-  while (remaining > 0 && !order.isEmpty) {
-    const job = order.popNextJob();
-    if (!job) break;
+  for (const job of placementOrder(ssn, preemptor, victimJobs, pendingJobs)) {
     if (job.uid === preemptor.uid) {
-      remaining--;
       if (!allocateJob(ssn, stmt, nodes, job, true)) return false;
       preemptorPlaced = true;
-    } else if (victimJobs.has(job.uid)) {
-      remaining--;
-      allocateJob(ssn, stmt, nodes, job, true);
-    }
+    } else allocateJob(ssn, stmt, nodes, job, true);
   }
   return preemptorPlaced;
+}
+
+/** The preemptor and the victim jobs in the order the simulation's queue pops them. */
+function placementOrder(
+  ssn: Session,
+  preemptor: JobInfo,
+  victimJobs: Map<string, JobInfo>,
+  pendingJobs: () => readonly JobInfo[],
+): JobInfo[] {
+  const relevant = [preemptor, ...[...victimJobs.values()].filter((j) => j.uid !== preemptor.uid)];
+  // Within one leaf queue jobs leave in job order whatever the other queues hold.
+  if (relevant.every((j) => j.queue === preemptor.queue)) return relevant.sort((a, b) => ssn.jobOrder(a, b));
+
+  const jobs = new Map<string, JobInfo>();
+  for (const job of pendingJobs()) jobs.set(job.uid, job);
+  for (const [uid, job] of victimJobs) jobs.set(uid, job);
+  jobs.set(preemptor.uid, preemptor);
+  const order = new JobsOrderByQueues(ssn).initialize(jobs.values());
+  const waiting = new Map(relevant.map((j) => [j.uid, j]));
+  const out: JobInfo[] = [];
+  // When one of them is left it comes last whatever else is popped before it.
+  while (waiting.size > 1 && !order.isEmpty) {
+    const job = order.popNextJob();
+    if (!job) break;
+    if (waiting.delete(job.uid)) out.push(job);
+  }
+  for (const job of waiting.values()) out.push(job);
+  return out;
 }

@@ -66,7 +66,8 @@ export class VictimScenario {
   /** Every pod of every group of the jobs with a potential victim on `node`. */
   victimTasksFromNode(node: string): PodInfo[] {
     const out: PodInfo[] = [];
-    for (const uid of this.jobsByNode.get(node) ?? []) for (const g of this.groups.get(uid) ?? []) out.push(...g);
+    for (const uid of this.jobsByNode.get(node) ?? [])
+      for (const g of this.groups.get(uid) ?? []) out.push(...g);
     return out;
   }
 
@@ -78,6 +79,10 @@ export class VictimScenario {
 
   /** What validators see: the partial preemptor, its tasks, every victim job with all its pods in the scenario. */
   toValidatorInput(): Scenario {
-    return { preemptor: this.preemptor, pendingTasks: this.pendingTasks, victims: [...this.victims.values()] };
+    return {
+      preemptor: this.preemptor,
+      pendingTasks: this.pendingTasks,
+      victims: [...this.victims.values()],
+    };
   }
 }

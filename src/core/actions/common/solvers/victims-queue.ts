@@ -4,14 +4,28 @@
 import type { JobInfo } from "../../../api/podgroup-info.js";
 import { isAlive } from "../../../api/status.js";
 import type { Session } from "../../../framework/session.js";
-import { JobsOrderByQueues } from "../jobs-order-by-queues.js";
+import { JobsOrderByQueues, type JobsOrderOptions } from "../jobs-order-by-queues.js";
+
+/** A victim queue and the jobs it was built from (for bounds over all candidates). */
+export interface VictimCandidates {
+  queue: JobsOrderByQueues;
+  jobs: readonly JobInfo[];
+}
+
+export function victimCandidates(
+  ssn: Session,
+  jobs: JobInfo[],
+  opts: JobsOrderOptions = {},
+): VictimCandidates {
+  return { queue: new JobsOrderByQueues(ssn, { ...opts, victimQueue: true }).initialize(jobs), jobs };
+}
 
 /** Jobs with a live pod (on a known node, if it names one) that pass `filter`, as a victim queue. */
-export function victimsQueue(ssn: Session, filter: (job: JobInfo) => boolean): JobsOrderByQueues {
+export function victimsQueue(ssn: Session, filter: (job: JobInfo) => boolean): VictimCandidates {
   const jobs: JobInfo[] = [];
   for (const job of ssn.jobs.values()) {
     const alive = job.pods.some((p) => isAlive(p.status) && (!p.nodeName || ssn.nodeByName.has(p.nodeName)));
     if (alive && filter(job)) jobs.push(job);
   }
-  return new JobsOrderByQueues(ssn, { victimQueue: true }).initialize(jobs);
+  return victimCandidates(ssn, jobs);
 }

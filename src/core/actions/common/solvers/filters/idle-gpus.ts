@@ -20,6 +20,9 @@ export class IdleGpusFilter implements ScenarioFilter {
   private top: string[] = [];
   private readonly required: number[];
   private readonly seen = new Set<string>();
+  /** How much of the scenario's (append-only) victim lists was already taken in. */
+  private recordedDone = 0;
+  private potentialDone = 0;
 
   constructor(scenario: VictimScenario, nodes: readonly NodeInfo[]) {
     const n = scenario.pendingTasks.length;
@@ -35,8 +38,10 @@ export class IdleGpusFilter implements ScenarioFilter {
   }
 
   private update(scenario: VictimScenario): void {
-    for (const t of scenario.recordedVictimTasks) this.addVictim(t);
-    for (const t of scenario.potentialVictimTasks) this.addVictim(t);
+    const rec = scenario.recordedVictimTasks;
+    const pot = scenario.potentialVictimTasks;
+    for (; this.recordedDone < rec.length; this.recordedDone++) this.addVictim(rec[this.recordedDone]!);
+    for (; this.potentialDone < pot.length; this.potentialDone++) this.addVictim(pot[this.potentialDone]!);
   }
 
   private addVictim(t: PodInfo): void {

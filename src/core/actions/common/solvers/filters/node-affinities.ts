@@ -17,9 +17,16 @@ export class NodeAffinitiesFilter implements ScenarioFilter {
   readonly name = "AccumulatedNodeAffinities";
   private readonly nodes = new Map<string, NodeInfo>();
   private readonly seen = new Set<string>();
+  /** How much of the scenario's (append-only) victim lists was already taken in. */
+  private recordedDone = 0;
+  private potentialDone = 0;
 
   /** null when no pending task has a required node affinity (nothing to check). */
-  static create(ssn: Session, scenario: VictimScenario, feasible: ReadonlyMap<string, NodeInfo>): NodeAffinitiesFilter | null {
+  static create(
+    ssn: Session,
+    scenario: VictimScenario,
+    feasible: ReadonlyMap<string, NodeInfo>,
+  ): NodeAffinitiesFilter | null {
     if (!scenario.pendingTasks.some(hasRequiredNodeAffinity)) return null;
     return new NodeAffinitiesFilter(ssn, scenario, feasible);
   }
@@ -34,8 +41,10 @@ export class NodeAffinitiesFilter implements ScenarioFilter {
   }
 
   private update(scenario: VictimScenario): void {
-    for (const t of scenario.potentialVictimTasks) this.addVictim(t);
-    for (const t of scenario.recordedVictimTasks) this.addVictim(t);
+    const pot = scenario.potentialVictimTasks;
+    const rec = scenario.recordedVictimTasks;
+    for (; this.potentialDone < pot.length; this.potentialDone++) this.addVictim(pot[this.potentialDone]!);
+    for (; this.recordedDone < rec.length; this.recordedDone++) this.addVictim(rec[this.recordedDone]!);
   }
 
   private addVictim(t: PodInfo): void {
@@ -48,7 +57,8 @@ export class NodeAffinitiesFilter implements ScenarioFilter {
 
   accepts(scenario: VictimScenario): boolean {
     this.update(scenario);
-    for (const t of scenario.pendingTasks) if (hasRequiredNodeAffinity(t) && !this.hasMatchingNode(t)) return false;
+    for (const t of scenario.pendingTasks)
+      if (hasRequiredNodeAffinity(t) && !this.hasMatchingNode(t)) return false;
     return true;
   }
 
