@@ -87,3 +87,61 @@ describe("embedded PGlite (DATABASE_URL=pglite:<dir>)", () => {
     }
   });
 });
+
+describe("npm run db:migrate:dev -- <name>", () => {
+  let db: TestDatabase | undefined;
+  afterAll(async () => db?.drop());
+
+  it("writes the migration from the migrations folder to the schema, applies it, then is in sync", async () => {
+    // A scratch copy of prisma/ with one more column, so the project's own folder stays untouched.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fleetq-migrate-dev-"));
+    try {
+      fs.cpSync(path.join(root, "prisma"), path.join(dir, "prisma"), { recursive: true });
+      const schemaFile = path.join(dir, "prisma/schema.prisma");
+      const schema = fs.readFileSync(schemaFile, "utf8");
+      fs.writeFileSync(
+        schemaFile,
+        schema.replace(
+          "  ready         Boolean  @default(true)\n",
+          "  ready         Boolean  @default(true)\n  rack          String?\n",
+        ),
+      );
+      fs.writeFileSync(
+        path.join(dir, "prisma.config.ts"),
+        'export default { schema: "prisma/schema.prisma", migrations: { path: "prisma/migrations" } };\n',
+      );
+      db = reserveTestDatabase();
+      const env = { ...process.env, DATABASE_URL: db.url };
+      const config = ["--config", path.join(dir, "prisma.config.ts")];
+      const dev = await run("npm", ["run", "-s", "db:migrate:dev", "--", "node_rack", ...config], {
+        cwd: root,
+        env,
+      });
+      const created = fs
+        .readdirSync(path.join(dir, "prisma/migrations"))
+        .filter((name) => name.endsWith("_node_rack"));
+      expect(created).toHaveLength(1);
+      expect(dev.stdout).toContain(`Applied ${migrationNames.length + 1} migration(s)`);
+      const sql = fs.readFileSync(path.join(dir, "prisma/migrations", created[0]!, "migration.sql"), "utf8");
+      expect(sql).toContain('ALTER TABLE "node" ADD COLUMN     "rack" TEXT;');
+
+      const again = await run("npm", ["run", "-s", "db:migrate:dev", "--", "nothing", ...config], {
+        cwd: root,
+        env,
+      });
+      expect(again.stdout).toContain("Already in sync");
+      const client = new pg.Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        const column = await client.query(
+          "SELECT 1 FROM information_schema.columns WHERE table_name = 'node' AND column_name = 'rack'",
+        );
+        expect(column.rowCount).toBe(1);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -37,7 +37,12 @@ export interface MigrateDevResult {
   warnings: string[];
 }
 
-/** = `prisma migrate dev --name <name> [--create-only]` (non-interactive; never resets). */
+/** = `prisma migrate dev --name <name> [--create-only]` (non-interactive; never resets).
+ * The Wasm engine's createMigration and evaluateDataLoss refuse to run ("PostgreSQL shadow DB
+ * must be provided through an external factory": they only take the native engine's shadow
+ * database), so the new migration is the engine's diff from the migrations folder (replayed on
+ * the adapter's shadow database) to the schema: the SQL `prisma migrate dev` would write. The
+ * diff carries no data-loss warnings, so the statements that drop data are listed instead. */
 export async function migrateDev(opts: MigrateOptions & { name?: string; createOnly?: boolean }) {
   const location = opts.location ?? projectSchemaLocation();
   const filters = opts.filters ?? noFilters;
@@ -51,37 +56,50 @@ export async function migrateDev(opts: MigrateOptions & { name?: string; createO
     }
     const applied = (await engine.applyMigrations({ migrationsList: readMigrationList(location), filters }))
       .appliedMigrationNames;
-    const schema = { files };
-    const loss = await engine.evaluateDataLoss({
-      migrationsList: readMigrationList(location),
-      schema,
+    const diff = await engine.diff({
+      from: { tag: "migrations", ...readMigrationList(location) },
+      to: { tag: "schemaDatamodel", files },
+      script: true,
+      exitCode: null,
       filters,
     });
-    if (loss.unexecutableSteps.length)
-      throw new Error(loss.unexecutableSteps.map((s) => s.message).join("\n"));
-    const warnings = loss.warnings.map((w) => w.message);
-    if (loss.migrationSteps === 0 && !opts.createOnly) return { applied, created: null, warnings };
+    const script = diff.stdout ?? "";
+    const empty = isEmptyMigration(script);
+    if (empty && !opts.createOnly) return { applied, created: null, warnings: [] };
     if (!opts.name) throw new Error("--name <migration_name> is required when a new migration is generated");
-    const out = await engine.createMigration({
-      migrationsList: readMigrationList(location),
-      schema,
-      filters,
-      migrationName: opts.name,
-      draft: !!opts.createOnly,
-    });
-    if (out.migrationScript === null) return { applied, created: null, warnings };
-    const created = writeMigration(
-      location,
-      out.generatedMigrationName,
-      out.migrationScript,
-      out.connectorType,
-    );
+    const created = writeMigration(location, migrationFolderName(opts.name), script, "postgresql");
     if (!opts.createOnly) {
       const more = await engine.applyMigrations({ migrationsList: readMigrationList(location), filters });
       applied.push(...more.appliedMigrationNames);
     }
-    return { applied, created, warnings };
+    return { applied, created, warnings: dataLossWarnings(script) };
   });
+}
+
+/** The engine's diff says "-- This is an empty migration." when nothing changed. */
+const isEmptyMigration = (script: string): boolean =>
+  script.split("\n").every((line) => line.trim() === "" || line.trim().startsWith("--"));
+
+/** Prisma's folder name: UTC timestamp (YYYYMMDDHHMMSS), '_', the name in snake case. */
+function migrationFolderName(name: string, now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:T]/g, "").slice(0, 14);
+  const slug = name
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "_")
+    .replace(/^_+|_+$/g, "");
+  return `${stamp}_${slug || "migration"}`;
+}
+
+/** Statements that lose data (what evaluateDataLoss would warn about), for the warnings. */
+function dataLossWarnings(script: string): string[] {
+  return script
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) =>
+      /^(DROP TABLE|ALTER TABLE .* DROP COLUMN|ALTER TABLE .* SET NOT NULL|DROP TYPE)/.test(line),
+    )
+    .map((line) => `data may be lost: ${line}`);
 }
 
 /** = `prisma migrate status`. */
