@@ -44,17 +44,7 @@ export async function transact<T>(
     async (tx) => {
       const value = await fn(tx, (e) => recorded.push(e));
       if (recorded.length) {
-        const rows = await tx.event.createManyAndReturn({
-          data: recorded.map((e) => ({
-            kind: e.kind,
-            message: e.message,
-            jobId: e.job ?? null,
-            queueName: e.queue ?? null,
-            clusterName: e.cluster ?? null,
-            actor: actor.name,
-          })),
-        });
-        events = rows.map(toStoreEvent);
+        events = (await insertEvents(tx, recorded, actor)).map(toStoreEvent);
       }
       return value;
     },
@@ -67,4 +57,26 @@ export async function transact<T>(
 /** For operations that are one SQL statement (no `transact`): publish the event rows they wrote. */
 export async function publishCommitted(store: Store, rows: EventRow[]): Promise<void> {
   await store.events.publish(rows.map(toStoreEvent)).catch(() => {});
+}
+
+/** One INSERT … SELECT over a JSON array: a session commit records hundreds of events, and
+ * Prisma's createManyAndReturn spent ~0.3 s of CPU on 250 of them (this: ~15 ms). */
+async function insertEvents(tx: Tx, events: readonly NewEvent[], actor: Actor) {
+  const rows = events.map((e) => ({
+    kind: e.kind,
+    message: e.message,
+    job_id: e.job ?? null,
+    queue_name: e.queue ?? null,
+    cluster_name: e.cluster ?? null,
+  }));
+  const inserted = await tx.$queryRaw<Parameters<typeof toStoreEvent>[0][]>`
+    INSERT INTO event (kind, message, job_id, queue_name, cluster_name, actor)
+    SELECT v.kind, v.message, v.job_id, v.queue_name, v.cluster_name, ${actor.name}
+    FROM ROWS FROM (jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      AS (kind text, message text, job_id uuid, queue_name text, cluster_name text)) WITH ORDINALITY
+      AS v(kind, message, job_id, queue_name, cluster_name, n)
+    ORDER BY v.n
+    RETURNING id, at, kind, message, job_id::text AS "jobId", queue_name AS "queueName",
+      cluster_name AS "clusterName", actor`;
+  return inserted.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
