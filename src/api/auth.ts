@@ -37,7 +37,9 @@ export const adminOrAgentOf =
     const p = principalOf(ctx);
     if (p.role === "ADMIN") return;
     if (p.role === "AGENT" && p.cluster === cluster(args)) return;
-    throw forbidden(`${p.role} token "${p.name}" may not read cluster ${cluster(args)}'s requests`);
+    throw forbidden(
+      `${p.role} token "${p.name}" may not do this for cluster ${cluster(args)}: ADMIN or that cluster's AGENT only`,
+    );
   };
 
 /** ADMIN, or a MEMBER whose queue subtrees contain the queue. Unknown queues are the resolver's

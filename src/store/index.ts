@@ -15,6 +15,7 @@ export { submitJob, type SubmitResult } from "./operations/submit-job.js";
 export { assignJobCluster, cancelJob, setJobPendingReason, type CancelResult } from "./operations/jobs.js";
 export { reportNodes } from "./operations/report-nodes.js";
 export { reportBindResult, reportPodStatus } from "./operations/report-pods.js";
+export { reportPodGroups } from "./operations/report-pod-groups.js";
 export {
   bindRequestMessages,
   bindRequestsToDispatch,
@@ -35,6 +36,7 @@ export {
 export { deriveJobState } from "./domain/job-state.js";
 export type { ClusterShortfall, PendingReason, ResourceAmount } from "./domain/pending-reason.js";
 export { submitJobInputSchema, type JobSpec, type SubmitJobInput } from "./validation/submit-job.js";
+export type { ReportPodGroupsInput } from "./validation/pod-group-report.js";
 export type { BindRequest, Job, Pod } from "./generated/prisma/client.js";
 
 // For the workers (issue 5): admission, re-admission, bind backoff, cycle events, usage history.

@@ -174,6 +174,20 @@ const cases: (() => Promise<Case>)[] = [
       }),
     };
   },
+  async () => ({
+    mutation: "reportPodGroups",
+    allowed: ["admin", "agent"],
+    call: as(`mutation($g: [PodGroupReport!]!) { reportPodGroups(cluster: "c1", groups: $g) }`, {
+      g: [
+        {
+          namespace: "ml",
+          name: uniq("group"),
+          queue: "team-a",
+          pods: [{ name: "p-0", resources: { cpu: 1000 } }],
+        },
+      ],
+    }),
+  }),
 ];
 
 async function dbState() {
@@ -230,6 +244,7 @@ const MUTATIONS = [
   "reportNodes",
   "reportPodStatus",
   "reportBindResult",
+  "reportPodGroups",
 ];
 
 describe.each(cases.map((c, i) => [MUTATIONS[i]!, c] as const))("%s", (name, prepare) => {

@@ -1,18 +1,24 @@
-// The agents' side of the API: inventory, pod phases, BindRequest results; and the outbox view.
+// The agents' side of the API: inventory, pod phases, BindRequest results, pod groups created
+// in the cluster; and the outbox view.
 import type { BindRequestState } from "../../store/generated/prisma/enums.js";
 import { reportNodes, type ReportNodesInput } from "../../store/operations/report-nodes.js";
+import { reportPodGroups } from "../../store/operations/report-pod-groups.js";
 import {
   reportBindResult,
   reportPodStatus,
   type ReportBindResultInput,
   type ReportPodStatusInput,
 } from "../../store/operations/report-pods.js";
+import type { ReportPodGroupsInput } from "../../store/validation/pod-group-report.js";
 import { adminOrAgentOf, agentOf, guarded } from "../auth.js";
 import type { ApiContext } from "../context.js";
 import { asArgs, badInput } from "../errors.js";
 import { bindRequestView } from "./jobs.js";
 
 const agentActor = (ctx: ApiContext) => ({ name: `agent:${ctx.principal!.name}` });
+/** reportPodGroups is open to ADMINs too (e.g. to end a group whose agent is gone). */
+const reporterActor = (ctx: ApiContext) =>
+  ctx.principal!.role === "AGENT" ? agentActor(ctx) : { name: ctx.principal!.name };
 const byCluster = (a: { cluster: string }) => a.cluster;
 
 export const agentResolvers = {
@@ -42,6 +48,9 @@ export const agentResolvers = {
     ),
     reportBindResult: guarded(agentOf(byCluster), asArgs, (a: ReportBindResultInput, ctx) =>
       reportBindResult(ctx.store, agentActor(ctx), a),
+    ),
+    reportPodGroups: guarded(adminOrAgentOf(byCluster), asArgs, (a: ReportPodGroupsInput, ctx) =>
+      reportPodGroups(ctx.store, reporterActor(ctx), a),
     ),
   },
 };

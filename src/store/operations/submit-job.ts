@@ -94,6 +94,7 @@ function jobRow(spec: JobSpec, id: string, hash: string, submittedBy: string, no
     finishedAt: null,
     lastStartAt: null,
     staleSince: null,
+    createdInCluster: false,
   };
 }
 

@@ -10,7 +10,8 @@ export const DEFAULT_JOB_PRIORITY = 50;
 export const NON_PREEMPTIBLE_PRIORITY = 100;
 export const MAX_PODS_PER_JOB = 10_000;
 
-const resources = z
+/** A pod's requests (TaskGroupInput.resources; also the pods of reported pod groups). */
+export const resourcesInput = z
   .object({
     cpu: cpuMillis.nullish(),
     memory: bytes.nullish(),
@@ -50,7 +51,7 @@ const task = z
       .int("replicas must be a whole number")
       .min(1, "replicas must be at least 1")
       .max(MAX_PODS_PER_JOB, `replicas must be at most ${MAX_PODS_PER_JOB}`),
-    resources,
+    resources: resourcesInput,
     subGroup: z.string().min(1, "subGroup must not be empty").nullish(),
     nodeSelector: labelMatches.nullish(),
     gpuModel: z.string().min(1, "gpuModel must not be empty").nullish(),

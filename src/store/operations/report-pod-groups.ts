@@ -1,0 +1,99 @@
+// Agent: pod groups users created directly in its cluster (pods with `schedulerName: fleetq` and
+// a `fleetq.io/pod-group` annotation). Each group is one job on that cluster, keyed on
+// (cluster, namespace, name), whose pods are exactly the reported ones. Idempotent: a repeated
+// report changes nothing.
+import type { Tx } from "../db.js";
+import { isFinished } from "../domain/job-state.js";
+import { NotFoundError } from "../errors.js";
+import { type Actor, type Store, transact } from "../store.js";
+import { invalidAt, parseInput } from "../validation/parse.js";
+import {
+  normalisePodGroups,
+  type PodGroupSpec,
+  type ReportPodGroupsInput,
+  reportPodGroupsInputSchema,
+} from "../validation/pod-group-report.js";
+import { bumpGeneration, lockCluster } from "./cluster-fence.js";
+import { createGroupJob, endGroupJob, type GroupJob, updateGroupJob } from "./pod-group-jobs.js";
+
+/** Every group with pods must name an existing leaf queue. The rows are held (FOR KEY SHARE)
+ * against concurrent tree changes, which hold FOR UPDATE while they change the tree. An empty
+ * group (gone from the cluster) names no queue that matters: it is not checked. */
+async function checkQueues(tx: Tx, groups: readonly PodGroupSpec[]): Promise<void> {
+  const names = [...new Set(groups.filter((g) => g.pods.length).map((g) => g.queue))];
+  if (!names.length) return;
+  const rows = await tx.$queryRaw<{ name: string; parent: boolean }[]>`
+    SELECT q.name, EXISTS (SELECT 1 FROM queue c WHERE c.parent_name = q.name) AS parent
+    FROM queue q WHERE q.name = ANY(${names}::text[]) FOR KEY SHARE OF q`;
+  const found = new Map(rows.map((r) => [r.name, r.parent]));
+  groups.forEach((g, i) => {
+    if (!g.pods.length) return;
+    if (!found.has(g.queue)) throw invalidAt(["groups", i, "queue"], `queue "${g.queue}" does not exist`);
+    if (found.get(g.queue))
+      throw invalidAt(["groups", i, "queue"], `queue "${g.queue}" has child queues; jobs go to leaf queues`);
+  });
+}
+
+/** The jobs made from this group, newest first, with their pods and tasks. */
+function groupJobs(tx: Tx, cluster: string, g: PodGroupSpec) {
+  return tx.job.findMany({
+    where: { requestedCluster: cluster, namespace: g.namespace, name: g.name, createdInCluster: true },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    select: {
+      id: true,
+      name: true,
+      queueName: true,
+      state: true,
+      priority: true,
+      preemptible: true,
+      minMember: true,
+      pods: { select: { id: true, name: true, taskName: true, state: true, nodeName: true } },
+      tasks: { select: { name: true, replicas: true } },
+    },
+  });
+}
+
+/**
+ * Per group: no unfinished job yet → a new job with the group's pods (pods of a finished job of
+ * that group, still lingering in the cluster, stay with it); an unfinished job → its pods,
+ * requests, queue, priority and gang minimum follow the report; `pods: []` → the group is gone
+ * and its job ends (CANCELLED, unfinished pods FAILED). Returns how many groups changed a job.
+ */
+export async function reportPodGroups(
+  store: Store,
+  actor: Actor,
+  input: ReportPodGroupsInput,
+): Promise<number> {
+  const r = parseInput(reportPodGroupsInputSchema, input);
+  const groups = normalisePodGroups(r);
+  const now = new Date();
+  return transact(store, actor, async (tx, record) => {
+    // The cluster row lock serialises the reports of a cluster: one job per group, never two.
+    if (!(await lockCluster(tx, r.cluster))) throw new NotFoundError("cluster", r.cluster, "cluster");
+    await checkQueues(tx, groups);
+    let changed = 0;
+    let fence = false;
+    for (const reported of groups) {
+      const [latest, ...older] = await groupJobs(tx, r.cluster, reported);
+      // Pods of a finished job of this group may linger in the cluster (ended, not deleted):
+      // they stay with that job and are not members of a later one.
+      const lingering = new Set(older.flatMap((j) => j.pods.map((p) => p.name)));
+      if (latest && isFinished(latest.state)) for (const p of latest.pods) lingering.add(p.name);
+      const g = { ...reported, pods: reported.pods.filter((p) => !lingering.has(p.name)) };
+      if (latest && !isFinished(latest.state)) {
+        const job: GroupJob = latest;
+        if (!g.pods.length) await endGroupJob(tx, r.cluster, job, g, now, record);
+        else if (!(await updateGroupJob(tx, r.cluster, job, g, now, record))) continue;
+        // Pods of a job the scheduler knows changed: a session planned before must not commit.
+        fence = true;
+        changed++;
+      } else if (g.pods.length) {
+        // A new job, like a submitted one, conflicts with no plan: the generation stays.
+        await createGroupJob(tx, r.cluster, g, actor, now, record);
+        changed++;
+      }
+    }
+    if (fence) await bumpGeneration(tx, r.cluster);
+    return changed;
+  });
+}
