@@ -1,0 +1,205 @@
+// Pods users create in a Kubernetes cluster for fleetq, end to end: the agent (Kubernetes
+// backend on the fake API server) reports them as a pod group to the real API server (real
+// PostgreSQL, real Redis), the group becomes a job, a real scheduling cycle places it, the outbox
+// goes onto the bind queue, and the agent binds the EXISTING pods (BindRequests without template).
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningAgent, runAgent } from "../../src/agent/agent.js";
+import { KubernetesBackend } from "../../src/agent/backends/kubernetes/kubernetes-backend.js";
+import { bindQueueName } from "../../src/protocol/bind-request.js";
+import { StaleSnapshotError } from "../../src/store/errors.js";
+import {
+  bindRequestMessages,
+  bindRequestsToDispatch,
+  markBindRequestsDispatched,
+} from "../../src/store/operations/dispatch.js";
+import { gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
+import { runCycle } from "../helpers/cycle.js";
+import { TEST_REDIS_URL, testRedisPrefix } from "../helpers/redis.js";
+import { FakeKubeApiServer } from "./fake-kube-apiserver.js";
+import { until } from "./until.js";
+
+const log = pino({ level: process.env.AGENT_TEST_LOG ?? "silent" });
+
+interface JobView {
+  id: string;
+  state: string;
+  minMember: number;
+  createdInCluster: boolean;
+  queue: { name: string };
+  pods: { name: string; state: string; node: string | null }[];
+}
+
+describe("pod groups created in a Kubernetes cluster", () => {
+  let api: TestApi;
+  let kube: FakeKubeApiServer;
+  let redis: Redis;
+  let queue: Queue;
+  let agent: RunningAgent;
+  const queuePrefix = `${testRedisPrefix("fleetq-agent-groups")}bind`;
+
+  const admin = <T>(query: string, variables: Record<string, unknown> = {}) =>
+    gqlOk<T>(api.url, api.adminToken, query, variables);
+
+  async function groupJobs(): Promise<JobView[]> {
+    const r = await admin<{ jobs: { edges: { node: JobView }[] } }>(
+      `{ jobs(filter: { cluster: "c1" }) { edges { node { id state minMember createdInCluster queue { name } pods { name state node } } } } }`,
+    );
+    return r.jobs.edges.map((e) => e.node);
+  }
+
+  /** What the dispatch worker does: the outbox onto the cluster's bind queue. */
+  async function dispatch(): Promise<number> {
+    const rows = await bindRequestsToDispatch(api.server.store, { cluster: "c1" });
+    const ids = rows.map((r) => r.id);
+    const messages = await bindRequestMessages(api.server.store, ids);
+    await queue.addBulk(messages.map((data) => ({ name: data.kind, data, opts: { jobId: data.id } })));
+    await markBindRequestsDispatched(api.server.store, ids);
+    return messages.length;
+  }
+
+  /** A cycle whose snapshot went stale under the agent's reports is simply run again. */
+  async function cycle() {
+    for (;;) {
+      try {
+        return await runCycle(api.server.store, "c1");
+      } catch (err) {
+        if (!(err instanceof StaleSnapshotError)) throw err;
+      }
+    }
+  }
+
+  /** A pod as a user would create it with kubectl: our scheduler name, the group's annotations. */
+  function userPod(name: string) {
+    return {
+      metadata: {
+        name,
+        namespace: "ml",
+        annotations: {
+          "fleetq.io/pod-group": "sweep",
+          "fleetq.io/queue": "research",
+          "fleetq.io/min-member": "2",
+        },
+      },
+      spec: {
+        schedulerName: "fleetq",
+        containers: [
+          {
+            name: "main",
+            image: "trainer:1",
+            resources: { requests: { cpu: "2", memory: "4Gi" }, limits: { "nvidia.com/gpu": "1" } },
+          },
+        ],
+      },
+    };
+  }
+
+  beforeAll(async () => {
+    api = await startTestApi();
+    kube = await FakeKubeApiServer.start();
+    kube.addNode({ name: "n1", cpu: "32", memory: "256Gi", gpus: 8 });
+    redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+    queue = new Queue(bindQueueName("c1"), { connection: redis, prefix: queuePrefix });
+    await admin(`mutation { createQueue(input: { name: "research" }) { name } }`);
+    await admin(`mutation { registerCluster(input: { name: "c1" }) { name } }`);
+    const token = await admin<{ createToken: { secret: string } }>(
+      `mutation { createToken(input: { name: "agent-c1", role: AGENT, cluster: "c1" }) { secret } }`,
+    );
+    agent = await runAgent({
+      cluster: "c1",
+      apiUrl: api.url,
+      token: token.createToken.secret,
+      redis: TEST_REDIS_URL,
+      queuePrefix,
+      backend: new KubernetesBackend({
+        cluster: "c1",
+        kubeConfig: kube.kubeConfig(),
+        defaultNamespace: "default",
+        log,
+        groupDebounceMs: 20,
+      }),
+      batchWindowMs: 10,
+      heartbeatSeconds: 3600,
+      logger: log,
+    });
+  });
+
+  afterAll(async () => {
+    await agent?.stop();
+    await queue?.obliterate({ force: true });
+    await queue?.close();
+    const keys = await redis.keys(`${queuePrefix}-agent:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis?.disconnect();
+    await kube?.stop();
+    await api?.close();
+  });
+
+  it("become a job, placed by a real cycle, whose existing pods the agent binds", async () => {
+    await until(async () => {
+      const { cluster } = await admin<{ cluster: { nodes: { name: string }[] } }>(
+        `{ cluster(name: "c1") { nodes { name } } }`,
+      );
+      expect(cluster.nodes.map((n) => n.name)).toEqual(["n1"]);
+    });
+    kube.createPod(userPod("sweep-0"));
+    kube.createPod(userPod("sweep-1"));
+
+    const job = await until(async () => {
+      const [only, ...rest] = await groupJobs();
+      expect(rest).toEqual([]);
+      expect(only).toMatchObject({
+        state: "PENDING",
+        minMember: 2,
+        createdInCluster: true,
+        queue: { name: "research" },
+        pods: [
+          { name: "sweep-0", state: "PENDING", node: null },
+          { name: "sweep-1", state: "PENDING", node: null },
+        ],
+      });
+      return only!;
+    });
+
+    expect((await cycle()).bindRequests).toHaveLength(2);
+    expect(await dispatch()).toBe(2);
+
+    await until(async () => {
+      const [now] = await groupJobs();
+      expect(now!.state).toBe("RUNNING");
+      expect(now!.pods.map((p) => [p.name, p.state, p.node])).toEqual([
+        ["sweep-0", "RUNNING", "n1"],
+        ["sweep-1", "RUNNING", "n1"],
+      ]);
+    });
+    // The user's pods were bound where they are, never created again by the agent.
+    expect(kube.effects.filter((e) => e.startsWith("create"))).toEqual([]);
+    expect(kube.effects.filter((e) => e.startsWith("bind")).sort()).toEqual([
+      "bind ml/sweep-0 n1",
+      "bind ml/sweep-1 n1",
+    ]);
+    for (const name of ["sweep-0", "sweep-1"]) {
+      const pod = kube.pod("ml", name)!;
+      expect(pod.spec.nodeName).toBe("n1");
+      expect(pod.spec.containers[0].image).toBe("trainer:1");
+      expect(pod.metadata.annotations["fleetq.io/job-id"]).toBe(job.id);
+    }
+    await until(async () => {
+      const outbox = await admin<{ bindRequests: { state: string }[] }>(
+        `{ bindRequests(cluster: "c1") { state } }`,
+      );
+      expect(outbox.bindRequests.map((b) => b.state)).toEqual(["SUCCEEDED", "SUCCEEDED"]);
+    });
+  });
+
+  it("end their job when the user deletes them", async () => {
+    kube.store.remove("pods", "ml/sweep-0");
+    kube.store.remove("pods", "ml/sweep-1");
+    await until(async () => {
+      const [job] = await groupJobs();
+      expect(job!.state).toBe("CANCELLED");
+    });
+  });
+});
