@@ -79,6 +79,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     logIdleCycles: o.logIdleCycles,
     workerId: o.workerId,
     log,
+    seenGenerations: new Map<string, number>(),
   };
   const cycles = new ClusterCycles(
     store,

@@ -16,7 +16,7 @@ export const cycleDuration = new Histogram({
 
 export const cyclesTotal = new Counter({
   name: "fleetq_cycles_total",
-  help: "Scheduling cycles by cluster and outcome (committed: changed something; idle; failed)",
+  help: "Scheduling cycles by cluster and outcome (committed: changed something; idle; failed; skipped: asked for by reports that changed nothing)",
   labelNames: ["cluster", "outcome"] as const,
   registers: [metrics],
 });

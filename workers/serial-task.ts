@@ -58,13 +58,15 @@ export class SerialTask {
     return new SerialTask(queue, worker, o.triggerDelayMs);
   }
 
-  /** Asks for a run soon. At most one waits while another runs; more triggers are absorbed. */
+  /** Asks for a run soon. At most one waits per `reason` while another runs; more triggers with
+   * the same reason are absorbed (runs for different reasons are kept apart: a run may do less
+   * for one reason than for another). */
   async trigger(reason: string): Promise<void> {
     await this.queue.add(
       "trigger",
       { reason },
       {
-        deduplication: { id: "trigger", keepLastIfActive: true },
+        deduplication: { id: `trigger:${reason}`, keepLastIfActive: true },
         delay: this.delayMs || undefined,
         removeOnComplete: true,
         removeOnFail: 100,

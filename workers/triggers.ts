@@ -7,11 +7,17 @@ import type { StoreEvent } from "../src/store/index.js";
 export interface Triggers {
   /** Clusters whose cycle should run; "all" for changes every cluster's shares depend on. */
   cycles: string[] | "all";
+  /** Clusters an agent reported on: their cycle runs if the report moved the cluster's
+   * generation (a pod ended, a bind failed, an eviction finished), not for mere confirmations. */
+  reported: string[];
   admission: boolean;
   clusterList: boolean;
 }
 
-const NONE: Triggers = { cycles: [], admission: false, clusterList: false };
+/** The trigger reason of a cycle asked for by agent reports only. */
+export const REPORT_TRIGGER = "report";
+
+const NONE: Triggers = { cycles: [], reported: [], admission: false, clusterList: false };
 const one = (c: string | null) => (c ? [c] : []);
 
 export function triggersFor(e: StoreEvent): Triggers {
@@ -24,21 +30,22 @@ export function triggersFor(e: StoreEvent): Triggers {
     // Resources came free, or nodes changed: this cluster may place more, and admission may
     // find room for jobs that fit nowhere before.
     case "job.cancelled":
-    case "pods.status":
-    case "bind.result":
     case "nodes.reported":
       return { ...NONE, cycles: one(e.cluster), admission: true };
+    case "pods.status":
+    case "bind.result":
+      return { ...NONE, reported: one(e.cluster), admission: true };
     case "cluster.registered":
     case "cluster.updated":
     case "cluster.cordoned":
     case "cluster.uncordoned":
     case "cluster.deleted":
-      return { cycles: one(e.cluster), admission: true, clusterList: true };
+      return { ...NONE, cycles: one(e.cluster), admission: true, clusterList: true };
     case "quota.set":
     case "queue.created":
     case "queue.updated":
     case "queue.deleted":
-      return { cycles: "all", admission: true, clusterList: false };
+      return { ...NONE, cycles: "all", admission: true };
     default:
       return NONE;
   }

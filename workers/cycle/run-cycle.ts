@@ -6,6 +6,7 @@
 import type { Logger } from "pino";
 import { runSession, type SchedulerConfig, type SessionResult } from "../../src/core/index.js";
 import {
+  clusterGeneration,
   type CommitResult,
   commitSession,
   loadSnapshot,
@@ -16,6 +17,7 @@ import {
   type UsageWindow,
 } from "../../src/store/index.js";
 import type { BindDispatcher } from "../dispatch/bind-dispatcher.js";
+import { REPORT_TRIGGER } from "../triggers.js";
 import {
   cycleDuration,
   cyclesTotal,
@@ -37,6 +39,8 @@ export interface CycleDeps {
   logIdleCycles: boolean;
   workerId: string;
   log: Logger;
+  /** Per cluster, the generation this process's last cycle left it at. */
+  seenGenerations: Map<string, number>;
 }
 
 export interface CycleReport {
@@ -51,6 +55,8 @@ export interface CycleReport {
   staleRetries: number;
   /** Jobs whose state the commit changed. */
   jobsChanged: number;
+  /** Asked for by agent reports that changed nothing a session decides on: not run. */
+  skipped: boolean;
   error: string | null;
 }
 
@@ -68,9 +74,19 @@ export async function runCycle(deps: CycleDeps, cluster: string, reason: string)
     dispatched: 0,
     staleRetries: 0,
     jobsChanged: 0,
+    skipped: false,
     error: null,
   };
   try {
+    // Reports that did not move the generation (pods confirmed running) leave nothing to do.
+    if (reason === REPORT_TRIGGER) {
+      const now = await clusterGeneration(deps.store.prisma, cluster);
+      if (now !== null && now === deps.seenGenerations.get(cluster)) {
+        report.skipped = true;
+        cyclesTotal.inc({ cluster, outcome: "skipped" });
+        return report;
+      }
+    }
     const { result, commit } = await decideAndCommit(deps, cluster, report);
     report.binds = result.binds.length;
     report.evictions = result.evictions.length;
@@ -99,6 +115,7 @@ async function decideAndCommit(
     const { snapshot, generation } = await loadSnapshot(deps.store.prisma, cluster, {
       usage: deps.usageWindow ?? undefined,
     });
+    deps.seenGenerations.set(cluster, generation);
     const waiting = gateBackedOffPods(
       snapshot,
       await pendingPodBindFailures(deps.store.prisma, cluster),
@@ -111,7 +128,9 @@ async function decideAndCommit(
     }
     if (isIdleResult(snapshot, result)) return { result, commit: { generation, bindRequests: [], jobs: [] } };
     try {
-      return { result, commit: await commitSession(deps.store, cluster, generation, result) };
+      const commit = await commitSession(deps.store, cluster, generation, result);
+      deps.seenGenerations.set(cluster, commit.generation);
+      return { result, commit };
     } catch (err) {
       if (!(err instanceof StaleSnapshotError) || attempt >= deps.staleRetries) throw err;
       report.staleRetries++;

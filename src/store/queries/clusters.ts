@@ -18,3 +18,9 @@ export async function listClusters(prisma: PrismaClient): Promise<ClusterSummary
     cordoned: c.cordoned,
   }));
 }
+
+/** The cluster's fencing generation now (null when it does not exist). */
+export async function clusterGeneration(prisma: PrismaClient, cluster: string): Promise<number | null> {
+  const row = await prisma.cluster.findUnique({ where: { name: cluster }, select: { generation: true } });
+  return row ? Number(row.generation) : null;
+}
