@@ -165,7 +165,24 @@ interface RunResult {
   p90: number;
   p99: number;
   max: number;
+  /** CPU seconds each process spent in the measured window, per 1000 pods. */
+  cpuPer1000Pods: { api: number | null; workers: number | null; agentsAndLoad: number };
 }
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); null elsewhere. */
+function cpuSeconds(pid: number | undefined): number | null {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return null;
+  }
+}
+
+const ownCpuSeconds = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
 
 async function oneRun(run: number): Promise<RunResult> {
   const db: TestDatabase = await createTestDatabase();
@@ -251,6 +268,7 @@ async function oneRun(run: number): Promise<RunResult> {
     for (let n = 0; n < WARMUP; n++) warming.add(await submit(url, adminToken, `warm-${n}`, {}));
     await warm;
 
+    const cpuBefore = [cpuSeconds(api.proc.pid), cpuSeconds(workers.proc.pid), ownCpuSeconds()];
     const start = performance.now();
     let next = 0;
     const submitter = async () => {
@@ -268,6 +286,11 @@ async function oneRun(run: number): Promise<RunResult> {
     }, 600_000);
     await done;
     clearTimeout(timeout);
+    const cpuAfter = [cpuSeconds(api.proc.pid), cpuSeconds(workers.proc.pid), ownCpuSeconds()];
+    const per1000 = (i: number) =>
+      cpuAfter[i] === null || cpuBefore[i] === null
+        ? null
+        : ((cpuAfter[i]! - cpuBefore[i]!) * 1000) / (JOBS * PODS);
     const seconds = (Math.max(...runningAt.values()) - start) / 1000;
     const latencies = [...runningAt].map(([job, at]) => at - submittedAt.get(job)!).sort((a, b) => a - b);
     return {
@@ -278,6 +301,7 @@ async function oneRun(run: number): Promise<RunResult> {
       p90: quantile(latencies, 0.9),
       p99: quantile(latencies, 0.99),
       max: latencies.at(-1)!,
+      cpuPer1000Pods: { api: per1000(0), workers: per1000(1), agentsAndLoad: per1000(2)! },
     };
   } finally {
     await bus.close();
@@ -287,6 +311,8 @@ async function oneRun(run: number): Promise<RunResult> {
   }
 }
 
+const fmtCpu = (x: number | null) => (x === null ? "?" : x.toFixed(2));
+
 async function main() {
   const results: RunResult[] = [];
   for (let run = 1; run <= RUNS; run++) {
@@ -295,7 +321,8 @@ async function main() {
     console.log(
       `run ${run}: ${JOBS} jobs × ${PODS} pods in ${r.seconds.toFixed(2)} s (submitted in ${r.submitSeconds.toFixed(2)} s): ` +
         `${r.podsPerSecond.toFixed(0)} pods/s; submit→Running p50 ${r.p50.toFixed(0)} ms, p90 ${r.p90.toFixed(0)} ms, ` +
-        `p99 ${r.p99.toFixed(0)} ms, max ${r.max.toFixed(0)} ms`,
+        `p99 ${r.p99.toFixed(0)} ms, max ${r.max.toFixed(0)} ms; CPU s per 1000 pods: api ${fmtCpu(r.cpuPer1000Pods.api)}, ` +
+        `workers ${fmtCpu(r.cpuPer1000Pods.workers)}, agents+load generator ${fmtCpu(r.cpuPer1000Pods.agentsAndLoad)}`,
     );
   }
   const summary = {
@@ -311,6 +338,11 @@ async function main() {
       p50Ms: median(results.map((r) => r.p50)),
       p90Ms: median(results.map((r) => r.p90)),
       p99Ms: median(results.map((r) => r.p99)),
+      cpuPer1000Pods: {
+        api: median(results.map((r) => r.cpuPer1000Pods.api ?? Number.NaN)),
+        workers: median(results.map((r) => r.cpuPer1000Pods.workers ?? Number.NaN)),
+        agentsAndLoad: median(results.map((r) => r.cpuPer1000Pods.agentsAndLoad)),
+      },
     },
   };
   console.log(
