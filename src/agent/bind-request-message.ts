@@ -26,6 +26,8 @@ const bindRequestSchema = z.object({
   }),
   node: z.string().min(1),
   gpuGroups: z.array(z.string()),
+  // Absent in messages of a producer from before device topology: no devices chosen.
+  gpuDevices: z.array(z.int().min(0)).default([]),
   reason: z.string(),
   attempt: z.number(),
 });

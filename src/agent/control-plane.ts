@@ -96,6 +96,7 @@ export function toNodeReport(node: NodeInventory) {
     ready: node.ready,
     maxPods: node.maxPods,
     taints: node.taints,
+    ...(node.gpuDevices?.length ? { gpuDevices: node.gpuDevices } : {}),
   };
 }
 

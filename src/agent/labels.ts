@@ -9,6 +9,11 @@ export const GPU_PRODUCT_LABEL = "nvidia.com/gpu.product";
 /** MiB of one device. */
 export const GPU_MEMORY_LABEL = "nvidia.com/gpu.memory";
 export const GPU_COUNT_LABEL = "nvidia.com/gpu.count";
+/** Node annotation (set by whoever knows the hardware): the node's GPU devices as JSON,
+ * [{"index":0,"nvlinkDomain":"nvl0","numaNode":0}, …], one entry per nvidia.com/gpu. */
+export const GPU_TOPOLOGY_KEY = "fleetq.io/gpu-topology";
+/** The container environment variable the NVIDIA container runtime reads. */
+export const NVIDIA_VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES";
 
 /** Topology labels the simulated clusters carry (Kubernetes clusters bring their own). */
 export const ZONE_LABEL = "topology.kubernetes.io/zone";
@@ -26,6 +31,8 @@ export const POD_GROUP_KEY = "fleetq.io/pod-group";
 export const MIN_MEMBER_KEY = "fleetq.io/min-member";
 export const PRIORITY_KEY = "fleetq.io/priority";
 export const GPU_GROUPS_KEY = "fleetq.io/gpu-groups";
+/** Device indices the control plane chose for a whole-GPU pod ("0,1,2,3"). */
+export const GPU_DEVICES_KEY = "fleetq.io/gpu-devices";
 export const GPU_FRACTION_KEY = "fleetq.io/gpu-fraction";
 export const GPU_MEMORY_KEY = "fleetq.io/gpu-memory";
 export const BIND_REQUEST_KEY = "fleetq.io/bind-request";

@@ -30,6 +30,10 @@ export interface BindRequestMessage {
   };
   node: string;
   gpuGroups: string[];
+  /** Device indices of the node the pod gets (whole-GPU pods on nodes that report their device
+   * topology; [] = the node's device plugin chooses). Kubernetes: the `fleetq.io/gpu-devices`
+   * annotation and NVIDIA_VISIBLE_DEVICES; simulated: refused if another pod holds one. */
+  gpuDevices: number[];
   /** Human-readable reason (eviction: who it made room for). */
   reason: string;
   attempt: number;

@@ -15,6 +15,7 @@ export interface RequestShape {
   gpus?: number;
   gpuFraction?: number;
   gpuGroups?: string[];
+  gpuDevices?: number[];
   durationSeconds?: number | null;
   exitFailure?: boolean;
   template?: unknown;
@@ -62,6 +63,7 @@ export function bindRequest(shape: RequestShape): BindRequestMessage {
     },
     node: shape.node,
     gpuGroups: shape.gpuGroups ?? [],
+    gpuDevices: shape.gpuDevices ?? [],
     reason: shape.reason ?? "",
     attempt: 1,
   };

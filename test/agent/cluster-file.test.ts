@@ -67,7 +67,36 @@ nodeGroups:
     expect(file.defaultPodDurationSeconds).toBe(60);
   });
 
+  it("gives GPU nodes their devices: per NVLink domain and NUMA node, or the node's NVSwitch domain", () => {
+    const file = parseClusterFile(
+      "devices.yaml",
+      `
+nodeGroups:
+  - { name: dgx, count: 1, cpu: 96, memory: 1Ti, gpus: 8, gpuModel: H100,
+      gpuTopology: { devicesPerNVLinkDomain: 4, devicesPerNumaNode: 2 } }
+  - { name: nvl, count: 2, cpu: 96, memory: 1Ti, gpus: 4, gpuModel: GB200,
+      topology: { nodesPerNVSwitchDomain: 2 } }
+  - { name: plain, count: 1, cpu: 8, memory: 64Gi, gpus: 2, gpuModel: L4 }
+`,
+    );
+    const [dgx, nvl0, nvl1, plain] = expandNodes(file);
+    expect(dgx!.gpuDevices).toEqual(
+      [0, 1, 2, 3, 4, 5, 6, 7].map((index) => ({
+        index,
+        nvlinkDomain: `nvlink${Math.floor(index / 4)}`,
+        numaNode: Math.floor(index / 2),
+      })),
+    );
+    expect(nvl0!.gpuDevices).toEqual([0, 1, 2, 3].map((index) => ({ index, nvlinkDomain: "nvl-nvs0" })));
+    expect(nvl1!.gpuDevices?.map((d) => d.nvlinkDomain)).toEqual(Array(4).fill("nvl-nvs0"));
+    expect(plain!.gpuDevices).toBeUndefined();
+  });
+
   it.each([
+    [
+      "nodeGroups:\n  - { name: g, count: 1, cpu: 1, memory: 1Gi, gpuTopology: { devicesPerNumaNode: 2 } }",
+      "field nodeGroups.0.gpuTopology: gpuTopology describes GPUs: the group has none",
+    ],
     ["nodeGroups: []", "field nodeGroups:"],
     ["nodeGroups:\n  - { name: g, count: 0, cpu: 1, memory: 1Gi }", "field nodeGroups.0.count:"],
     [

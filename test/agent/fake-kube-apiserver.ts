@@ -50,6 +50,7 @@ export interface NodeShape {
   memory?: string;
   gpus?: number;
   labels?: Record<string, string>;
+  annotations?: Record<string, string>;
   taints?: { key: string; value?: string; effect: string }[];
   unschedulable?: boolean;
   ready?: boolean;
@@ -152,7 +153,11 @@ export class FakeKubeApiServer {
 
   addNode(shape: NodeShape): Json {
     return this.store.create("nodes", shape.name, {
-      metadata: { name: shape.name, labels: { "kubernetes.io/hostname": shape.name, ...shape.labels } },
+      metadata: {
+        name: shape.name,
+        labels: { "kubernetes.io/hostname": shape.name, ...shape.labels },
+        ...(shape.annotations ? { annotations: shape.annotations } : {}),
+      },
       spec: {
         ...(shape.unschedulable ? { unschedulable: true } : {}),
         ...(shape.taints ? { taints: shape.taints } : {}),

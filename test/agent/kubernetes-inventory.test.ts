@@ -74,6 +74,32 @@ describe("Kubernetes backend: node inventory", () => {
     expect(byName["cpu-2"]).toMatchObject({ unschedulable: false, ready: false });
   });
 
+  it("reads the GPU devices' topology from the fleetq.io/gpu-topology annotation, and ignores a wrong one", async () => {
+    const topology = [0, 1, 2, 3].map((index) => ({ index, nvlinkDomain: `nvl${index >> 1}`, numaNode: 0 }));
+    kube.addNode({
+      name: "topo",
+      gpus: 4,
+      annotations: { "fleetq.io/gpu-topology": JSON.stringify(topology) },
+    });
+    kube.addNode({
+      name: "miscounted",
+      gpus: 4,
+      annotations: { "fleetq.io/gpu-topology": JSON.stringify(topology.slice(0, 3)) },
+    });
+    kube.addNode({ name: "garbled", gpus: 2, annotations: { "fleetq.io/gpu-topology": "0:a,1:a" } });
+    kube.addNode({
+      name: "twice",
+      gpus: 2,
+      annotations: { "fleetq.io/gpu-topology": JSON.stringify([{ index: 0 }, { index: 0 }]) },
+    });
+    await backend.start(events);
+    const byName = Object.fromEntries(events.completeReports[0]!.nodes.map((n) => [n.name, n]));
+    expect(byName.topo!.gpuDevices).toEqual(topology);
+    // Unknown topology: no device list at all (the node's device plugin chooses).
+    for (const name of ["miscounted", "garbled", "twice", "gpu-1"])
+      expect(byName[name]!.gpuDevices, name).toBeUndefined();
+  });
+
   it("watches node changes instead of polling, and resumes a dropped watch without relisting", async () => {
     await backend.start(events);
     kube.addNode({ name: "gpu-2", gpus: 4, labels: { "nvidia.com/gpu.product": "NVIDIA-L4" } });

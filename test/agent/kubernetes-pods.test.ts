@@ -71,6 +71,55 @@ describe("Kubernetes backend: pods", () => {
     await until(() => expect(events.statesOf("train-0")).toEqual(["RUNNING"]));
   });
 
+  it("pins a pod it creates to the chosen GPU devices: annotation, and NVIDIA_VISIBLE_DEVICES per GPU container", async () => {
+    const container = (name: string, gpus?: string, env?: { name: string; value: string }[]) => ({
+      name,
+      image: "x",
+      ...(env ? { env } : {}),
+      resources: gpus ? { limits: { "nvidia.com/gpu": gpus } } : {},
+    });
+    const split = bindRequest({
+      id: "br-1",
+      pod: "p0",
+      node: "n1",
+      gpus: 4,
+      gpuDevices: [4, 5, 6, 7],
+      template: {
+        spec: {
+          containers: [
+            container("a", "2", [{ name: "NVIDIA_VISIBLE_DEVICES", value: "all" }]),
+            container("log"),
+            container("b", "2"),
+          ],
+        },
+      },
+    });
+    expect(await backend.bind(split)).toEqual({ ok: true, message: "bound to n1" });
+    const pod = kube.pod("team-a", "p0")!;
+    expect(pod.metadata.annotations["fleetq.io/gpu-devices"]).toBe("4,5,6,7");
+    const env = (name: string) => pod.spec.containers.find((c: { name: string }) => c.name === name).env;
+    expect(env("a")).toEqual([{ name: "NVIDIA_VISIBLE_DEVICES", value: "4,5" }]);
+    expect(env("b")).toEqual([{ name: "NVIDIA_VISIBLE_DEVICES", value: "6,7" }]);
+    expect(env("log")).toBeUndefined();
+
+    // Counts that do not add up to the pod's devices: each GPU container sees all of them.
+    const whole = bindRequest({
+      id: "br-2",
+      pod: "p1",
+      node: "n1",
+      gpus: 2,
+      gpuDevices: [0, 1],
+      template: { spec: { containers: [container("main", "1")] } },
+    });
+    await backend.bind(whole);
+    expect(kube.pod("team-a", "p1")!.spec.containers[0].env).toEqual([
+      { name: "NVIDIA_VISIBLE_DEVICES", value: "0,1" },
+    ]);
+    // No devices chosen: nothing pinned.
+    await backend.bind(bindRequest({ id: "br-3", pod: "p2", node: "n1", gpus: 1 }));
+    expect(kube.pod("team-a", "p2")!.metadata.annotations["fleetq.io/gpu-devices"]).toBeUndefined();
+  });
+
   it("answers a repeated or conflicting bind truthfully without creating or binding again", async () => {
     await backend.bind(bindRequest({ id: "br-1", pod: "p0", node: "n1" }));
     expect(await backend.bind(bindRequest({ id: "br-1", pod: "p0", node: "n1" }))).toEqual({
@@ -228,12 +277,17 @@ describe("Kubernetes backend: pods", () => {
       namespace: "ml",
       pod: "sweep-0",
       node: "n1",
+      gpus: 2,
+      gpuDevices: [2, 3],
     });
     expect(await backend.bind({ ...request, pod: { ...request.pod, template: null } })).toEqual({
       ok: true,
       message: "bound to n1",
     });
     expect(kube.pod("ml", "sweep-0")?.metadata.annotations["fleetq.io/job-id"]).toBe("job-9");
+    // The user's pod learns its devices from the Binding's annotations; its spec stays the user's.
+    expect(kube.pod("ml", "sweep-0")?.metadata.annotations["fleetq.io/gpu-devices"]).toBe("2,3");
+    expect(kube.pod("ml", "sweep-0")?.spec.containers[0].env).toBeUndefined();
     await until(() => expect(events.statesOf("sweep-0")).toEqual(["RUNNING"]));
     expect(events.states.find((s) => s.pod === "sweep-0")?.jobId).toBe("job-9");
     const reportsBefore = events.groups.length;

@@ -118,3 +118,74 @@ describe("SimulatedCluster", () => {
     expect(cluster.nodeUsage("n0")?.gpus).toBe(1);
   });
 });
+
+describe("SimulatedCluster: GPU devices", () => {
+  const devices = Array.from({ length: 8 }, (_, index) => ({ index, nvlinkDomain: index < 4 ? "a" : "b" }));
+  const topoNode = (name: string): NodeInventory => ({ ...gpuNode(name), gpuDevices: devices });
+  const whole = (id: string, pod: string, gpuDevices: number[], durationSeconds = 10) =>
+    bindRequest({ id, pod, node: "n0", gpus: gpuDevices.length, gpuDevices, durationSeconds });
+
+  it("holds the devices a request names and refuses a request naming a held one", () => {
+    const cluster = new SimulatedCluster([topoNode("n0")], 60);
+    expect(cluster.bind(whole("a", "p0", [0, 1, 2, 3]), 0).outcome.ok).toBe(true);
+    expect([...cluster.deviceHolders("n0")]).toEqual([0, 1, 2, 3].map((i) => [i, "job-1/p0"]));
+
+    const clash = cluster.bind(whole("b", "p1", [3, 4], 20), 0);
+    expect(clash).toEqual({
+      outcome: { ok: false, message: "GPU device 3 of node n0 is already held by job-1/p0" },
+      changes: [],
+    });
+    expect(cluster.nodeUsage("n0")).toMatchObject({ gpus: 4, pods: 1 }); // nothing taken
+    expect(cluster.bind(whole("c", "p1", [4, 5], 20), 0).outcome.ok).toBe(true);
+
+    // A finished pod gives its devices back.
+    cluster.advance(10_000);
+    expect([...cluster.deviceHolders("n0").keys()]).toEqual([4, 5]);
+    expect(cluster.bind(whole("d", "p2", [2, 3]), 10_000).outcome.ok).toBe(true);
+  });
+
+  it("refuses devices the node does not have, a count that is not the pod's, a device named twice", () => {
+    const cluster = new SimulatedCluster([topoNode("n0")], 60);
+    expect(cluster.bind(whole("a", "p0", [9]), 0).outcome).toEqual({
+      ok: false,
+      message: "node n0 has no GPU device 9",
+    });
+    const miscounted = bindRequest({ id: "b", pod: "p1", node: "n0", gpus: 2, gpuDevices: [0] });
+    expect(cluster.bind(miscounted, 0).outcome.message).toBe(
+      "the request names 1 GPU device(s) for a pod of 2 GPU(s)",
+    );
+    const twice = bindRequest({ id: "c", pod: "p2", node: "n0", gpus: 2, gpuDevices: [1, 1] });
+    expect(cluster.bind(twice, 0).outcome.message).toBe("the request names a GPU device twice: 1,1");
+    expect(cluster.runningPodCount).toBe(0);
+  });
+
+  it("counts a shared group named by a device index as holding that device", () => {
+    const cluster = new SimulatedCluster([topoNode("n0")], 60);
+    const half = bindRequest({
+      id: "a",
+      pod: "f0",
+      node: "n0",
+      gpuFraction: 0.5,
+      gpuGroups: ["6"],
+      durationSeconds: 5,
+    });
+    expect(cluster.bind(half, 0).outcome.ok).toBe(true);
+    expect(cluster.deviceHolders("n0").get(6)).toBe("group:6");
+    expect(cluster.bind(whole("b", "p0", [6, 7]), 0).outcome.message).toBe(
+      "GPU device 6 of node n0 is already held by group:6",
+    );
+    cluster.advance(5_000);
+    expect(cluster.deviceHolders("n0").size).toBe(0);
+    expect(cluster.bind(whole("c", "p0", [6, 7]), 5_000).outcome.ok).toBe(true);
+  });
+
+  it("leaves pods that name no devices to the GPU count (nodes without topology too)", () => {
+    const cluster = new SimulatedCluster([topoNode("n0"), gpuNode("n1")], 60);
+    expect(cluster.bind(bindRequest({ id: "a", pod: "p0", node: "n0", gpus: 8 }), 0).outcome.ok).toBe(true);
+    expect(cluster.deviceHolders("n0").size).toBe(0);
+    expect(cluster.bind(whole("b", "p1", [0]), 0).outcome.message).toContain("gpus 1 > free 0");
+    const pinned = bindRequest({ id: "c", pod: "p2", node: "n1", gpus: 2, gpuDevices: [0, 1] });
+    expect(cluster.bind(pinned, 0).outcome.ok).toBe(true);
+    expect([...cluster.deviceHolders("n1").keys()]).toEqual([0, 1]);
+  });
+});

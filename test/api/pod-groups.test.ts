@@ -145,7 +145,7 @@ describe("reportPodGroups", () => {
       t.server.store,
       bindRequests.map((b) => b.id),
     );
-    expect(messages.map((m) => [m.pod.name, m.node, m.pod.template, m.job.namespace])).toEqual([
+    expect(messages.map((m) => [m.pod.name, m.node, m.pod.template, m.job.namespace]).sort()).toEqual([
       ["sweep-0", "n1", null, "ml"],
       ["sweep-1", "n1", null, "ml"],
     ]);

@@ -29,6 +29,16 @@ export interface NodeInventory {
   maxPods: number;
   /** Kubernetes-style "key=value:Effect" (or "key:Effect"). */
   taints: string[];
+  /** Its GPU devices and where they sit, when the backend knows (one per GPU); absent = unknown. */
+  gpuDevices?: GpuDevice[];
+}
+
+/** One GPU device of a node: mirrors the API's GpuDeviceInput. */
+export interface GpuDevice {
+  index: number;
+  /** NVLink / NVSwitch domain. */
+  nvlinkDomain?: string;
+  numaNode?: number;
 }
 
 /** A pod of a known job changed state in the cluster. */

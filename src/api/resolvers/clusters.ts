@@ -81,5 +81,6 @@ export const clusterResolvers = {
     free: async (n: Node, _a: unknown, ctx: ApiContext) =>
       resourcesOf(freeOf(capacityOf(n), await nodeAllocated(n, ctx))),
     taints: (n: Node) => (n.taints as { key: string; value?: string; effect: string }[]).map(taintString),
+    gpuDevices: (n: Node) => n.gpuDevices as { index: number; nvlinkDomain?: string; numaNode?: number }[],
   },
 };

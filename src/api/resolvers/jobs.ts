@@ -129,6 +129,7 @@ export const bindRequestView = (b: BindRequest & { pod: { name: string } }) => (
   pod: b.pod.name,
   node: b.nodeName,
   gpuGroups: b.gpuGroups,
+  gpuDevices: b.gpuDevices,
   reason: b.reason,
   state: b.state,
   attempts: b.attempts,

@@ -13,6 +13,8 @@ export interface NewBindRequest {
   podId: string;
   node: string;
   gpuGroups: string[];
+  /** Device indices to pin a whole-GPU pod to (absent or [] = none chosen). */
+  gpuDevices?: number[];
   reason: string;
 }
 
@@ -31,15 +33,16 @@ export async function createBindRequests(
     pod_id: r.podId,
     node: r.node,
     gpu_groups: r.gpuGroups,
+    gpu_devices: r.gpuDevices ?? [],
     reason: r.reason,
   }));
   const created = await tx.$queryRaw<BindRequest[]>`
-    INSERT INTO bind_request (id, kind, cluster_name, job_id, pod_id, node_name, gpu_groups, reason, generation)
-    SELECT v.id, v.kind::"BindRequestKind", v.cluster, v.job_id, v.pod_id, v.node, v.gpu_groups, v.reason, ${BigInt(generation)}
+    INSERT INTO bind_request (id, kind, cluster_name, job_id, pod_id, node_name, gpu_groups, gpu_devices, reason, generation)
+    SELECT v.id, v.kind::"BindRequestKind", v.cluster, v.job_id, v.pod_id, v.node, v.gpu_groups, v.gpu_devices, v.reason, ${BigInt(generation)}
     FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-      AS v(id uuid, kind text, cluster text, job_id uuid, pod_id uuid, node text, gpu_groups text[], reason text)
+      AS v(id uuid, kind text, cluster text, job_id uuid, pod_id uuid, node text, gpu_groups text[], gpu_devices int[], reason text)
     RETURNING id::text AS id, kind::text AS kind, cluster_name AS "clusterName", job_id::text AS "jobId",
-      pod_id::text AS "podId", node_name AS "nodeName", gpu_groups AS "gpuGroups", reason,
+      pod_id::text AS "podId", node_name AS "nodeName", gpu_groups AS "gpuGroups", gpu_devices AS "gpuDevices", reason,
       state::text AS state, attempts, last_error AS "lastError", generation, created_at AS "createdAt",
       dispatched_at AS "dispatchedAt", completed_at AS "completedAt"`;
   const byId = new Map(created.map((b) => [b.id, b]));

@@ -83,6 +83,8 @@ export async function commitSession(
         });
       for (const p of result.pods)
         finals.set(p.pod, { job: p.job, status: p.status, node: p.node, gpuGroups: p.gpuGroups });
+      // Devices the core chose for whole-GPU pods it bound (on nodes that report their devices).
+      const boundDevices = new Map(result.binds.map((b) => [b.pod, b.gpuDevices ?? []]));
 
       // Every pod named must belong to a job on this cluster (ids from this cluster's snapshot).
       const jobIds = [
@@ -100,7 +102,15 @@ export async function commitSession(
         (
           await tx.pod.findMany({
             where: { id: { in: [...finals.keys()] } },
-            select: { id: true, jobId: true, name: true, state: true, nodeName: true, message: true },
+            select: {
+              id: true,
+              jobId: true,
+              name: true,
+              state: true,
+              nodeName: true,
+              message: true,
+              gpuDevices: true,
+            },
           })
         ).map((p) => [p.id, p]),
       );
@@ -126,7 +136,14 @@ export async function commitSession(
             : state === "PIPELINED"
               ? `waiting for ${f.node} to free resources`
               : null;
-        changes.push({ id: podId, state, node, gpuGroups: f.gpuGroups, message });
+        // A bound pod takes the chosen devices; a pod without a node holds none; others keep theirs.
+        const gpuDevices =
+          state === "BINDING"
+            ? boundDevices.get(podId)
+            : state === "PENDING" || state === "PIPELINED"
+              ? []
+              : undefined;
+        changes.push({ id: podId, state, node, gpuGroups: f.gpuGroups, gpuDevices, message });
       }
       // A pipelined nomination lives for one session: pipelined pods this session did not
       // pipeline again go back to plain PENDING.
@@ -137,7 +154,14 @@ export async function commitSession(
         })
       ).filter((p) => !finals.has(p.id));
       for (const p of expired)
-        changes.push({ id: p.id, state: "PENDING", node: null, gpuGroups: [], message: null });
+        changes.push({
+          id: p.id,
+          state: "PENDING",
+          node: null,
+          gpuGroups: [],
+          gpuDevices: [],
+          message: null,
+        });
 
       let generation = fence.generation;
       let bindRequests: BindRequest[] = [];
@@ -153,6 +177,7 @@ export async function commitSession(
               podId: b.pod,
               node: b.node,
               gpuGroups: b.gpuGroups,
+              gpuDevices: b.gpuDevices ?? [],
               reason: b.action,
             }),
           ),
@@ -164,6 +189,7 @@ export async function commitSession(
               podId: e.pod,
               node: e.node,
               gpuGroups: finals.get(e.pod)?.gpuGroups ?? [],
+              gpuDevices: podRows.get(e.pod)?.gpuDevices ?? [],
               reason: e.message,
             }),
           ),

@@ -72,6 +72,7 @@ export async function bindRequestMessages(
       },
       node: r.nodeName,
       gpuGroups: r.gpuGroups,
+      gpuDevices: r.gpuDevices,
       reason: r.reason,
       attempt: r.attempts + 1,
     };

@@ -40,7 +40,7 @@ export async function cancelJob(store: Store, actor: Actor, input: { id: string 
 
     const pods = await tx.pod.findMany({
       where: { jobId: id },
-      select: { id: true, state: true, nodeName: true, gpuGroups: true },
+      select: { id: true, state: true, nodeName: true, gpuGroups: true, gpuDevices: true },
     });
     const evict = pods.filter((p) => p.nodeName && (p.state === "BINDING" || p.state === "RUNNING"));
     const drop = pods.filter((p) => p.state === "PENDING" || p.state === "PIPELINED");
@@ -70,6 +70,7 @@ export async function cancelJob(store: Store, actor: Actor, input: { id: string 
           podId: p.id,
           node: p.nodeName!,
           gpuGroups: p.gpuGroups,
+          gpuDevices: p.gpuDevices,
           reason: `job cancelled by ${actor.name}`,
         })),
         generation,

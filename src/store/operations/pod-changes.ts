@@ -9,6 +9,8 @@ export interface PodChange {
   node: string | null;
   /** Absent = keep the current groups. */
   gpuGroups?: string[];
+  /** Absent = keep the current devices. */
+  gpuDevices?: number[];
   /** Why (a failed bind, an eviction); null clears the previous message. */
   message: string | null;
 }
@@ -21,6 +23,7 @@ export async function writePodChanges(tx: Tx, changes: readonly PodChange[], now
       state: c.state,
       node: c.node,
       gpu_groups: c.gpuGroups ?? null,
+      gpu_devices: c.gpuDevices ?? null,
       message: c.message,
     })),
   );
@@ -29,10 +32,11 @@ export async function writePodChanges(tx: Tx, changes: readonly PodChange[], now
       state = v.state::"PodState",
       node_name = v.node,
       gpu_groups = COALESCE(v.gpu_groups, p.gpu_groups),
+      gpu_devices = COALESCE(v.gpu_devices, p.gpu_devices),
       message = v.message,
       updated_at = ${now},
       started_at = CASE WHEN v.state = 'RUNNING' THEN COALESCE(p.started_at, ${now}) ELSE p.started_at END,
       finished_at = CASE WHEN v.state IN ('SUCCEEDED', 'FAILED') THEN COALESCE(p.finished_at, ${now}) ELSE p.finished_at END
-    FROM jsonb_to_recordset(${rows}::jsonb) AS v(id uuid, state text, node text, gpu_groups text[], message text)
+    FROM jsonb_to_recordset(${rows}::jsonb) AS v(id uuid, state text, node text, gpu_groups text[], gpu_devices int[], message text)
     WHERE p.id = v.id`;
 }

@@ -3,7 +3,7 @@
 // periodic unchanged report never disturbs a scheduling cycle.
 import { isDeepStrictEqual } from "node:util";
 import { z } from "zod";
-import type { Taint } from "../../core/api/spec.js";
+import type { GpuDeviceSpec, Taint } from "../../core/api/spec.js";
 import { NotFoundError } from "../errors.js";
 import { toJson } from "../json.js";
 import { type Actor, type Store, transact } from "../store.js";
@@ -19,6 +19,22 @@ export function parseTaint(s: string): Taint | null {
   if (!m) return null;
   return { key: m[1]!, ...(m[2] !== undefined ? { value: m[2] } : {}), effect: m[3] as Taint["effect"] };
 }
+
+/** One GPU device of a node: its index and where it sits (NVLink/NVSwitch domain, NUMA node). */
+const gpuDevice = z
+  .object({
+    index: z.int("index must be a whole number").min(0, "index must not be negative"),
+    nvlinkDomain: z.string().min(1, "nvlinkDomain must not be empty").max(253).nullish(),
+    numaNode: z.int("numaNode must be a whole number").min(0, "numaNode must not be negative").nullish(),
+  })
+  .strict();
+
+/** Stored without absent keys, so an unchanged report compares equal to the stored row. */
+const gpuDeviceRow = (d: z.output<typeof gpuDevice>): GpuDeviceSpec => ({
+  index: d.index,
+  ...(d.nvlinkDomain != null ? { nvlinkDomain: d.nvlinkDomain } : {}),
+  ...(d.numaNode != null ? { numaNode: d.numaNode } : {}),
+});
 
 const nodeReport = z
   .object({
@@ -60,8 +76,31 @@ const nodeReport = z
           ),
       )
       .nullish(),
+    /** Device topology; absent or empty = not reported (no device choice on this node). */
+    gpuDevices: z.array(gpuDevice).max(1024).nullish(),
   })
-  .strict();
+  .strict()
+  .superRefine((n, ctx) => {
+    const devices = n.gpuDevices ?? [];
+    if (!devices.length) return;
+    const gpus = n.capacity.gpu ?? 0;
+    if (devices.length !== gpus)
+      ctx.addIssue({
+        code: "custom",
+        path: ["gpuDevices"],
+        message: `gpuDevices lists ${devices.length} device(s), the node has ${gpus} GPU(s): one entry per device`,
+      });
+    const seen = new Set<number>();
+    devices.forEach((d, j) => {
+      if (seen.has(d.index))
+        ctx.addIssue({
+          code: "custom",
+          path: ["gpuDevices", j, "index"],
+          message: `device index ${d.index} is listed twice`,
+        });
+      seen.add(d.index);
+    });
+  });
 
 const reportNodesInput = z
   .object({ cluster: clusterName, nodes: z.array(nodeReport).max(20_000), complete: z.boolean() })
@@ -99,6 +138,7 @@ export async function reportNodes(store: Store, actor: Actor, input: ReportNodes
       gpuMemory: gpus ? Math.floor((n.capacity.gpuMemory ?? 0) / gpus) : 0,
       maxPods: n.maxPods ?? 110,
       gpuModel: n.gpuModel ?? null,
+      gpuDevices: (n.gpuDevices ?? []).map(gpuDeviceRow).sort((a, b) => a.index - b.index),
     };
   });
   return transact(store, actor, async (tx, record) => {
@@ -118,13 +158,18 @@ export async function reportNodes(store: Store, actor: Actor, input: ReportNodes
 
     if (created.length) {
       await tx.node.createMany({
-        data: created.map((n) => ({ ...n, labels: toJson(n.labels), taints: toJson(n.taints) })),
+        data: created.map((n) => ({
+          ...n,
+          labels: toJson(n.labels),
+          taints: toJson(n.taints),
+          gpuDevices: toJson(n.gpuDevices),
+        })),
       });
     }
     for (const n of changed) {
       await tx.node.update({
         where: { clusterName_name: { clusterName: r.cluster, name: n.name } },
-        data: { ...n, labels: toJson(n.labels), taints: toJson(n.taints) },
+        data: { ...n, labels: toJson(n.labels), taints: toJson(n.taints), gpuDevices: toJson(n.gpuDevices) },
       });
     }
     if (removed.length)

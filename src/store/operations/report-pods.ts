@@ -85,6 +85,7 @@ export async function reportPodStatus(
         state,
         node: keepsNode ? pod.nodeName : null,
         gpuGroups: keepsNode ? undefined : [],
+        gpuDevices: keepsNode ? undefined : [],
         message,
       });
     });
@@ -191,6 +192,7 @@ export async function reportBindResult(
           state: "PENDING",
           node: null,
           gpuGroups: [],
+          gpuDevices: [],
           message: `bind to ${req.nodeName} failed: ${res.message ?? "no reason given"}`,
         });
       } else if (req.kind === "EVICT" && onNode && pod.state === "RELEASING") {
@@ -209,6 +211,7 @@ export async function reportBindResult(
             state: "PENDING",
             node: null,
             gpuGroups: [],
+            gpuDevices: [],
             message: `evicted: ${req.reason}`,
           });
       }

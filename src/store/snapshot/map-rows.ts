@@ -1,5 +1,6 @@
 // Database rows → the core's snapshot types (src/core/api/spec.ts), one mapping per kind.
 import type {
+  GpuDeviceSpec,
   LabelRequirement,
   NodeSpec,
   PodGroupSpec,
@@ -30,6 +31,7 @@ export const CORE_POD_STATUS: Record<PodState, PodStatus> = {
 const HOLDS_NODE: readonly PodStatus[] = ["Binding", "Running", "Releasing"];
 
 export function nodeSpec(n: Node, clusterCordoned: boolean): NodeSpec {
+  const devices = n.gpuDevices as unknown as GpuDeviceSpec[];
   return {
     name: n.name,
     labels: n.labels as Record<string, string>,
@@ -48,6 +50,8 @@ export function nodeSpec(n: Node, clusterCordoned: boolean): NodeSpec {
     gpuMemorySynced: n.gpuMemory > 0,
     gpuModel: n.gpuModel,
     migStrategy: null,
+    // Only nodes that reported their device topology: the core then chooses whole-GPU devices.
+    ...(devices.length ? { gpuDevices: devices } : {}),
   };
 }
 
@@ -89,13 +93,14 @@ const podOrder = (a: Pod, b: Pod) => numericOrder.compare(a.name, b.name);
 
 function podSpec(p: Pod, task: JobTask, namespace: string, grouped: boolean): PodSpec {
   const status = CORE_POD_STATUS[p.state];
+  const holdsNode = HOLDS_NODE.includes(status);
   const selector = task.nodeSelector as { key: string; values: string[] }[];
   return {
     uid: p.id,
     name: p.name,
     namespace,
     status,
-    node: HOLDS_NODE.includes(status) ? p.nodeName : null,
+    node: holdsNode ? p.nodeName : null,
     request: {
       cpuMillis: p.cpuMillis,
       memory: Number(p.memory),
@@ -106,6 +111,8 @@ function podSpec(p: Pod, task: JobTask, namespace: string, grouped: boolean): Po
       extended: {},
     },
     gpuGroups: p.gpuGroups,
+    // The devices a pod holds are part of its placement: only pods on a node carry them.
+    ...(holdsNode && p.gpuDevices.length ? { gpuDevices: p.gpuDevices } : {}),
     labels: {},
     subGroup: grouped ? task.subGroup : null,
     priority: null,

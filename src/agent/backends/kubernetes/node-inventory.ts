@@ -1,16 +1,19 @@
 // A Kubernetes Node as the control plane sees it: allocatable cpu/memory/GPUs, the GPU
 // model and per-device memory from GPU feature discovery labels, every label (topology
-// included), taints, and whether new pods may go there.
+// included), taints, whether new pods may go there, and its GPU devices' topology when the
+// fleetq.io/gpu-topology annotation gives it.
 import type { V1Node } from "@kubernetes/client-node";
 import { parseQuantity } from "../../quantity.js";
-import { GPU_MEMORY_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE } from "../../labels.js";
+import { GPU_MEMORY_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE, GPU_TOPOLOGY_KEY } from "../../labels.js";
 import type { NodeInventory } from "../types.js";
+import { parseGpuTopology } from "./gpu-topology.js";
 
 export function nodeInventory(node: V1Node): NodeInventory {
   const labels = { ...(node.metadata?.labels ?? {}) };
   const allocatable = node.status?.allocatable ?? {};
   const gpus = Math.floor(quantityOr0(allocatable[GPU_RESOURCE]));
   const gpuMemory = Number(labels[GPU_MEMORY_LABEL] ?? 0);
+  const gpuDevices = parseGpuTopology(node.metadata?.annotations?.[GPU_TOPOLOGY_KEY], gpus);
   return {
     name: node.metadata?.name ?? "",
     capacity: {
@@ -27,6 +30,7 @@ export function nodeInventory(node: V1Node): NodeInventory {
     taints: (node.spec?.taints ?? []).map((t) =>
       t.value ? `${t.key}=${t.value}:${t.effect}` : `${t.key}:${t.effect}`,
     ),
+    ...(gpuDevices ? { gpuDevices } : {}),
   };
 }
 

@@ -1,10 +1,12 @@
 // The Pod the Kubernetes backend creates for a BindRequest: the job's template, named as
 // the control plane names the pod, handed to our scheduler name (so kube-scheduler leaves
-// it alone until we bind it), and labelled with the job and pod group it belongs to.
+// it alone until we bind it), labelled with the job and pod group it belongs to, and pinned
+// to the GPU devices the control plane chose (annotation + NVIDIA_VISIBLE_DEVICES).
 import type { V1Binding, V1Pod } from "@kubernetes/client-node";
 import type { BindRequestMessage } from "../../../protocol/bind-request.js";
 import {
   BIND_REQUEST_KEY,
+  GPU_DEVICES_KEY,
   GPU_FRACTION_KEY,
   GPU_GROUPS_KEY,
   GPU_MEMORY_KEY,
@@ -14,6 +16,7 @@ import {
   QUEUE_KEY,
   SCHEDULER_NAME,
 } from "../../labels.js";
+import { pinContainers } from "./gpu-pinning.js";
 
 type Json = Record<string, unknown>;
 
@@ -30,6 +33,7 @@ export function podManifest(request: BindRequestMessage, namespace: string): V1P
     throw new Error("the job's pod template has no containers");
   }
   spec.schedulerName = SCHEDULER_NAME;
+  spec.containers = pinContainers(spec.containers as Json[], request.gpuDevices);
   delete spec.nodeName; // placement happens through the Binding, after creation
   const metadata = (source.metadata as Json | undefined) ?? {};
   return {
@@ -62,7 +66,8 @@ export function podManifest(request: BindRequestMessage, namespace: string): V1P
 }
 
 /** The Binding of the pod to its node. The API server copies a Binding's annotations onto
- * the pod, which is how pods users created themselves learn their job id and GPU groups. */
+ * the pod, which is how pods users created themselves learn their job id, GPU groups and
+ * devices (their environment is theirs: NVIDIA_VISIBLE_DEVICES is only set on pods we create). */
 export function podBinding(request: BindRequestMessage, namespace: string): V1Binding {
   return {
     apiVersion: "v1",
@@ -76,6 +81,7 @@ function jobAnnotations(request: BindRequestMessage): Record<string, string> {
   return {
     [JOB_ID_KEY]: request.job.id,
     [GPU_GROUPS_KEY]: request.gpuGroups.join(","),
+    ...(request.gpuDevices.length ? { [GPU_DEVICES_KEY]: request.gpuDevices.join(",") } : {}),
     [BIND_REQUEST_KEY]: request.id,
   };
 }

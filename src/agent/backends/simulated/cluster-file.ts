@@ -1,8 +1,9 @@
 // The simulated cluster file: node groups (count, cpu/memory/GPUs, GPU model and memory,
 // labels, taints, topology) expanded into virtual nodes with the labels a real GPU
-// cluster would carry (GPU feature discovery, zone, rack, NVSwitch domain).
+// cluster would carry (GPU feature discovery, zone, rack, NVSwitch domain), and the device
+// topology of their GPUs (NVLink domain, NUMA node) when the file says it.
 import { z } from "zod";
-import type { NodeInventory } from "../types.js";
+import type { GpuDevice, NodeInventory } from "../types.js";
 import { bytes, cpuMillis, parseQuantity } from "../../quantity.js";
 import {
   GPU_COUNT_LABEL,
@@ -56,11 +57,23 @@ const nodeGroupSchema = z
       })
       .strict()
       .default({}),
+    /** The GPUs inside each node: devices 0..n-1 in blocks per NVLink domain and per NUMA node. */
+    gpuTopology: z
+      .object({
+        devicesPerNVLinkDomain: z.number().int().positive().optional(),
+        devicesPerNumaNode: z.number().int().positive().optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict()
   .refine((group) => group.gpus === 0 || group.gpuModel !== undefined, {
     message: "a group with GPUs needs gpuModel",
     path: ["gpuModel"],
+  })
+  .refine((group) => group.gpus > 0 || group.gpuTopology === undefined, {
+    message: "gpuTopology describes GPUs: the group has none",
+    path: ["gpuTopology"],
   });
 
 export const clusterFileSchema = z
@@ -144,7 +157,29 @@ function expandGroup(group: NodeGroup): NodeInventory[] {
       ready: true,
       maxPods: group.maxPods,
       taints: group.taints,
+      ...gpuDevicesOf(group, labels[NVSWITCH_DOMAIN_LABEL]),
     });
   }
   return nodes;
+}
+
+/**
+ * The node's devices, when the file gives their topology: `gpuTopology` blocks (devices of one
+ * NVLink domain, of one NUMA node), else the node's NVSwitch domain for all of them (every GPU
+ * of the node on one switch fabric). Neither: no device list (the core picks no devices).
+ */
+function gpuDevicesOf(group: NodeGroup, nvswitchDomain: string | undefined): { gpuDevices?: GpuDevice[] } {
+  const t = group.gpuTopology;
+  if (group.gpus === 0 || (!t && !nvswitchDomain)) return {};
+  const perDomain = t?.devicesPerNVLinkDomain;
+  const perNuma = t?.devicesPerNumaNode;
+  const gpuDevices = Array.from({ length: group.gpus }, (_, index): GpuDevice => {
+    const domain = perDomain ? `nvlink${Math.floor(index / perDomain)}` : nvswitchDomain;
+    return {
+      index,
+      ...(domain ? { nvlinkDomain: domain } : {}),
+      ...(perNuma ? { numaNode: Math.floor(index / perNuma) } : {}),
+    };
+  });
+  return { gpuDevices };
 }

@@ -1,6 +1,8 @@
 // The state of a simulated cluster: virtual nodes with their free resources and the pods
 // running on them, driven by an explicit clock (`now` in ms) so tests can step time.
 // Pods run for their durationSeconds, then succeed or fail and release what they held.
+// GPU devices a request names are held by index: a request naming a device another pod holds
+// is refused, so a device booked twice by the control plane shows up as a failed bind.
 import type { BindRequestMessage } from "../../../protocol/bind-request.js";
 import type { NodeInventory, PodStateChange, RequestOutcome } from "../types.js";
 import { TimerHeap, type TimerEntry } from "./timer-heap.js";
@@ -12,6 +14,10 @@ interface SimNode {
   freeGpus: number;
   /** Shared-GPU group id → pods on it; each group holds one whole device. */
   sharedGpuGroups: Map<string, number>;
+  /** The node's device indices when it reports its devices; null = it does not. */
+  deviceIndices: Set<number> | null;
+  /** Device index → who holds it: a pod ("job/pod") or a shared group ("group:<id>"). */
+  deviceHolders: Map<number, string>;
   pods: number;
 }
 
@@ -23,6 +29,8 @@ interface SimPod {
   memory: number;
   gpus: number;
   sharedGroups: string[];
+  /** Device indices the pod holds (named by its request). */
+  devices: number[];
   exitFailure: boolean;
   timer: TimerEntry<SimPod>;
 }
@@ -48,6 +56,10 @@ export class SimulatedCluster {
         freeMemory: inventory.capacity.memory,
         freeGpus: inventory.capacity.gpus,
         sharedGpuGroups: new Map(),
+        deviceIndices: inventory.gpuDevices?.length
+          ? new Set(inventory.gpuDevices.map((d) => d.index))
+          : null,
+        deviceHolders: new Map(),
         pods: 0,
       });
     }
@@ -70,6 +82,11 @@ export class SimulatedCluster {
     const node = this.nodes.get(name);
     if (!node) return null;
     return { cpuMillis: node.freeCpuMillis, memory: node.freeMemory, gpus: node.freeGpus, pods: node.pods };
+  }
+
+  /** Who holds each GPU device of a node: index → "job/pod" or "group:<id>" (tests). */
+  deviceHolders(name: string): Map<number, string> {
+    return new Map(this.nodes.get(name)?.deviceHolders ?? []);
   }
 
   /** Where a pod runs, or null when it does not run (never bound, finished or evicted). */
@@ -109,6 +126,8 @@ export class SimulatedCluster {
         outcome: { ok: false, message: `node ${request.node} cannot fit the pod: ${short}` },
         changes: [],
       };
+    const clash = deviceClash(node, request, key, shared);
+    if (clash) return { outcome: { ok: false, message: clash }, changes: [] };
 
     const durationMs = (request.pod.durationSeconds ?? this.defaultPodDurationSeconds) * 1000;
     const pod: SimPod = {
@@ -119,6 +138,7 @@ export class SimulatedCluster {
       memory: r.memory,
       gpus: r.gpus,
       sharedGroups: shared,
+      devices: [...request.gpuDevices],
       exitFailure: request.pod.exitFailure,
       timer: undefined as unknown as TimerEntry<SimPod>,
     };
@@ -182,9 +202,14 @@ export class SimulatedCluster {
     node.freeMemory -= pod.memory;
     node.freeGpus -= pod.gpus;
     node.pods++;
+    for (const index of pod.devices) node.deviceHolders.set(index, podKey(pod.jobId, pod.name));
     for (const group of pod.sharedGroups) {
       const users = node.sharedGpuGroups.get(group) ?? 0;
-      if (users === 0) node.freeGpus--; // the group's first pod takes the device
+      if (users === 0) {
+        node.freeGpus--; // the group's first pod takes the device
+        const index = groupDevice(node, group);
+        if (index !== null) node.deviceHolders.set(index, `group:${group}`);
+      }
       node.sharedGpuGroups.set(group, users + 1);
     }
   }
@@ -195,12 +220,15 @@ export class SimulatedCluster {
     node.freeMemory += pod.memory;
     node.freeGpus += pod.gpus;
     node.pods--;
+    for (const index of pod.devices) node.deviceHolders.delete(index);
     for (const group of pod.sharedGroups) {
       const left = (node.sharedGpuGroups.get(group) ?? 1) - 1;
       if (left > 0) node.sharedGpuGroups.set(group, left);
       else {
         node.sharedGpuGroups.delete(group);
         node.freeGpus++; // the group's last pod gives the device back
+        const index = groupDevice(node, group);
+        if (index !== null) node.deviceHolders.delete(index);
       }
     }
     this.pods.delete(key);
@@ -214,6 +242,43 @@ function podKey(jobId: string, pod: string): string {
 /** A fractional pod without a named group gets a device of its own. */
 function sharedGroupsOf(request: BindRequestMessage, key: string): string[] {
   return request.gpuGroups.length > 0 ? [...new Set(request.gpuGroups)] : [key];
+}
+
+/** On a node that reports its devices, a shared group is named by its device's index. */
+function groupDevice(node: SimNode, group: string): number | null {
+  if (!node.deviceIndices || !/^\d+$/.test(group)) return null;
+  const index = Number(group);
+  return node.deviceIndices.has(index) ? index : null;
+}
+
+/** Why the request's devices cannot be had on this node, or null when they can. */
+function deviceClash(
+  node: SimNode,
+  request: BindRequestMessage,
+  key: string,
+  shared: string[],
+): string | null {
+  const named = request.gpuDevices;
+  const where = `node ${node.inventory.name}`;
+  if (named.length > 0 && named.length !== request.pod.resources.gpus)
+    return `the request names ${named.length} GPU device(s) for a pod of ${request.pod.resources.gpus} GPU(s)`;
+  if (new Set(named).size !== named.length) return `the request names a GPU device twice: ${named.join(",")}`;
+  const wanted = [
+    ...named.map((index) => ({ index, holder: key })),
+    ...shared
+      .filter((group) => !node.sharedGpuGroups.has(group))
+      .flatMap((group) => {
+        const index = groupDevice(node, group);
+        return index === null ? [] : [{ index, holder: `group:${group}` }];
+      }),
+  ];
+  for (const { index, holder } of wanted) {
+    if (node.deviceIndices && !node.deviceIndices.has(index)) return `${where} has no GPU device ${index}`;
+    const current = node.deviceHolders.get(index);
+    if (current !== undefined && current !== holder)
+      return `GPU device ${index} of ${where} is already held by ${current}`;
+  }
+  return null;
 }
 
 function shortfall(node: SimNode, cpuMillis: number, memory: number, gpus: number): string | null {
