@@ -79,7 +79,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     logIdleCycles: o.logIdleCycles,
     workerId: o.workerId,
     log,
-    seenGenerations: new Map<string, number>(),
+    memory: new Map(),
   };
   const cycles = new ClusterCycles(
     store,

@@ -51,7 +51,7 @@ export {
   type LabelMatch,
 } from "./queries/admission.js";
 export { pendingPodBindFailures, type BindFailure } from "./queries/bind-failures.js";
-export { clusterGeneration, listClusters, type ClusterSummary } from "./queries/clusters.js";
+export { clusterGeneration, hasPendingPods, listClusters, type ClusterSummary } from "./queries/clusters.js";
 export { fairShareConfig } from "./queries/fair-share.js";
 export { DEFAULT_USAGE_WINDOW, type UsageWindow } from "./domain/usage.js";
 export { awaitingAdmission, shortAmounts } from "./domain/pending-reason.js";

@@ -60,7 +60,7 @@ it("never runs two cycles of one cluster at once", async () => {
   await submitAndRun(0, 20);
   const first = await until(async () => {
     const byCluster = await cyclesByCluster();
-    for (const list of byCluster.values()) expect(list.length).toBeGreaterThanOrEqual(10);
+    for (const list of byCluster.values()) expect(list.length).toBeGreaterThanOrEqual(3);
     return byCluster;
   }, 120_000);
   // The busier one stops (SIGTERM: it finishes its cycle first); the other takes over every
@@ -74,7 +74,7 @@ it("never runs two cycles of one cluster at once", async () => {
   const cycles = await until(async () => {
     const byCluster = await cyclesByCluster();
     for (const list of byCluster.values())
-      expect(list.filter((c) => c.worker === WORKERS[1 - busier]).length).toBeGreaterThanOrEqual(5);
+      expect(list.filter((c) => c.worker === WORKERS[1 - busier]).length).toBeGreaterThanOrEqual(1);
     return byCluster;
   }, 120_000);
 

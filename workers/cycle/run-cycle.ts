@@ -6,7 +6,6 @@
 import type { Logger } from "pino";
 import { runSession, type SchedulerConfig, type SessionResult } from "../../src/core/index.js";
 import {
-  clusterGeneration,
   type CommitResult,
   commitSession,
   loadSnapshot,
@@ -17,7 +16,6 @@ import {
   type UsageWindow,
 } from "../../src/store/index.js";
 import type { BindDispatcher } from "../dispatch/bind-dispatcher.js";
-import { REPORT_TRIGGER } from "../triggers.js";
 import {
   cycleDuration,
   cyclesTotal,
@@ -27,6 +25,7 @@ import {
 } from "../metrics.js";
 import { type BackoffPolicy, gateBackedOffPods } from "./bind-backoff.js";
 import { isIdleResult } from "./idle-result.js";
+import { type ClusterMemory, canSkip } from "./skip-check.js";
 
 export interface CycleDeps {
   store: Store;
@@ -39,8 +38,8 @@ export interface CycleDeps {
   logIdleCycles: boolean;
   workerId: string;
   log: Logger;
-  /** Per cluster, the generation this process's last cycle left it at. */
-  seenGenerations: Map<string, number>;
+  /** Per cluster, what this process's last cycle saw (skip-check.ts). */
+  memory: Map<string, ClusterMemory>;
 }
 
 export interface CycleReport {
@@ -55,7 +54,7 @@ export interface CycleReport {
   staleRetries: number;
   /** Jobs whose state the commit changed. */
   jobsChanged: number;
-  /** Asked for by agent reports that changed nothing a session decides on: not run. */
+  /** Nothing could have changed since this process's last cycle (skip-check.ts): not run. */
   skipped: boolean;
   error: string | null;
 }
@@ -78,14 +77,10 @@ export async function runCycle(deps: CycleDeps, cluster: string, reason: string)
     error: null,
   };
   try {
-    // Reports that did not move the generation (pods confirmed running) leave nothing to do.
-    if (reason === REPORT_TRIGGER) {
-      const now = await clusterGeneration(deps.store.prisma, cluster);
-      if (now !== null && now === deps.seenGenerations.get(cluster)) {
-        report.skipped = true;
-        cyclesTotal.inc({ cluster, outcome: "skipped" });
-        return report;
-      }
+    if (await canSkip(deps.store, deps.memory, cluster, reason)) {
+      report.skipped = true;
+      cyclesTotal.inc({ cluster, outcome: "skipped" });
+      return report;
     }
     const { result, commit } = await decideAndCommit(deps, cluster, report);
     report.binds = result.binds.length;
@@ -115,7 +110,6 @@ async function decideAndCommit(
     const { snapshot, generation } = await loadSnapshot(deps.store.prisma, cluster, {
       usage: deps.usageWindow ?? undefined,
     });
-    deps.seenGenerations.set(cluster, generation);
     const waiting = gateBackedOffPods(
       snapshot,
       await pendingPodBindFailures(deps.store.prisma, cluster),
@@ -126,10 +120,14 @@ async function decideAndCommit(
       const note = waiting.get(outcome.uid);
       if (note) outcome.fitErrors = [note, ...outcome.fitErrors];
     }
-    if (isIdleResult(snapshot, result)) return { result, commit: { generation, bindRequests: [], jobs: [] } };
+    if (isIdleResult(snapshot, result)) {
+      const quiet = result.jobs.every((o) => o.staleSince === null);
+      deps.memory.set(cluster, { generation, quietAt: quiet ? Date.now() : null });
+      return { result, commit: { generation, bindRequests: [], jobs: [] } };
+    }
     try {
       const commit = await commitSession(deps.store, cluster, generation, result);
-      deps.seenGenerations.set(cluster, commit.generation);
+      deps.memory.set(cluster, { generation: commit.generation, quietAt: null });
       return { result, commit };
     } catch (err) {
       if (!(err instanceof StaleSnapshotError) || attempt >= deps.staleRetries) throw err;

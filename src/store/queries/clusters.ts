@@ -24,3 +24,14 @@ export async function clusterGeneration(prisma: PrismaClient, cluster: string): 
   const row = await prisma.cluster.findUnique({ where: { name: cluster }, select: { generation: true } });
   return row ? Number(row.generation) : null;
 }
+
+/** Whether any pod of the cluster's unfinished jobs waits to be placed (PENDING or PIPELINED). */
+export async function hasPendingPods(prisma: PrismaClient, cluster: string): Promise<boolean> {
+  const rows = await prisma.$queryRaw<{ pending: boolean }[]>`
+    SELECT EXISTS (
+      SELECT 1 FROM pod p JOIN job j ON j.id = p.job_id
+      WHERE j.cluster_name = ${cluster} AND j.state IN ('PENDING', 'ADMITTED', 'RUNNING')
+        AND p.state IN ('PENDING', 'PIPELINED')
+    ) AS pending`;
+  return rows[0]?.pending ?? false;
+}
