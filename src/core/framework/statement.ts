@@ -259,6 +259,8 @@ export class Statement {
         case "evict":
           this.ssn.recordEviction(op.task, op.node, this.action, op.message);
           op.task.isVirtual = false;
+          // No longer a candidate for re-placement: caches keyed on the job's version must see it.
+          this.ssn.jobOf(op.task).version++;
           break;
         case "pipeline":
           this.ssn.recordPipeline(op.task, op.node, this.action);

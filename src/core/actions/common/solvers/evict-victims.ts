@@ -6,6 +6,7 @@ import type { ActionName } from "../../../api/result.js";
 import type { Session } from "../../../framework/session.js";
 import type { Statement } from "../../../framework/statement.js";
 
+/** "Pod ns/name was … for ns/preemptor": every message names the job it made room for. */
 export function evictionMessage(
   ssn: Session,
   action: ActionName,
@@ -16,13 +17,11 @@ export function evictionMessage(
   const by = `${preemptor.namespace}/${preemptor.name}`;
   switch (action) {
     case "preempt":
-      return `Pod ${pod} was preempted by higher priority workload ${by}`;
+      return `Pod ${pod} was preempted for ${by}, a higher priority workload of its queue`;
     case "consolidation":
-      return `Pod ${pod} was evicted to consolidate resources (it is re-placed on another node)`;
-    case "reclaim": {
-      const vq = ssn.jobOf(victim).queue;
-      return `Pod ${pod} was reclaimed by ${by}: queue ${preemptor.queue} reclaims resources from queue ${vq}`;
-    }
+      return `Pod ${pod} was moved to consolidate resources for ${by}`;
+    case "reclaim":
+      return `Pod ${pod} was reclaimed from queue ${ssn.jobOf(victim).queue} for ${by} of queue ${preemptor.queue}`;
     default:
       return `Pod ${pod} was evicted by ${action} for ${by}`;
   }
@@ -35,5 +34,8 @@ export function evictVictims(
   preemptor: JobInfo,
   action: ActionName,
 ): void {
-  for (const t of tasks) stmt.evict(t, evictionMessage(ssn, action, t, preemptor));
+  // A recorded victim is listed again with its job's new pods; KAI evicts it a second time
+  // (a duplicate eviction, and one that outlives an un-evict). Once is enough.
+  for (const t of tasks)
+    if (t.status !== "Releasing") stmt.evict(t, evictionMessage(ssn, action, t, preemptor));
 }

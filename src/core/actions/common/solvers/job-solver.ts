@@ -88,6 +88,8 @@ export class JobSolver {
     recordedGroups: VictimGroup[],
     recordedTasks: PodInfo[],
   ): ScenarioSolution | null {
+    // A prefix task that is no longer placeable (KAI would crash on the empty scenario) solves nothing.
+    if (tasksToAllocate(this.ssn, partial, false).length === 0) return null;
     const candidates = this.opts.victims();
     const mustMove = this.opts.mustMove?.(partial) ?? null;
     const demand = wholeGpuDemand(prefix);
