@@ -31,7 +31,7 @@ function execute(ssn: Session): void {
     if (!enoughGpusInCluster(ssn, job)) continue;
     const solver = new JobSolver(ssn, {
       action: name,
-      feasibleNodes: feasibleNodesForJob(ssn.nodes, job),
+      feasibleNodes: feasibleNodesForJob(ssn, job),
       validator: allVictimsReplaced,
       victims: () => victimsQueue(ssn, preempteeFilter(job, maxPreemptees)),
       // Every victim must be re-placed: none may stay evicted.

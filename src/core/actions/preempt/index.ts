@@ -22,15 +22,22 @@ function execute(ssn: Session): void {
     filterUnready: true,
     maxJobsQueueDepth: ssn.config.queueDepthPerAction.preempt,
   }).initialize(ssn.jobs.values());
+  // Victims come from the preemptor's own queue only.
+  const byQueue = new Map<string, JobInfo[]>();
+  for (const j of ssn.jobs.values()) {
+    const list = byQueue.get(j.queue);
+    if (list) list.push(j);
+    else byQueue.set(j.queue, [j]);
+  }
   while (!order.isEmpty) {
     const job = order.popNextJob();
     if (!job) break;
     if (!ssn.isNonPreemptibleJobOverQuota(job, tasksToAllocate(ssn, job, false)).schedulable) continue;
     const solver = new JobSolver(ssn, {
       action: name,
-      feasibleNodes: feasibleNodesForJob(ssn.nodes, job),
+      feasibleNodes: feasibleNodesForJob(ssn, job),
       validator: (s) => ssn.preemptScenarioValid(s),
-      victims: () => victimsQueue(ssn, (v) => isPreemptVictim(ssn, job, v)),
+      victims: () => victimsQueue(ssn, (v) => isPreemptVictim(ssn, job, v), byQueue.get(job.queue) ?? []),
     });
     const result = solver.solve(job);
     if (result.solved) result.statement?.commit();

@@ -28,7 +28,7 @@ function execute(ssn: Session): void {
     ssn.onJobSolutionStart();
     const solver = new JobSolver(ssn, {
       action: name,
-      feasibleNodes: feasibleNodesForJob(ssn.nodes, job),
+      feasibleNodes: feasibleNodesForJob(ssn, job),
       validator: (s) => ssn.reclaimScenarioValid(s),
       victims: () => reclaimVictims(ssn, job),
       mustMove: (partial) => (victim, evicted) => ssn.reclaimVictimMustMove(partial, victim, evicted),

@@ -34,7 +34,7 @@ export class ScenarioBuilder {
     for (const g of recorded) for (const t of g) this.recordedTaskIds.add(t.uid);
     const affinity = NodeAffinitiesFilter.create(ssn, this.scenario, feasible);
     if (affinity) this.filters.push(affinity);
-    this.filters.push(new IdleGpusFilter(this.scenario, ssn.nodes));
+    this.filters.push(new IdleGpusFilter(this.scenario, ssn));
   }
 
   /** The scenario with the recorded victims only, or the first accumulated one that passes the filters. */

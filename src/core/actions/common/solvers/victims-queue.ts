@@ -20,10 +20,18 @@ export function victimCandidates(
   return { queue: new JobsOrderByQueues(ssn, { ...opts, victimQueue: true }).initialize(jobs), jobs };
 }
 
-/** Jobs with a live pod (on a known node, if it names one) that pass `filter`, as a victim queue. */
-export function victimsQueue(ssn: Session, filter: (job: JobInfo) => boolean): VictimCandidates {
+/**
+ * Jobs with a live pod (on a known node, if it names one) that pass `filter`, as a victim
+ * queue. `among` narrows the jobs looked at (all of the session's by default) when the
+ * filter is known to reject the others.
+ */
+export function victimsQueue(
+  ssn: Session,
+  filter: (job: JobInfo) => boolean,
+  among: Iterable<JobInfo> = ssn.jobs.values(),
+): VictimCandidates {
   const jobs: JobInfo[] = [];
-  for (const job of ssn.jobs.values()) {
+  for (const job of among) {
     const alive = job.pods.some((p) => isAlive(p.status) && (!p.nodeName || ssn.nodeByName.has(p.nodeName)));
     if (alive && filter(job)) jobs.push(job);
   }

@@ -3,8 +3,9 @@
 // with the most idle+releasing GPUs once the scenario's victims are gone (N = number of
 // pending tasks)? Greedy matching can reject a scenario a cleverer packing would fit;
 // KAI skips those too, so this is kept exact rather than "improved".
-import type { NodeInfo } from "../../../../api/node-info.js";
 import type { PodInfo } from "../../../../api/pod-info.js";
+import type { Session } from "../../../../framework/session.js";
+import { nodeGpus } from "../node-gpus.js";
 import type { VictimScenario } from "../victim-scenario.js";
 import type { ScenarioFilter } from "./scenario-filter.js";
 
@@ -15,23 +16,32 @@ function freedGpus(t: PodInfo): number {
 
 export class IdleGpusFilter implements ScenarioFilter {
   readonly name = "AccumulatedIdleGpus";
-  private readonly capacity = new Map<string, number>();
-  /** The nodes with the most capacity, largest first, at most as many as pending tasks. */
-  private top: string[] = [];
+  /** Idle+releasing GPUs by node index, plus what the scenario's victims free. */
+  private readonly capacity: Float64Array;
+  /** Indices of the nodes with the most capacity, largest first, at most as many as pending tasks. */
+  private readonly top: number[] = [];
   private readonly required: number[];
   private readonly seen = new Set<string>();
   /** How much of the scenario's (append-only) victim lists was already taken in. */
   private recordedDone = 0;
   private potentialDone = 0;
 
-  constructor(scenario: VictimScenario, nodes: readonly NodeInfo[]) {
+  constructor(
+    scenario: VictimScenario,
+    private readonly ssn: Session,
+  ) {
     const n = scenario.pendingTasks.length;
-    for (const node of nodes) {
-      const cap = node.gpuIdleWithShared() + node.gpuReleasingWithShared();
-      this.capacity.set(node.name, cap);
-      if (this.top.length < n) this.top.push(node.name);
-      else if (n === 0) continue;
-      this.reposition(node.name, cap);
+    const { idle, releasing } = nodeGpus(ssn);
+    this.capacity = new Float64Array(idle.length);
+    for (let i = 0; i < idle.length; i++) {
+      this.capacity[i] = idle[i]! + releasing[i]!;
+      if (this.top.length < n) {
+        this.top.push(i);
+        this.bubble(this.top.length - 1);
+      } else if (n > 0 && this.capacity[i]! > this.capacity[this.top[n - 1]!]!) {
+        this.top[n - 1] = i;
+        this.bubble(n - 1);
+      }
     }
     this.required = scenario.pendingTasks.map((t) => t.req.gpus).sort((a, b) => b - a);
     this.update(scenario);
@@ -47,40 +57,49 @@ export class IdleGpusFilter implements ScenarioFilter {
   private addVictim(t: PodInfo): void {
     if (!t.nodeName || this.seen.has(t.uid)) return;
     this.seen.add(t.uid);
-    if (!this.capacity.has(t.nodeName)) return;
-    const cap = this.capacity.get(t.nodeName)! + freedGpus(t);
-    this.capacity.set(t.nodeName, cap);
-    this.reposition(t.nodeName, cap);
+    const node = this.ssn.nodeByName.get(t.nodeName);
+    if (!node) return;
+    this.capacity[node.index]! += freedGpus(t);
+    this.reposition(node.index);
   }
 
-  /** Keep `top` the largest capacities after `node` grew to `cap`. */
-  private reposition(node: string, cap: number): void {
+  /** Keep `top` the largest capacities after node `i` grew. */
+  private reposition(i: number): void {
     const top = this.top;
-    const at = top.indexOf(node);
-    if (at < 0) {
-      const last = top[top.length - 1];
-      if (last === undefined || cap <= this.capacity.get(last)!) return;
-      top[top.length - 1] = node;
+    const at = top.indexOf(i);
+    if (at >= 0) {
+      this.bubble(at);
+      return;
     }
-    let i = at < 0 ? top.length - 1 : at;
-    while (i > 0 && this.capacity.get(top[i - 1]!)! < cap) {
-      top[i] = top[i - 1]!;
-      i--;
+    const last = top[top.length - 1];
+    if (last === undefined || this.capacity[i]! <= this.capacity[last]!) return;
+    top[top.length - 1] = i;
+    this.bubble(top.length - 1);
+  }
+
+  /** Move the entry at `at` left past entries with less capacity. */
+  private bubble(at: number): void {
+    const top = this.top;
+    const i = top[at]!;
+    const cap = this.capacity[i]!;
+    while (at > 0 && this.capacity[top[at - 1]!]! < cap) {
+      top[at] = top[at - 1]!;
+      at--;
     }
-    top[i] = node;
+    top[at] = i;
   }
 
   accepts(scenario: VictimScenario): boolean {
     this.update(scenario);
-    const used = new Map<string, number>();
+    const used = new Map<number, number>();
     for (const need of this.required) {
       if (need === 0) return true;
       let matched = false;
-      for (const node of this.top) {
-        const cap = this.capacity.get(node)!;
+      for (const i of this.top) {
+        const cap = this.capacity[i]!;
         if (cap < need) break;
-        if (cap - (used.get(node) ?? 0) >= need) {
-          used.set(node, (used.get(node) ?? 0) + need);
+        if (cap - (used.get(i) ?? 0) >= need) {
+          used.set(i, (used.get(i) ?? 0) + need);
           matched = true;
           break;
         }
