@@ -43,7 +43,15 @@ afterAll(async () => {
   await t?.close();
 });
 
+/** A sweep a second from now: every row is older than a zero delay, whatever the clock's grain. */
+const later = () => new Date(Date.now() + 1000);
+
 const rows = () => t.db.prisma.bindRequest.findMany({ orderBy: { id: "asc" } });
+/** The row of each of these requests, in their order. */
+const rowsOf = async (ids: readonly { id: string }[]) => {
+  const byId = new Map((await rows()).map((r) => [r.id, r]));
+  return ids.map((r) => byId.get(r.id)!);
+};
 
 it("sends what a cycle committed but never sent, then only what left the queue", async () => {
   await submitJob(t.store, admin, job({ cluster: "c1" }));
@@ -59,7 +67,9 @@ it("sends what a cycle committed but never sent, then only what left the queue",
     resent: 0,
     stillQueued: 0,
   });
-  expect(await sweepOutbox(t.store, dispatcher, { pendingGraceMs: 0, redispatchAfterMs: 60_000 })).toEqual({
+  expect(
+    await sweepOutbox(t.store, dispatcher, { pendingGraceMs: 0, redispatchAfterMs: 60_000, now: later() }),
+  ).toEqual({
     sent: 2,
     resent: 0,
     stillQueued: 0,
@@ -77,7 +87,9 @@ it("sends what a cycle committed but never sent, then only what left the queue",
   expect(first).toMatchObject({ id: committed.bindRequests[0]!.id, kind: "bind", attempt: 1 });
 
   // Past the redispatch delay: still waiting on the queue, so nothing is sent again.
-  expect(await sweepOutbox(t.store, dispatcher, { pendingGraceMs: 0, redispatchAfterMs: 0 })).toEqual({
+  expect(
+    await sweepOutbox(t.store, dispatcher, { pendingGraceMs: 0, redispatchAfterMs: 0, now: later() }),
+  ).toEqual({
     sent: 0,
     resent: 0,
     stillQueued: 2,
@@ -86,13 +98,15 @@ it("sends what a cycle committed but never sent, then only what left the queue",
 
   // One job is lost from Redis: that row alone is sent again, as a fresh job with the same id.
   await queue.remove(committed.bindRequests[1]!.id);
-  expect(await sweepOutbox(t.store, dispatcher, { pendingGraceMs: 0, redispatchAfterMs: 0 })).toEqual({
+  expect(
+    await sweepOutbox(t.store, dispatcher, { pendingGraceMs: 0, redispatchAfterMs: 0, now: later() }),
+  ).toEqual({
     sent: 0,
     resent: 1,
     stillQueued: 1,
   });
   expect(await queue.getWaitingCount()).toBe(2);
-  expect((await rows()).map((r) => r.attempts)).toEqual([1, 2]);
+  expect((await rowsOf(committed.bindRequests)).map((r) => r.attempts)).toEqual([1, 2]);
   const again = (await queue.getJob(committed.bindRequests[1]!.id))!.data as { attempt: number };
   expect(again.attempt).toBe(2);
 

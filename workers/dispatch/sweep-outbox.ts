@@ -12,6 +12,8 @@ export interface SweepOptions {
   /** DISPATCHED rows older than this without a result are looked at. */
   redispatchAfterMs: number;
   limit?: number;
+  /** The sweeper's clock (default: now). */
+  now?: Date;
 }
 
 export interface SweepReport {
@@ -40,6 +42,7 @@ export async function sweepOutbox(
     pendingOlderThanMs: o.pendingGraceMs,
     redispatchAfterMs: o.redispatchAfterMs,
     limit: o.limit ?? 5000,
+    now: o.now,
   });
   const pending = rows.filter((r) => r.state === "PENDING");
   const dispatched = rows.filter((r) => r.state === "DISPATCHED");

@@ -1,7 +1,7 @@
 // Creating BindRequest rows (the outbox): committed with the decision, dispatched afterwards.
 // One INSERT … SELECT over a JSON array (a session commit creates hundreds at once: Prisma's
 // createManyAndReturn spent ~0.4 s of CPU on 800 rows, this ~20 ms). Ids are UUIDv7 like
-// Prisma's @default(uuid(7)); rows come back in the order of `requests`.
+// Prisma's @default(uuid(7)), increasing in the order of `requests`; rows come back in that order.
 import type { Tx } from "../db.js";
 import type { BindRequest } from "../generated/prisma/client.js";
 import { uuidv7 } from "../ids.js";
@@ -25,8 +25,10 @@ export async function createBindRequests(
 ): Promise<BindRequest[]> {
   if (!requests.length) return [];
   const now = Date.now();
-  const rows = requests.map((r) => ({
-    id: uuidv7(now),
+  // Same millisecond, random tails: sorted, so that id order is the order of `requests`.
+  const ids = requests.map(() => uuidv7(now)).sort();
+  const rows = requests.map((r, i) => ({
+    id: ids[i]!,
     kind: r.kind,
     cluster: r.cluster,
     job_id: r.jobId,
