@@ -1,11 +1,13 @@
 // What the agent does with one BindRequest taken from its queue: answer it from its
 // recorded outcome if it was executed before, otherwise execute it and record the outcome,
-// then wait until the API has the result (only then may the queue job complete).
+// then wait until the API has the result (only then may the queue job complete). Requests of
+// one pod go one at a time, stale ones unexecuted (pod-request-order.ts).
 import type { Logger } from "pino";
 import type { BindRequestMessage } from "../protocol/bind-request.js";
 import type { ClusterBackend } from "./backends/types.js";
 import { executeRequest } from "./bind-executor.js";
 import type { OutcomeStore } from "./outcome-store.js";
+import { PodRequestOrder } from "./pod-request-order.js";
 import type { Reporter } from "./reporter.js";
 
 export interface RequestHandlerDeps {
@@ -20,12 +22,13 @@ export interface RequestHandlerDeps {
 
 export function requestHandler(deps: RequestHandlerDeps): (request: BindRequestMessage) => Promise<void> {
   const { cluster, backend, outcomes, reporter, signal, log } = deps;
+  const order = new PodRequestOrder();
   return async (request) => {
     let result = await outcomes.get(request.id, signal);
     if (result) {
       log.info({ request: request.id }, "request already executed; reporting its recorded outcome");
     } else {
-      result = await executeRequest(backend, cluster, request);
+      result = await order.run(request, () => executeRequest(backend, cluster, request));
       log.info(
         { request: request.id, kind: request.kind, pod: request.pod.name, node: request.node, ...result },
         "request done",

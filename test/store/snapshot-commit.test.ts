@@ -287,6 +287,55 @@ describe("commitSession", () => {
     });
   });
 
+  it("sends neither request for a pod the session placed and took back from the same node", async () => {
+    // Allocate places a pod, a later action of the same session evicts it again (seen with
+    // consolidation): the agent could carry the two out in either order, so neither goes out.
+    const one = { tasks: [{ name: "w", replicas: 1, resources: { gpu: 1 } }] };
+    const { job: moved } = await submitJob(t.store, admin, job({ name: "moved", cluster: "c1", ...one }));
+    const { job: dropped } = await submitJob(t.store, admin, job({ name: "dropped", cluster: "c1", ...one }));
+    const { job: kept } = await submitJob(t.store, admin, job({ name: "kept", cluster: "c1", ...one }));
+    const [m, d, k] = await Promise.all(
+      [moved, dropped, kept].map((j) => t.db.prisma.pod.findFirstOrThrow({ where: { jobId: j.id } })),
+    );
+    const { generation } = await loadSnapshot(t.db.prisma, "c1");
+    const bind = (jobId: string, pod: string) => ({
+      job: jobId,
+      pod,
+      node: "n1",
+      gpuGroups: [],
+      gpuDevices: [],
+      action: "allocate" as const,
+    });
+    const evict = (jobId: string, pod: string) => ({
+      job: jobId,
+      pod,
+      node: "n1",
+      action: "consolidation" as const,
+      message: "moved to consolidate resources",
+    });
+    const committed = await commitSession(t.store, "c1", generation, {
+      binds: [bind(moved.id, m!.id), bind(dropped.id, d!.id), bind(kept.id, k!.id)],
+      pipelines: [{ job: moved.id, pod: m!.id, node: "n2", gpuGroups: [], action: "consolidation" }],
+      evictions: [evict(moved.id, m!.id), evict(dropped.id, d!.id)],
+      pods: [
+        { job: moved.id, pod: m!.id, status: "Pipelined", node: "n2", gpuGroups: [] },
+        { job: dropped.id, pod: d!.id, status: "Releasing", node: "n1", gpuGroups: [] },
+        { job: kept.id, pod: k!.id, status: "Binding", node: "n1", gpuGroups: [] },
+      ],
+      jobs: [],
+      queues: [],
+    });
+    expect(committed.bindRequests.map((b) => [b.kind, b.podId])).toEqual([["BIND", k!.id]]);
+    const state = async (id: string) => {
+      const p = await t.db.prisma.pod.findUniqueOrThrow({ where: { id } });
+      return [p.state, p.nodeName];
+    };
+    expect(await state(m!.id)).toEqual(["PIPELINED", "n2"]);
+    expect(await state(d!.id)).toEqual(["PENDING", null]);
+    expect(await state(k!.id)).toEqual(["BINDING", "n1"]);
+    for (const j of [moved, dropped, kept]) await cancelJob(t.store, admin, { id: j.id });
+  });
+
   it("refuses a result from a stale snapshot and changes nothing", async () => {
     const { job: j } = await submitJob(
       t.store,

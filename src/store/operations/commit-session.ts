@@ -3,6 +3,7 @@
 // so a result computed on a stale snapshot is refused whole, never half-applied.
 import type { PodStatus } from "../../core/api/spec.js";
 import type { SessionResult } from "../../core/api/result.js";
+import { RESOURCE_HOLDING_POD_STATES } from "../domain/job-state.js";
 import { pendingReasonFromOutcome } from "../domain/pending-reason.js";
 import { StaleSnapshotError } from "../errors.js";
 import type { BindRequest } from "../generated/prisma/client.js";
@@ -85,6 +86,13 @@ export async function commitSession(
         finals.set(p.pod, { job: p.job, status: p.status, node: p.node, gpuGroups: p.gpuGroups });
       // Devices the core chose for whole-GPU pods it bound (on nodes that report their devices).
       const boundDevices = new Map(result.binds.map((b) => [b.pod, b.gpuDevices ?? []]));
+      // A pod the session both bound to and evicted from one node (allocate placed it, a later
+      // action took it back): the two requests cancel out and neither goes to the agent, which
+      // could otherwise carry them out in either order.
+      const evictedFrom = new Map(result.evictions.map((e) => [e.pod, e.node]));
+      const takenBack = new Set(
+        result.binds.filter((b) => evictedFrom.get(b.pod) === b.node).map((b) => b.pod),
+      );
 
       // Every pod named must belong to a job on this cluster (ids from this cluster's snapshot).
       const jobIds = [
@@ -125,10 +133,20 @@ export async function commitSession(
       const evictionReason = new Map(result.evictions.map((e) => [e.pod, e.message]));
       const changes: PodChange[] = [];
       for (const [podId, f] of finals) {
-        const state = STORED_STATE[f.status];
+        let state = STORED_STATE[f.status];
         if (!state) throw new Error(`session result gives pod ${podId} the unknown status ${f.status}`);
         const pod = podRows.get(podId)!;
-        const node = HOLDS_NODE.includes(state) ? f.node : null;
+        let node = HOLDS_NODE.includes(state) ? f.node : null;
+        if (takenBack.has(podId)) {
+          // Already on that node before the session (evicted, then placed there again): it stays.
+          if (pod.nodeName === evictedFrom.get(podId) && RESOURCE_HOLDING_POD_STATES.includes(pod.state))
+            continue;
+          // Never reached the node: unless re-nominated elsewhere, it waits for a node again.
+          if (state !== "PIPELINED") {
+            state = "PENDING";
+            node = null;
+          }
+        }
         if (state === pod.state && node === pod.nodeName) continue;
         const message =
           state === "RELEASING"
@@ -163,13 +181,19 @@ export async function commitSession(
           message: null,
         });
 
+      // What goes to the cluster: the placements and evictions that did not cancel out.
+      const sent = {
+        ...result,
+        binds: result.binds.filter((b) => !takenBack.has(b.pod)),
+        evictions: result.evictions.filter((e) => !takenBack.has(e.pod)),
+      };
       let generation = fence.generation;
       let bindRequests: BindRequest[] = [];
       if (changes.length) {
         await writePodChanges(tx, changes, now);
         generation = await bumpGeneration(tx, cluster);
         const requests: NewBindRequest[] = [
-          ...result.binds.map(
+          ...sent.binds.map(
             (b): NewBindRequest => ({
               kind: "BIND",
               cluster,
@@ -181,7 +205,7 @@ export async function commitSession(
               reason: b.action,
             }),
           ),
-          ...result.evictions.map(
+          ...sent.evictions.map(
             (e): NewBindRequest => ({
               kind: "EVICT",
               cluster,
@@ -195,7 +219,7 @@ export async function commitSession(
           ),
         ];
         bindRequests = await createBindRequests(tx, requests, generation);
-        recordPlacementEvents(result, new Set(changes.map((c) => c.id)), jobs, podRows, cluster, record);
+        recordPlacementEvents(sent, new Set(changes.map((c) => c.id)), jobs, podRows, cluster, record);
       }
 
       const notes = new Map<string, JobNotes>();

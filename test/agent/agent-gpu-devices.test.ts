@@ -1,0 +1,205 @@
+// GPU devices end to end: a simulated cluster whose nodes report their device topology, the
+// agent against the real API server (real PostgreSQL, real Redis), real scheduling cycles, the
+// outbox dispatched onto the bind queue. The simulated cluster refuses any bind naming a device
+// another pod holds, so a device booked twice would show up as a failed BindRequest; after every
+// round the devices the cluster holds must be exactly those the database says its pods hold.
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningAgent, runAgent } from "../../src/agent/agent.js";
+import { parseClusterFile } from "../../src/agent/backends/simulated/cluster-file.js";
+import { SimulatedBackend } from "../../src/agent/backends/simulated/simulated-backend.js";
+import { bindQueueName } from "../../src/protocol/bind-request.js";
+import { StaleSnapshotError } from "../../src/store/errors.js";
+import {
+  bindRequestMessages,
+  bindRequestsToDispatch,
+  markBindRequestsDispatched,
+} from "../../src/store/operations/dispatch.js";
+import { gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
+import { runCycle } from "../helpers/cycle.js";
+import { TEST_REDIS_URL, testRedisPrefix } from "../helpers/redis.js";
+import { until } from "./until.js";
+
+const CLUSTER = `
+nodeGroups:
+  - { name: dgx, count: 2, cpu: 96, memory: 1Ti, gpus: 8, gpuModel: H100, gpuMemoryMiB: 81920,
+      gpuTopology: { devicesPerNVLinkDomain: 4, devicesPerNumaNode: 2 } }
+`;
+
+/** GPUs per pod and how long it runs (s): whole-GPU pods of every size, and two half GPUs. */
+const JOBS: [number, number][] = [
+  [4, 30],
+  [1, 10],
+  [2, 20],
+  [3, 10],
+  [1, 30],
+  [4, 10],
+  [2, 10],
+  [0.5, 20],
+  [0.5, 10],
+  [3, 20],
+  [1, 20],
+  [2, 30],
+  [4, 20],
+  [1, 10],
+];
+
+describe("GPU devices end to end (simulated cluster)", () => {
+  let api: TestApi;
+  let redis: Redis;
+  let queue: Queue;
+  let agent: RunningAgent;
+  const clock = {
+    t: Date.now(),
+    now() {
+      return this.t;
+    },
+  };
+  const backend = SimulatedBackend.fromClusterFile(parseClusterFile("c1.yaml", CLUSTER), clock);
+  const queuePrefix = `${testRedisPrefix("fleetq-agent-devices")}bind`;
+  const prisma = () => api.server.store.prisma;
+
+  const admin = <T>(query: string, variables: Record<string, unknown> = {}) =>
+    gqlOk<T>(api.url, api.adminToken, query, variables);
+
+  async function dispatch(): Promise<number> {
+    const ids = (await bindRequestsToDispatch(api.server.store, { cluster: "c1" })).map((r) => r.id);
+    const messages = await bindRequestMessages(api.server.store, ids);
+    await queue.addBulk(messages.map((data) => ({ name: data.kind, data, opts: { jobId: data.id } })));
+    await markBindRequestsDispatched(api.server.store, ids);
+    return messages.length;
+  }
+
+  async function cycle() {
+    for (;;) {
+      try {
+        return await runCycle(api.server.store, "c1");
+      } catch (err) {
+        if (!(err instanceof StaleSnapshotError)) throw err;
+      }
+    }
+  }
+
+  /** Who holds each device according to the database: running or binding pods. */
+  async function heldInDatabase(node: string): Promise<Map<number, string>> {
+    const pods = await prisma().pod.findMany({
+      where: { nodeName: node, state: { in: ["BINDING", "RUNNING"] } },
+      select: { jobId: true, name: true, gpuDevices: true, gpuGroups: true },
+    });
+    const held = new Map<number, string>();
+    const take = (index: number, holder: string) => {
+      const other = held.get(index);
+      // Two pods on one device in the database: the double booking this test guards against.
+      expect(
+        other === undefined || other === holder,
+        `device ${index} of ${node}: ${other} and ${holder}`,
+      ).toBe(true);
+      held.set(index, holder);
+    };
+    for (const p of pods) {
+      for (const index of p.gpuDevices) take(index, `${p.jobId}/${p.name}`);
+      for (const group of p.gpuGroups) take(Number(group), `group:${group}`);
+    }
+    return held;
+  }
+
+  /** Everything sent was carried out and reported: no request open, the pods' states in. */
+  async function settled(): Promise<void> {
+    await until(async () => {
+      expect(await prisma().bindRequest.count({ where: { state: { in: ["PENDING", "DISPATCHED"] } } })).toBe(
+        0,
+      );
+      expect(await prisma().pod.count({ where: { state: { in: ["BINDING", "RUNNING"] } } })).toBe(
+        backend.cluster.runningPodCount,
+      );
+      expect(await prisma().pod.count({ where: { state: "BINDING" } })).toBe(0);
+    });
+  }
+
+  beforeAll(async () => {
+    api = await startTestApi();
+    redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+    queue = new Queue(bindQueueName("c1"), { connection: redis, prefix: queuePrefix });
+    await admin(`mutation { createQueue(input: { name: "team-a" }) { name } }`);
+    await admin(`mutation { registerCluster(input: { name: "c1" }) { name } }`);
+    const token = await admin<{ createToken: { secret: string } }>(
+      `mutation { createToken(input: { name: "agent-c1", role: AGENT, cluster: "c1" }) { secret } }`,
+    );
+    agent = await runAgent({
+      cluster: "c1",
+      apiUrl: api.url,
+      token: token.createToken.secret,
+      redis: TEST_REDIS_URL,
+      queuePrefix,
+      backend,
+      batchWindowMs: 10,
+      heartbeatSeconds: 3600,
+      logger: pino({ level: process.env.AGENT_TEST_LOG ?? "silent" }),
+    });
+  });
+
+  afterAll(async () => {
+    await agent?.stop();
+    await queue?.obliterate({ force: true });
+    await queue?.close();
+    const keys = await redis.keys(`${queuePrefix}-agent:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis?.disconnect();
+    await api?.close();
+  });
+
+  it("reports the nodes' devices", async () => {
+    await until(async () => {
+      const { cluster } = await admin<{ cluster: { nodes: { gpuDevices: { index: number }[] }[] } }>(
+        `{ cluster(name: "c1") { nodes { gpuDevices { index nvlinkDomain numaNode } } } }`,
+      );
+      expect(cluster.nodes.map((n) => n.gpuDevices.length)).toEqual([8, 8]);
+    });
+  });
+
+  it("never books a device twice while jobs of every size come and go", async () => {
+    for (const [i, [gpu, seconds]] of JOBS.entries()) {
+      await admin("mutation($i: SubmitJobInput!) { submitJob(input: $i) { id } }", {
+        i: {
+          name: `j${i}`,
+          queue: "team-a",
+          cluster: "c1",
+          tasks: [{ name: "w", replicas: 1, resources: { cpu: 1000, gpu }, durationSeconds: seconds }],
+        },
+      });
+    }
+    let rounds = 0;
+    for (;;) {
+      await cycle();
+      await dispatch();
+      await settled();
+      for (const node of ["dgx-0", "dgx-1"])
+        expect(backend.cluster.deviceHolders(node), `${node}, round ${rounds}`).toEqual(
+          await heldInDatabase(node),
+        );
+      const open = await prisma().job.count({ where: { state: { in: ["PENDING", "ADMITTED", "RUNNING"] } } });
+      if (open === 0) break;
+      expect(++rounds, "rounds").toBeLessThan(20);
+      clock.t += 10_000;
+      backend.tick();
+      await settled();
+    }
+    // Every bind was accepted: no device was ever named while another pod held it.
+    const failed = await prisma().bindRequest.findMany({ where: { state: "FAILED" } });
+    expect(failed.map((b) => b.lastError)).toEqual([]);
+    const whole = await prisma().pod.findMany({
+      where: { gpus: { gt: 0 } },
+      select: { gpus: true, gpuDevices: true },
+    });
+    expect(whole.every((p) => p.gpuDevices.length === p.gpus)).toBe(true);
+    // Shared pods' groups are named by the device they share, so the cluster checked those too.
+    const shared = await prisma().pod.findMany({
+      where: { gpuFraction: { gt: 0 } },
+      select: { gpuGroups: true },
+    });
+    expect(shared.map((p) => p.gpuGroups.every((g) => /^\d+$/.test(g)))).toEqual([true, true]);
+    expect(await prisma().job.count({ where: { state: "SUCCEEDED" } })).toBe(JOBS.length);
+  });
+});
