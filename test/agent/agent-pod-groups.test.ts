@@ -1,7 +1,8 @@
 // Pods users create in a Kubernetes cluster for fleetq, end to end: the agent (Kubernetes
 // backend on the fake API server) reports them as a pod group to the real API server (real
 // PostgreSQL, real Redis), the group becomes a job, a real scheduling cycle places it, the outbox
-// goes onto the bind queue, and the agent binds the EXISTING pods (BindRequests without template).
+// goes onto the bind queue, and the agent binds the EXISTING pods (BindRequests without template),
+// pinned to the GPU devices the cycle chose on a node that reports its device topology.
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { pino } from "pino";
@@ -89,7 +90,7 @@ describe("pod groups created in a Kubernetes cluster", () => {
           {
             name: "main",
             image: "trainer:1",
-            resources: { requests: { cpu: "2", memory: "4Gi" }, limits: { "nvidia.com/gpu": "1" } },
+            resources: { requests: { cpu: "2", memory: "4Gi" }, limits: { "nvidia.com/gpu": "2" } },
           },
         ],
       },
@@ -99,7 +100,14 @@ describe("pod groups created in a Kubernetes cluster", () => {
   beforeAll(async () => {
     api = await startTestApi();
     kube = await FakeKubeApiServer.start();
-    kube.addNode({ name: "n1", cpu: "32", memory: "256Gi", gpus: 8 });
+    const topology = Array.from({ length: 8 }, (_, index) => ({ index, nvlinkDomain: `nvl${index >> 2}` }));
+    kube.addNode({
+      name: "n1",
+      cpu: "32",
+      memory: "256Gi",
+      gpus: 8,
+      annotations: { "fleetq.io/gpu-topology": JSON.stringify(topology) },
+    });
     redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
     queue = new Queue(bindQueueName("c1"), { connection: redis, prefix: queuePrefix });
     await admin(`mutation { createQueue(input: { name: "research" }) { name } }`);
@@ -139,10 +147,11 @@ describe("pod groups created in a Kubernetes cluster", () => {
 
   it("become a job, placed by a real cycle, whose existing pods the agent binds", async () => {
     await until(async () => {
-      const { cluster } = await admin<{ cluster: { nodes: { name: string }[] } }>(
-        `{ cluster(name: "c1") { nodes { name } } }`,
+      const { cluster } = await admin<{ cluster: { nodes: { name: string; gpuDevices: unknown[] }[] } }>(
+        `{ cluster(name: "c1") { nodes { name gpuDevices { index nvlinkDomain numaNode } } } }`,
       );
       expect(cluster.nodes.map((n) => n.name)).toEqual(["n1"]);
+      expect(cluster.nodes[0]!.gpuDevices).toHaveLength(8);
     });
     kube.createPod(userPod("sweep-0"));
     kube.createPod(userPod("sweep-1"));
@@ -180,12 +189,21 @@ describe("pod groups created in a Kubernetes cluster", () => {
       "bind ml/sweep-0 n1",
       "bind ml/sweep-1 n1",
     ]);
+    const pinned: string[] = [];
     for (const name of ["sweep-0", "sweep-1"]) {
       const pod = kube.pod("ml", name)!;
       expect(pod.spec.nodeName).toBe("n1");
       expect(pod.spec.containers[0].image).toBe("trainer:1");
       expect(pod.metadata.annotations["fleetq.io/job-id"]).toBe(job.id);
+      pinned.push(...pod.metadata.annotations["fleetq.io/gpu-devices"].split(","));
     }
+    // Two devices each, none shared, as the control plane recorded them.
+    expect(new Set(pinned).size).toBe(4);
+    const { job: stored } = await admin<{ job: { pods: { gpuDevices: number[] }[] } }>(
+      "query($id: ID!) { job(id: $id) { pods { gpuDevices } } }",
+      { id: job.id },
+    );
+    expect(stored.pods.flatMap((p) => p.gpuDevices).map(String)).toEqual(pinned);
     await until(async () => {
       const outbox = await admin<{ bindRequests: { state: string }[] }>(
         `{ bindRequests(cluster: "c1") { state } }`,
