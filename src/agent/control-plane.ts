@@ -109,6 +109,7 @@ function toPodGroupReport(group: ExternalPodGroup) {
     priority: group.priority,
     pods: group.pods.map((pod) => ({
       name: pod.name,
+      ...(pod.uid ? { uid: pod.uid } : {}),
       resources: toResources(pod.resources),
       gpuModel: pod.gpuModel,
       nodeSelector: toLabels(pod.nodeSelector),

@@ -80,6 +80,7 @@ describe("agent loop (Kubernetes backend)", () => {
         priority: null,
         pods: ["sweep-0", "sweep-1"].map((name) => ({
           name,
+          uid: kube.pod("ml", name)!.metadata.uid,
           resources: { cpu: 2000, memory: "0", gpu: 0, gpuMemory: 0 },
           gpuModel: null,
           nodeSelector: [],

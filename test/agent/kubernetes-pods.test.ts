@@ -264,6 +264,7 @@ describe("Kubernetes backend: pods", () => {
     expect(group).toMatchObject({ namespace: "ml", name: "sweep", queue: "research", minMember: 2 });
     expect(group.pods.find((p) => p.name === "sweep-0")).toEqual({
       name: "sweep-0",
+      uid: kube.pod("ml", "sweep-0")!.metadata.uid,
       resources: { cpuMillis: 4000, memory: 8 * 2 ** 30, gpus: 2, gpuMemory: 0 },
       gpuModel: "NVIDIA-H100",
       nodeSelector: { "nvidia.com/gpu.product": "NVIDIA-H100" },

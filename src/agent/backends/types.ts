@@ -63,6 +63,8 @@ export interface ExternalPodGroup {
 
 export interface ExternalPod {
   name: string;
+  /** metadata.uid: a pod deleted and created again under its name is another pod. */
+  uid: string;
   resources: { cpuMillis: number; memory: number; gpus: number; gpuMemory: number };
   gpuModel: string | null;
   nodeSelector: Record<string, string>;

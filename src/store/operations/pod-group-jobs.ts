@@ -28,6 +28,7 @@ export interface GroupJob {
     taskName: string;
     state: PodState;
     nodeName: string | null;
+    clusterUid: string | null;
   }[];
   tasks: { name: string; replicas: number }[];
 }
@@ -59,6 +60,7 @@ const podRow = (jobId: string, pod: ReportedPod, now: Date) => ({
   jobId,
   taskName: taskNameOf(pod.shape),
   name: pod.name,
+  clusterUid: pod.uid,
   ...requests(pod.shape),
   createdAt: now,
   updatedAt: now,
@@ -126,10 +128,21 @@ export async function updateGroupJob(
   const existing = new Map(job.pods.map((p) => [p.name, p]));
   const removed = job.pods.filter((p) => !reported.has(p.name));
   const added = g.pods.filter((p) => !existing.has(p.name));
-  // The task name is the shape's fingerprint: another task means other requests or constraints.
+  // Another uid under a known name: the pod was deleted and created again, a new pod to place.
+  const recreated = g.pods.filter((p) => {
+    const pod = existing.get(p.name);
+    return pod?.clusterUid && p.uid && pod.clusterUid !== p.uid;
+  });
+  const again = new Set(recreated.map((p) => p.name));
+  // The task name is the shape's fingerprint: another task means other requests or constraints
+  // (same pod: resized in place). A uid first heard of is recorded.
   const reshaped = g.pods.filter((p) => {
     const pod = existing.get(p.name);
-    return pod && pod.taskName !== taskNameOf(p.shape);
+    return (
+      pod &&
+      !again.has(p.name) &&
+      (pod.taskName !== taskNameOf(p.shape) || (p.uid !== null && pod.clusterUid === null))
+    );
   });
   const settings = {
     queueName: g.queue,
@@ -140,7 +153,8 @@ export async function updateGroupJob(
   const settingsChanged = (Object.keys(settings) as (keyof typeof settings)[]).filter(
     (k) => settings[k] !== job[k],
   );
-  if (!removed.length && !added.length && !reshaped.length && !settingsChanged.length) return false;
+  if (!removed.length && !added.length && !recreated.length && !reshaped.length && !settingsChanged.length)
+    return false;
 
   const wanted = tasksOf(g.pods);
   const have = new Map(job.tasks.map((t) => [t.name, t]));
@@ -157,12 +171,28 @@ export async function updateGroupJob(
       });
   }
   if (removed.length) await tx.pod.deleteMany({ where: { id: { in: removed.map((p) => p.id) } } });
-  // Pods are immutable in Kubernetes: new requests under an old name are a new pod of that name,
-  // whose deletion the agent reported first (PENDING); the row keeps its state and takes them.
   for (const p of reshaped) {
     await tx.pod.update({
       where: { id: existing.get(p.name)!.id },
-      data: { taskName: taskNameOf(p.shape), ...requests(p.shape), updatedAt: now },
+      data: { taskName: taskNameOf(p.shape), ...requests(p.shape), clusterUid: p.uid, updatedAt: now },
+    });
+  }
+  for (const p of recreated) {
+    await tx.pod.update({
+      where: { id: existing.get(p.name)!.id },
+      data: {
+        taskName: taskNameOf(p.shape),
+        ...requests(p.shape),
+        clusterUid: p.uid,
+        state: "PENDING",
+        nodeName: null,
+        gpuGroups: [],
+        gpuDevices: [],
+        message: "created again in the cluster",
+        startedAt: null,
+        finishedAt: null,
+        updatedAt: now,
+      },
     });
   }
   if (added.length) await tx.pod.createMany({ data: added.map((p) => podRow(job.id, p, now)) });
@@ -174,6 +204,7 @@ export async function updateGroupJob(
   const parts = [
     added.length ? `${added.length} added` : "",
     removed.length ? `${removed.length} removed` : "",
+    recreated.length ? `${recreated.length} created again` : "",
     reshaped.length ? `${reshaped.length} with new requests` : "",
     settingsChanged.length ? `${settingsChanged.join(", ")} changed` : "",
   ].filter(Boolean);

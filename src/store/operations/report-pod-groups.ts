@@ -10,6 +10,7 @@ import { invalidAt, parseInput } from "../validation/parse.js";
 import {
   normalisePodGroups,
   type PodGroupSpec,
+  type ReportedPod,
   type ReportPodGroupsInput,
   reportPodGroupsInputSchema,
 } from "../validation/pod-group-report.js";
@@ -47,9 +48,30 @@ function groupJobs(tx: Tx, cluster: string, g: PodGroupSpec) {
       priority: true,
       preemptible: true,
       minMember: true,
-      pods: { select: { id: true, name: true, taskName: true, state: true, nodeName: true } },
+      pods: {
+        select: { id: true, name: true, taskName: true, state: true, nodeName: true, clusterUid: true },
+      },
       tasks: { select: { name: true, replicas: true } },
     },
+  });
+}
+
+type JobPods = { pods: { name: string; clusterUid: string | null }[] };
+
+/** The reported pods that are the group now: not those lingering in the cluster from a finished
+ * job of the group (ended, not deleted: they stay with that job). A pod of such a name with
+ * another uid was created again: it is a member. Members of the open job stay members. */
+function currentPods(
+  reported: readonly ReportedPod[],
+  open: JobPods | null,
+  finished: readonly JobPods[],
+): ReportedPod[] {
+  const members = new Set(open?.pods.map((p) => p.name));
+  const lingering = new Map(finished.flatMap((j) => j.pods.map((p) => [p.name, p.clusterUid] as const)));
+  return reported.filter((p) => {
+    if (members.has(p.name) || !lingering.has(p.name)) return true;
+    const uid = lingering.get(p.name);
+    return Boolean(uid && p.uid && uid !== p.uid);
   });
 }
 
@@ -75,13 +97,12 @@ export async function reportPodGroups(
     let fence = false;
     for (const reported of groups) {
       const [latest, ...older] = await groupJobs(tx, r.cluster, reported);
-      // Pods of a finished job of this group may linger in the cluster (ended, not deleted):
-      // they stay with that job and are not members of a later one.
-      const lingering = new Set(older.flatMap((j) => j.pods.map((p) => p.name)));
-      if (latest && isFinished(latest.state)) for (const p of latest.pods) lingering.add(p.name);
-      const g = { ...reported, pods: reported.pods.filter((p) => !lingering.has(p.name)) };
-      if (latest && !isFinished(latest.state)) {
-        const job: GroupJob = latest;
+      const open = latest && !isFinished(latest.state) ? latest : null;
+      // Oldest first: the newest job that had a pod of a name has the last word on it.
+      const finished = [...older].reverse().concat(latest && !open ? [latest] : []);
+      const g = { ...reported, pods: currentPods(reported.pods, open, finished) };
+      if (open) {
+        const job: GroupJob = open;
         if (!g.pods.length) await endGroupJob(tx, r.cluster, job, g, now, record);
         else if (!(await updateGroupJob(tx, r.cluster, job, g, now, record))) continue;
         // Pods of a job the scheduler knows changed: a session planned before must not commit.

@@ -25,6 +25,7 @@ const objectName = (what: string) =>
 const reportedPod = z
   .object({
     name: objectName("pod name"),
+    uid: z.string().min(1, "uid must not be empty").max(128, "uid must be at most 128 characters").nullish(),
     resources: resourcesInput,
     gpuModel: z.string().min(1, "gpuModel must not be empty").nullish(),
     nodeSelector: labelInputs.nullish(),
@@ -95,6 +96,8 @@ export interface PodShape {
 
 export interface ReportedPod {
   name: string;
+  /** The pod's uid in the cluster; null when the agent does not send it. */
+  uid: string | null;
   shape: PodShape;
 }
 
@@ -122,6 +125,7 @@ export function normalisePodGroups(r: z.output<typeof reportPodGroupsInputSchema
       minMember: g.minMember ?? null,
       pods: g.pods.map((p) => ({
         name: p.name,
+        uid: p.uid ?? null,
         shape: {
           cpuMillis: p.resources.cpu ?? 0,
           memory: p.resources.memory ?? 0n,

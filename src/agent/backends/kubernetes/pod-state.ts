@@ -49,6 +49,7 @@ export function externalPod(pod: V1Pod): ExternalPod {
   const containers = pod.spec?.containers ?? [];
   return {
     name: pod.metadata?.name ?? "",
+    uid: pod.metadata?.uid ?? "",
     resources: {
       cpuMillis: sum(containers, "cpu", cpuMillis),
       memory: sum(containers, "memory", bytes),

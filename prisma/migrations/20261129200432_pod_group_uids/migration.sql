@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "pod" ADD COLUMN     "cluster_uid" TEXT;
