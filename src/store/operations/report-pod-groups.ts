@@ -15,7 +15,9 @@ import {
   reportPodGroupsInputSchema,
 } from "../validation/pod-group-report.js";
 import { bumpGeneration, lockCluster } from "./cluster-fence.js";
-import { createGroupJob, endGroupJob, type GroupJob, updateGroupJob } from "./pod-group-jobs.js";
+import { createGroupJob, endGroupJob } from "./pod-group-jobs.js";
+import type { GroupJob } from "./pod-group-rows.js";
+import { updateGroupJob } from "./pod-group-update.js";
 
 /** Every group with pods must name an existing leaf queue. The rows are held (FOR KEY SHARE)
  * against concurrent tree changes, which hold FOR UPDATE while they change the tree. An empty
