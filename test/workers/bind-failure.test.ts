@@ -50,7 +50,7 @@ beforeAll(async () => {
     schedulerConfig: { ...config, session: { ...config.session, stalenessGracePeriodSeconds: 3 } },
     bindBackoff: { baseMs: 1000, maxMs: 4000 },
   });
-});
+}, 180_000); // the API, agents and workers start beside every other test file
 afterAll(async () => cp?.close());
 
 it("returns a refused pod to Pending with backoff, and evicts the gang left below its minimum", async () => {

@@ -22,7 +22,7 @@ beforeAll(async () => {
   await cp.addCluster("us1", US, { region: "us" });
   await cp.addCluster("eu1", EU, { region: "eu" });
   await cp.startWorkers({ logIdleCycles: true });
-});
+}, 180_000); // the API, agents and workers start beside every other test file
 afterAll(async () => cp?.close());
 
 const running = (pods: { state: string }[]) => pods.every((p) => p.state === "RUNNING");

@@ -25,7 +25,7 @@ beforeAll(async () => {
   await cp.addCluster("c2", CLUSTER);
   await cp.admin(`mutation { cordonCluster(name: "c2", cordoned: true) { name } }`);
   await cp.startWorkers({ readmitAfterMs: 2000 });
-});
+}, 180_000); // the API, agents and workers start beside every other test file
 afterAll(async () => cp?.close());
 
 it("moves a job that waited unplaced to a cluster where it fits now", async () => {

@@ -22,7 +22,7 @@ beforeAll(async () => {
   await cp.setQuota("team-b", "GPU", 4);
   await cp.addCluster("c1", CLUSTER);
   await cp.startWorkers();
-});
+}, 180_000); // the API, agents and workers start beside every other test file
 afterAll(async () => cp?.close());
 
 it("reclaims team-b's fair share from team-a, and the agent evicts", async () => {

@@ -21,7 +21,7 @@ beforeAll(async () => {
   for (const c of CLUSTERS) await cp.addCluster(c, CLUSTER);
   const env = { FLEETQ_LOG_IDLE_CYCLES: "1", FLEETQ_CYCLE_INTERVAL_MS: "100" };
   await Promise.all(WORKERS.map((w) => cp.spawnWorker(w, env)));
-});
+}, 300_000); // two processes compile and start beside every other test file
 afterAll(async () => cp?.close());
 
 interface Cycle {

@@ -23,7 +23,7 @@ beforeAll(async () => {
   cp = await ControlPlane.start();
   await cp.createQueue("team-a");
   for (const c of CLUSTERS) await cp.addCluster(c, CLUSTER);
-});
+}, 180_000); // the API, agents and workers start beside every other test file
 afterAll(async () => cp?.close());
 
 /** Starts a worker that is SIGKILLed as soon as it logs a committed cycle; resolves on its death. */
