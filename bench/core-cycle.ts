@@ -7,12 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createAction } from "../src/core/actions/registry.js";
-import {
-  type Snapshot,
-  defaultPluginRegistry,
-  defaultSchedulerConfig,
-  openSession,
-} from "../src/core/index.js";
+import { type Snapshot, defaultSchedulerConfig, openSession } from "../src/core/index.js";
 import { greedyFirstFit } from "./greedy.js";
 import { armadaShape, kaiShape, largeShape } from "./generate.js";
 
@@ -24,6 +19,8 @@ interface Shape {
   actions: ("allocate" | "consolidation" | "reclaim" | "preempt" | "stalegangeviction")[];
 }
 
+const ALL: Shape["actions"] = ["allocate", "consolidation", "reclaim", "preempt", "stalegangeviction"];
+
 const SHAPES: Shape[] = [
   { name: "kai-10x50", build: () => kaiShape(10, 50), runs: 15, actions: ["allocate"] },
   { name: "kai-50x200", build: () => kaiShape(50, 200), runs: 15, actions: ["allocate"] },
@@ -31,6 +28,9 @@ const SHAPES: Shape[] = [
   { name: "armada-cpu-32k", build: () => armadaShape(1000, 32_000, false), runs: 5, actions: ["allocate"] },
   { name: "armada-gpu-32k", build: () => armadaShape(4000, 32_000, true), runs: 5, actions: ["allocate"] },
   { name: "kai-4000-nodes", build: () => largeShape(), runs: 5, actions: ["allocate"] },
+  // Over-quota running gangs and higher-priority pending gangs: every action has work.
+  { name: "kai-1000-contention", build: () => largeShape(7, true, 1000), runs: 3, actions: ALL },
+  { name: "kai-4000-contention", build: () => largeShape(7, true), runs: 1, actions: ALL },
 ];
 
 function median(xs: number[]): number {
@@ -49,8 +49,6 @@ function runShape(shape: Shape): Record<string, unknown>[] {
   const snapshot = shape.build();
   const config = defaultSchedulerConfig();
   config.actions = shape.actions;
-  const known = defaultPluginRegistry();
-  config.tiers = config.tiers.map((t) => ({ plugins: t.plugins.filter((p) => known.has(p.name)) }));
   const steps: Record<string, number[]> = { session: [], actions: [], total: [] };
   const baseline: number[] = [];
   let placed = 0;

@@ -167,6 +167,9 @@ export const scenarioSchema = z.strictObject({
           allowConsolidatingReclaim: z.boolean().optional(),
           maxConsolidationPreemptees: num.optional(),
           stalenessGracePeriodSeconds: num.optional(),
+          useSchedulingSignatures: z.boolean().optional(),
+          maxScenariosPerJob: num.optional(),
+          maxScenariosPerAction: num.optional(),
         })
         .optional(),
     })

@@ -172,4 +172,38 @@ describe("statement", () => {
     expect(ssn.evictions).toEqual([]);
     expect(ssn.pipelines).toEqual([]);
   });
+
+  it("withdraws a placement this session made when that pod is evicted", () => {
+    const { snapshot, config } = build({
+      nodes: { a: { gpus: 2 }, b: { gpus: 2 } },
+      jobs: [
+        { name: "mv", queue: "q", perTask: { gpus: 1 }, tasks: [{ state: "Running", node: "a" }] },
+        { name: "p", queue: "q", perTask: { gpus: 1 }, tasks: [{}] },
+      ],
+    });
+    const ssn = openSession(snapshot, config);
+    const idleB = ssn.nodeByName.get("b")!.idle.gpus;
+    const first = ssn.statement("allocate");
+    const p = ssn.jobs.get("p")!.pods[0]!;
+    const mv = ssn.jobs.get("mv")!.pods[0]!;
+    first.allocate(p, "b");
+    first.evict(mv, "move");
+    first.pipeline(mv, "b", true);
+    first.commit();
+    // A later action takes both placements back.
+    const second = ssn.statement("consolidation");
+    second.evict(p, "victim");
+    second.evict(mv, "victim");
+    second.commit();
+    expect(p.status).toBe("Pending");
+    expect(p.nodeName).toBeNull();
+    // The moved pod is again only leaving its node: b counts nothing of either.
+    expect(mv.status).toBe("Releasing");
+    expect(mv.nodeName).toBe("a");
+    expect(ssn.nodeByName.get("b")!.idle.gpus).toBe(idleB);
+    expect(ssn.nodeByName.get("b")!.pods.size).toBe(0);
+    expect(ssn.binds).toEqual([]);
+    expect(ssn.pipelines).toEqual([]);
+    expect(ssn.evictions.map((e) => [e.pod, e.message])).toEqual([["mv-0", "move"]]);
+  });
 });

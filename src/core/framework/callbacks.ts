@@ -69,7 +69,11 @@ export type ScenarioValidatorFn = (scenario: Scenario) => boolean;
  * true when no scenario that evicts at most `evicted` (null: unknown, any) can be valid
  * while a pod of `victim` stays evicted — such a victim may only be moved.
  */
-export type ReclaimMustMoveFn = (preemptor: JobInfo, victim: JobInfo, evicted: readonly PodInfo[] | null) => boolean;
+export type ReclaimMustMoveFn = (
+  preemptor: JobInfo,
+  victim: JobInfo,
+  evicted: readonly PodInfo[] | null,
+) => boolean;
 
 /** A sub-group (pod set or sub-group set) being placed, for node subsetting (topology). */
 export interface SubGroupTarget {

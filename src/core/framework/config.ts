@@ -23,6 +23,16 @@ export interface SessionParams {
   stalenessGracePeriodSeconds: number;
   /** Smallest GPU memory of any node (MiB): a pending GPU-memory request counts memory/this GPUs. */
   minNodeGpuMemory: number;
+  /**
+   * Disruptive actions skip a job whose scheduling signature matches a job that failed
+   * earlier in the action (per queue; consolidation: overall) unless it is easier to
+   * schedule (KAI: UseSchedulingSignatures, on in production, off in KAI's test harness).
+   */
+  useSchedulingSignatures: boolean;
+  /** Victim scenarios one job's attempt may simulate in a disruptive action; -1 = unlimited. */
+  maxScenariosPerJob: number;
+  /** Victim scenarios one disruptive action may simulate in all; -1 = unlimited. */
+  maxScenariosPerAction: number;
 }
 
 export interface SchedulerConfig {
@@ -69,6 +79,9 @@ export function defaultSessionParams(): SessionParams {
     maxConsolidationPreemptees: -1,
     stalenessGracePeriodSeconds: 60,
     minNodeGpuMemory: 100,
+    useSchedulingSignatures: true,
+    maxScenariosPerJob: -1,
+    maxScenariosPerAction: -1,
   };
 }
 

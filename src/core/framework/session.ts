@@ -7,7 +7,7 @@ import { NodeInfo } from "../api/node-info.js";
 import { PodInfo } from "../api/pod-info.js";
 import { QueueInfo } from "../api/queue-info.js";
 import type { ActionName, Eviction, Placement, QueueShare } from "../api/result.js";
-import type { Snapshot, TopologySpec } from "../api/spec.js";
+import type { PodStatus, Snapshot, TopologySpec } from "../api/spec.js";
 import { isActiveUsed } from "../api/status.js";
 import type {
   AttemptNodeScore,
@@ -374,6 +374,13 @@ export class Session {
       gpuDevices: [],
       action,
     });
+  }
+
+  /** Drop the pod's placement (bind or pipeline) from the result: a later action took it back. */
+  withdrawPlacement(task: PodInfo, placedAs: PodStatus): void {
+    const list = placedAs === "Pipelined" ? this.pipelines : this.binds;
+    const i = list.findLastIndex((p) => p.pod === task.uid);
+    if (i >= 0) list.splice(i, 1);
   }
 
   recordEviction(task: PodInfo, node: string, action: ActionName, message: string): void {

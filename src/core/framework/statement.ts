@@ -6,6 +6,12 @@
 // (KAI's shared-GPU accounting is not always its own inverse). Only the out-of-order
 // undo of an eviction — a victim put back where it was — goes through the accounting,
 // as in KAI.
+//
+// Evicting a pod this session placed (allocated, bound or pipelined) withdraws the
+// placement instead (beyond KAI, which makes it Releasing on a node it never reached and
+// so counts its resources twice): the node forgets it, the pod is again what it was
+// before — Pending, or Releasing from where it runs — and the result keeps neither the
+// placement nor an eviction.
 import type { NodeInfo, NodeState } from "../api/node-info.js";
 import type { PodInfo } from "../api/pod-info.js";
 import type { ActionName } from "../api/result.js";
@@ -23,6 +29,8 @@ interface TaskFields {
 type Op =
   | { kind: "allocate"; task: PodInfo; node: string; before: NodeState; prev: TaskFields; undone: boolean }
   | { kind: "pipeline"; task: PodInfo; node: string; before: NodeState; prev: TaskFields; undone: boolean }
+  /** A session-made placement taken back (the pod was chosen as a victim where it was placed). */
+  | { kind: "withdraw"; task: PodInfo; node: string; before: NodeState; prev: TaskFields; undone: boolean }
   | {
       kind: "evict";
       task: PodInfo;
@@ -53,6 +61,14 @@ function fieldsOf(t: PodInfo): TaskFields {
     gpuDevices: t.gpuDevices,
     isVirtual: t.isVirtual,
   };
+}
+
+/** On its node by this session's doing (allocated, bound or pipelined), not as the snapshot had it. */
+function placedBySession(task: PodInfo): boolean {
+  return (
+    (task.status === "Allocated" || task.status === "Binding" || task.status === "Pipelined") &&
+    !(task.spec.status === task.status && task.spec.node === task.nodeName)
+  );
 }
 
 function sameGroups(a: readonly string[], b: readonly string[]): boolean {
@@ -128,7 +144,9 @@ export class Statement {
       task.isSharedAllocation &&
       !(gpuGroups.length === 1 && gpuGroups[0] === "-1") &&
       !sameGroups(gpuGroups, onNode.gpuGroups);
-    if (onNode && !updateIfOnNode && !sharedMove) {
+    // Only an eviction of this statement can be undone; one an earlier action committed
+    // (or a withdrawn move back to where the pod runs) is pipelined like any other.
+    if (onNode && !updateIfOnNode && !sharedMove && this.hasOpenEviction(task)) {
       task.gpuGroups = onNode.gpuGroups;
       this.unevict(task);
       return;
@@ -155,6 +173,10 @@ export class Statement {
 
   evict(task: PodInfo, message: string): void {
     if (!task.nodeName) throw new Error(`statement: cannot evict ${task.name}: not on a node`);
+    if (placedBySession(task)) {
+      this.withdraw(task);
+      return;
+    }
     const node = this.node(task.nodeName);
     const op: Op = {
       kind: "evict",
@@ -170,6 +192,38 @@ export class Statement {
     this.ssn.fireDeallocate(task);
     this.ops.push(op);
     task.isVirtual = true;
+  }
+
+  /** Take back a placement this session made: the pod returns to where it is in the cluster. */
+  private withdraw(task: PodInfo): void {
+    const node = this.node(task.nodeName!);
+    const op: Op = {
+      kind: "withdraw",
+      task,
+      node: node.name,
+      before: node.capture(task),
+      prev: fieldsOf(task),
+      undone: false,
+    };
+    node.removeTask(task);
+    const from = task.spec.node;
+    // Running somewhere (a moved victim): Releasing there, as its eviction left it.
+    if (from && this.ssn.nodeByName.has(from) && task.spec.status !== "Pending") {
+      this.ssn.jobOf(task).setPodStatus(task, "Releasing");
+      task.nodeName = from;
+      task.gpuGroups = [...task.spec.gpuGroups];
+    } else {
+      this.ssn.jobOf(task).setPodStatus(task, "Pending");
+      task.nodeName = null;
+      task.gpuGroups = [];
+    }
+    this.ssn.fireDeallocate(task);
+    this.ops.push(op);
+    task.isVirtual = true;
+  }
+
+  private hasOpenEviction(task: PodInfo): boolean {
+    return this.ops.some((op) => op.kind === "evict" && !op.undone && op.task === task);
   }
 
   /** Undo the earliest still-valid eviction of `task` (a victim put back where it was). */
@@ -206,6 +260,7 @@ export class Statement {
       case "pipeline":
         this.ssn.fireDeallocate(task);
         break;
+      case "withdraw":
       case "evict":
         this.ssn.fireAllocate(task);
         break;
@@ -264,6 +319,10 @@ export class Statement {
           break;
         case "pipeline":
           this.ssn.recordPipeline(op.task, op.node, this.action);
+          break;
+        case "withdraw":
+          this.ssn.withdrawPlacement(op.task, op.prev.status);
+          this.ssn.jobOf(op.task).version++;
           break;
         case "allocate":
           this.ssn.recordBind(op.task, op.node, this.action);

@@ -57,6 +57,9 @@ export function config(
       maxConsolidationPreemptees: -1,
       stalenessGracePeriodSeconds: 0,
       minNodeGpuMemory: 100,
+      useSchedulingSignatures: true,
+      maxScenariosPerJob: 2000,
+      maxScenariosPerAction: 20000,
       ...session,
     },
   };

@@ -5,8 +5,10 @@ import type { JobInfo } from "../../api/podgroup-info.js";
 import type { Scenario } from "../../framework/scenario.js";
 import type { Action, Session } from "../../framework/session.js";
 import { JobsOrderByQueues } from "../common/jobs-order-by-queues.js";
+import { MinimalJobRepresentatives } from "../common/minimal-job-representatives.js";
 import { feasibleNodesForJob } from "../common/solvers/feasible-nodes.js";
 import { JobSolver } from "../common/solvers/job-solver.js";
+import { ActionSearchBudget } from "../common/solvers/search-budget.js";
 import { victimsQueue } from "../common/solvers/victims-queue.js";
 import { enoughGpusInCluster } from "./enough-gpus.js";
 
@@ -25,10 +27,18 @@ function execute(ssn: Session): void {
     filterNonPreemptible: true,
     maxJobsQueueDepth: ssn.config.queueDepthPerAction.consolidation,
   }).initialize(ssn.jobs.values());
+  const budget = ActionSearchBudget.of(name, ssn.params);
+  // One set of representatives over all queues (as KAI's consolidation keeps).
+  const failed = new MinimalJobRepresentatives();
   while (!order.isEmpty) {
     const job = order.popNextJob();
     if (!job) break;
-    if (!enoughGpusInCluster(ssn, job)) continue;
+    if (ssn.params.useSchedulingSignatures && failed.notEasierThan(job)) continue;
+    if (!enoughGpusInCluster(ssn, job)) {
+      failed.update(job);
+      continue;
+    }
+    const jobBudget = budget.beginJob();
     const solver = new JobSolver(ssn, {
       action: name,
       feasibleNodes: feasibleNodesForJob(ssn, job),
@@ -36,14 +46,19 @@ function execute(ssn: Session): void {
       victims: () => victimsQueue(ssn, preempteeFilter(job, maxPreemptees)),
       // Every victim must be re-placed: none may stay evicted.
       mustMove: () => () => true,
+      budget: jobBudget,
     });
     const result = solver.solve(job);
     if (result.solved) result.statement?.commit();
+    else {
+      if (result.searchStopped) job.addFitError(jobBudget.message(job));
+      failed.update(job);
+    }
   }
 }
 
 function allVictimsReplaced(s: Scenario): boolean {
-  return s.victims.every((v) => v.tasks.every((t) => t.status !== "Releasing"));
+  return s.victims.every((v) => v.tasks.every((t) => t.status !== "Releasing" && t.status !== "Pending"));
 }
 
 /** Preemptible placed jobs other than the preemptor; with a limit, at most limit+1 of them (as KAI counts). */

@@ -5,8 +5,10 @@
 import type { JobInfo } from "../../api/podgroup-info.js";
 import type { Action, Session } from "../../framework/session.js";
 import { JobsOrderByQueues } from "../common/jobs-order-by-queues.js";
+import { MinimalJobRepresentatives } from "../common/minimal-job-representatives.js";
 import { feasibleNodesForJob } from "../common/solvers/feasible-nodes.js";
 import { JobSolver } from "../common/solvers/job-solver.js";
+import { ActionSearchBudget } from "../common/solvers/search-budget.js";
 import { type VictimCandidates, victimCandidates } from "../common/solvers/victims-queue.js";
 
 export const name = "reclaim";
@@ -21,20 +23,32 @@ function execute(ssn: Session): void {
     filterUnready: true,
     maxJobsQueueDepth: ssn.config.queueDepthPerAction.reclaim,
   }).initialize(ssn.jobs.values());
+  const budget = ActionSearchBudget.of(name, ssn.params);
+  // Per queue: the smallest jobs that failed, by scheduling signature.
+  const failed = new Map<string, MinimalJobRepresentatives>();
   while (!order.isEmpty) {
     const job = order.popNextJob();
     if (!job) break;
     if (!ssn.canReclaimResources(job)) continue;
+    const reps = failed.get(job.queue) ?? new MinimalJobRepresentatives();
+    failed.set(job.queue, reps);
+    if (ssn.params.useSchedulingSignatures && reps.notEasierThan(job)) continue;
     ssn.onJobSolutionStart();
+    const jobBudget = budget.beginJob();
     const solver = new JobSolver(ssn, {
       action: name,
       feasibleNodes: feasibleNodesForJob(ssn, job),
       validator: (s) => ssn.reclaimScenarioValid(s),
       victims: () => reclaimVictims(ssn, job),
       mustMove: (partial) => (victim, evicted) => ssn.reclaimVictimMustMove(partial, victim, evicted),
+      budget: jobBudget,
     });
     const result = solver.solve(job);
     if (result.solved) result.statement?.commit();
+    else {
+      if (result.searchStopped) job.addFitError(jobBudget.message(job));
+      reps.update(job);
+    }
   }
 }
 

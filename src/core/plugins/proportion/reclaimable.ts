@@ -120,11 +120,18 @@ export class Reclaimable {
         if (!lost) lost = acc;
         else for (const r of RESOURCES) lost[r] = gang ? lost[r] + acc[r] : Math.min(lost[r], acc[r]);
       }
-      if (under(queues, this.ssn.jobOf(t).queue, reclaimerSide.name)) for (const r of RESOURCES) mine[r] -= acc[r];
+      if (under(queues, this.ssn.jobOf(t).queue, reclaimerSide.name))
+        for (const r of RESOURCES) mine[r] -= acc[r];
     }
     const theirs = victimSide.allocated();
     if (lost) for (const r of RESOURCES) theirs[r] -= lost[r];
-    return this.saturationLower(involved([req]), mine, reclaimerSide.fairShare(), theirs, victimSide.fairShare());
+    return this.saturationLower(
+      involved([req]),
+      mine,
+      reclaimerSide.fairShare(),
+      theirs,
+      victimSide.fairShare(),
+    );
   }
 
   /** Elastic extra tasks one by one, the gang-minimum tasks as one chunk; re-placed tasks are not taken. */
@@ -213,7 +220,8 @@ function ratio(allocated: number, fair: number): number {
 
 /** `queue` is `ancestor` or lies below it. */
 function under(queues: Map<string, QueueShare>, queue: string, ancestor: string): boolean {
-  for (let q = queues.get(queue); q; q = q.parent ? queues.get(q.parent) : undefined) if (q.name === ancestor) return true;
+  for (let q = queues.get(queue); q; q = q.parent ? queues.get(q.parent) : undefined)
+    if (q.name === ancestor) return true;
   return false;
 }
 

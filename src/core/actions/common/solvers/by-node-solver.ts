@@ -14,6 +14,7 @@ import type { Scenario } from "../../../framework/scenario.js";
 import type { Session } from "../../../framework/session.js";
 import type { Statement } from "../../../framework/statement.js";
 import { evictVictims } from "./evict-victims.js";
+import type { JobSearchBudget } from "./search-budget.js";
 import { simulatePlacement } from "./simulate-placement.js";
 import type { VictimGroup, VictimScenario } from "./victim-scenario.js";
 
@@ -41,6 +42,8 @@ export class ByNodeSolver {
     private readonly pendingJobs: () => readonly JobInfo[],
     /** False when evicting these pods cannot free enough for the preemptor (see gpu-budget). */
     private readonly mayFit: (evicted: readonly PodInfo[]) => boolean,
+    /** Every simulation takes one scenario from it; once it is spent nothing more is simulated. */
+    private readonly budget: JobSearchBudget,
   ) {}
 
   solve(scenario: VictimScenario): ScenarioSolution {
@@ -78,6 +81,7 @@ export class ByNodeSolver {
 
   private solveOnNodes(scenario: VictimScenario, stmt: Statement, nodes: string[]): ScenarioSolution | null {
     for (const node of nodes) {
+      if (this.budget.stopped) break;
       const cp = stmt.checkpoint();
       const potential = scenario.victimTasksFromNode(node);
       evictVictims(this.ssn, stmt, potential, scenario.preemptor, this.action);
@@ -108,12 +112,14 @@ export class ByNodeSolver {
     stmt: Statement,
     victims: readonly PodInfo[],
   ): ScenarioSolution | null {
+    if (!this.budget.take()) return null;
     const nodes = [...this.feasible.values()].sort((a, b) => a.index - b.index);
     if (!simulatePlacement(this.ssn, stmt, nodes, scenario.preemptor, victims, this.pendingJobs)) return null;
     const evicted: PodInfo[] = [];
     const moved: PodInfo[] = [];
     for (const t of victims) {
-      if (t.status === "Releasing") evicted.push(t);
+      // Pending: a nomination this session made, withdrawn and not re-placed.
+      if (t.status === "Releasing" || t.status === "Pending") evicted.push(t);
       else if (t.status === "Pipelined") moved.push(t);
     }
     return this.judge(scenario, stmt, evicted, moved);

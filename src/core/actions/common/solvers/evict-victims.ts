@@ -36,6 +36,8 @@ export function evictVictims(
 ): void {
   // A recorded victim is listed again with its job's new pods; KAI evicts it a second time
   // (a duplicate eviction, and one that outlives an un-evict). Once is enough.
+  // A withdrawn nomination (Pending again) has nothing left to evict either.
   for (const t of tasks)
-    if (t.status !== "Releasing") stmt.evict(t, evictionMessage(ssn, action, t, preemptor));
+    if (t.status !== "Releasing" && t.status !== "Pending")
+      stmt.evict(t, evictionMessage(ssn, action, t, preemptor));
 }

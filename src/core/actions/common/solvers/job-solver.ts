@@ -15,6 +15,7 @@ import { ByNodeSolver, type ScenarioSolution, type SolutionValidator } from "./b
 import { freeableGpus, freedGpus, freeWholeGpus, wholeGpuDemand } from "./gpu-budget.js";
 import { partialJob } from "./job-copies.js";
 import { ScenarioBuilder } from "./scenario-builder.js";
+import type { JobSearchBudget } from "./search-budget.js";
 import type { VictimGroup } from "./victim-scenario.js";
 import type { VictimCandidates } from "./victims-queue.js";
 
@@ -32,6 +33,8 @@ export interface JobSolverOptions {
    * evicted — such victims may only be moved. Omitted: every victim may stay evicted.
    */
   mustMove?: (partial: JobInfo) => (victim: JobInfo, evicted: readonly PodInfo[] | null) => boolean;
+  /** Bounds the simulations of this attempt (see search-budget). */
+  budget: JobSearchBudget;
 }
 
 export interface JobSolution {
@@ -39,6 +42,8 @@ export interface JobSolution {
   /** The statement to commit when solved (already undone otherwise). */
   statement: Statement | null;
   victims: PodInfo[];
+  /** The search ended unsolved because the budget was spent (not because nothing fits). */
+  searchStopped: boolean;
 }
 
 export class JobSolver {
@@ -79,7 +84,12 @@ export class JobSolver {
     const solved = job.isGangSatisfied && job.numActiveUsed > activeBefore;
     // (KAI leaves such a statement applied but uncommitted; undoing it keeps the session clean.)
     if (!solved && statement) statement.discard();
-    return { solved, statement: solved ? statement : null, victims: recordedTasks };
+    return {
+      solved,
+      statement: solved ? statement : null,
+      victims: recordedTasks,
+      searchStopped: !solved && this.opts.budget.stopped,
+    };
   }
 
   private solvePrefix(
@@ -141,8 +151,9 @@ export class JobSolver {
       this.opts.action,
       this.pendingJobs,
       mayFit,
+      this.opts.budget,
     );
-    for (let s = builder.first(); s; s = builder.next()) {
+    for (let s = builder.first(); s && !this.opts.budget.stopped; s = builder.next()) {
       const result = solver.solve(s);
       if (result.solved) return result;
     }

@@ -1,0 +1,70 @@
+// A job's scheduling-constraints signature (KAI: PodGroupInfo.GetSchedulingConstraintsSignature):
+// what, besides the size of its requests, decides where its pods may go. Two jobs with
+// equal signatures differ only in how many pods they ask for and how large those are, so
+// "easier to schedule" (minimal-job-representatives) can compare them by requests alone.
+// Built like KAI's: per pod set, the topology constraints of the set and of every parent
+// set, and the sorted constraint keys of its pods that are not placed; per job, the sorted
+// pod-set signatures (a fully placed pod set contributes ""), plus the job's priority
+// (KAI hashes the pods' priority, which is the job's priority class).
+import type { PodInfo } from "../../api/pod-info.js";
+import type { JobInfo, PodSet, TopologyConstraint } from "../../api/podgroup-info.js";
+import { isActiveAllocated } from "../../api/status.js";
+
+/**
+ * Spec fields of a pod that restrict or steer its placement (KAI hashes node selector,
+ * affinity, tolerations, priority, spread constraints, host ports and storage; resources
+ * and labels are left out there too).
+ */
+const CONSTRAINT_FIELDS = [
+  "nodeNames",
+  "nodeSelector",
+  "tolerations",
+  "podAffinity",
+  "podAntiAffinity",
+  "gpuModels",
+  "preferredGpuModels",
+  "legacyMig",
+] as const;
+
+const podKeys = new WeakMap<PodInfo, string>();
+
+/** The pod's placement constraints as a string ("" when it has none). */
+export function podConstraintKey(pod: PodInfo): string {
+  let k = podKeys.get(pod);
+  if (k === undefined) {
+    k = "";
+    for (const f of CONSTRAINT_FIELDS) {
+      const v = pod.spec[f];
+      if (v === undefined || v === null || v === false || (Array.isArray(v) && v.length === 0)) continue;
+      k += `${f}=${JSON.stringify(v)};`;
+    }
+    podKeys.set(pod, k);
+  }
+  return k;
+}
+
+function topologyKey(t: TopologyConstraint | null): string {
+  return t ? `${t.topology}:${t.required ?? ""}:${t.preferred ?? ""}` : "";
+}
+
+function podSetSignature(ps: PodSet): string {
+  if (ps.activeAllocated === ps.pods.length) return "";
+  let s = topologyKey(ps.topology);
+  for (let p = ps.parent; p; p = p.parent) s += `|${topologyKey(p.topology)}`;
+  const pods: string[] = [];
+  for (const pod of ps.pods) if (!isActiveAllocated(pod.status)) pods.push(podConstraintKey(pod));
+  pods.sort();
+  return `${s}[${pods.join(",")}]`;
+}
+
+const cache = new WeakMap<JobInfo, { version: number; signature: string }>();
+
+/** Cached until one of the job's pods changes status. */
+export function schedulingSignature(job: JobInfo): string {
+  const c = cache.get(job);
+  if (c && c.version === job.version) return c.signature;
+  const sets = job.podSetList.map(podSetSignature).sort();
+  const signature = `${job.priority}#${sets.join("#")}`;
+  cache.set(job, { version: job.version, signature });
+  return signature;
+}

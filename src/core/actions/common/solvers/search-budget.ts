@@ -1,0 +1,75 @@
+// Deterministic bounds on the victim search (KAI bounds it by time, search_budget.go; the
+// core has no clock, so here the unit is the scenario simulation). Each disruptive action
+// may simulate at most `maxScenariosPerAction` scenarios, and each job's attempt at most
+// `maxScenariosPerJob` of them. An attempt that reaches a bound stops: the job is not
+// solved this cycle and says why in a fit error. -1 means unlimited.
+import type { JobInfo } from "../../../api/podgroup-info.js";
+import type { ActionName } from "../../../api/result.js";
+import type { SessionParams } from "../../../framework/config.js";
+
+export class ActionSearchBudget {
+  private spent = 0;
+
+  constructor(
+    readonly action: ActionName,
+    private readonly perJob: number,
+    private readonly perAction: number,
+  ) {}
+
+  static of(action: ActionName, params: SessionParams): ActionSearchBudget {
+    return new ActionSearchBudget(action, params.maxScenariosPerJob, params.maxScenariosPerAction);
+  }
+
+  /** The budget of one job's attempt. */
+  beginJob(): JobSearchBudget {
+    return new JobSearchBudget(this, this.perJob);
+  }
+
+  /** Count one scenario against the action; false when its budget is spent. */
+  take(): boolean {
+    if (this.perAction >= 0 && this.spent >= this.perAction) return false;
+    this.spent++;
+    return true;
+  }
+
+  get actionLimit(): number {
+    return this.perAction;
+  }
+}
+
+export class JobSearchBudget {
+  /** Scenarios simulated so far in this attempt. */
+  scenarios = 0;
+  /** Which bound stopped the search, if one did. */
+  stoppedBy: "maxScenariosPerJob" | "maxScenariosPerAction" | null = null;
+
+  constructor(
+    private readonly action: ActionSearchBudget,
+    private readonly limit: number,
+  ) {}
+
+  get stopped(): boolean {
+    return this.stoppedBy !== null;
+  }
+
+  /** Count one scenario about to be simulated; false (and stopped) when no more are allowed. */
+  take(): boolean {
+    if (this.stoppedBy) return false;
+    if (this.limit >= 0 && this.scenarios >= this.limit) this.stoppedBy = "maxScenariosPerJob";
+    else if (!this.action.take()) this.stoppedBy = "maxScenariosPerAction";
+    else {
+      this.scenarios++;
+      return true;
+    }
+    return false;
+  }
+
+  /** The fit error of a job whose search this budget stopped. */
+  message(job: JobInfo): string {
+    const limit = this.stoppedBy === "maxScenariosPerJob" ? this.limit : this.action.actionLimit;
+    return (
+      `${this.action.action}: search stopped after ${this.scenarios} scenarios for ${job.namespace}/${job.name} ` +
+      `(${this.stoppedBy} = ${limit}); it is tried again next cycle`
+    );
+  }
+}
