@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { createAction } from "../src/core/actions/registry.js";
 import { type Snapshot, defaultSchedulerConfig, openSession } from "../src/core/index.js";
 import { greedyFirstFit } from "./greedy.js";
-import { armadaShape, kaiShape, largeShape } from "./generate.js";
+import { armadaShape, kaiShape, largeShape, mixedShape } from "./generate.js";
 
 interface Shape {
   name: string;
@@ -28,6 +28,7 @@ const SHAPES: Shape[] = [
   { name: "armada-cpu-32k", build: () => armadaShape(1000, 32_000, false), runs: 5, actions: ["allocate"] },
   { name: "armada-gpu-32k", build: () => armadaShape(4000, 32_000, true), runs: 5, actions: ["allocate"] },
   { name: "kai-4000-nodes", build: () => largeShape(), runs: 5, actions: ["allocate"] },
+  { name: "mixed-100x1000", build: () => mixedShape(100, 1000), runs: 9, actions: ["allocate"] },
   // Over-quota running gangs and higher-priority pending gangs: every action has work.
   { name: "kai-1000-contention", build: () => largeShape(7, true, 1000), runs: 3, actions: ALL },
   { name: "kai-4000-contention", build: () => largeShape(7, true), runs: 1, actions: ALL },

@@ -167,6 +167,22 @@ export function armadaShape(nodes: number, pods: number, gpu: boolean): Snapshot
 }
 
 /**
+ * Mixed GPU sharing: `nodes` nodes of 8 GPUs, `jobs` single-pod jobs of which 30 % ask a
+ * fraction of one device (a quarter, half or three quarters) and the rest one whole GPU.
+ */
+export function mixedShape(nodes: number, jobs: number, seed = 3): Snapshot {
+  const rnd = prng(seed);
+  const s = kaiShape(nodes, jobs, seed);
+  for (const j of s.jobs) {
+    if (rnd() >= 0.3) continue;
+    const r = j.pods[0]!.request;
+    r.gpus = 0;
+    r.gpuFraction = [0.25, 0.5, 0.75][Math.floor(rnd() * 3)]!;
+  }
+  return s;
+}
+
+/**
  * KAI's largest published cluster: 4,000 nodes (8 GPUs, 128 CPUs, 1 TiB), 100,000 running
  * pods (24,000 one-GPU, the rest CPU-only), 10,000 pending GPU pods in 2,500 gangs of 4,
  * over a 3-level tree of 200 queues.

@@ -1,5 +1,6 @@
 // The baseline: a naive greedy first-fit of every pending pod, in list order, onto the
-// first node with enough free CPU, memory and GPUs — no queues, gangs or scoring.
+// first node with enough free CPU, memory and GPUs — no queues, gangs or scoring (a GPU
+// fraction counts as that much of a GPU, with no device packing).
 import type { Snapshot } from "../src/core/index.js";
 
 export function greedyFirstFit(s: Snapshot): number {
@@ -20,7 +21,7 @@ export function greedyFirstFit(s: Snapshot): number {
         const i = index.get(p.node)!;
         cpu[i]! -= p.request.cpuMillis;
         mem[i]! -= p.request.memory;
-        gpu[i]! -= p.request.gpus;
+        gpu[i]! -= p.request.gpus + p.request.gpuFraction;
       }
   let placed = 0;
   for (const j of s.jobs)
@@ -28,10 +29,10 @@ export function greedyFirstFit(s: Snapshot): number {
       if (p.status !== "Pending") continue;
       const r = p.request;
       for (let i = 0; i < n; i++) {
-        if (cpu[i]! >= r.cpuMillis && mem[i]! >= r.memory && gpu[i]! >= r.gpus) {
+        if (cpu[i]! >= r.cpuMillis && mem[i]! >= r.memory && gpu[i]! >= r.gpus + r.gpuFraction) {
           cpu[i]! -= r.cpuMillis;
           mem[i]! -= r.memory;
-          gpu[i]! -= r.gpus;
+          gpu[i]! -= r.gpus + r.gpuFraction;
           placed++;
           break;
         }
