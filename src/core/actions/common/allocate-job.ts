@@ -141,7 +141,8 @@ function allocateTask(
   return ssn.ordering.firstFit(nodes, task, (node) => {
     // A pod moved earlier in the session is still releasing on its old node; placing it
     // there again would un-evict it where it now is, unchecked (KAI over-commits that node).
-    if (task.nodeName !== node.name && node.pods.has(task.uid)) return false;
+    // A pod on no node is on none (checked first: this runs for every node of every scan).
+    if (task.nodeName !== null && task.nodeName !== node.name && node.pods.has(task.uid)) return false;
     if (!ssn.ordering.fits(task, job, node, !pipelineOnly)) return false;
     return allocateTaskToNode(ssn, stmt, task, node, pipelineOnly);
   });
