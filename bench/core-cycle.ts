@@ -51,33 +51,42 @@ function runShape(shape: Shape): Record<string, unknown>[] {
   const config = defaultSchedulerConfig();
   config.actions = shape.actions;
   const steps: Record<string, number[]> = { session: [], actions: [], total: [] };
+  // With several actions, each one's time too (its share of the cycle).
+  const perAction: Record<string, number[]> = {};
+  for (const a of shape.actions.length > 1 ? shape.actions : []) perAction[a] = [];
   const baseline: number[] = [];
   let placed = 0;
   let greedyPlaced = 0;
+  let evictions = 0;
   for (let i = 0; i <= shape.runs; i++) {
     const [tb, placedGreedy] = time(() => greedyFirstFit(snapshot));
     const [ts, ssn] = time(() => openSession(snapshot, config));
+    const actionMs: Record<string, number> = {};
     const [ta] = time(() => {
-      for (const a of config.actions) createAction(a).execute(ssn);
+      for (const a of config.actions) actionMs[a] = time(() => createAction(a).execute(ssn))[0];
     });
     if (i === 0) continue; // warm-up
+    for (const a of Object.keys(perAction)) perAction[a]!.push(actionMs[a]!);
     baseline.push(tb);
     steps.session!.push(ts);
     steps.actions!.push(ta);
     steps.total!.push(ts + ta);
     placed = ssn.binds.length + ssn.pipelines.length;
+    evictions = ssn.evictions.length;
     greedyPlaced = placedGreedy;
   }
   const rss = process.resourceUsage().maxRSS / 1024;
   const base = median(baseline);
-  return Object.entries(steps).map(([step, xs]) => ({
+  const actions = shape.actions.length > 1 ? "all-actions" : shape.actions[0]!;
+  const rows: [string, number[]][] = [
+    ["snapshot-build", steps.session!],
+    ...Object.entries(perAction),
+    [actions, steps.actions!],
+    [`snapshot-build+${actions}`, steps.total!],
+  ];
+  return rows.map(([step, xs]) => ({
     shape: shape.name,
-    step:
-      step === "actions"
-        ? shape.actions.join("+")
-        : step === "session"
-          ? "snapshot-build"
-          : "snapshot-build+" + shape.actions.join("+"),
+    step,
     medianMs: +median(xs).toFixed(2),
     minMs: +Math.min(...xs).toFixed(2),
     maxMs: +Math.max(...xs).toFixed(2),
@@ -86,6 +95,7 @@ function runShape(shape: Shape): Record<string, unknown>[] {
     peakRssMb: Math.round(rss),
     placedPods: placed,
     baselinePlacedPods: greedyPlaced,
+    evictions,
   }));
 }
 
@@ -113,7 +123,7 @@ if (shapeArg) {
       else {
         const r = JSON.parse(line);
         console.log(
-          `${r.shape.padEnd(16)} ${r.step.padEnd(28)} median ${String(r.medianMs).padStart(9)} ms  (min ${r.minMs}, max ${r.maxMs})  greedy ${r.baselineMedianMs} ms  ratio ${r.ratio}  rss ${r.peakRssMb} MB  placed ${r.placedPods}/${r.baselinePlacedPods}`,
+          `${r.shape.padEnd(20)} ${r.step.padEnd(34)} median ${String(r.medianMs).padStart(9)} ms  (min ${r.minMs}, max ${r.maxMs})  greedy ${r.baselineMedianMs} ms  ratio ${r.ratio}  rss ${r.peakRssMb} MB  placed ${r.placedPods}/${r.baselinePlacedPods}  evicted ${r.evictions}`,
         );
       }
     }
