@@ -12,16 +12,7 @@ import { defaultSchedulerConfig, openSession } from "../../src/core/index.js";
 import { createAction } from "../../src/core/actions/registry.js";
 import { NodeInfo } from "../../src/core/api/node-info.js";
 import { build } from "./helpers.js";
-
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from "./actions/random-snapshots.js";
 
 const MEM = 40_000;
 
@@ -127,7 +118,7 @@ describe("GPU sharing invariants", () => {
     let evictions = 0;
     let shared = 0;
     for (let seed = 1; seed <= 200; seed++) {
-      const r = rng(seed);
+      const r = prng(seed);
       const { snapshot, config } = build(randomScenario(r));
       config.session.stalenessGracePeriodSeconds = 0;
       const ssn = openSession(snapshot, config);

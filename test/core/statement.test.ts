@@ -6,16 +6,7 @@ import { describe, expect, it } from "vitest";
 import { POD_STATUSES, type Session, isActiveUsed, openSession } from "../../src/core/index.js";
 import type { PodInfo } from "../../src/core/api/pod-info.js";
 import { build } from "./helpers.js";
-
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from "./actions/random-snapshots.js";
 
 /** Everything a rollback must restore, as plain data. */
 function fingerprint(ssn: Session): unknown {
@@ -113,7 +104,7 @@ function randomOp(ssn: Session, st: ReturnType<Session["statement"]>, r: () => n
 describe("statement", () => {
   it("rollback restores the session exactly, over random operation sequences", () => {
     for (let seed = 1; seed <= 150; seed++) {
-      const r = rng(seed);
+      const r = prng(seed);
       const { snapshot, config } = build(randomScenario(r));
       const ssn = openSession(snapshot, config);
       const before = fingerprint(ssn);

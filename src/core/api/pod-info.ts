@@ -7,8 +7,8 @@ export const DEFAULT_SUB_GROUP = "default";
 const NO_GROUPS: string[] = [];
 const NO_DEVICES: number[] = [];
 
-/** Spec fields (besides request and labels) that can change how nodes score or fit a pod. */
-const SHAPE_FIELDS = [
+/** Spec fields that restrict or steer where a pod may go (besides its request and labels). */
+export const CONSTRAINT_FIELDS = [
   "nodeNames",
   "nodeSelector",
   "tolerations",
@@ -16,9 +16,11 @@ const SHAPE_FIELDS = [
   "podAntiAffinity",
   "gpuModels",
   "preferredGpuModels",
-  "nominatedNode",
   "legacyMig",
 ] as const satisfies readonly (keyof PodSpec)[];
+
+/** Spec fields (besides request and labels) that can change how nodes score or fit a pod. */
+const SHAPE_FIELDS = [...CONSTRAINT_FIELDS, "nominatedNode"] as const satisfies readonly (keyof PodSpec)[];
 
 function isEmptyObject(o: object | undefined): boolean {
   if (!o) return true;

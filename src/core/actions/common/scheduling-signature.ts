@@ -6,25 +6,9 @@
 // set, and the sorted constraint keys of its pods that are not placed; per job, the sorted
 // pod-set signatures (a fully placed pod set contributes ""), plus the job's priority
 // (KAI hashes the pods' priority, which is the job's priority class).
-import type { PodInfo } from "../../api/pod-info.js";
+import { CONSTRAINT_FIELDS, type PodInfo } from "../../api/pod-info.js";
 import type { JobInfo, PodSet, TopologyConstraint } from "../../api/podgroup-info.js";
 import { isActiveAllocated } from "../../api/status.js";
-
-/**
- * Spec fields of a pod that restrict or steer its placement (KAI hashes node selector,
- * affinity, tolerations, priority, spread constraints, host ports and storage; resources
- * and labels are left out there too).
- */
-const CONSTRAINT_FIELDS = [
-  "nodeNames",
-  "nodeSelector",
-  "tolerations",
-  "podAffinity",
-  "podAntiAffinity",
-  "gpuModels",
-  "preferredGpuModels",
-  "legacyMig",
-] as const;
 
 const podKeys = new WeakMap<PodInfo, string>();
 
