@@ -88,12 +88,17 @@ export class NodeOrderCache {
       const node = log[i]!;
       if (!this.member[node.index] || this.seen[node.index] === stamp) continue;
       this.seen[node.index] = stamp;
-      this.removeFromOrder(node);
+      const at = this.positionOf(node);
       if (!this.key(node)) {
         this.inexact = true;
         return false;
       }
-      this.insertIntoOrder(node);
+      // Most changes (a pod placed on the best node) leave the node where it was: no splice.
+      const prev = this.order[at - 1];
+      const next = this.order[at + 1];
+      if ((!prev || this.before(prev, node) < 0) && (!next || this.before(node, next) < 0)) continue;
+      this.order.splice(at, 1);
+      this.order.splice(this.lowerBound(node), 0, node);
     }
     this.logPos = log.length;
     return true;
@@ -111,13 +116,9 @@ export class NodeOrderCache {
     return lo;
   }
 
-  private removeFromOrder(node: NodeInfo): void {
+  /** Where the node is, found under the keys it was sorted by. */
+  private positionOf(node: NodeInfo): number {
     const i = this.lowerBound(node);
-    if (this.order[i] === node) this.order.splice(i, 1);
-    else this.order.splice(this.order.indexOf(node), 1);
-  }
-
-  private insertIntoOrder(node: NodeInfo): void {
-    this.order.splice(this.lowerBound(node), 0, node);
+    return this.order[i] === node ? i : this.order.indexOf(node);
   }
 }
