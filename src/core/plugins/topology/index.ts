@@ -22,7 +22,9 @@ export function create(): Plugin {
       ssn.preJobAllocationFns.push((job) => scores.reset(job));
       ssn.subsetNodesFns.push((job, target, tasks, nodes) => subsetter.subset(job, target, tasks, nodes));
       // The scores depend on the job attempt, not only on the pod and the node: an attempt score.
-      const scoresOf = (task: PodInfo) => scores.forTask(ssn.jobs.get(task.jobUid), task);
+      // (Asked for every pod of every attempt: the job lookup only when some scores exist.)
+      const scoresOf = (task: PodInfo) =>
+        scores.empty ? null : scores.forTask(ssn.jobs.get(task.jobUid), task);
       ssn.attemptNodeOrderFns.push({
         appliesTo: (task) => scoresOf(task) !== null,
         fn: (task, node) => scoresOf(task)?.of(node) ?? 0,

@@ -54,6 +54,11 @@ export class AttemptScores {
   }
 
   /** The scores for `task`: its pod set's, else the nearest ancestor set's; null when none. */
+  /** No sub-group of the current attempt has preferred-level scores. */
+  get empty(): boolean {
+    return this.bySubGroup.size === 0;
+  }
+
   forTask(job: JobInfo | undefined, task: PodInfo): PreferredLevelScores | null {
     if (this.bySubGroup.size === 0 || !job || job.uid !== this.job) return null;
     const podSet: PodSet | undefined = job.podSets.get(task.subGroup);
