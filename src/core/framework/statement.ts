@@ -63,11 +63,15 @@ function fieldsOf(t: PodInfo): TaskFields {
   };
 }
 
-/** On its node by this session's doing (allocated, bound or pipelined), not as the snapshot had it. */
+/**
+ * Placed by this session (allocated, bound or pipelined) on a node other than the one the
+ * snapshot has it on. (A pod re-placed on its own node — a shared pod moving to another
+ * device there — is evicted the KAI way: its old device is still counted on that node.)
+ */
 function placedBySession(task: PodInfo): boolean {
   return (
     (task.status === "Allocated" || task.status === "Binding" || task.status === "Pipelined") &&
-    !(task.spec.status === task.status && task.spec.node === task.nodeName)
+    task.spec.node !== task.nodeName
   );
 }
 
@@ -207,7 +211,7 @@ export class Statement {
     };
     node.removeTask(task);
     const from = task.spec.node;
-    // Running somewhere (a moved victim): Releasing there, as its eviction left it.
+    // Running elsewhere (a moved victim): Releasing there, as its eviction left it.
     if (from && this.ssn.nodeByName.has(from) && task.spec.status !== "Pending") {
       this.ssn.jobOf(task).setPodStatus(task, "Releasing");
       task.nodeName = from;
