@@ -5,39 +5,68 @@ import type { PodInfo } from "../api/pod-info.js";
 import type { JobInfo, PodSet } from "../api/podgroup-info.js";
 import type { Session } from "./session.js";
 
+/** Summed request of an attempt's tasks (cpu in millicores, memory in bytes, GPUs). */
+export interface AttemptResources {
+  cpu: number;
+  memory: number;
+  gpu: number;
+}
+
 interface Cached {
   version: number;
   tasks: PodInfo[];
   /** Summed request of `tasks`, filled on first use (KAI caches it with the task list). */
-  resources: { gpu: number; cpuMillis: number; memory: number } | null;
+  resources: AttemptResources | null;
 }
 const cache = new WeakMap<JobInfo, Cached>();
 
 /** Cached per job until one of its pods changes status (as KAI caches it, whatever `real`). */
 export function tasksToAllocate(ssn: Session, job: JobInfo, real: boolean): PodInfo[] {
+  return cachedFor(ssn, job, real).tasks;
+}
+
+/** The job's cache entry, recomputed when its version moved (updated in place: one WeakMap entry per job). */
+function cachedFor(ssn: Session, job: JobInfo, real: boolean): Cached {
   const c = cache.get(job);
-  if (c && c.version === job.version) return c.tasks;
+  if (c && c.version === job.version) return c;
   const tasks = computeTasks(ssn, job, real);
-  cache.set(job, { version: job.version, tasks, resources: null });
-  return tasks;
+  if (!c) {
+    const fresh: Cached = { version: job.version, tasks, resources: null };
+    cache.set(job, fresh);
+    return fresh;
+  }
+  c.version = job.version;
+  c.tasks = tasks;
+  c.resources = null;
+  return c;
 }
 
 function computeTasks(ssn: Session, job: JobInfo, real: boolean): PodInfo[] {
-  const sets = [...job.podSetList].sort((a, b) => ssn.podSetOrder(a, b));
+  // A single pod set needs no sorted copy (sorting one item never consults the order).
+  const sets =
+    job.podSetList.length > 1 ? [...job.podSetList].sort((a, b) => ssn.podSetOrder(a, b)) : job.podSetList;
   let unsatisfied = 0;
   for (const ps of sets) if (ps.activeAllocated < ps.minAvailable) unsatisfied++;
   const maxSets = unsatisfied > 0 ? unsatisfied : 1;
-  const out: PodInfo[] = [];
+  // Called once per job and status change (32,000 times for as many one-pod jobs): plain
+  // loops, and the first pod set's candidates become the result when all of them are taken.
+  let out: PodInfo[] | null = null;
   let used = 0;
   for (const ps of sets) {
     if (used >= maxSets) break;
-    const candidates = ps.pods.filter((p) => p.shouldAllocate(real));
+    const candidates: PodInfo[] = [];
+    for (const p of ps.pods) if (p.shouldAllocate(real)) candidates.push(p);
     if (candidates.length === 0) continue;
-    candidates.sort((a, b) => ssn.taskOrder(a, b));
-    out.push(...candidates.slice(0, numToAllocate(ps, candidates.length)));
+    if (candidates.length > 1) candidates.sort((a, b) => ssn.taskOrder(a, b));
+    const take = Math.min(numToAllocate(ps, candidates.length), candidates.length);
+    if (out === null && take === candidates.length) out = candidates;
+    else {
+      out ??= [];
+      for (let i = 0; i < take; i++) out.push(candidates[i]!);
+    }
     used++;
   }
-  return out;
+  return out ?? [];
 }
 
 function numToAllocate(ps: PodSet, candidates: number): number {
@@ -48,23 +77,18 @@ function numToAllocate(ps: PodSet, candidates: number): number {
 /**
  * Summed request of the attempt's tasks; a GPU-memory task counts memory/minNodeGpuMemory GPUs.
  * Cached with the task list: a job copy that statements never update (a solver's partial
- * job) keeps the request it had when first asked, as KAI's cache does.
+ * job) keeps the request it had when first asked, as KAI's cache does. Shared: do not modify.
  */
-export function tasksToAllocateResources(
-  ssn: Session,
-  job: JobInfo,
-  real: boolean,
-): { gpu: number; cpuMillis: number; memory: number } {
-  const tasks = tasksToAllocate(ssn, job, real);
-  const c = cache.get(job)!;
+export function tasksToAllocateResources(ssn: Session, job: JobInfo, real: boolean): AttemptResources {
+  const c = cachedFor(ssn, job, real);
   if (c.resources) return c.resources;
-  const r = { gpu: 0, cpuMillis: 0, memory: 0 };
+  const r: AttemptResources = { cpu: 0, memory: 0, gpu: 0 };
   const minMem = ssn.params.minNodeGpuMemory;
-  for (const t of tasks) {
+  for (const t of c.tasks) {
     if (!t.shouldAllocate(real)) continue;
     r.gpu += t.req.gpusQuota;
     if (t.req.kind === "memory" && minMem > 0) r.gpu += t.req.gpuDevices * (t.req.gpuMemory / minMem);
-    r.cpuMillis += t.req.cpu;
+    r.cpu += t.req.cpu;
     r.memory += t.req.memory;
   }
   c.resources = r;

@@ -23,20 +23,23 @@ function execute(ssn: Session): void {
     if (!job) break;
     const stmt = ssn.statement("allocate");
     const alreadyAllocated = job.numAllocated > 0;
-    const res = attempt(ssn, stmt, job);
-    if (res.ok) {
+    const outcome = attempt(ssn, stmt, job);
+    if (outcome !== "failed") {
       stmt.commit();
-      if (!res.pipelined && !alreadyAllocated) job.lastStartAt = ssn.now;
+      if (outcome === "allocated" && !alreadyAllocated) job.lastStartAt = ssn.now;
       if (job.hasTasksToAllocate(true)) order.pushJob(job);
     } else stmt.discard();
   }
 }
 
-function attempt(ssn: Session, stmt: Statement, job: JobInfo): { ok: boolean; pipelined: boolean } {
-  if (!allocateJob(ssn, stmt, ssn.nodes, job, false)) return { ok: false, pipelined: false };
+/** How a job's attempt ended: placed for binding, placed but only pipelined, or not placed. */
+type Outcome = "allocated" | "pipelined" | "failed";
+
+function attempt(ssn: Session, stmt: Statement, job: JobInfo): Outcome {
+  if (!allocateJob(ssn, stmt, ssn.nodes, job, false)) return "failed";
   if (job.shouldPipelineJob()) {
     stmt.convertAllAllocatedToPipelined(job.uid);
-    return { ok: true, pipelined: true };
+    return "pipelined";
   }
-  return { ok: true, pipelined: false };
+  return "allocated";
 }

@@ -38,7 +38,8 @@ function allocateSubGroupSet(
   tasks: readonly PodInfo[],
   pipelineOnly: boolean,
 ): boolean {
-  const podSets = set.allPodSets();
+  // Without child sets, the set's own pod sets are all of them (no copy needed).
+  const podSets = set.childSets.length === 0 ? set.podSets : set.allPodSets();
   const { sets, error } = ssn.subsetNodes(
     job,
     { name: set.name, topology: set.topology, podSets, set },
@@ -66,17 +67,28 @@ function allocateSubGroupSetOnNodes(
   tasks: readonly PodInfo[],
   pipelineOnly: boolean,
 ): boolean {
-  const children = [...set.childSets].sort((a, b) => ssn.subGroupSetOrder(a, b));
-  for (const child of children) {
-    const names = new Set(child.allPodSets().map((p) => p.name));
-    const childTasks = tasks.filter((t) => names.has(t.subGroup));
-    if (!allocateSubGroupSet(ssn, stmt, nodes, job, child, childTasks, pipelineOnly)) return false;
+  // Runs once per attempt: the common single-pod-set job takes no copies (sorting one item
+  // never consults the order; a task list all of one pod set is that pod set's list).
+  if (set.childSets.length > 0) {
+    const children = [...set.childSets].sort((a, b) => ssn.subGroupSetOrder(a, b));
+    for (const child of children) {
+      const names = new Set(child.allPodSets().map((p) => p.name));
+      const childTasks = tasks.filter((t) => names.has(t.subGroup));
+      if (!allocateSubGroupSet(ssn, stmt, nodes, job, child, childTasks, pipelineOnly)) return false;
+    }
   }
-  const podSets = [...set.podSets].sort((a, b) => ssn.podSetOrder(a, b));
+  const podSets =
+    set.podSets.length > 1 ? [...set.podSets].sort((a, b) => ssn.podSetOrder(a, b)) : set.podSets;
   for (const ps of podSets) {
-    const psTasks = tasks.filter((t) => t.subGroup === ps.name);
+    const psTasks = allOf(tasks, ps.name) ? tasks : tasks.filter((t) => t.subGroup === ps.name);
     if (!allocatePodSet(ssn, stmt, nodes, job, ps, psTasks, pipelineOnly)) return false;
   }
+  return true;
+}
+
+/** Every task belongs to the named pod set. */
+function allOf(tasks: readonly PodInfo[], subGroup: string): boolean {
+  for (const t of tasks) if (t.subGroup !== subGroup) return false;
   return true;
 }
 

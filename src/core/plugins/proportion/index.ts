@@ -124,18 +124,14 @@ export class ProportionPlugin implements Plugin {
     }
   }
 
-  private readonly requestCache = new WeakMap<JobInfo, { version: number; q: Quantities }>();
   private readonly none = zero();
 
-  /** The resources of the job's next attempt, as queue order and reclaim count them (do not modify). */
+  /**
+   * The resources of the job's next attempt, as queue order and reclaim count them (do not
+   * modify). Cached with the job's task list until one of its pods changes status.
+   */
   jobRequest(ssn: Session, job: JobInfo | null): Quantities {
-    if (!job) return this.none;
-    const c = this.requestCache.get(job);
-    if (c && c.version === job.version) return c.q;
-    const r = tasksToAllocateResources(ssn, job, false);
-    const q = { cpu: r.cpuMillis, memory: r.memory, gpu: r.gpu };
-    this.requestCache.set(job, { version: job.version, q });
-    return q;
+    return job ? tasksToAllocateResources(ssn, job, false) : this.none;
   }
 
   private onPlaced(ssn: Session, task: PodInfo, sign: 1 | -1): void {
@@ -165,16 +161,9 @@ export class ProportionPlugin implements Plugin {
       const r = this.queues.get(rq.name);
       if (!l) return 1;
       if (!r) return -1;
-      return compareQueues({
-        l,
-        r,
-        lJob,
-        rJob,
-        lVictims,
-        rVictims,
-        total: this.total,
-        jobRequest: (j) => this.jobRequest(ssn, j),
-      });
+      const lReq = this.jobRequest(ssn, lJob);
+      const rReq = this.jobRequest(ssn, rJob);
+      return compareQueues(l, r, lReq, rReq, lVictims, rVictims, this.total);
     });
     const quota = (tasks: readonly PodInfo[]): Quantities => {
       const q = zero();

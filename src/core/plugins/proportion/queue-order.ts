@@ -4,36 +4,35 @@
 import type { JobInfo } from "../../api/podgroup-info.js";
 import { type Quantities, type QueueShare, RESOURCES, UNLIMITED } from "./queue-share.js";
 
-export interface QueueOrderInput {
-  l: QueueShare;
-  r: QueueShare;
-  lJob: JobInfo | null;
-  rJob: JobInfo | null;
-  lVictims: JobInfo[] | null;
-  rVictims: JobInfo[] | null;
-  total: Quantities;
-  /** The resources of a job's next attempt (its gang minimum); zeros for null. */
-  jobRequest: (job: JobInfo | null) => Quantities;
-}
-
 /** a ≤ b with -1 as unlimited on either side. */
 function le(a: number, b: number): boolean {
   if (a === UNLIMITED) return b === UNLIMITED;
   return b === UNLIMITED || a <= b;
 }
 
-export function compareQueues(i: QueueOrderInput): number {
-  const lReq = i.jobRequest(i.lJob);
-  const rReq = i.jobRequest(i.rJob);
+/**
+ * Negative when queue `l` is served first. `lReq`/`rReq`: the resources of each side's best
+ * job's next attempt (zeros for none); the victims: jobs taken from each side so far (victim
+ * queues only); `total`: the cluster's capacity, for unlimited shares.
+ */
+export function compareQueues(
+  l: QueueShare,
+  r: QueueShare,
+  lReq: Quantities,
+  rReq: Quantities,
+  lVictims: JobInfo[] | null,
+  rVictims: JobInfo[] | null,
+  total: Quantities,
+): number {
   return (
-    underUtilizedFirst(i.l, i.r) ||
-    starvedFirst(i.l, i.r, lReq, rReq) ||
-    higherPriorityFirst(i.l, i.r) ||
-    zeroSharePenalized(i.l, i.r, lReq, rReq) ||
-    smallerShareWithJob(i, lReq, rReq) ||
-    compareNumbers(i.l.dominantShare(i.total), i.r.dominantShare(i.total)) ||
-    smallerAllocatableFirst(i.l, i.r) ||
-    (i.l.queue.createdAt < i.r.queue.createdAt ? -1 : 1)
+    underUtilizedFirst(l, r) ||
+    starvedFirst(l, r, lReq, rReq) ||
+    higherPriorityFirst(l, r) ||
+    zeroSharePenalized(l, r, lReq, rReq) ||
+    compareNumbers(shareWith(l, lReq, lVictims, total), shareWith(r, rReq, rVictims, total)) ||
+    compareNumbers(l.dominantShare(total), r.dominantShare(total)) ||
+    smallerAllocatableFirst(l, r) ||
+    (l.queue.createdAt < r.queue.createdAt ? -1 : 1)
   );
 }
 
@@ -95,10 +94,6 @@ function shareWith(q: QueueShare, req: Quantities, victims: JobInfo[] | null, to
     if (value > d) d = value;
   }
   return d;
-}
-
-function smallerShareWithJob(i: QueueOrderInput, lReq: Quantities, rReq: Quantities): number {
-  return compareNumbers(shareWith(i.l, lReq, i.lVictims, i.total), shareWith(i.r, rReq, i.rVictims, i.total));
 }
 
 /** Allocatable a ≤ b everywhere (unlimited-aware). */
