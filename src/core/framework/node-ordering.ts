@@ -16,12 +16,16 @@ import type { Session } from "./session.js";
 
 const MAX_CACHED_ORDERS = 64;
 const MIN_CACHED_SET = 512;
+/** A node set at least 1/SUBSET_SHARE of the session's is walked in the session-wide kept order. */
+const SUBSET_SHARE = 8;
 
 export class NodeOrdering {
   private readonly caches = new Map<number, Map<string, NodeOrderCache>>();
   private cachedCount = 0;
   private readonly setIds = new WeakMap<readonly NodeInfo[], number>();
   private nextSetId = 0;
+  private memberStamp = new Uint32Array(0);
+  private stamp = 0;
 
   constructor(private readonly ssn: Session) {}
 
@@ -50,10 +54,32 @@ export class NodeOrdering {
 
   /** Try nodes in order until `tryNode` succeeds; true when one did. */
   firstFit(nodes: readonly NodeInfo[], task: PodInfo, tryNode: (node: NodeInfo) => boolean): boolean {
+    const ssn = this.ssn;
+    if (nodes !== ssn.nodes && nodes.length * SUBSET_SHARE >= ssn.nodes.length) {
+      // A good part of the session's nodes (a solver's feasible nodes, a topology domain): the
+      // kept order of all nodes, restricted to these, is their order too — the keys are per
+      // node, only the scores' scale depends on the set — and it is kept up to date already.
+      const all = this.cacheFor(ssn.nodes, task);
+      if (all?.refresh()) {
+        const stamp = this.markMembers(nodes);
+        for (const node of all.order)
+          if (this.memberStamp[node.index] === stamp && tryNode(node)) return true;
+        return false;
+      }
+    }
     const cache = this.cacheFor(nodes, task);
     const order = cache?.refresh() ? cache.order : this.ordered(nodes, task);
     for (const node of order) if (tryNode(node)) return true;
     return false;
+  }
+
+  /** Stamp `nodes` as the current members (no allocation per call). */
+  private markMembers(nodes: readonly NodeInfo[]): number {
+    if (this.memberStamp.length !== this.ssn.nodes.length)
+      this.memberStamp = new Uint32Array(this.ssn.nodes.length);
+    const stamp = ++this.stamp;
+    for (const n of nodes) this.memberStamp[n.index] = stamp;
+    return stamp;
   }
 
   private cacheFor(nodes: readonly NodeInfo[], task: PodInfo): NodeOrderCache | null {

@@ -53,7 +53,9 @@ export class Reclaimable {
     const queues = this.prop.simulationQueues.size ? this.prop.simulationQueues : this.prop.queues;
     const req = this.prop.jobRequest(this.ssn, s.preemptor);
     const byQueue = new Map<string, Quantities[]>();
-    for (const v of s.victims) {
+    // Victims whose pods all still run add no chunk when moved pods are not counted.
+    const counted = this.ssn.params.allowConsolidatingReclaim && s.affected ? s.affected : s.victims;
+    for (const v of counted) {
       const chunks = this.victimChunks(v);
       if (chunks.length === 0) continue;
       const list = byQueue.get(v.job.queue) ?? [];
@@ -137,7 +139,7 @@ export class Reclaimable {
   /** Elastic extra tasks one by one, the gang-minimum tasks as one chunk; re-placed tasks are not taken. */
   private victimChunks(v: Victim): Quantities[] {
     const ignoreMoved = this.ssn.params.allowConsolidatingReclaim;
-    // Most victims of a large scenario were never evicted: nothing to count, skip the grouping.
+    // A victim never evicted has nothing to count: skip the grouping.
     if (ignoreMoved && v.tasks.every((t) => isActiveAllocated(t.status))) return [];
     const bySet = new Map<string, PodInfo[]>();
     for (const t of v.tasks) {

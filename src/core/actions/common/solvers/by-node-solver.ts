@@ -131,11 +131,11 @@ export class ByNodeSolver {
     evicted: PodInfo[],
     moved: PodInfo[],
   ): ScenarioSolution {
-    if (this.validator && !this.validator(scenario.toValidatorInput())) {
+    const victimTasks = [...evicted, ...moved];
+    if (this.validator && !this.validator(scenario.toValidatorInput(victimTasks))) {
       stmt.discard();
       return UNSOLVED;
     }
-    const victimTasks = [...evicted, ...moved];
     return { solved: true, victimTasks, victimGroups: groupsOf(scenario, victimTasks), statement: stmt };
   }
 }

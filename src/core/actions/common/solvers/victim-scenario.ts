@@ -7,6 +7,7 @@ import type { PodInfo } from "../../../api/pod-info.js";
 import type { JobInfo } from "../../../api/podgroup-info.js";
 import type { Scenario, Victim } from "../../../framework/scenario.js";
 import type { Session } from "../../../framework/session.js";
+import { isActiveAllocated } from "../../../api/status.js";
 
 /** Pods of one victim job taken together. */
 export type VictimGroup = readonly PodInfo[];
@@ -20,6 +21,10 @@ export class VictimScenario {
   private readonly victims = new Map<string, Victim>();
   /** Per node, the jobs with a potential victim pod on it, in the order they joined. */
   private readonly jobsByNode = new Map<string, string[]>();
+  /** Per job uid, its place in `victims` (the order validators see). */
+  private readonly position = new Map<string, number>();
+  /** Victim jobs that joined with a pod not active-allocated (before any simulation). */
+  private readonly unsettled = new Set<string>();
 
   constructor(
     private readonly ssn: Session,
@@ -42,7 +47,12 @@ export class VictimScenario {
     else this.groups.set(uid, [tasks]);
     const v = this.victims.get(uid);
     if (v) v.tasks.push(...tasks);
-    else this.victims.set(uid, { job: this.ssn.jobs.get(uid)!, tasks: [...tasks] });
+    else {
+      this.position.set(uid, this.victims.size);
+      this.victims.set(uid, { job: this.ssn.jobs.get(uid)!, tasks: [...tasks] });
+    }
+    // Groups join between simulations, when the session is as the scenario found it.
+    if (tasks.some((t) => !isActiveAllocated(t.status))) this.unsettled.add(uid);
   }
 
   addPotentialVictims(tasks: readonly PodInfo[]): void {
@@ -77,12 +87,24 @@ export class VictimScenario {
     return null;
   }
 
-  /** What validators see: the partial preemptor, its tasks, every victim job with all its pods in the scenario. */
-  toValidatorInput(): Scenario {
-    return {
+  /**
+   * What validators see: the partial preemptor, its tasks, every victim job with all its
+   * pods in the scenario, and — given the pods the simulation evicted or moved — the
+   * victims it may have affected.
+   */
+  toValidatorInput(changed?: readonly PodInfo[]): Scenario {
+    const scenario: Scenario = {
       preemptor: this.preemptor,
       pendingTasks: this.pendingTasks,
       victims: [...this.victims.values()],
     };
+    if (changed) {
+      const uids = new Set(this.unsettled);
+      for (const t of changed) if (this.victims.has(t.jobUid)) uids.add(t.jobUid);
+      scenario.affected = [...uids]
+        .sort((a, b) => this.position.get(a)! - this.position.get(b)!)
+        .map((uid) => this.victims.get(uid)!);
+    }
+    return scenario;
   }
 }
