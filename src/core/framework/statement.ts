@@ -7,8 +7,8 @@
 // undo of an eviction — a victim put back where it was — goes through the accounting,
 // as in KAI.
 //
-// Evicting a pod this session placed (allocated, bound or pipelined) withdraws the
-// placement instead (beyond KAI, which makes it Releasing on a node it never reached and
+// Evicting a pod this session placed (allocated, bound or pipelined) on a node other than
+// the snapshot's withdraws the placement instead (beyond KAI, which makes it Releasing on a node it never reached and
 // so counts its resources twice): the node forgets it, the pod is again what it was
 // before — Pending, or Releasing from where it runs — and the result keeps neither the
 // placement nor an eviction.
