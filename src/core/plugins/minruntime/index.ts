@@ -55,7 +55,19 @@ export function create(args: PluginArguments = {}): Plugin {
           if (c.spec.preemptMinRuntimeSeconds != null) return c.spec.preemptMinRuntimeSeconds;
         return defaultPreempt;
       };
+      // Asked for every candidate victim of every reclaim attempt; the tree does not change
+      // during a session, so each pair of queues is resolved once.
+      const reclaimByPair = new Map<QueueInfo, Map<QueueInfo, number>>();
       const reclaimOf = (preemptor: QueueInfo, victim: QueueInfo): number => {
+        const byVictim = reclaimByPair.get(preemptor) ?? new Map<QueueInfo, number>();
+        reclaimByPair.set(preemptor, byVictim);
+        const known = byVictim.get(victim);
+        if (known !== undefined) return known;
+        const seconds = resolveReclaim(preemptor, victim);
+        byVictim.set(victim, seconds);
+        return seconds;
+      };
+      const resolveReclaim = (preemptor: QueueInfo, victim: QueueInfo): number => {
         const own = (c: QueueInfo) => c.spec.reclaimMinRuntimeSeconds;
         if (method === "queue") {
           for (let c: QueueInfo | undefined = victim; c; c = c.parent ? ssn.queues.get(c.parent) : undefined)
