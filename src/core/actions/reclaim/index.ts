@@ -35,11 +35,20 @@ function execute(ssn: Session): void {
     if (ssn.params.useSchedulingSignatures && reps.notEasierThan(job)) continue;
     ssn.onJobSolutionStart();
     const jobBudget = budget.beginJob();
+    // Every prefix of the attempt starts from the same session state: one list of candidates.
+    let candidates: JobInfo[] | null = null;
+    const victims = (): VictimCandidates => {
+      candidates = candidates ?? reclaimCandidates(ssn, job);
+      return victimCandidates(ssn, candidates, {
+        filterNonPreemptible: true,
+        filterNonActiveAllocated: true,
+      });
+    };
     const solver = new JobSolver(ssn, {
       action: name,
       feasibleNodes: feasibleNodesForJob(ssn, job),
       validator: (s) => ssn.reclaimScenarioValid(s),
-      victims: () => reclaimVictims(ssn, job),
+      victims,
       mustMove: (partial) => (victim, evicted) => ssn.reclaimVictimMustMove(partial, victim, evicted),
       budget: jobBudget,
     });
@@ -52,10 +61,10 @@ function execute(ssn: Session): void {
   }
 }
 
-/** Preemptible, placed jobs of other queues that the victim filters allow. */
-function reclaimVictims(ssn: Session, reclaimer: JobInfo): VictimCandidates {
+/** Jobs of other queues that the victim filters allow (the victim queue keeps the preemptible, placed ones). */
+function reclaimCandidates(ssn: Session, reclaimer: JobInfo): JobInfo[] {
   const jobs: JobInfo[] = [];
   for (const job of ssn.jobs.values())
     if (job.queue !== reclaimer.queue && ssn.reclaimVictimFilter(reclaimer, job)) jobs.push(job);
-  return victimCandidates(ssn, jobs, { filterNonPreemptible: true, filterNonActiveAllocated: true });
+  return jobs;
 }
