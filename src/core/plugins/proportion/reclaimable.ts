@@ -114,16 +114,25 @@ export class Reclaimable {
     const gang = !victim.isElastic;
     let lost: Quantities | null = null;
     const seen = new Set<PodInfo>();
+    // Asked for every victim job of every node attempt: the queue test once per run of one
+    // job's pods, and a pod's quantities only when they count.
+    let lastJob: string | null = null;
+    let lastUnder = false;
     for (const t of evicted) {
       if (seen.has(t)) continue;
       seen.add(t);
+      if (t.jobUid !== lastJob) {
+        lastJob = t.jobUid;
+        lastUnder = under(queues, this.ssn.jobOf(t).queue, reclaimerSide.name);
+      }
+      const ofVictim = t.jobUid === victim.uid;
+      if (!ofVictim && !lastUnder) continue;
       const acc = acceptedQuantities(t);
-      if (t.jobUid === victim.uid) {
+      if (ofVictim) {
         if (!lost) lost = acc;
         else for (const r of RESOURCES) lost[r] = gang ? lost[r] + acc[r] : Math.min(lost[r], acc[r]);
       }
-      if (under(queues, this.ssn.jobOf(t).queue, reclaimerSide.name))
-        for (const r of RESOURCES) mine[r] -= acc[r];
+      if (lastUnder) for (const r of RESOURCES) mine[r] -= acc[r];
     }
     const theirs = victimSide.allocated();
     if (lost) for (const r of RESOURCES) theirs[r] -= lost[r];
