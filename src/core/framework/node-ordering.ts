@@ -17,7 +17,7 @@ import type { Session } from "./session.js";
 const MAX_CACHED_ORDERS = 64;
 const MIN_CACHED_SET = 512;
 /** A node set at least 1/SUBSET_SHARE of the session's is walked in the session-wide kept order. */
-const SUBSET_SHARE = 8;
+const SUBSET_SHARE = 64;
 
 export class NodeOrdering {
   private readonly caches = new Map<number, Map<string, NodeOrderCache>>();
