@@ -15,14 +15,13 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { Redis } from "ioredis";
 import { pino } from "pino";
 import { type RunningAgent, runAgent } from "../src/agent/agent.js";
 import { parseClusterFile } from "../src/agent/backends/simulated/cluster-file.js";
 import { SimulatedBackend } from "../src/agent/backends/simulated/simulated-backend.js";
 import { RedisEventBus } from "../src/store/redis-events.js";
 import { createTestDatabase, type TestDatabase } from "../test/helpers/db.js";
-import { TEST_REDIS_URL, testRedisPrefix } from "../test/helpers/redis.js";
+import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../test/helpers/redis.js";
 
 const { values: opt } = parseArgs({
   options: {
@@ -309,22 +308,7 @@ async function oneRun(run: number): Promise<RunResult> {
     await Promise.allSettled(agents.map((a) => a.stop()));
     for (const p of procs) p.kill("SIGKILL");
     await db.drop();
-    await deleteKeys(prefix);
-  }
-}
-
-/** This run's Redis keys (bind queues, agents' outcomes, the workers' queues) go with it. */
-async function deleteKeys(prefix: string): Promise<void> {
-  const redis = new Redis(TEST_REDIS_URL);
-  try {
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== "0");
-  } finally {
-    redis.disconnect();
+    await deleteTestKeys(prefix);
   }
 }
 

@@ -5,7 +5,7 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import type { BindRequestMessage } from "../../src/protocol/bind-request.js";
 import { bindQueueName } from "../../src/protocol/bind-request.js";
-import { TEST_REDIS_URL, testRedisPrefix } from "../helpers/redis.js";
+import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../helpers/redis.js";
 import { GraphQLRecorder } from "./graphql-recorder.js";
 
 export const AGENT_TOKEN = "agent-token-c1";
@@ -45,13 +45,7 @@ export class AgentHarness {
   async stop(): Promise<void> {
     await this.queue.close();
     // Everything this test wrote lives under its prefix (queue and outcome keys).
-    const root = this.queuePrefix.slice(0, this.queuePrefix.lastIndexOf(":") + 1);
-    let cursor = "0";
-    do {
-      const [next, keys] = await this.redis.scan(cursor, "MATCH", `${root}*`, "COUNT", 1000);
-      cursor = next;
-      if (keys.length > 0) await this.redis.del(...keys);
-    } while (cursor !== "0");
+    await deleteTestKeys(this.queuePrefix.slice(0, this.queuePrefix.lastIndexOf(":") + 1), this.redis);
     this.redis.disconnect();
     await this.api.stop();
   }

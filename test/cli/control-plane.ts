@@ -1,7 +1,6 @@
 // A control plane for the CLI tests, in this process: the real API server on a fresh database
 // (test/helpers: createTestDatabase, a unique Redis prefix), the real workers, and one simulated
 // cluster with its real agent. Queues org → team-a, team-b; a MEMBER token for team-a.
-import { Redis } from "ioredis";
 import { pino } from "pino";
 import { type RunningAgent, runAgent } from "../../src/agent/agent.js";
 import { parseClusterFile } from "../../src/agent/backends/simulated/cluster-file.js";
@@ -10,7 +9,7 @@ import { metrics as workerMetrics, type RunningWorkers, startWorkers } from "../
 import { createApiServer, type ApiServer } from "../../src/api/server.js";
 import { gqlOk } from "../helpers/api.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.js";
-import { TEST_REDIS_URL, testRedisPrefix } from "../helpers/redis.js";
+import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../helpers/redis.js";
 
 const silent = pino({ level: "silent" });
 
@@ -132,22 +131,7 @@ export async function startCliControlPlane(): Promise<CliControlPlane> {
       await agent?.stop();
       await server.close();
       await db.drop();
-      await deleteKeys(prefix);
+      await deleteTestKeys(prefix);
     },
   };
-}
-
-/** This run's Redis keys (bind queues, worker queues) go with it. */
-export async function deleteKeys(prefix: string): Promise<void> {
-  const redis = new Redis(TEST_REDIS_URL);
-  try {
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== "0");
-  } finally {
-    redis.disconnect();
-  }
 }

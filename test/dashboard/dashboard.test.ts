@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { deleteKeys } from "../cli/control-plane.js";
+import { deleteTestKeys } from "../helpers/redis.js";
 import { ROOT, runCli } from "../cli/run-cli.js";
 import { testRedisPrefix } from "../helpers/redis.js";
 import { type DevProcess, startDevProcess } from "../e2e/dev-process.js";
@@ -54,7 +54,7 @@ afterAll(async () => {
   await dev?.stop();
   rmSync(userDataDir, { recursive: true, force: true });
   rmSync(stateDir, { recursive: true, force: true });
-  await deleteKeys(prefix);
+  await deleteTestKeys(prefix);
 });
 
 const rowText = (page: Page, queue: string) => page.locator(`tr[data-queue="${queue}"]`).innerText();

@@ -12,7 +12,7 @@ import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { gqlOk } from "../helpers/api.js";
 import { testRedisPrefix } from "../helpers/redis.js";
-import { deleteKeys } from "../cli/control-plane.js";
+import { deleteTestKeys } from "../helpers/redis.js";
 import { ROOT, runCli, until } from "../cli/run-cli.js";
 import { type DevProcess, startDevProcess } from "./dev-process.js";
 
@@ -57,7 +57,7 @@ beforeAll(() => {
 afterAll(async () => {
   await dev?.stop();
   rmSync(clone, { recursive: true, force: true });
-  await deleteKeys(env.FLEETQ_REDIS_PREFIX!);
+  await deleteTestKeys(env.FLEETQ_REDIS_PREFIX!);
 });
 
 it("the README's quick start runs jobs in all three clusters", async () => {

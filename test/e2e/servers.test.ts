@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { reserveTestDatabase, type TestDatabase } from "../helpers/db.js";
 import { TEST_REDIS_URL, testRedisPrefix } from "../helpers/redis.js";
-import { deleteKeys } from "../cli/control-plane.js";
+import { deleteTestKeys } from "../helpers/redis.js";
 import { ROOT, runCli, until } from "../cli/run-cli.js";
 
 interface Server {
@@ -73,7 +73,7 @@ beforeAll(() => {
 afterAll(async () => {
   for (const s of servers) if (s.child.exitCode === null) s.child.kill("SIGKILL");
   await db.drop();
-  await deleteKeys(prefix);
+  await deleteTestKeys(prefix);
 });
 
 it("migrate, bootstrap token, serve, worker, demo, agent; a job submitted with --wait succeeds", async () => {

@@ -3,14 +3,13 @@
 // in this process (startWorkers) or as child processes (workers/main.ts) that can be killed.
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
-import { Redis } from "ioredis";
 import { pino } from "pino";
 import { type RunningAgent, runAgent } from "../../src/agent/agent.js";
 import { parseClusterFile } from "../../src/agent/backends/simulated/cluster-file.js";
 import { SimulatedBackend } from "../../src/agent/backends/simulated/simulated-backend.js";
 import { type RunningWorkers, startWorkers, type WorkerOptions } from "../../workers/index.js";
 import { gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
-import { TEST_REDIS_URL } from "../helpers/redis.js";
+import { TEST_REDIS_URL, deleteTestKeys } from "../helpers/redis.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const silent = pino({ level: process.env.WORKERS_TEST_LOG ?? "silent" });
@@ -202,22 +201,7 @@ export class ControlPlane {
     await this.workers?.stop();
     await Promise.allSettled([...this.agents.values()].map((a) => a.stop()));
     await this.api.close();
-    await deleteKeys(this.api.redisPrefix);
-  }
-}
-
-/** Every Redis key of this test run (queues, outcomes) goes with it. */
-async function deleteKeys(prefix: string): Promise<void> {
-  const redis = new Redis(TEST_REDIS_URL);
-  try {
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== "0");
-  } finally {
-    redis.disconnect();
+    await deleteTestKeys(this.api.redisPrefix);
   }
 }
 
