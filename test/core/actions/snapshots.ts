@@ -9,6 +9,7 @@ import {
   type SchedulerConfig,
   type SessionResult,
   type Snapshot,
+  defaultSchedulerConfig,
   runSession,
 } from "../../../src/core/index.js";
 
@@ -16,48 +17,18 @@ export const NOW = Date.UTC(2025, 0, 1);
 const MINUTE = 60_000;
 const GB = 1e9;
 
-/** KAI's default plugin list, in its order. */
-const PLUGINS = [
-  "predicates",
-  "proportion",
-  "priority",
-  "elastic",
-  "kubeflow",
-  "ray",
-  "nodeavailability",
-  "gpusharingorder",
-  "gpupack",
-  "resourcetype",
-  "subgrouporder",
-  "taskorder",
-  "nominatednode",
-  "dynamicresources",
-  "nodeplacement",
-  "minruntime",
-  "topology",
-  "snapshot",
-];
-
+/** KAI's default actions' configuration with `actions`; stale gangs go at once, as in KAI's test harness. */
 export function config(
   actions: ActionName[],
   session: Partial<SchedulerConfig["session"]> = {},
 ): SchedulerConfig {
+  const defaults = defaultSchedulerConfig();
   return {
+    ...defaults,
     actions,
-    tiers: [
-      {
-        plugins: PLUGINS.map((name) =>
-          name === "nodeplacement" ? { name, arguments: { gpu: "binpack", cpu: "binpack" } } : { name },
-        ),
-      },
-    ],
-    queueDepthPerAction: {},
     session: {
-      allowConsolidatingReclaim: true,
-      maxConsolidationPreemptees: -1,
+      ...defaults.session,
       stalenessGracePeriodSeconds: 0,
-      minNodeGpuMemory: 100,
-      useSchedulingSignatures: true,
       maxScenariosPerJob: 2000,
       maxScenariosPerAction: 20000,
       ...session,
