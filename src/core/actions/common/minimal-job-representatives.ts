@@ -91,3 +91,36 @@ export class MinimalJobRepresentatives {
     this.representatives.set(key, job);
   }
 }
+
+/**
+ * The jobs that failed so far in one disruptive action, kept as representatives per queue
+ * (reclaim, preempt) or over all queues (consolidation, as KAI keeps them).
+ */
+export class FailedJobs {
+  private readonly byQueue = new Map<string, MinimalJobRepresentatives>();
+
+  constructor(
+    /** KAI's UseSchedulingSignatures: skip jobs no easier than one that failed. */
+    private readonly skipping: boolean,
+    private readonly perQueue: boolean,
+  ) {}
+
+  private of(job: JobInfo): MinimalJobRepresentatives {
+    const key = this.perQueue ? job.queue : "";
+    let reps = this.byQueue.get(key);
+    if (!reps) {
+      reps = new MinimalJobRepresentatives();
+      this.byQueue.set(key, reps);
+    }
+    return reps;
+  }
+
+  /** The job is not worth an attempt: no easier than one that failed. */
+  skip(job: JobInfo): boolean {
+    return this.skipping && this.of(job).notEasierThan(job) !== null;
+  }
+
+  record(job: JobInfo): void {
+    this.of(job).update(job);
+  }
+}

@@ -5,9 +5,9 @@ import type { JobInfo } from "../../api/podgroup-info.js";
 import type { Scenario } from "../../framework/scenario.js";
 import type { Action, Session } from "../../framework/session.js";
 import { JobsOrderByQueues } from "../common/jobs-order-by-queues.js";
-import { MinimalJobRepresentatives } from "../common/minimal-job-representatives.js";
+import { FailedJobs } from "../common/minimal-job-representatives.js";
 import { feasibleNodesForJob } from "../common/solvers/feasible-nodes.js";
-import { JobSolver } from "../common/solvers/job-solver.js";
+import { solveJob } from "../common/solvers/job-solver.js";
 import { ActionSearchBudget } from "../common/solvers/search-budget.js";
 import { victimsQueue } from "../common/solvers/victims-queue.js";
 import { enoughGpusInCluster } from "./enough-gpus.js";
@@ -28,32 +28,22 @@ function execute(ssn: Session): void {
     maxJobsQueueDepth: ssn.config.queueDepthPerAction.consolidation,
   }).initialize(ssn.jobs.values());
   const budget = ActionSearchBudget.of(name, ssn.params);
-  // One set of representatives over all queues (as KAI's consolidation keeps).
-  const failed = new MinimalJobRepresentatives();
+  const failed = new FailedJobs(ssn.params.useSchedulingSignatures, false);
   while (!order.isEmpty) {
     const job = order.popNextJob();
     if (!job) break;
-    if (ssn.params.useSchedulingSignatures && failed.notEasierThan(job)) continue;
-    if (!enoughGpusInCluster(ssn, job)) {
-      failed.update(job);
-      continue;
-    }
-    const jobBudget = budget.beginJob();
-    const solver = new JobSolver(ssn, {
-      action: name,
-      feasibleNodes: feasibleNodesForJob(ssn, job),
-      validator: allVictimsReplaced,
-      victims: () => victimsQueue(ssn, preempteeFilter(job, maxPreemptees)),
-      // Every victim must be re-placed: none may stay evicted.
-      mustMove: () => () => true,
-      budget: jobBudget,
-    });
-    const result = solver.solve(job);
-    if (result.solved) result.statement?.commit();
-    else {
-      if (result.searchStopped) job.addFitError(jobBudget.message(job));
-      failed.update(job);
-    }
+    if (failed.skip(job)) continue;
+    const solved =
+      enoughGpusInCluster(ssn, job) &&
+      solveJob(ssn, job, budget, {
+        action: name,
+        feasibleNodes: feasibleNodesForJob(ssn, job),
+        validator: allVictimsReplaced,
+        victims: () => victimsQueue(ssn, preempteeFilter(job, maxPreemptees)),
+        // Every victim must be re-placed: none may stay evicted.
+        mustMove: () => () => true,
+      });
+    if (!solved) failed.record(job);
   }
 }
 

@@ -6,9 +6,9 @@ import type { JobInfo } from "../../api/podgroup-info.js";
 import type { Action, Session } from "../../framework/session.js";
 import { tasksToAllocate } from "../../framework/tasks-to-allocate.js";
 import { JobsOrderByQueues } from "../common/jobs-order-by-queues.js";
-import { MinimalJobRepresentatives } from "../common/minimal-job-representatives.js";
+import { FailedJobs } from "../common/minimal-job-representatives.js";
 import { feasibleNodesForJob } from "../common/solvers/feasible-nodes.js";
-import { JobSolver } from "../common/solvers/job-solver.js";
+import { solveJob } from "../common/solvers/job-solver.js";
 import { ActionSearchBudget } from "../common/solvers/search-budget.js";
 import { victimsQueue } from "../common/solvers/victims-queue.js";
 
@@ -32,33 +32,21 @@ function execute(ssn: Session): void {
     else byQueue.set(j.queue, [j]);
   }
   const budget = ActionSearchBudget.of(name, ssn.params);
-  // Per queue: the smallest jobs that failed, by scheduling signature.
-  const failed = new Map<string, MinimalJobRepresentatives>();
+  const failed = new FailedJobs(ssn.params.useSchedulingSignatures, true);
   while (!order.isEmpty) {
     const job = order.popNextJob();
     if (!job) break;
-    const reps = failed.get(job.queue) ?? new MinimalJobRepresentatives();
-    failed.set(job.queue, reps);
-    if (ssn.params.useSchedulingSignatures && reps.notEasierThan(job)) continue;
+    if (failed.skip(job)) continue;
     // Over quota counts as a failed attempt (KAI checks it inside the attempt).
-    if (!ssn.isNonPreemptibleJobOverQuota(job, tasksToAllocate(ssn, job, false)).schedulable) {
-      reps.update(job);
-      continue;
-    }
-    const jobBudget = budget.beginJob();
-    const solver = new JobSolver(ssn, {
-      action: name,
-      feasibleNodes: feasibleNodesForJob(ssn, job),
-      validator: (s) => ssn.preemptScenarioValid(s),
-      victims: () => victimsQueue(ssn, (v) => isPreemptVictim(ssn, job, v), byQueue.get(job.queue) ?? []),
-      budget: jobBudget,
-    });
-    const result = solver.solve(job);
-    if (result.solved) result.statement?.commit();
-    else {
-      if (result.searchStopped) job.addFitError(jobBudget.message(job));
-      reps.update(job);
-    }
+    const solved =
+      ssn.isNonPreemptibleJobOverQuota(job, tasksToAllocate(ssn, job, false)).schedulable &&
+      solveJob(ssn, job, budget, {
+        action: name,
+        feasibleNodes: feasibleNodesForJob(ssn, job),
+        validator: (s) => ssn.preemptScenarioValid(s),
+        victims: () => victimsQueue(ssn, (v) => isPreemptVictim(ssn, job, v), byQueue.get(job.queue) ?? []),
+      });
+    if (!solved) failed.record(job);
   }
 }
 

@@ -5,9 +5,9 @@
 import type { JobInfo } from "../../api/podgroup-info.js";
 import type { Action, Session } from "../../framework/session.js";
 import { JobsOrderByQueues } from "../common/jobs-order-by-queues.js";
-import { MinimalJobRepresentatives } from "../common/minimal-job-representatives.js";
+import { FailedJobs } from "../common/minimal-job-representatives.js";
 import { feasibleNodesForJob } from "../common/solvers/feasible-nodes.js";
-import { JobSolver } from "../common/solvers/job-solver.js";
+import { solveJob } from "../common/solvers/job-solver.js";
 import { ActionSearchBudget } from "../common/solvers/search-budget.js";
 import { type VictimCandidates, victimCandidates } from "../common/solvers/victims-queue.js";
 
@@ -24,17 +24,12 @@ function execute(ssn: Session): void {
     maxJobsQueueDepth: ssn.config.queueDepthPerAction.reclaim,
   }).initialize(ssn.jobs.values());
   const budget = ActionSearchBudget.of(name, ssn.params);
-  // Per queue: the smallest jobs that failed, by scheduling signature.
-  const failed = new Map<string, MinimalJobRepresentatives>();
+  const failed = new FailedJobs(ssn.params.useSchedulingSignatures, true);
   while (!order.isEmpty) {
     const job = order.popNextJob();
     if (!job) break;
-    if (!ssn.canReclaimResources(job)) continue;
-    const reps = failed.get(job.queue) ?? new MinimalJobRepresentatives();
-    failed.set(job.queue, reps);
-    if (ssn.params.useSchedulingSignatures && reps.notEasierThan(job)) continue;
+    if (!ssn.canReclaimResources(job) || failed.skip(job)) continue;
     ssn.onJobSolutionStart();
-    const jobBudget = budget.beginJob();
     // Every prefix of the attempt starts from the same session state: one list of candidates.
     let candidates: JobInfo[] | null = null;
     const victims = (): VictimCandidates => {
@@ -44,20 +39,14 @@ function execute(ssn: Session): void {
         filterNonActiveAllocated: true,
       });
     };
-    const solver = new JobSolver(ssn, {
+    const solved = solveJob(ssn, job, budget, {
       action: name,
       feasibleNodes: feasibleNodesForJob(ssn, job),
       validator: (s) => ssn.reclaimScenarioValid(s),
       victims,
       mustMove: (partial) => (victim, evicted) => ssn.reclaimVictimMustMove(partial, victim, evicted),
-      budget: jobBudget,
     });
-    const result = solver.solve(job);
-    if (result.solved) result.statement?.commit();
-    else {
-      if (result.searchStopped) job.addFitError(jobBudget.message(job));
-      reps.update(job);
-    }
+    if (!solved) failed.record(job);
   }
 }
 

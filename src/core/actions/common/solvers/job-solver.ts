@@ -15,7 +15,7 @@ import { ByNodeSolver, type ScenarioSolution, type SolutionValidator } from "./b
 import { freeableGpus, freedGpus, freeWholeGpus, wholeGpuDemand } from "./gpu-budget.js";
 import { partialJob } from "./job-copies.js";
 import { ScenarioBuilder } from "./scenario-builder.js";
-import type { JobSearchBudget } from "./search-budget.js";
+import type { ActionSearchBudget, JobSearchBudget } from "./search-budget.js";
 import type { VictimGroup } from "./victim-scenario.js";
 import type { VictimCandidates } from "./victims-queue.js";
 
@@ -159,4 +159,21 @@ export class JobSolver {
     }
     return null;
   }
+}
+
+/**
+ * One job's attempt in a disruptive action, on a budget of its own: the solution is
+ * committed; a search the budget stopped says so in the job's fit errors. True when solved.
+ */
+export function solveJob(
+  ssn: Session,
+  job: JobInfo,
+  budget: ActionSearchBudget,
+  opts: Omit<JobSolverOptions, "budget">,
+): boolean {
+  const jobBudget = budget.beginJob();
+  const result = new JobSolver(ssn, { ...opts, budget: jobBudget }).solve(job);
+  if (result.solved) result.statement?.commit();
+  else if (result.searchStopped) job.addFitError(jobBudget.message(job));
+  return result.solved;
 }
