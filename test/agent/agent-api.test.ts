@@ -2,23 +2,11 @@
 // cluster and makes the agent's token, the agent reports its simulated nodes, a job is
 // submitted and placed by one real scheduling cycle, the outbox is dispatched onto the bind
 // queue as the workers will do it, and the agent's reports move the job to its end.
-import { Queue } from "bullmq";
-import { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningAgent, runAgent } from "../../src/agent/agent.js";
 import { parseClusterFile } from "../../src/agent/backends/simulated/cluster-file.js";
 import { SimulatedBackend } from "../../src/agent/backends/simulated/simulated-backend.js";
-import { bindQueueName } from "../../src/protocol/bind-request.js";
-import { StaleSnapshotError } from "../../src/store/errors.js";
-import {
-  bindRequestMessages,
-  bindRequestsToDispatch,
-  markBindRequestsDispatched,
-} from "../../src/store/operations/dispatch.js";
-import { gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
-import { runCycle } from "../helpers/cycle.js";
-import { TEST_REDIS_URL, testRedisPrefix } from "../helpers/redis.js";
+import { type ApiAgent, startApiAgent } from "./api-agent.js";
 import { until } from "./until.js";
 
 const CLUSTER = `
@@ -28,10 +16,7 @@ nodeGroups:
 `;
 
 describe("agent with the real API", () => {
-  let api: TestApi;
-  let redis: Redis;
-  let queue: Queue;
-  let agent: RunningAgent;
+  let env: ApiAgent;
   const clock = {
     t: Date.now(),
     now() {
@@ -39,36 +24,10 @@ describe("agent with the real API", () => {
     },
   };
   const backend = SimulatedBackend.fromClusterFile(parseClusterFile("c1.yaml", CLUSTER), clock);
-  const queuePrefix = `${testRedisPrefix("fleetq-agent-api")}bind`;
 
-  const admin = <T>(query: string, variables: Record<string, unknown> = {}) =>
-    gqlOk<T>(api.url, api.adminToken, query, variables);
-
-  /** What the dispatch worker will do: the outbox onto the cluster's bind queue. */
-  async function dispatch(): Promise<number> {
-    const rows = await bindRequestsToDispatch(api.server.store, { cluster: "c1" });
-    const messages = await bindRequestMessages(
-      api.server.store,
-      rows.map((r) => r.id),
-    );
-    await queue.addBulk(messages.map((data) => ({ name: data.kind, data, opts: { jobId: data.id } })));
-    await markBindRequestsDispatched(
-      api.server.store,
-      rows.map((r) => r.id),
-    );
-    return messages.length;
-  }
-
-  /** A cycle whose snapshot went stale under the agent's reports is simply run again. */
-  async function cycle() {
-    for (;;) {
-      try {
-        return await runCycle(api.server.store, "c1");
-      } catch (err) {
-        if (!(err instanceof StaleSnapshotError)) throw err;
-      }
-    }
-  }
+  const admin = <T>(query: string, variables: Record<string, unknown> = {}) => env.admin<T>(query, variables);
+  const dispatch = () => env.dispatch();
+  const cycle = () => env.cycle();
 
   /** A job of one task on c1, submitted by the admin. */
   async function submit(name: string, task: Record<string, unknown>): Promise<string> {
@@ -89,35 +48,16 @@ describe("agent with the real API", () => {
   }
 
   beforeAll(async () => {
-    api = await startTestApi();
-    redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-    queue = new Queue(bindQueueName("c1"), { connection: redis, prefix: queuePrefix });
-    await admin(`mutation { createQueue(input: { name: "team-a" }) { name } }`);
-    await admin(`mutation { registerCluster(input: { name: "c1" }) { name } }`);
-    const token = await admin<{ createToken: { secret: string } }>(
-      `mutation { createToken(input: { name: "agent-c1", role: AGENT, cluster: "c1" }) { secret } }`,
-    );
-    agent = await runAgent({
-      cluster: "c1",
-      apiUrl: api.url,
-      token: token.createToken.secret,
-      redis: TEST_REDIS_URL,
-      queuePrefix,
-      backend,
-      batchWindowMs: 10,
-      heartbeatSeconds: 3600,
+    env = await startApiAgent({
+      label: "fleetq-agent-api",
+      queue: "team-a",
+      backend: backend,
       logger: pino({ level: process.env.AGENT_TEST_LOG ?? "silent" }),
     });
   });
 
   afterAll(async () => {
-    await agent?.stop();
-    await queue?.obliterate({ force: true });
-    await queue?.close();
-    const keys = await redis.keys(`${queuePrefix}-agent:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    redis?.disconnect();
-    await api?.close();
+    await env?.close();
   });
 
   it("reports the cluster's nodes", async () => {

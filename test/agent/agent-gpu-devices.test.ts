@@ -3,23 +3,11 @@
 // outbox dispatched onto the bind queue. The simulated cluster refuses any bind naming a device
 // another pod holds, so a device booked twice would show up as a failed BindRequest; after every
 // round the devices the cluster holds must be exactly those the database says its pods hold.
-import { Queue } from "bullmq";
-import { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningAgent, runAgent } from "../../src/agent/agent.js";
 import { parseClusterFile } from "../../src/agent/backends/simulated/cluster-file.js";
 import { SimulatedBackend } from "../../src/agent/backends/simulated/simulated-backend.js";
-import { bindQueueName } from "../../src/protocol/bind-request.js";
-import { StaleSnapshotError } from "../../src/store/errors.js";
-import {
-  bindRequestMessages,
-  bindRequestsToDispatch,
-  markBindRequestsDispatched,
-} from "../../src/store/operations/dispatch.js";
-import { gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
-import { runCycle } from "../helpers/cycle.js";
-import { TEST_REDIS_URL, testRedisPrefix } from "../helpers/redis.js";
+import { type ApiAgent, startApiAgent } from "./api-agent.js";
 import { until } from "./until.js";
 
 const CLUSTER = `
@@ -47,10 +35,7 @@ const JOBS: [number, number][] = [
 ];
 
 describe("GPU devices end to end (simulated cluster)", () => {
-  let api: TestApi;
-  let redis: Redis;
-  let queue: Queue;
-  let agent: RunningAgent;
+  let env: ApiAgent;
   const clock = {
     t: Date.now(),
     now() {
@@ -58,29 +43,11 @@ describe("GPU devices end to end (simulated cluster)", () => {
     },
   };
   const backend = SimulatedBackend.fromClusterFile(parseClusterFile("c1.yaml", CLUSTER), clock);
-  const queuePrefix = `${testRedisPrefix("fleetq-agent-devices")}bind`;
-  const prisma = () => api.server.store.prisma;
+  const prisma = () => env.api.server.store.prisma;
 
-  const admin = <T>(query: string, variables: Record<string, unknown> = {}) =>
-    gqlOk<T>(api.url, api.adminToken, query, variables);
-
-  async function dispatch(): Promise<number> {
-    const ids = (await bindRequestsToDispatch(api.server.store, { cluster: "c1" })).map((r) => r.id);
-    const messages = await bindRequestMessages(api.server.store, ids);
-    await queue.addBulk(messages.map((data) => ({ name: data.kind, data, opts: { jobId: data.id } })));
-    await markBindRequestsDispatched(api.server.store, ids);
-    return messages.length;
-  }
-
-  async function cycle() {
-    for (;;) {
-      try {
-        return await runCycle(api.server.store, "c1");
-      } catch (err) {
-        if (!(err instanceof StaleSnapshotError)) throw err;
-      }
-    }
-  }
+  const admin = <T>(query: string, variables: Record<string, unknown> = {}) => env.admin<T>(query, variables);
+  const dispatch = () => env.dispatch();
+  const cycle = () => env.cycle();
 
   /** Who holds each device according to the database: running or binding pods. */
   async function heldInDatabase(node: string): Promise<Map<number, string>> {
@@ -119,35 +86,16 @@ describe("GPU devices end to end (simulated cluster)", () => {
   }
 
   beforeAll(async () => {
-    api = await startTestApi();
-    redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-    queue = new Queue(bindQueueName("c1"), { connection: redis, prefix: queuePrefix });
-    await admin(`mutation { createQueue(input: { name: "team-a" }) { name } }`);
-    await admin(`mutation { registerCluster(input: { name: "c1" }) { name } }`);
-    const token = await admin<{ createToken: { secret: string } }>(
-      `mutation { createToken(input: { name: "agent-c1", role: AGENT, cluster: "c1" }) { secret } }`,
-    );
-    agent = await runAgent({
-      cluster: "c1",
-      apiUrl: api.url,
-      token: token.createToken.secret,
-      redis: TEST_REDIS_URL,
-      queuePrefix,
-      backend,
-      batchWindowMs: 10,
-      heartbeatSeconds: 3600,
+    env = await startApiAgent({
+      label: "fleetq-agent-devices",
+      queue: "team-a",
+      backend: backend,
       logger: pino({ level: process.env.AGENT_TEST_LOG ?? "silent" }),
     });
   });
 
   afterAll(async () => {
-    await agent?.stop();
-    await queue?.obliterate({ force: true });
-    await queue?.close();
-    const keys = await redis.keys(`${queuePrefix}-agent:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    redis?.disconnect();
-    await api?.close();
+    await env?.close();
   });
 
   it("reports the nodes' devices", async () => {

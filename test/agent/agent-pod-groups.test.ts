@@ -3,23 +3,11 @@
 // PostgreSQL, real Redis), the group becomes a job, a real scheduling cycle places it, the outbox
 // goes onto the bind queue, and the agent binds the EXISTING pods (BindRequests without template),
 // pinned to the GPU devices the cycle chose on a node that reports its device topology.
-import { Queue } from "bullmq";
-import { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningAgent, runAgent } from "../../src/agent/agent.js";
 import { KubernetesBackend } from "../../src/agent/backends/kubernetes/kubernetes-backend.js";
-import { bindQueueName } from "../../src/protocol/bind-request.js";
-import { StaleSnapshotError } from "../../src/store/errors.js";
-import {
-  bindRequestMessages,
-  bindRequestsToDispatch,
-  markBindRequestsDispatched,
-} from "../../src/store/operations/dispatch.js";
-import { gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
-import { runCycle } from "../helpers/cycle.js";
-import { TEST_REDIS_URL, testRedisPrefix } from "../helpers/redis.js";
 import { FakeKubeApiServer } from "./fake-kube-apiserver.js";
+import { type ApiAgent, startApiAgent } from "./api-agent.js";
 import { until } from "./until.js";
 
 const log = pino({ level: process.env.AGENT_TEST_LOG ?? "silent" });
@@ -34,42 +22,18 @@ interface JobView {
 }
 
 describe("pod groups created in a Kubernetes cluster", () => {
-  let api: TestApi;
+  let env: ApiAgent;
   let kube: FakeKubeApiServer;
-  let redis: Redis;
-  let queue: Queue;
-  let agent: RunningAgent;
-  const queuePrefix = `${testRedisPrefix("fleetq-agent-groups")}bind`;
 
-  const admin = <T>(query: string, variables: Record<string, unknown> = {}) =>
-    gqlOk<T>(api.url, api.adminToken, query, variables);
+  const admin = <T>(query: string, variables: Record<string, unknown> = {}) => env.admin<T>(query, variables);
+  const dispatch = () => env.dispatch();
+  const cycle = () => env.cycle();
 
   async function groupJobs(): Promise<JobView[]> {
     const r = await admin<{ jobs: { edges: { node: JobView }[] } }>(
       `{ jobs(filter: { cluster: "c1" }) { edges { node { id state minMember createdInCluster queue { name } pods { name state node } } } } }`,
     );
     return r.jobs.edges.map((e) => e.node);
-  }
-
-  /** What the dispatch worker does: the outbox onto the cluster's bind queue. */
-  async function dispatch(): Promise<number> {
-    const rows = await bindRequestsToDispatch(api.server.store, { cluster: "c1" });
-    const ids = rows.map((r) => r.id);
-    const messages = await bindRequestMessages(api.server.store, ids);
-    await queue.addBulk(messages.map((data) => ({ name: data.kind, data, opts: { jobId: data.id } })));
-    await markBindRequestsDispatched(api.server.store, ids);
-    return messages.length;
-  }
-
-  /** A cycle whose snapshot went stale under the agent's reports is simply run again. */
-  async function cycle() {
-    for (;;) {
-      try {
-        return await runCycle(api.server.store, "c1");
-      } catch (err) {
-        if (!(err instanceof StaleSnapshotError)) throw err;
-      }
-    }
   }
 
   /** A pod as a user would create it with kubectl: our scheduler name, the group's annotations. */
@@ -98,7 +62,6 @@ describe("pod groups created in a Kubernetes cluster", () => {
   }
 
   beforeAll(async () => {
-    api = await startTestApi();
     kube = await FakeKubeApiServer.start();
     const topology = Array.from({ length: 8 }, (_, index) => ({ index, nvlinkDomain: `nvl${index >> 2}` }));
     kube.addNode({
@@ -108,19 +71,9 @@ describe("pod groups created in a Kubernetes cluster", () => {
       gpus: 8,
       annotations: { "fleetq.io/gpu-topology": JSON.stringify(topology) },
     });
-    redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-    queue = new Queue(bindQueueName("c1"), { connection: redis, prefix: queuePrefix });
-    await admin(`mutation { createQueue(input: { name: "research" }) { name } }`);
-    await admin(`mutation { registerCluster(input: { name: "c1" }) { name } }`);
-    const token = await admin<{ createToken: { secret: string } }>(
-      `mutation { createToken(input: { name: "agent-c1", role: AGENT, cluster: "c1" }) { secret } }`,
-    );
-    agent = await runAgent({
-      cluster: "c1",
-      apiUrl: api.url,
-      token: token.createToken.secret,
-      redis: TEST_REDIS_URL,
-      queuePrefix,
+    env = await startApiAgent({
+      label: "fleetq-agent-groups",
+      queue: "research",
       backend: new KubernetesBackend({
         cluster: "c1",
         kubeConfig: kube.kubeConfig(),
@@ -128,21 +81,13 @@ describe("pod groups created in a Kubernetes cluster", () => {
         log,
         groupDebounceMs: 20,
       }),
-      batchWindowMs: 10,
-      heartbeatSeconds: 3600,
       logger: log,
     });
   });
 
   afterAll(async () => {
-    await agent?.stop();
-    await queue?.obliterate({ force: true });
-    await queue?.close();
-    const keys = await redis.keys(`${queuePrefix}-agent:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    redis?.disconnect();
+    await env?.close();
     await kube?.stop();
-    await api?.close();
   });
 
   it("become a job, placed by a real cycle, whose existing pods the agent binds", async () => {

@@ -1,0 +1,93 @@
+// An agent against the real API server (real PostgreSQL, real Redis), for the agent tests
+// that go end to end: the admin makes a queue, registers cluster c1 and the agent's token,
+// and the agent runs on the given backend. The test plays the workers' part: dispatch()
+// moves the outbox onto the bind queue, cycle() runs one real scheduling cycle.
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
+import type { Logger } from "pino";
+import { type RunningAgent, runAgent } from "../../src/agent/agent.js";
+import type { ClusterBackend } from "../../src/agent/backends/types.js";
+import { bindQueueName } from "../../src/protocol/bind-request.js";
+import { StaleSnapshotError } from "../../src/store/errors.js";
+import {
+  bindRequestMessages,
+  bindRequestsToDispatch,
+  markBindRequestsDispatched,
+} from "../../src/store/operations/dispatch.js";
+import { type TestApi, gqlOk, startTestApi } from "../helpers/api.js";
+import { runCycle } from "../helpers/cycle.js";
+import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../helpers/redis.js";
+
+export interface ApiAgent {
+  api: TestApi;
+  agent: RunningAgent;
+  admin<T>(query: string, variables?: Record<string, unknown>): Promise<T>;
+  /** What the dispatch worker does: the outbox onto the cluster's bind queue; how many were sent. */
+  dispatch(): Promise<number>;
+  /** One scheduling cycle of c1; one whose snapshot went stale under the agent's reports runs again. */
+  cycle(): ReturnType<typeof runCycle>;
+  close(): Promise<void>;
+}
+
+export async function startApiAgent(opts: {
+  /** Names the test's Redis prefix. */
+  label: string;
+  /** The queue jobs are submitted to. */
+  queue: string;
+  backend: ClusterBackend;
+  logger: Logger;
+}): Promise<ApiAgent> {
+  const api = await startTestApi();
+  const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+  const queuePrefix = `${testRedisPrefix(opts.label)}bind`;
+  const queue = new Queue(bindQueueName("c1"), { connection: redis, prefix: queuePrefix });
+  const admin = <T>(query: string, variables: Record<string, unknown> = {}) =>
+    gqlOk<T>(api.url, api.adminToken, query, variables);
+  await admin(`mutation($name: String!) { createQueue(input: { name: $name }) { name } }`, {
+    name: opts.queue,
+  });
+  await admin(`mutation { registerCluster(input: { name: "c1" }) { name } }`);
+  const token = await admin<{ createToken: { secret: string } }>(
+    `mutation { createToken(input: { name: "agent-c1", role: AGENT, cluster: "c1" }) { secret } }`,
+  );
+  const agent = await runAgent({
+    cluster: "c1",
+    apiUrl: api.url,
+    token: token.createToken.secret,
+    redis: TEST_REDIS_URL,
+    queuePrefix,
+    backend: opts.backend,
+    batchWindowMs: 10,
+    heartbeatSeconds: 3600,
+    logger: opts.logger,
+  });
+  return {
+    api,
+    agent,
+    admin,
+    async dispatch() {
+      const ids = (await bindRequestsToDispatch(api.server.store, { cluster: "c1" })).map((r) => r.id);
+      const messages = await bindRequestMessages(api.server.store, ids);
+      await queue.addBulk(messages.map((data) => ({ name: data.kind, data, opts: { jobId: data.id } })));
+      await markBindRequestsDispatched(api.server.store, ids);
+      return messages.length;
+    },
+    async cycle() {
+      for (;;) {
+        try {
+          return await runCycle(api.server.store, "c1");
+        } catch (err) {
+          if (!(err instanceof StaleSnapshotError)) throw err;
+        }
+      }
+    },
+    async close() {
+      await agent.stop();
+      await queue.obliterate({ force: true });
+      await queue.close();
+      await deleteTestKeys(`${queuePrefix}-agent:`, redis);
+      redis.disconnect();
+      await api.close();
+    },
+  };
+}
