@@ -46,6 +46,13 @@ export class Heap<T> {
     return this.items.pop();
   }
 
+  /** A heap holding `map` of each item in the same places, ordered by `less` (which must agree with this order). */
+  mapped<U>(map: (x: T) => U, less: (a: U, b: U) => boolean): Heap<U> {
+    const h = new Heap<U>(less, this.capacity);
+    for (const x of this.items) h.items.push(map(x));
+    return h;
+  }
+
   toArray(): T[] {
     return [...this.items];
   }

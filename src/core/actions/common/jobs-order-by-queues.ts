@@ -61,6 +61,32 @@ export class JobsOrderByQueues {
     return this;
   }
 
+  /** An independent copy in the same state: popping one leaves the other as it is. */
+  clone(): JobsOrderByQueues {
+    const copy = new JobsOrderByQueues(this.ssn, this.opts);
+    const nodes = new Map<QueueNode, QueueNode>();
+    const copyOf = (n: QueueNode): QueueNode => {
+      let c = nodes.get(n);
+      if (c) return c;
+      c = new QueueNode(
+        n.queue,
+        n.children ? n.children.mapped(copyOf, copy.nodeLess) : null,
+        n.jobs ? n.jobs.mapped((j) => j, copy.jobLess) : null,
+      );
+      c.needsReorder = n.needsReorder;
+      nodes.set(n, c);
+      return c;
+    };
+    if (this.roots) copy.roots = this.roots.mapped(copyOf, copy.nodeLess);
+    for (const [name, n] of this.nodes) {
+      const c = copyOf(n);
+      if (n.parent) c.parent = copyOf(n.parent);
+      copy.nodes.set(name, c);
+    }
+    for (const [name, jobs] of this.popped) copy.popped.set(name, [...jobs]);
+    return copy;
+  }
+
   get isEmpty(): boolean {
     return !this.roots || this.roots.size === 0;
   }
@@ -71,14 +97,21 @@ export class JobsOrderByQueues {
     return n;
   }
 
-  private nodeHeap(): Heap<QueueNode> {
+  private readonly nodeLess = (l: QueueNode, r: QueueNode): boolean => {
     const victim = !!this.opts.victimQueue;
-    return new Heap<QueueNode>((l, r) => {
-      if (l.size === 0) return !victim;
-      if (r.size === 0) return victim;
-      if (!victim) return this.ssn.queueOrder(l.queue, r.queue, this.bestJob(l), this.bestJob(r), null, null);
-      return !this.ssn.queueOrder(l.queue, r.queue, null, null, this.victimsOf(l), this.victimsOf(r));
-    });
+    if (l.size === 0) return !victim;
+    if (r.size === 0) return victim;
+    if (!victim) return this.ssn.queueOrder(l.queue, r.queue, this.bestJob(l), this.bestJob(r), null, null);
+    return !this.ssn.queueOrder(l.queue, r.queue, null, null, this.victimsOf(l), this.victimsOf(r));
+  };
+
+  private readonly jobLess = (a: JobInfo, b: JobInfo): boolean => {
+    const c = this.ssn.jobOrder(a, b);
+    return this.opts.victimQueue ? c >= 0 : c < 0;
+  };
+
+  private nodeHeap(): Heap<QueueNode> {
+    return new Heap<QueueNode>(this.nodeLess);
   }
 
   pushJob(job: JobInfo): void {
@@ -87,11 +120,7 @@ export class JobsOrderByQueues {
     let leaf = this.nodes.get(q.name);
     const isNew = !leaf;
     if (!leaf) {
-      const victim = !!this.opts.victimQueue;
-      const jobs = new Heap<JobInfo>((a, b) => {
-        const c = this.ssn.jobOrder(a, b);
-        return victim ? c >= 0 : c < 0;
-      }, this.opts.maxJobsQueueDepth ?? -1);
+      const jobs = new Heap<JobInfo>(this.jobLess, this.opts.maxJobsQueueDepth ?? -1);
       leaf = new QueueNode(q, null, jobs);
       this.nodes.set(q.name, leaf);
     }

@@ -30,15 +30,11 @@ function execute(ssn: Session): void {
     if (!job) break;
     if (!ssn.canReclaimResources(job) || failed.skip(job)) continue;
     ssn.onJobSolutionStart();
-    // Every prefix of the attempt starts from the same session state: one list of candidates.
-    let candidates: JobInfo[] | null = null;
-    const victims = (): VictimCandidates => {
-      candidates = candidates ?? reclaimCandidates(ssn, job);
-      return victimCandidates(ssn, candidates, {
+    const victims = (): VictimCandidates =>
+      victimCandidates(ssn, reclaimCandidates(ssn, job), {
         filterNonPreemptible: true,
         filterNonActiveAllocated: true,
       });
-    };
     const solved = solveJob(ssn, job, budget, {
       action: name,
       feasibleNodes: feasibleNodesForJob(ssn, job),

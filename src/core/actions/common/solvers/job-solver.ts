@@ -25,7 +25,7 @@ export interface JobSolverOptions {
   feasibleNodes: readonly NodeInfo[];
   /** Judges a simulated scenario; null accepts every one. */
   validator: SolutionValidator | null;
-  /** A fresh victim queue for each prefix. */
+  /** The victim queue of the attempt (each prefix pops a copy of it). */
   victims: () => VictimCandidates;
   /**
    * For pruning only: given the partial preemptor, whether the validator can never accept
@@ -49,6 +49,8 @@ export interface JobSolution {
 export class JobSolver {
   /** Idle plus releasing whole GPUs before any simulation (the same for every prefix). */
   private freeGpus = 0;
+  /** The attempt's victim queue as built: every prefix starts from the same session state. */
+  private candidates: VictimCandidates | null = null;
   /** Jobs with a pending pod before any simulation, found on first need. */
   private pending: JobInfo[] | null = null;
   private readonly pendingJobs = (): readonly JobInfo[] => {
@@ -69,6 +71,7 @@ export class JobSolver {
     const tasks = tasksToAllocate(this.ssn, job, false).slice();
     this.freeGpus = freeWholeGpus(this.ssn.nodes);
     this.pending = null;
+    this.candidates = null;
     let recordedGroups: VictimGroup[] = [];
     let recordedTasks: PodInfo[] = [];
     let statement: Statement | null = null;
@@ -100,7 +103,8 @@ export class JobSolver {
   ): ScenarioSolution | null {
     // A prefix task that is no longer placeable (KAI would crash on the empty scenario) solves nothing.
     if (tasksToAllocate(this.ssn, partial, false).length === 0) return null;
-    const candidates = this.opts.victims();
+    this.candidates ??= this.opts.victims();
+    const candidates = { queue: this.candidates.queue.clone(), jobs: this.candidates.jobs };
     const mustMove = this.opts.mustMove?.(partial) ?? null;
     const demand = wholeGpuDemand(prefix);
     // Which of `evicted` may stay evicted in a valid scenario. Jobs that must move lose
