@@ -66,8 +66,8 @@ export type VictimFilterFn = (preemptor: JobInfo, victim: JobInfo) => boolean;
 export type ScenarioValidatorFn = (scenario: Scenario) => boolean;
 /**
  * A necessary condition of the reclaim validators, used only to skip hopeless scenarios:
- * true when no scenario that evicts at most `evicted` (null: unknown, any) can be valid
- * while a pod of `victim` stays evicted — such a victim may only be moved.
+ * true when no scenario that evicts at most `evicted` (distinct pods; null: unknown, any) can
+ * be valid while a pod of `victim` stays evicted — such a victim may only be moved.
  */
 export type ReclaimMustMoveFn = (
   preemptor: JobInfo,

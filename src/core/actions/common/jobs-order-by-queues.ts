@@ -23,6 +23,8 @@ export interface JobsOrderOptions {
 class QueueNode {
   parent: QueueNode | null = null;
   needsReorder = false;
+  /** A leaf's victims as victimsOf gives them, until its jobs change (read on every comparison). */
+  victims: JobInfo[] | null = null;
   constructor(
     readonly queue: QueueInfo,
     readonly children: Heap<QueueNode> | null,
@@ -125,6 +127,7 @@ export class JobsOrderByQueues {
       this.nodes.set(q.name, leaf);
     }
     leaf.jobs!.push(job);
+    leaf.victims = null;
     if (isNew) this.link(leaf);
     for (let n: QueueNode | null = leaf; n; n = n.parent) n.needsReorder = true;
   }
@@ -159,6 +162,7 @@ export class JobsOrderByQueues {
     const leaf = this.traverseToLeaf(this.roots!);
     if (!leaf) return null;
     const job = leaf.jobs!.pop()!;
+    leaf.victims = null;
     if (this.opts.victimQueue) {
       const list = this.popped.get(leaf.queue.name) ?? [];
       list.push(job);
@@ -222,9 +226,11 @@ export class JobsOrderByQueues {
   private victimsOf(node: QueueNode): JobInfo[] | null {
     const n = this.bestLeaf(node);
     if (!n) return null;
+    if (n.victims) return n.victims;
     const victims = [...(this.popped.get(n.queue.name) ?? [])];
     const top = n.jobs!.peek();
     if (top) victims.push(top);
+    n.victims = victims;
     return victims;
   }
 }

@@ -104,45 +104,69 @@ export class Reclaimable {
    */
   mayTakeFrom(preemptor: JobInfo, victim: JobInfo, evicted: readonly PodInfo[] | null): boolean {
     const queues = this.prop.simulationQueues.size ? this.prop.simulationQueues : this.prop.queues;
-    const [reclaimerSide, victimSide] = leveled(queues, preemptor.queue, victim.queue);
-    if (!reclaimerSide || !victimSide) return false;
+    const memo = this.memoFor(queues);
+    const pair = memo.pair(preemptor.queue, victim.queue);
+    if (!pair) return false;
+    const { reclaimerSide, victimSide } = pair;
     const req = this.prop.jobRequest(this.ssn, preemptor);
-    if (!fitsStrategy(req, reclaimerSide, victimSide, victimSide.allocated())) return false;
+    if (!memo.fitsStrategy(req, pair)) return false;
     // Without consolidating reclaim even re-placed victims count as taken: the losses are unbounded here.
     if (!evicted || !this.ssn.params.allowConsolidatingReclaim) return true;
     const mine = add(reclaimerSide.allocated(), req);
     const gang = !victim.isElastic;
-    let lost: Quantities | null = null;
-    const seen = new Set<PodInfo>();
-    // Asked for every victim job of every node attempt: the queue test once per run of one
-    // job's pods, and a pod's quantities only when they count.
+    // What the victim must lose at least: all its evicted pods (a gang is re-placed all or
+    // nothing), or its smallest one (elastic).
+    let lostCpu = 0;
+    let lostMemory = 0;
+    let lostGpu = 0;
+    let lostAny = false;
+    // Asked for every victim job of every node attempt (`evicted` holds distinct pods, job by
+    // job): the queue test once per run of one job's pods, quantities only for pods that count.
     let lastJob: string | null = null;
     let lastUnder = false;
     for (const t of evicted) {
-      if (seen.has(t)) continue;
-      seen.add(t);
       if (t.jobUid !== lastJob) {
         lastJob = t.jobUid;
-        lastUnder = under(queues, this.ssn.jobOf(t).queue, reclaimerSide.name);
+        lastUnder = memo.under(this.ssn.jobOf(t).queue, reclaimerSide.name);
       }
       const ofVictim = t.jobUid === victim.uid;
       if (!ofVictim && !lastUnder) continue;
-      const acc = acceptedQuantities(t);
+      const cpu = t.hasAccepted ? t.acceptedCpu : 0;
+      const memory = t.hasAccepted ? t.acceptedMemory : 0;
+      const gpu = t.hasAccepted ? t.acceptedGpus : 0;
       if (ofVictim) {
-        if (!lost) lost = acc;
-        else for (const r of RESOURCES) lost[r] = gang ? lost[r] + acc[r] : Math.min(lost[r], acc[r]);
+        if (!lostAny || gang) {
+          lostCpu += cpu;
+          lostMemory += memory;
+          lostGpu += gpu;
+        } else {
+          lostCpu = Math.min(lostCpu, cpu);
+          lostMemory = Math.min(lostMemory, memory);
+          lostGpu = Math.min(lostGpu, gpu);
+        }
+        lostAny = true;
       }
-      if (lastUnder) for (const r of RESOURCES) mine[r] -= acc[r];
+      if (lastUnder) {
+        mine.cpu -= cpu;
+        mine.memory -= memory;
+        mine.gpu -= gpu;
+      }
     }
     const theirs = victimSide.allocated();
-    if (lost) for (const r of RESOURCES) theirs[r] -= lost[r];
-    return this.saturationLower(
-      involved([req]),
-      mine,
-      reclaimerSide.fairShare(),
-      theirs,
-      victimSide.fairShare(),
-    );
+    theirs.cpu -= lostCpu;
+    theirs.memory -= lostMemory;
+    theirs.gpu -= lostGpu;
+    return this.saturationLower(memo.involved(req), mine, pair.reclaimerFair, theirs, pair.victimFair);
+  }
+
+  /** What mayTakeFrom derives from queues alone, kept while they are the same (one attempt's copy). */
+  private memo: QueueMemo | null = null;
+
+  private memoFor(queues: Map<string, QueueShare>): QueueMemo {
+    // The live shares change with every placement: nothing is kept for them.
+    if (queues !== this.prop.simulationQueues) return new QueueMemo(queues);
+    if (this.memo?.queues !== queues) this.memo = new QueueMemo(queues);
+    return this.memo;
   }
 
   /** Elastic extra tasks one by one, the gang-minimum tasks as one chunk; re-placed tasks are not taken. */
@@ -270,4 +294,84 @@ function fitsStrategy(
   if (!lessEqual(victimRemaining, victim.allocatable())) return true;
   if (!lessEqual(add(reclaimer.allocated(), req), reclaimer.deserved())) return false;
   return !lessEqual(victimRemaining, victim.deserved());
+}
+
+interface SiblingPair {
+  reclaimerSide: QueueShare;
+  victimSide: QueueShare;
+  reclaimerFair: Quantities;
+  victimFair: Quantities;
+  /** fitsStrategy per preemptor request (the request object is cached with the job's tasks). */
+  fits: WeakMap<Quantities, boolean>;
+}
+
+/**
+ * Facts about fixed queue shares (the proportion plugin's copy for one attempt is not
+ * changed by the attempt's simulations): the sibling pair of two queues, ancestry, and
+ * the strategy test per request.
+ */
+class QueueMemo {
+  /** By reclaimer queue, then victim queue (nested maps: no key strings on this hot path). */
+  private readonly pairs = new Map<string, Map<string, SiblingPair | null>>();
+  /** By queue, then ancestor. */
+  private readonly ancestry = new Map<string, Map<string, boolean>>();
+  private readonly involvedBy = new WeakMap<Quantities, Set<ResourceName>>();
+
+  constructor(readonly queues: Map<string, QueueShare>) {}
+
+  pair(reclaimer: string, victim: string): SiblingPair | null {
+    let byVictim = this.pairs.get(reclaimer);
+    if (!byVictim) {
+      byVictim = new Map();
+      this.pairs.set(reclaimer, byVictim);
+    }
+    let p = byVictim.get(victim);
+    if (p === undefined) {
+      const [reclaimerSide, victimSide] = leveled(this.queues, reclaimer, victim);
+      p =
+        reclaimerSide && victimSide
+          ? {
+              reclaimerSide,
+              victimSide,
+              reclaimerFair: reclaimerSide.fairShare(),
+              victimFair: victimSide.fairShare(),
+              fits: new WeakMap(),
+            }
+          : null;
+      byVictim.set(victim, p);
+    }
+    return p;
+  }
+
+  fitsStrategy(req: Quantities, pair: SiblingPair): boolean {
+    let f = pair.fits.get(req);
+    if (f === undefined) {
+      f = fitsStrategy(req, pair.reclaimerSide, pair.victimSide, pair.victimSide.allocated());
+      pair.fits.set(req, f);
+    }
+    return f;
+  }
+
+  under(queue: string, ancestor: string): boolean {
+    let byAncestor = this.ancestry.get(queue);
+    if (!byAncestor) {
+      byAncestor = new Map();
+      this.ancestry.set(queue, byAncestor);
+    }
+    let u = byAncestor.get(ancestor);
+    if (u === undefined) {
+      u = under(this.queues, queue, ancestor);
+      byAncestor.set(ancestor, u);
+    }
+    return u;
+  }
+
+  involved(req: Quantities): Set<ResourceName> {
+    let s = this.involvedBy.get(req);
+    if (!s) {
+      s = involved([req]);
+      this.involvedBy.set(req, s);
+    }
+    return s;
+  }
 }

@@ -143,9 +143,14 @@ export class JobSolver {
     // A node attempt evicting `tasks` can only succeed if they could free what the prefix needs.
     const mayFit = (tasks: readonly PodInfo[]) => {
       if (demand === 0) return true;
+      const distinct = new Set(tasks);
+      // Even with every victim staying evicted too little would be freed: no need to ask which may stay.
+      let all = this.freeGpus;
+      for (const t of distinct) all += freedGpus(t);
+      if (demand > all) return false;
       const stays = mayStay(tasks);
       let b = this.freeGpus;
-      for (const t of new Set(tasks)) if (t.req.isShared || stays(t)) b += freedGpus(t);
+      for (const t of distinct) if (t.req.isShared || stays(t)) b += freedGpus(t);
       return demand <= b;
     };
     const solver = new ByNodeSolver(

@@ -13,7 +13,21 @@ export interface TasksToEvict {
   hasMore: boolean;
 }
 
+const cache = new WeakMap<JobInfo, { version: number; result: TasksToEvict }>();
+
+/**
+ * Kept per job until one of its pods changes status (the victim queue of every prefix of an
+ * attempt offers the same jobs again). Shared: do not modify.
+ */
 export function tasksToEvict(ssn: Session, job: JobInfo): TasksToEvict {
+  const c = cache.get(job);
+  if (c && c.version === job.version) return c.result;
+  const result = computeTasksToEvict(ssn, job);
+  cache.set(job, { version: job.version, result });
+  return result;
+}
+
+function computeTasksToEvict(ssn: Session, job: JobInfo): TasksToEvict {
   const sets = [...job.podSetList].sort((a, b) => ssn.podSetOrder(b, a));
   const aboveMin = sets.some((ps) => ps.activeAllocated > ps.minAvailable);
   const maxSets = aboveMin ? 1 : sets.length;

@@ -55,11 +55,13 @@ export class IdleGpusFilter implements ScenarioFilter {
   }
 
   private addVictim(t: PodInfo): void {
-    if (!t.nodeName || this.seen.has(t.uid)) return;
+    const freed = freedGpus(t);
+    // A pod freeing no GPU changes nothing, however often it is seen (most victims of a GPU search are CPU pods).
+    if (freed === 0 || !t.nodeName || this.seen.has(t.uid)) return;
     this.seen.add(t.uid);
     const node = this.ssn.nodeByName.get(t.nodeName);
     if (!node) return;
-    this.capacity[node.index]! += freedGpus(t);
+    this.capacity[node.index]! += freed;
     this.reposition(node.index);
   }
 
