@@ -80,5 +80,6 @@ export function sessionResult(ssn: Session): SessionResult {
     pods,
     jobs,
     queues: ssn.queueSharesFn ? ssn.queueSharesFn() : [],
+    searchCursors: ssn.searchCursors.result(ssn),
   };
 }

@@ -243,6 +243,7 @@ describe("commitSession", () => {
       ],
       jobs: [],
       queues: [],
+      searchCursors: [],
     };
     const committed = await commitSession(t.store, "c1", generation, result);
     expect(committed.bindRequests.map((b) => [b.kind, b.podId, b.nodeName, b.reason])).toEqual([
@@ -270,6 +271,7 @@ describe("commitSession", () => {
       pods: [],
       jobs: [],
       queues: [],
+      searchCursors: [],
     });
     expect(await t.db.prisma.pod.findUniqueOrThrow({ where: { id: wPod.id } })).toMatchObject({
       state: "PENDING",
@@ -324,6 +326,7 @@ describe("commitSession", () => {
       ],
       jobs: [],
       queues: [],
+      searchCursors: [],
     });
     expect(committed.bindRequests.map((b) => [b.kind, b.podId])).toEqual([["BIND", k!.id]]);
     const state = async (id: string) => {

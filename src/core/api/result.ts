@@ -54,4 +54,28 @@ export interface SessionResult {
   jobs: JobOutcome[];
   /** Fair shares as the proportion plugin computed them at session open (empty without it). */
   queues: QueueShare[];
+  /** Victim searches the scenario budget stopped: give them to the next session (Snapshot.searchCursors). */
+  searchCursors: SearchCursor[];
+}
+
+/**
+ * Where one job's victim search in a disruptive action stopped on its scenario budget
+ * (maxScenariosPerJob / maxScenariosPerAction). Handed to the next session, the search goes
+ * on from there instead of starting over, so a job whose search is long is not starved by
+ * the budget. Only a hint: a cursor that no longer fits the cluster is dropped.
+ */
+export interface SearchCursor {
+  action: ActionName;
+  /** The job's uid. */
+  job: string;
+  /** How many pods the attempt places (a cursor is only resumed for the same number). */
+  tasks: number;
+  /** The prefix (number of pods, 1..tasks) being solved when the search stopped. */
+  prefix: number;
+  /** The victim pods (job and pod uids) that solved the prefixes before it. */
+  recordedVictims: { job: string; pod: string }[];
+  /** Scenarios of that prefix already tried without success. */
+  afterScenarios: number;
+  /** The victim job newest in the last of them (null: none, or the recorded victims alone). */
+  lastVictim: string | null;
 }

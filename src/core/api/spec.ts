@@ -1,6 +1,7 @@
 // The snapshot: the plain-data input of one scheduling session. Everything the core
 // knows about a cluster arrives here; the store's loader and the scenario reader both
 // produce it. JSON-serialisable on purpose (no classes, no Maps).
+import type { SearchCursor } from "./result.js";
 
 export type PodStatus =
   | "Pending"
@@ -200,4 +201,6 @@ export interface Snapshot {
   queues: QueueSpec[];
   jobs: PodGroupSpec[];
   topologies: TopologySpec[];
+  /** The previous session's stopped victim searches (SessionResult.searchCursors), to go on with. */
+  searchCursors?: SearchCursor[];
 }

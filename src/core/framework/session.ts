@@ -33,6 +33,7 @@ import type {
 } from "./callbacks.js";
 import type { SchedulerConfig, SessionParams } from "./config.js";
 import { TaskFitErrors } from "./fit-errors.js";
+import { SearchCursors } from "./search-cursors.js";
 import { NodeOrdering } from "./node-ordering.js";
 import type { Scenario } from "./scenario.js";
 import { Statement } from "./statement.js";
@@ -104,6 +105,8 @@ export class Session {
   readonly taskFitErrors = new Map<string, Map<string, TaskFitErrors>>();
 
   readonly ordering: NodeOrdering;
+  /** Victim searches stopped by their budget: taken from the snapshot, handed to the result. */
+  readonly searchCursors: SearchCursors;
   /** Every node change, in order (node orders catch up from it). */
   readonly nodeChanges: NodeInfo[] = [];
 
@@ -111,6 +114,7 @@ export class Session {
     this.now = snapshot.now;
     this.config = config;
     this.params = config.session;
+    this.searchCursors = new SearchCursors(snapshot.searchCursors);
     this.nodes = snapshot.nodes.map((n) => new NodeInfo(n)).sort(byName);
     this.nodes.forEach((n, i) => {
       n.index = i;

@@ -37,7 +37,7 @@ function execute(ssn: Session): void {
       enoughGpusInCluster(ssn, job) &&
       solveJob(ssn, job, budget, {
         action: name,
-        feasibleNodes: feasibleNodesForJob(ssn, job),
+        feasibleNodes: () => feasibleNodesForJob(ssn, job),
         validator: allVictimsReplaced,
         victims: () => victimsQueue(ssn, preempteeFilter(job, maxPreemptees)),
         // Every victim must be re-placed: none may stay evicted.

@@ -42,7 +42,7 @@ function execute(ssn: Session): void {
       ssn.isNonPreemptibleJobOverQuota(job, tasksToAllocate(ssn, job, false)).schedulable &&
       solveJob(ssn, job, budget, {
         action: name,
-        feasibleNodes: feasibleNodesForJob(ssn, job),
+        feasibleNodes: () => feasibleNodesForJob(ssn, job),
         validator: (s) => ssn.preemptScenarioValid(s),
         victims: () => victimsQueue(ssn, (v) => isPreemptVictim(ssn, job, v), byQueue.get(job.queue) ?? []),
       });

@@ -37,7 +37,7 @@ function execute(ssn: Session): void {
       });
     const solved = solveJob(ssn, job, budget, {
       action: name,
-      feasibleNodes: feasibleNodesForJob(ssn, job),
+      feasibleNodes: () => feasibleNodesForJob(ssn, job),
       validator: (s) => ssn.reclaimScenarioValid(s),
       victims,
       mustMove: (partial) => (victim, evicted) => ssn.reclaimVictimMustMove(partial, victim, evicted),

@@ -7,7 +7,7 @@
 import type { NodeInfo } from "../../../api/node-info.js";
 import type { PodInfo } from "../../../api/pod-info.js";
 import type { JobInfo } from "../../../api/podgroup-info.js";
-import type { ActionName } from "../../../api/result.js";
+import type { ActionName, SearchCursor } from "../../../api/result.js";
 import type { Session } from "../../../framework/session.js";
 import type { Statement } from "../../../framework/statement.js";
 import { tasksToAllocate } from "../../../framework/tasks-to-allocate.js";
@@ -15,14 +15,15 @@ import { ByNodeSolver, type ScenarioSolution, type SolutionValidator } from "./b
 import { freeableGpus, freedGpus, freeWholeGpus, wholeGpuDemand } from "./gpu-budget.js";
 import { partialJob } from "./job-copies.js";
 import { ScenarioBuilder } from "./scenario-builder.js";
+import { CURSOR_MISMATCH, PrefixProgress, type ResumePoint, cursorAt, resumePoint } from "./search-resume.js";
 import type { ActionSearchBudget, JobSearchBudget } from "./search-budget.js";
 import type { VictimGroup } from "./victim-scenario.js";
 import type { VictimCandidates } from "./victims-queue.js";
 
 export interface JobSolverOptions {
   action: ActionName;
-  /** Nodes the preemptor may go to before any victim is chosen (see feasible-nodes). */
-  feasibleNodes: readonly NodeInfo[];
+  /** Nodes the preemptor may go to before any victim is chosen (see feasible-nodes); asked once per attempt. */
+  feasibleNodes: () => readonly NodeInfo[];
   /** Judges a simulated scenario; null accepts every one. */
   validator: SolutionValidator | null;
   /** The victim queue of the attempt (each prefix pops a copy of it). */
@@ -44,6 +45,8 @@ export interface JobSolution {
   victims: PodInfo[];
   /** The search ended unsolved because the budget was spent (not because nothing fits). */
   searchStopped: boolean;
+  /** Where the stopped search is to go on in the next session (null: not stopped mid-prefix). */
+  cursor: SearchCursor | null;
 }
 
 export class JobSolver {
@@ -51,6 +54,9 @@ export class JobSolver {
   private freeGpus = 0;
   /** The attempt's victim queue as built: every prefix starts from the same session state. */
   private candidates: VictimCandidates | null = null;
+  private feasibleNodes: readonly NodeInfo[] | null = null;
+  /** The scenarios tried in full of the prefix being solved (for a cursor). */
+  private progress = new PrefixProgress();
   /** Jobs with a pending pod before any simulation, found on first need. */
   private pending: JobInfo[] | null = null;
   private readonly pendingJobs = (): readonly JobInfo[] => {
@@ -72,13 +78,29 @@ export class JobSolver {
     this.freeGpus = freeWholeGpus(this.ssn.nodes);
     this.pending = null;
     this.candidates = null;
-    let recordedGroups: VictimGroup[] = [];
-    let recordedTasks: PodInfo[] = [];
+    this.feasibleNodes = null;
+    const given = this.ssn.searchCursors.take(this.opts.action, job.uid);
+    let from = given ? resumePoint(this.ssn, given, tasks.length, this.victimCandidates().jobs) : null;
+    let recordedGroups: VictimGroup[] = from?.recordedGroups ?? [];
+    let recordedTasks: PodInfo[] = from?.recordedTasks ?? [];
     let statement: Statement | null = null;
-    for (let n = 1; n <= tasks.length; n++) {
+    let stoppedAt = 0;
+    for (let n = from?.prefix ?? 1; n <= tasks.length; n++) {
       const prefix = tasks.slice(0, n);
-      const result = this.solvePrefix(partialJob(job, prefix), prefix, recordedGroups, recordedTasks);
-      if (!result) break;
+      const result = this.solvePrefix(partialJob(job, prefix), prefix, recordedGroups, recordedTasks, from);
+      if (result === CURSOR_MISMATCH) {
+        // The cluster moved on since the cursor was left: search from the start.
+        from = null;
+        recordedGroups = [];
+        recordedTasks = [];
+        n = 0;
+        continue;
+      }
+      from = null;
+      if (!result) {
+        if (this.opts.budget.stopped) stoppedAt = n;
+        break;
+      }
       if (n < tasks.length) result.statement!.discard();
       statement = result.statement;
       recordedGroups = result.victimGroups;
@@ -92,7 +114,16 @@ export class JobSolver {
       statement: solved ? statement : null,
       victims: recordedTasks,
       searchStopped: !solved && this.opts.budget.stopped,
+      cursor:
+        !solved && stoppedAt > 0
+          ? cursorAt(this.opts.action, job, tasks.length, stoppedAt, recordedTasks, this.progress)
+          : null,
     };
+  }
+
+  private victimCandidates(): VictimCandidates {
+    this.candidates ??= this.opts.victims();
+    return this.candidates;
   }
 
   private solvePrefix(
@@ -100,11 +131,13 @@ export class JobSolver {
     prefix: readonly PodInfo[],
     recordedGroups: VictimGroup[],
     recordedTasks: PodInfo[],
-  ): ScenarioSolution | null {
+    from: ResumePoint | null,
+  ): ScenarioSolution | null | typeof CURSOR_MISMATCH {
+    this.progress = new PrefixProgress();
     // A prefix task that is no longer placeable (KAI would crash on the empty scenario) solves nothing.
     if (tasksToAllocate(this.ssn, partial, false).length === 0) return null;
-    this.candidates ??= this.opts.victims();
-    const candidates = { queue: this.candidates.queue.clone(), jobs: this.candidates.jobs };
+    const base = this.victimCandidates();
+    const candidates = { queue: base.queue.clone(), jobs: base.jobs };
     const mustMove = this.opts.mustMove?.(partial) ?? null;
     const demand = wholeGpuDemand(prefix);
     // Which of `evicted` may stay evicted in a valid scenario. Jobs that must move lose
@@ -134,7 +167,8 @@ export class JobSolver {
     }
 
     const feasible = new Map<string, NodeInfo>();
-    for (const n of this.opts.feasibleNodes) feasible.set(n.name, n);
+    this.feasibleNodes ??= this.opts.feasibleNodes();
+    for (const n of this.feasibleNodes) feasible.set(n.name, n);
     for (const t of recordedTasks) {
       const node = t.nodeName ? this.ssn.nodeByName.get(t.nodeName) : undefined;
       if (node) feasible.set(node.name, node);
@@ -162,9 +196,18 @@ export class JobSolver {
       mayFit,
       this.opts.budget,
     );
-    for (let s = builder.first(); s && !this.opts.budget.stopped; s = builder.next()) {
+    const progress = this.progress;
+    let s = builder.first();
+    if (from) {
+      // Scenarios the earlier session tried already are built (cheap) but not simulated again.
+      for (; s && progress.scenarios < from.afterScenarios; s = builder.next()) progress.note(s);
+      if (progress.scenarios < from.afterScenarios || progress.lastVictim !== from.lastVictim)
+        return CURSOR_MISMATCH;
+    }
+    for (; s && !this.opts.budget.stopped; s = builder.next()) {
       const result = solver.solve(s);
       if (result.solved) return result;
+      if (!this.opts.budget.stopped) progress.note(s);
     }
     return null;
   }
@@ -181,8 +224,15 @@ export function solveJob(
   opts: Omit<JobSolverOptions, "budget">,
 ): boolean {
   const jobBudget = budget.beginJob();
+  // Nothing can be simulated any more: not attempted (KAI: NotAttempted); a cursor it has is handed on.
+  if (budget.exhausted) {
+    jobBudget.stoppedBy = "maxScenariosPerAction";
+    job.addFitError(jobBudget.message(job));
+    return false;
+  }
   const result = new JobSolver(ssn, { ...opts, budget: jobBudget }).solve(job);
   if (result.solved) result.statement?.commit();
   else if (result.searchStopped) job.addFitError(jobBudget.message(job));
+  if (result.cursor) ssn.searchCursors.leave(result.cursor);
   return result.solved;
 }

@@ -32,6 +32,11 @@ export class ActionSearchBudget {
     return true;
   }
 
+  /** No scenario may be simulated any more in this action. */
+  get exhausted(): boolean {
+    return this.perAction >= 0 && this.spent >= this.perAction;
+  }
+
   get actionLimit(): number {
     return this.perAction;
   }

@@ -1,0 +1,132 @@
+// A victim search stopped by its scenario budget goes on in the next session from where it
+// stopped (Snapshot.searchCursors / SessionResult.searchCursors), so a bounded search still
+// reaches the solution an unbounded one finds, a few sessions later.
+import { describe, expect, it } from "vitest";
+import { type SearchCursor, type Snapshot, runSession } from "../../../src/core/index.js";
+import { config, decisions, job, queue, running, snapshot } from "./snapshots.js";
+
+/**
+ * Four CPU nodes of 4 cores, each full with four 1-core victims (v1 on n0, v2 on n1, …,
+ * v5 on n0 again: the victim queue offers them round the nodes). A pending 4-core pod of
+ * higher priority fits only once all four victims of one node are in the scenario: the
+ * 13th victim, after twelve failed simulations.
+ */
+function crowded(without: string[] = []): Snapshot {
+  const nodes = ["n0", "n1", "n2", "n3"].map((name) => ({
+    name,
+    labels: {},
+    taints: [],
+    unschedulable: false,
+    ready: true,
+    allocatable: { cpuMillis: 4000, memory: 64e9, gpus: 0, pods: 110, extended: {} },
+    gpuMemory: 0,
+    gpuMemorySynced: true,
+    gpuModel: null,
+    migStrategy: null,
+  }));
+  const victims = Array.from({ length: 16 }, (_, i) =>
+    // Newest first out of the victim queue: v1 is the newest.
+    job(`v${i + 1}`, "q", [running(`n${i % 4}`, 0)], { priority: 10, ageMinutes: 10 + i }),
+  ).filter((j) => !without.includes(j.uid));
+  const big = job("big", "q", [{ gpus: 0 }], { priority: 50, ageMinutes: 1 });
+  big.pods[0]!.request.cpuMillis = 4000;
+  return snapshot(nodes, [queue("q", 0, { deserved: 0 })], [...victims, big]);
+}
+
+const bounded = (maxScenariosPerJob: number) => config(["preempt"], { maxScenariosPerJob });
+
+function session(s: Snapshot, cursors: SearchCursor[], perJob = 5) {
+  const r = runSession({ ...s, searchCursors: cursors }, bounded(perJob));
+  return { result: r, ...decisions(r) };
+}
+
+describe("victim search cursors", () => {
+  it("unbounded, the search needs thirteen simulations and evicts the four victims of n0", () => {
+    const r = session(crowded(), [], -1);
+    expect(r.evictions).toEqual(["v1-0", "v13-0", "v5-0", "v9-0"]);
+    expect(r.result.searchCursors).toEqual([]);
+  });
+
+  it("bounded to five per session, it goes on from its cursor and finds the same solution in the third session", () => {
+    const first = session(crowded(), []);
+    expect(first.evictions).toEqual([]);
+    expect(first.result.searchCursors).toEqual([
+      {
+        action: "preempt",
+        job: "big",
+        tasks: 1,
+        prefix: 1,
+        recordedVictims: [],
+        // The scenario of no victim at all, then v1 … v5.
+        afterScenarios: 6,
+        lastVictim: "v5",
+      },
+    ]);
+    const big = first.result.jobs.find((j) => j.uid === "big")!;
+    expect(big.fitErrors.join("\n")).toMatch(
+      /preempt: search stopped after 5 scenarios .*maxScenariosPerJob = 5/,
+    );
+
+    const second = session(crowded(), first.result.searchCursors);
+    expect(second.evictions).toEqual([]);
+    expect(second.result.searchCursors.map((c) => [c.afterScenarios, c.lastVictim])).toEqual([[11, "v10"]]);
+
+    const third = session(crowded(), second.result.searchCursors);
+    expect(third.evictions).toEqual(["v1-0", "v13-0", "v5-0", "v9-0"]);
+    expect(third.pipelines).toEqual(["big-0@n0"]);
+    expect(third.result.searchCursors).toEqual([]);
+  });
+
+  it("without the cursor the same budget never gets there", () => {
+    for (let i = 0; i < 4; i++) {
+      const r = session(crowded(), []);
+      expect(r.evictions).toEqual([]);
+    }
+  });
+
+  it("a cursor the cluster no longer matches is dropped and the search starts over", () => {
+    const first = session(crowded(), []);
+    // v3 is gone: the sixth scenario now ends with v6, not v5.
+    const second = session(crowded(["v3"]), first.result.searchCursors);
+    expect(second.evictions).toEqual([]);
+    expect(second.result.searchCursors.map((c) => [c.afterScenarios, c.lastVictim])).toEqual([[6, "v6"]]);
+  });
+
+  it("a cursor whose recorded victim is no longer placed is not resumed", () => {
+    const cursor: SearchCursor = {
+      action: "preempt",
+      job: "big",
+      tasks: 1,
+      prefix: 1,
+      recordedVictims: [{ job: "v2", pod: "no-such-pod" }],
+      afterScenarios: 6,
+      lastVictim: "v5",
+    };
+    const r = session(crowded(), [cursor]);
+    expect(r.result.searchCursors.map((c) => [c.recordedVictims, c.afterScenarios])).toEqual([[[], 6]]);
+  });
+
+  it("a cursor the session does not get to is handed on while its job waits", () => {
+    const first = session(crowded(), []);
+    const r = runSession(
+      { ...crowded(), searchCursors: first.result.searchCursors },
+      config(["preempt"], { maxScenariosPerAction: 0 }),
+    );
+    expect(r.searchCursors).toEqual(first.result.searchCursors);
+    // … and dropped once the job is gone.
+    const gone = crowded();
+    gone.jobs = gone.jobs.filter((j) => j.uid !== "big");
+    expect(
+      runSession({ ...gone, searchCursors: first.result.searchCursors }, bounded(5)).searchCursors,
+    ).toEqual([]);
+  });
+
+  it("a malformed cursor is refused, naming what is wrong", () => {
+    const bad = [{ action: "preempt", job: "big", tasks: 1, prefix: 2 } as unknown as SearchCursor];
+    expect(() => session(crowded(), bad)).toThrow(
+      /snapshot\.searchCursors\[0\]: prefix must be an integer from 1 to tasks \(1\), got 2/,
+    );
+    const unknown = [{ action: "evict" } as unknown as SearchCursor];
+    expect(() => session(crowded(), unknown)).toThrow(/searchCursors\[0\]: unknown action "evict"/);
+  });
+});
