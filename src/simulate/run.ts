@@ -1,8 +1,9 @@
 // Running one scenario: one session, or for a `rounds` scenario N sessions with the
-// snapshot advanced between them, a check on the advanced snapshot, then M more
-// sessions each of which must also meet the expectations.
+// snapshot advanced between them (and the victim searches a budget stopped going on), a
+// check on the advanced snapshot, then M more sessions each of which must also meet the
+// expectations.
 import { createAction } from "../core/actions/registry.js";
-import { type Session, isAllocated, openSession } from "../core/index.js";
+import { type SearchCursor, type Session, isAllocated, openSession } from "../core/index.js";
 import { checkBounds, checkOutcome } from "./check.js";
 import { type Outcome, outcomeOf } from "./outcome.js";
 import type { Scenario, ScenarioTask } from "./scenario.js";
@@ -13,9 +14,10 @@ export interface ScenarioRun {
   check: { passed: boolean; failures: string[] } | null;
 }
 
-function runOnce(s: Scenario, withActions: boolean): Session {
+/** `cursors`: the victim searches the previous round's budget stopped (they go on, as in a cycle). */
+function runOnce(s: Scenario, withActions: boolean, cursors: SearchCursor[] = []): Session {
   const cfg = scenarioConfig(s);
-  const ssn = openSession(scenarioSnapshot(s), cfg);
+  const ssn = openSession({ ...scenarioSnapshot(s), searchCursors: cursors }, cfg);
   if (withActions) for (const a of cfg.actions) createAction(a).execute(ssn);
   ssn.close();
   return ssn;
@@ -82,7 +84,7 @@ export function runScenario(s: Scenario): ScenarioRun {
   let cur = s;
   let last: Session | null = null;
   for (let i = 0; i < untilMatch; i++) {
-    last = runOnce(cur, true);
+    last = runOnce(cur, true, last ? last.searchCursors.result(last) : []);
     failures.push(...checkBounds(s, outcomeOf(last), `round ${i + 1}`));
     cur = advance(cur, last);
   }
@@ -97,8 +99,10 @@ export function runScenario(s: Scenario): ScenarioRun {
       (f) => `after ${untilMatch} rounds: ${f}`,
     ),
   );
+  let previous = last!;
   for (let i = 0; i < afterMatch; i++) {
-    const ssn = runOnce(cur, true);
+    const ssn = runOnce(cur, true, previous.searchCursors.result(previous));
+    previous = ssn;
     const o = outcomeOf(ssn);
     outcomes.push(o);
     const { requests, accepted } = taskInfo(ssn);

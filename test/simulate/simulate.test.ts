@@ -114,4 +114,41 @@ describe("simulate", () => {
     expect(doc.outcomes).toHaveLength(3);
     expect(doc.check.passed).toBe(true);
   });
+
+  it("carries a victim search the budget stopped from one round to the next", () => {
+    // Four 4-core nodes full of 1-core victims; a 4-core pod fits once the four victims of
+    // one node are in the scenario, the thirteenth simulation. Five per round: the third round.
+    const nodes = Object.fromEntries(
+      ["n0", "n1", "n2", "n3"].map((n) => [n, { gpus: 0, cpuMillis: 4000, memory: 64e9 }]),
+    );
+    const victims = Array.from({ length: 16 }, (_, i) => ({
+      name: `v${i + 1}`,
+      queue: "q",
+      priority: 10,
+      ageMinutes: 10 + i,
+      deleteOnEvict: true,
+      perTask: { gpus: 0, cpuMillis: 1000 },
+      tasks: [{ state: "Running", node: `n${i % 4}` }],
+    }));
+    const scenario = (untilMatch: number) => ({
+      name: "a long victim search, five scenarios a round",
+      features: ["preempt"],
+      actions: ["preempt"],
+      config: { session: { maxScenariosPerJob: 5 } },
+      rounds: { untilMatch, afterMatch: 1 },
+      nodes,
+      queues: [{ name: "q", deserved: { gpu: -1 } }],
+      jobs: [
+        ...victims,
+        { name: "big", queue: "q", priority: 50, perTask: { gpus: 0, cpuMillis: 4000 }, tasks: [{}] },
+      ],
+      expect: {
+        jobs: Object.fromEntries(["v1", "v5", "v9", "v13"].map((v) => [v, { status: "Releasing" }])),
+      },
+    });
+    const run = (untilMatch: number) =>
+      JSON.parse(exec([dir({ "search.json": scenario(untilMatch) })], { json: true }).out[0]!);
+    expect(run(2).check.passed).toBe(false);
+    expect(run(3).check.passed).toBe(true);
+  });
 });

@@ -1,7 +1,7 @@
 // One scheduling cycle of one cluster: load a consistent snapshot → hold back pods in bind
 // backoff → run the session (configured actions and plugins) → commit, fenced by the cluster's
 // generation (a snapshot gone stale meanwhile is reloaded and the session re-run) → send the new
-// BindRequests to the cluster's agent. Recorded as metrics and, when it did something or failed,
+// BindRequests to the cluster's agent. Victim searches the last cycle's budget stopped go on. Recorded as metrics and, when it did something or failed,
 // as a "cycle.completed"/"cycle.failed" event whose message carries its start and end.
 import type { Logger } from "pino";
 import { runSession, type SchedulerConfig, type SessionResult } from "../../src/core/index.js";
@@ -115,19 +115,21 @@ async function decideAndCommit(
       await pendingPodBindFailures(deps.store.prisma, cluster),
       deps.backoff,
     );
+    snapshot.searchCursors = deps.memory.get(cluster)?.searchCursors ?? [];
     const result = runSession(snapshot, deps.config);
+    const { searchCursors } = result;
     for (const outcome of result.jobs) {
       const note = waiting.get(outcome.uid);
       if (note) outcome.fitErrors = [note, ...outcome.fitErrors];
     }
     if (isIdleResult(snapshot, result)) {
       const quiet = result.jobs.every((o) => o.staleSince === null);
-      deps.memory.set(cluster, { generation, quietAt: quiet ? Date.now() : null });
+      deps.memory.set(cluster, { generation, quietAt: quiet ? Date.now() : null, searchCursors });
       return { result, commit: { generation, bindRequests: [], jobs: [] } };
     }
     try {
       const commit = await commitSession(deps.store, cluster, generation, result);
-      deps.memory.set(cluster, { generation: commit.generation, quietAt: null });
+      deps.memory.set(cluster, { generation: commit.generation, quietAt: null, searchCursors });
       return { result, commit };
     } catch (err) {
       if (!(err instanceof StaleSnapshotError) || attempt >= deps.staleRetries) throw err;
