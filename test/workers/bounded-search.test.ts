@@ -5,37 +5,19 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { defaultSchedulerConfig } from "../../src/core/index.js";
 import { until } from "../agent/until.js";
-import { ControlPlane, gpuJob } from "./harness.js";
-
-const CLUSTER = `
-nodeGroups:
-  - { name: gpu, count: 2, cpu: 64, memory: 512Gi, gpus: 4, gpuModel: A100, gpuMemoryMiB: 81920 }
-`;
+import { type ControlPlane, fillWithTeamA, gpuJob, twoTeamsOnOneCluster } from "./harness.js";
 
 let cp: ControlPlane;
 
 beforeAll(async () => {
-  cp = await ControlPlane.start();
-  await cp.createQueue("org");
-  await cp.createQueue("team-a", "org");
-  await cp.createQueue("team-b", "org");
-  await cp.setQuota("team-a", "GPU", 4);
-  await cp.setQuota("team-b", "GPU", 4);
-  await cp.addCluster("c1", CLUSTER);
-  const config = defaultSchedulerConfig();
-  config.session.maxScenariosPerJob = 1;
-  await cp.startWorkers({ schedulerConfig: config });
+  const schedulerConfig = defaultSchedulerConfig();
+  schedulerConfig.session.maxScenariosPerJob = 1;
+  cp = await twoTeamsOnOneCluster({ schedulerConfig });
 }, 180_000);
 afterAll(async () => cp?.close());
 
 it("reclaims for a gang over several cycles, one scenario each", async () => {
-  const teamA: string[] = [];
-  for (let i = 0; i < 8; i++)
-    teamA.push(await cp.submit({ ...gpuJob(`a-${i}`, "team-a", 1, 1), cluster: "c1" }));
-  await until(async () => {
-    for (const id of teamA) expect((await cp.job(id)).state).toBe("RUNNING");
-  }, 60_000);
-
+  const teamA = await fillWithTeamA(cp);
   const b = await cp.submit({ ...gpuJob("b-gang", "team-b", 4, 1), cluster: "c1" });
   // While it waits, the cycles that stopped on the budget say so in its pending reason.
   const reasons = new Set<string>();

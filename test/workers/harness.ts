@@ -8,6 +8,8 @@ import { type RunningAgent, runAgent } from "../../src/agent/agent.js";
 import { parseClusterFile } from "../../src/agent/backends/simulated/cluster-file.js";
 import { SimulatedBackend } from "../../src/agent/backends/simulated/simulated-backend.js";
 import { type RunningWorkers, startWorkers, type WorkerOptions } from "../../workers/index.js";
+import { expect } from "vitest";
+import { until } from "../agent/until.js";
 import { gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
 import { TEST_REDIS_URL, deleteTestKeys } from "../helpers/redis.js";
 
@@ -219,4 +221,37 @@ export function gpuJob(
     tasks: [{ name: "w", replicas, resources: { cpu: 1000, memory: "1Gi", gpu }, durationSeconds: 3600 }],
     ...extra,
   };
+}
+
+/** Two GPU nodes of four devices each: the cluster the contention tests share. */
+export const TWO_NODES_OF_FOUR_GPUS = `
+nodeGroups:
+  - { name: gpu, count: 2, cpu: 64, memory: 512Gi, gpus: 4, gpuModel: A100, gpuMemoryMiB: 81920 }
+`;
+
+/**
+ * Teams a and b under one org, four GPUs deserved each, on cluster c1 (two nodes of four),
+ * with workers running (`workers`: options beside the test defaults).
+ */
+export async function twoTeamsOnOneCluster(workers: Partial<WorkerOptions> = {}): Promise<ControlPlane> {
+  const cp = await ControlPlane.start();
+  await cp.createQueue("org");
+  await cp.createQueue("team-a", "org");
+  await cp.createQueue("team-b", "org");
+  await cp.setQuota("team-a", "GPU", 4);
+  await cp.setQuota("team-b", "GPU", 4);
+  await cp.addCluster("c1", TWO_NODES_OF_FOUR_GPUS);
+  await cp.startWorkers(workers);
+  return cp;
+}
+
+/** Submits team-a's eight one-GPU jobs to c1 and waits until all run; their ids. */
+export async function fillWithTeamA(cp: ControlPlane): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < 8; i++)
+    ids.push(await cp.submit({ ...gpuJob(`a-${i}`, "team-a", 1, 1), cluster: "c1" }));
+  await until(async () => {
+    for (const id of ids) expect((await cp.job(id)).state).toBe("RUNNING");
+  }, 60_000);
+  return ids;
 }

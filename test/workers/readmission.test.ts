@@ -3,12 +3,9 @@
 // evicted — moves, once it has waited long enough, to another cluster where it fits now.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { until } from "../agent/until.js";
-import { ControlPlane, gpuJob } from "./harness.js";
+import { ControlPlane, TWO_NODES_OF_FOUR_GPUS, gpuJob } from "./harness.js";
 
-const CLUSTER = `
-nodeGroups:
-  - { name: gpu, count: 2, cpu: 64, memory: 512Gi, gpus: 4, gpuModel: A100, gpuMemoryMiB: 81920 }
-`;
+const CLUSTER = TWO_NODES_OF_FOUR_GPUS;
 
 let cp: ControlPlane;
 

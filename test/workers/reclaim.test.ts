@@ -4,34 +4,17 @@
 // evictions, and team-b's gang runs.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { until } from "../agent/until.js";
-import { ControlPlane, gpuJob } from "./harness.js";
-
-const CLUSTER = `
-nodeGroups:
-  - { name: gpu, count: 2, cpu: 64, memory: 512Gi, gpus: 4, gpuModel: A100, gpuMemoryMiB: 81920 }
-`;
+import { type ControlPlane, fillWithTeamA, gpuJob, twoTeamsOnOneCluster } from "./harness.js";
 
 let cp: ControlPlane;
 
 beforeAll(async () => {
-  cp = await ControlPlane.start();
-  await cp.createQueue("org");
-  await cp.createQueue("team-a", "org");
-  await cp.createQueue("team-b", "org");
-  await cp.setQuota("team-a", "GPU", 4);
-  await cp.setQuota("team-b", "GPU", 4);
-  await cp.addCluster("c1", CLUSTER);
-  await cp.startWorkers();
+  cp = await twoTeamsOnOneCluster();
 }, 180_000); // the API, agents and workers start beside every other test file
 afterAll(async () => cp?.close());
 
 it("reclaims team-b's fair share from team-a, and the agent evicts", async () => {
-  const teamA: string[] = [];
-  for (let i = 0; i < 8; i++)
-    teamA.push(await cp.submit({ ...gpuJob(`a-${i}`, "team-a", 1, 1), cluster: "c1" }));
-  await until(async () => {
-    for (const id of teamA) expect((await cp.job(id)).state).toBe("RUNNING");
-  }, 60_000);
+  const teamA = await fillWithTeamA(cp);
   expect(cp.backends.get("c1")!.cluster.runningPodCount).toBe(8);
 
   // team-b names no cluster: admission has only c1, full, where team-b is within its share.
