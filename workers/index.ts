@@ -13,6 +13,7 @@ import { openDatabase, RedisEventBus, type Store, createStore } from "../src/sto
 import { runAdmission } from "./admission/run-admission.js";
 import { ClusterCycles } from "./cluster-cycles.js";
 import { runCycle } from "./cycle/run-cycle.js";
+import { SearchCursorStore } from "./cycle/search-cursor-store.js";
 import { BindDispatcher } from "./dispatch/bind-dispatcher.js";
 import { sweepOutbox } from "./dispatch/sweep-outbox.js";
 import { taskErrorsTotal } from "./metrics.js";
@@ -80,6 +81,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     workerId: o.workerId,
     log,
     memory: new Map(),
+    searchCursors: new SearchCursorStore(connection, o.prefix, log),
   };
   const cycles = new ClusterCycles(
     store,

@@ -15,5 +15,6 @@ export {
 } from "./framework/config.js";
 export { Session, type Plugin, type Action } from "./framework/session.js";
 export { Statement } from "./framework/statement.js";
+export { searchCursorError } from "./framework/search-cursors.js";
 export { PluginRegistry, defaultPluginRegistry, type PluginFactory } from "./plugins/registry.js";
 export { runSession, computeFairShare, openSession, sessionResult, type RunOptions } from "./scheduler.js";

@@ -11,6 +11,7 @@ import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { reportPodStatus } from "../../src/store/operations/report-pods.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import type { CycleDeps } from "../../workers/cycle/run-cycle.js";
+import { SearchCursorStore } from "../../workers/cycle/search-cursor-store.js";
 import { BindDispatcher } from "../../workers/dispatch/bind-dispatcher.js";
 import { runCycle } from "../../workers/index.js";
 import { REPORT_TRIGGER } from "../../workers/triggers.js";
@@ -37,6 +38,7 @@ beforeAll(async () => {
     workerId: "test",
     log: pino({ level: "silent" }),
     memory: new Map(),
+    searchCursors: new SearchCursorStore(redis, prefix, pino({ level: "silent" })),
   };
   await createQueue(t.store, admin, { name: "team-a" });
   await registerCluster(t.store, admin, { name: "c1" });

@@ -25,6 +25,7 @@ import {
 } from "../metrics.js";
 import { type BackoffPolicy, gateBackedOffPods } from "./bind-backoff.js";
 import { isIdleResult } from "./idle-result.js";
+import type { SearchCursorStore } from "./search-cursor-store.js";
 import { type ClusterMemory, canSkip } from "./skip-check.js";
 
 export interface CycleDeps {
@@ -40,6 +41,8 @@ export interface CycleDeps {
   log: Logger;
   /** Per cluster, what this process's last cycle saw (skip-check.ts). */
   memory: Map<string, ClusterMemory>;
+  /** The victim searches the last cycle's budget stopped, per cluster. */
+  searchCursors: SearchCursorStore;
 }
 
 export interface CycleReport {
@@ -115,21 +118,22 @@ async function decideAndCommit(
       await pendingPodBindFailures(deps.store.prisma, cluster),
       deps.backoff,
     );
-    snapshot.searchCursors = deps.memory.get(cluster)?.searchCursors ?? [];
+    snapshot.searchCursors = await deps.searchCursors.load(cluster);
     const result = runSession(snapshot, deps.config);
-    const { searchCursors } = result;
     for (const outcome of result.jobs) {
       const note = waiting.get(outcome.uid);
       if (note) outcome.fitErrors = [note, ...outcome.fitErrors];
     }
     if (isIdleResult(snapshot, result)) {
       const quiet = result.jobs.every((o) => o.staleSince === null);
-      deps.memory.set(cluster, { generation, quietAt: quiet ? Date.now() : null, searchCursors });
+      deps.memory.set(cluster, { generation, quietAt: quiet ? Date.now() : null });
+      await deps.searchCursors.save(cluster, result.searchCursors);
       return { result, commit: { generation, bindRequests: [], jobs: [] } };
     }
     try {
       const commit = await commitSession(deps.store, cluster, generation, result);
-      deps.memory.set(cluster, { generation: commit.generation, quietAt: null, searchCursors });
+      deps.memory.set(cluster, { generation: commit.generation, quietAt: null });
+      await deps.searchCursors.save(cluster, result.searchCursors);
       return { result, commit };
     } catch (err) {
       if (!(err instanceof StaleSnapshotError) || attempt >= deps.staleRetries) throw err;

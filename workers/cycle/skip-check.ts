@@ -3,7 +3,6 @@
 // (pods confirmed running), or it is a timer's and the last cycle found the cluster quiet —
 // nothing waiting, no gang below its minimum — and nothing waits now either (new jobs do not
 // move the generation). A quiet cluster still gets a full cycle every FULL_CYCLE_EVERY_MS.
-import type { SearchCursor } from "../../src/core/index.js";
 import { clusterGeneration, hasPendingPods, type Store } from "../../src/store/index.js";
 import { REPORT_TRIGGER } from "../triggers.js";
 
@@ -14,11 +13,6 @@ export interface ClusterMemory {
   generation: number;
   /** When that cycle found the cluster quiet (null: it was not). */
   quietAt: number | null;
-  /**
-   * Victim searches that cycle's scenario budget stopped: the next cycle of this process goes on
-   * with them (kept in memory, as KAI keeps its scenario checkpoints; another process starts over).
-   */
-  searchCursors: SearchCursor[];
 }
 
 export async function canSkip(

@@ -17,7 +17,7 @@ export class SearchCursors {
   /** @throws on a malformed cursor, naming it (bad input changes nothing). */
   constructor(cursors: readonly SearchCursor[] = []) {
     cursors.forEach((c, i) => {
-      const bad = malformed(c);
+      const bad = searchCursorError(c);
       if (bad) throw new Error(`snapshot.searchCursors[${i}]: ${bad}`);
       this.given.set(key(c.action, c.job), c);
     });
@@ -49,7 +49,8 @@ export class SearchCursors {
   }
 }
 
-function malformed(c: SearchCursor): string | null {
+/** What is wrong with a cursor (null: nothing). */
+export function searchCursorError(c: SearchCursor): string | null {
   if (!c || typeof c !== "object") return "not an object";
   if (!ACTION_NAMES.includes(c.action)) return `unknown action ${JSON.stringify(c.action)}`;
   if (typeof c.job !== "string" || c.job === "") return "job must be a non-empty string";
