@@ -7,7 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createAction } from "../src/core/actions/registry.js";
-import { type Snapshot, defaultSchedulerConfig, openSession } from "../src/core/index.js";
+import { type SessionParams, type Snapshot, defaultSchedulerConfig, openSession } from "../src/core/index.js";
 import { greedyFirstFit } from "./greedy.js";
 import { armadaShape, kaiShape, largeShape, mixedShape } from "./generate.js";
 
@@ -17,7 +17,12 @@ interface Shape {
   runs: number;
   /** Actions of the measured cycle. */
   actions: ("allocate" | "consolidation" | "reclaim" | "preempt" | "stalegangeviction")[];
+  /** Session parameters beside the defaults (the scenario budgets of the bounded shapes). */
+  session?: Partial<SessionParams>;
 }
+
+/** A victim search bounded per cycle; a stopped one goes on in the next cycle (search cursors). */
+const BOUNDED: Partial<SessionParams> = { maxScenariosPerJob: 64, maxScenariosPerAction: 512 };
 
 const ALL: Shape["actions"] = ["allocate", "consolidation", "reclaim", "preempt", "stalegangeviction"];
 
@@ -32,6 +37,13 @@ const SHAPES: Shape[] = [
   // Over-quota running gangs and higher-priority pending gangs: every action has work.
   { name: "kai-1000-contention", build: () => largeShape(7, true, 1000), runs: 3, actions: ALL },
   { name: "kai-4000-contention", build: () => largeShape(7, true), runs: 1, actions: ALL },
+  {
+    name: "kai-4000-contention-bounded",
+    build: () => largeShape(7, true),
+    runs: 3,
+    actions: ALL,
+    session: BOUNDED,
+  },
 ];
 
 function median(xs: number[]): number {
@@ -50,6 +62,7 @@ function runShape(shape: Shape): Record<string, unknown>[] {
   const snapshot = shape.build();
   const config = defaultSchedulerConfig();
   config.actions = shape.actions;
+  Object.assign(config.session, shape.session ?? {});
   const steps: Record<string, number[]> = { session: [], actions: [], total: [] };
   // With several actions, each one's time too (its share of the cycle).
   const perAction: Record<string, number[]> = {};
@@ -58,6 +71,7 @@ function runShape(shape: Shape): Record<string, unknown>[] {
   let placed = 0;
   let greedyPlaced = 0;
   let evictions = 0;
+  let stoppedSearches = 0;
   for (let i = 0; i <= shape.runs; i++) {
     const [tb, placedGreedy] = time(() => greedyFirstFit(snapshot));
     const [ts, ssn] = time(() => openSession(snapshot, config));
@@ -73,6 +87,7 @@ function runShape(shape: Shape): Record<string, unknown>[] {
     steps.total!.push(ts + ta);
     placed = ssn.binds.length + ssn.pipelines.length;
     evictions = ssn.evictions.length;
+    stoppedSearches = ssn.searchCursors.result(ssn).length;
     greedyPlaced = placedGreedy;
   }
   const rss = process.resourceUsage().maxRSS / 1024;
@@ -96,6 +111,7 @@ function runShape(shape: Shape): Record<string, unknown>[] {
     placedPods: placed,
     baselinePlacedPods: greedyPlaced,
     evictions,
+    stoppedSearches,
   }));
 }
 
@@ -123,7 +139,7 @@ if (shapeArg) {
       else {
         const r = JSON.parse(line);
         console.log(
-          `${r.shape.padEnd(20)} ${r.step.padEnd(34)} median ${String(r.medianMs).padStart(9)} ms  (min ${r.minMs}, max ${r.maxMs})  greedy ${r.baselineMedianMs} ms  ratio ${r.ratio}  rss ${r.peakRssMb} MB  placed ${r.placedPods}/${r.baselinePlacedPods}  evicted ${r.evictions}`,
+          `${r.shape.padEnd(20)} ${r.step.padEnd(34)} median ${String(r.medianMs).padStart(9)} ms  (min ${r.minMs}, max ${r.maxMs})  greedy ${r.baselineMedianMs} ms  ratio ${r.ratio}  rss ${r.peakRssMb} MB  placed ${r.placedPods}/${r.baselinePlacedPods}  evicted ${r.evictions}  stopped searches ${r.stoppedSearches}`,
         );
       }
     }
