@@ -32,6 +32,20 @@ export class Heap<T> {
     return this.items.pop();
   }
 
+  /** Put `x` at the top in place of the top item, which is returned (the caller knows `x` goes first). */
+  replaceTop(x: T): T | undefined {
+    const top = this.items[0];
+    this.items[0] = x;
+    return top;
+  }
+
+  /** Add `xs` and re-establish the order in linear time (Go: heap.Init). */
+  addAll(xs: readonly T[]): void {
+    for (const x of xs) this.items.push(x);
+    const n = this.items.length;
+    for (let i = (n >> 1) - 1; i >= 0; i--) this.down(i, n);
+  }
+
   /** Re-establish the order after the item at `i` changed (Go: heap.Fix). */
   fix(i: number): void {
     if (!this.down(i, this.items.length)) this.up(i);
