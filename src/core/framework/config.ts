@@ -29,9 +29,9 @@ export interface SessionParams {
    * schedule (KAI: UseSchedulingSignatures, on in production, off in KAI's test harness).
    */
   useSchedulingSignatures: boolean;
-  /** Victim scenarios one job's attempt may simulate in a disruptive action; -1 = unlimited. */
+  /** Victim scenarios one job's attempt may examine in a disruptive action; -1 = unlimited (as KAI). */
   maxScenariosPerJob: number;
-  /** Victim scenarios one disruptive action may simulate in all; -1 = unlimited. */
+  /** Victim scenarios one disruptive action may examine in all; -1 = unlimited (as KAI). */
   maxScenariosPerAction: number;
 }
 

@@ -57,9 +57,9 @@ describe("victim search cursors", () => {
         tasks: 1,
         prefix: 1,
         recordedVictims: [],
-        // The scenario of no victim at all, then v1 … v5.
-        afterScenarios: 6,
-        lastVictim: "v5",
+        // The scenario of no victim at all, then v1 … v4: five examined.
+        afterScenarios: 5,
+        lastVictim: "v4",
       },
     ]);
     const big = first.result.jobs.find((j) => j.uid === "big")!;
@@ -69,7 +69,7 @@ describe("victim search cursors", () => {
 
     const second = session(crowded(), first.result.searchCursors);
     expect(second.evictions).toEqual([]);
-    expect(second.result.searchCursors.map((c) => [c.afterScenarios, c.lastVictim])).toEqual([[11, "v10"]]);
+    expect(second.result.searchCursors.map((c) => [c.afterScenarios, c.lastVictim])).toEqual([[10, "v9"]]);
 
     const third = session(crowded(), second.result.searchCursors);
     expect(third.evictions).toEqual(["v1-0", "v13-0", "v5-0", "v9-0"]);
@@ -86,10 +86,10 @@ describe("victim search cursors", () => {
 
   it("a cursor the cluster no longer matches is dropped and the search starts over", () => {
     const first = session(crowded(), []);
-    // v3 is gone: the sixth scenario now ends with v6, not v5.
+    // v3 is gone: the fifth scenario now ends with v5, not v4.
     const second = session(crowded(["v3"]), first.result.searchCursors);
     expect(second.evictions).toEqual([]);
-    expect(second.result.searchCursors.map((c) => [c.afterScenarios, c.lastVictim])).toEqual([[6, "v6"]]);
+    expect(second.result.searchCursors.map((c) => [c.afterScenarios, c.lastVictim])).toEqual([[5, "v5"]]);
   });
 
   it("a cursor whose recorded victim is no longer placed is not resumed", () => {
@@ -99,11 +99,11 @@ describe("victim search cursors", () => {
       tasks: 1,
       prefix: 1,
       recordedVictims: [{ job: "v2", pod: "no-such-pod" }],
-      afterScenarios: 6,
-      lastVictim: "v5",
+      afterScenarios: 5,
+      lastVictim: "v4",
     };
     const r = session(crowded(), [cursor]);
-    expect(r.result.searchCursors.map((c) => [c.recordedVictims, c.afterScenarios])).toEqual([[[], 6]]);
+    expect(r.result.searchCursors.map((c) => [c.recordedVictims, c.afterScenarios])).toEqual([[[], 5]]);
   });
 
   it("a cursor the session does not get to is handed on while its job waits", () => {

@@ -14,7 +14,6 @@ import type { Scenario } from "../../../framework/scenario.js";
 import type { Session } from "../../../framework/session.js";
 import type { Statement } from "../../../framework/statement.js";
 import { evictVictims } from "./evict-victims.js";
-import type { JobSearchBudget } from "./search-budget.js";
 import { simulatePlacement } from "./simulate-placement.js";
 import type { VictimGroup, VictimScenario } from "./victim-scenario.js";
 
@@ -42,8 +41,6 @@ export class ByNodeSolver {
     private readonly pendingJobs: () => readonly JobInfo[],
     /** False when evicting these pods cannot free enough for the preemptor (see gpu-budget). */
     private readonly mayFit: (evicted: readonly PodInfo[]) => boolean,
-    /** Every simulation takes one scenario from it; once it is spent nothing more is simulated. */
-    private readonly budget: JobSearchBudget,
   ) {}
 
   solve(scenario: VictimScenario): ScenarioSolution {
@@ -81,7 +78,6 @@ export class ByNodeSolver {
 
   private solveOnNodes(scenario: VictimScenario, stmt: Statement, nodes: string[]): ScenarioSolution | null {
     for (const node of nodes) {
-      if (this.budget.stopped) break;
       const cp = stmt.checkpoint();
       const potential = scenario.victimTasksFromNode(node);
       evictVictims(this.ssn, stmt, potential, scenario.preemptor, this.action);
@@ -112,7 +108,6 @@ export class ByNodeSolver {
     stmt: Statement,
     victims: readonly PodInfo[],
   ): ScenarioSolution | null {
-    if (!this.budget.take()) return null;
     const nodes = [...this.feasible.values()].sort((a, b) => a.index - b.index);
     if (!simulatePlacement(this.ssn, stmt, nodes, scenario.preemptor, victims, this.pendingJobs)) return null;
     const evicted: PodInfo[] = [];

@@ -34,7 +34,7 @@ export interface JobSolverOptions {
    * evicted — such victims may only be moved. Omitted: every victim may stay evicted.
    */
   mustMove?: (partial: JobInfo) => (victim: JobInfo, evicted: readonly PodInfo[] | null) => boolean;
-  /** Bounds the simulations of this attempt (see search-budget). */
+  /** Bounds the scenarios this attempt examines (see search-budget). */
   budget: JobSearchBudget;
 }
 
@@ -194,7 +194,6 @@ export class JobSolver {
       this.opts.action,
       this.pendingJobs,
       mayFit,
-      this.opts.budget,
     );
     const progress = this.progress;
     let s = builder.first();
@@ -204,10 +203,10 @@ export class JobSolver {
       if (progress.scenarios < from.afterScenarios || progress.lastVictim !== from.lastVictim)
         return CURSOR_MISMATCH;
     }
-    for (; s && !this.opts.budget.stopped; s = builder.next()) {
+    for (; s && this.opts.budget.take(); s = builder.next()) {
       const result = solver.solve(s);
       if (result.solved) return result;
-      if (!this.opts.budget.stopped) progress.note(s);
+      progress.note(s);
     }
     return null;
   }

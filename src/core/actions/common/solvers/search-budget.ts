@@ -1,8 +1,10 @@
 // Deterministic bounds on the victim search (KAI bounds it by time, search_budget.go; the
-// core has no clock, so here the unit is the scenario simulation). Each disruptive action
-// may simulate at most `maxScenariosPerAction` scenarios, and each job's attempt at most
+// core has no clock, so here the unit is the scenario examined: the GPU-count test, and the
+// simulations on the nodes of its newest victim if that passes). Each disruptive action may
+// examine at most `maxScenariosPerAction` scenarios, and each job's attempt at most
 // `maxScenariosPerJob` of them. An attempt that reaches a bound stops: the job is not
-// solved this cycle and says why in a fit error. -1 means unlimited.
+// solved this cycle, says why in a fit error, and leaves a cursor to go on from next cycle
+// (search-resume). -1 means unlimited.
 import type { JobInfo } from "../../../api/podgroup-info.js";
 import type { ActionName } from "../../../api/result.js";
 import type { SessionParams } from "../../../framework/config.js";
@@ -32,7 +34,7 @@ export class ActionSearchBudget {
     return true;
   }
 
-  /** No scenario may be simulated any more in this action. */
+  /** No scenario may be examined any more in this action. */
   get exhausted(): boolean {
     return this.perAction >= 0 && this.spent >= this.perAction;
   }
@@ -43,7 +45,7 @@ export class ActionSearchBudget {
 }
 
 export class JobSearchBudget {
-  /** Scenarios simulated so far in this attempt. */
+  /** Scenarios examined so far in this attempt. */
   scenarios = 0;
   /** Which bound stopped the search, if one did. */
   stoppedBy: "maxScenariosPerJob" | "maxScenariosPerAction" | null = null;
@@ -57,7 +59,7 @@ export class JobSearchBudget {
     return this.stoppedBy !== null;
   }
 
-  /** Count one scenario about to be simulated; false (and stopped) when no more are allowed. */
+  /** Count one scenario about to be examined; false (and stopped) when no more are allowed. */
   take(): boolean {
     if (this.stoppedBy) return false;
     if (this.limit >= 0 && this.scenarios >= this.limit) this.stoppedBy = "maxScenariosPerJob";
