@@ -102,7 +102,51 @@ export type GpuRequestKind = "none" | "regular" | "fraction" | "memory" | "mig";
 /** One TaskRequest per distinct request: requests are immutable, and most pods share one. */
 const interned = new Map<string, TaskRequest>();
 
+/** The common request (no MIG, no extended resource) by its five numbers, without building a key string. */
+type Level<T> = Map<number, T>;
+const plain: Level<Level<Level<Level<Level<TaskRequest>>>>> = new Map();
+let plainCount = 0;
+
+function hasKeys(o: Record<string, number> | undefined): boolean {
+  if (o) for (const _ in o) return true;
+  return false;
+}
+
+function level<T>(m: Level<T>, k: number, make: () => T): T {
+  let v = m.get(k);
+  if (v === undefined) {
+    v = make();
+    m.set(k, v);
+  }
+  return v;
+}
+
 export function taskRequestOf(r: PodRequest): TaskRequest {
+  if (!hasKeys(r.mig) && !hasKeys(r.extended)) {
+    const byGpuMemory = level(
+      level(
+        level(
+          level(plain, r.cpuMillis, () => new Map()),
+          r.memory,
+          () => new Map(),
+        ),
+        r.gpus,
+        () => new Map(),
+      ),
+      r.gpuFraction,
+      () => new Map<number, TaskRequest>(),
+    );
+    let t = byGpuMemory.get(r.gpuMemory);
+    if (!t) {
+      if (plainCount++ > 100_000) {
+        plain.clear();
+        plainCount = 0;
+      }
+      t = new TaskRequest(r);
+      byGpuMemory.set(r.gpuMemory, t);
+    }
+    return t;
+  }
   let k = `${r.cpuMillis}|${r.memory}|${r.gpus}|${r.gpuFraction}|${r.gpuMemory}`;
   if (r.mig) for (const m in r.mig) k += `|m:${m}=${r.mig[m]}`;
   if (r.extended) for (const e in r.extended) k += `|e:${e}=${r.extended[e]}`;

@@ -104,16 +104,27 @@ export class ProportionPlugin implements Plugin {
   private countUsage(ssn: Session): void {
     const minMem = ssn.params.minNodeGpuMemory;
     for (const job of ssn.jobs.values()) {
+      const chain = this.chain(job.queue);
       for (const p of job.pods) {
         if (isAllocated(p.status)) {
-          const res = acceptedQuantities(p);
-          for (const q of this.chain(job.queue))
-            for (const r of RESOURCES) {
-              const s = q.shares[r];
-              s.allocated = snap(r, s.allocated + res[r]);
-              s.request = snap(r, s.request + res[r]);
-              if (!job.preemptible) s.allocatedNotPreemptible = snap(r, s.allocatedNotPreemptible + res[r]);
+          // Every pod of the cluster, every queue above it: the three resources spelled out.
+          const cpu = p.hasAccepted ? p.acceptedCpu : 0;
+          const memory = p.hasAccepted ? p.acceptedMemory : 0;
+          const gpu = p.hasAccepted ? p.acceptedGpus : 0;
+          for (const q of chain) {
+            const { cpu: c, memory: m, gpu: g } = q.shares;
+            c.allocated += cpu;
+            c.request += cpu;
+            m.allocated += memory;
+            m.request += memory;
+            g.allocated = onGrid(g.allocated + gpu);
+            g.request = onGrid(g.request + gpu);
+            if (!job.preemptible) {
+              c.allocatedNotPreemptible += cpu;
+              m.allocatedNotPreemptible += memory;
+              g.allocatedNotPreemptible = onGrid(g.allocatedNotPreemptible + gpu);
             }
+          }
         } else if (p.status === "Pending") {
           const res: Quantities = { cpu: p.req.cpu, memory: p.req.memory, gpu: p.req.gpusQuota };
           if (p.req.kind === "memory" && minMem > 0) res.gpu += p.req.gpuDevices * (p.req.gpuMemory / minMem);
