@@ -3,7 +3,8 @@
 // job. The victims found for a prefix are recorded and form the first scenario of the
 // next one; intermediate statements are discarded and only the last prefix's statement
 // is kept. The job is solved when every pod set reaches its minimum and it has more
-// placed pods than before.
+// placed pods than before. Each scenario examined takes one from the budget; a search the
+// budget stops leaves a cursor, and one given a cursor goes on from it (search-resume).
 import type { NodeInfo } from "../../../api/node-info.js";
 import type { PodInfo } from "../../../api/pod-info.js";
 import type { JobInfo } from "../../../api/podgroup-info.js";
