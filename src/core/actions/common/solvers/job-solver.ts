@@ -12,6 +12,7 @@ import type { ActionName, SearchCursor } from "../../../api/result.js";
 import type { Session } from "../../../framework/session.js";
 import type { Statement } from "../../../framework/statement.js";
 import { tasksToAllocate } from "../../../framework/tasks-to-allocate.js";
+import { NodeGpuCapacity } from "./filters/idle-gpus.js";
 import { ByNodeSolver, type ScenarioSolution, type SolutionValidator } from "./by-node-solver.js";
 import { freeableGpus, freedGpus, freeWholeGpus, wholeGpuDemand } from "./gpu-budget.js";
 import { partialJob } from "./job-copies.js";
@@ -56,6 +57,10 @@ export class JobSolver {
   /** The attempt's victim queue as built: every prefix starts from the same session state. */
   private candidates: VictimCandidates | null = null;
   private feasibleNodes: readonly NodeInfo[] | null = null;
+  /** GPUs per node before any victim, for the idle-GPU filter of every prefix. */
+  private gpuCapacity: NodeGpuCapacity | null = null;
+  /** Pods the attempt places (the most any prefix's filter needs). */
+  private attemptTasks = 0;
   /** The scenarios tried in full of the prefix being solved (for a cursor). */
   private progress = new PrefixProgress();
   /** Jobs with a pending pod before any simulation, found on first need. */
@@ -80,6 +85,8 @@ export class JobSolver {
     this.pending = null;
     this.candidates = null;
     this.feasibleNodes = null;
+    this.gpuCapacity = null;
+    this.attemptTasks = tasks.length;
     const given = this.ssn.searchCursors.take(this.opts.action, job.uid);
     let from = given ? resumePoint(this.ssn, given, tasks.length, this.victimCandidates().jobs) : null;
     let recordedGroups: VictimGroup[] = from?.recordedGroups ?? [];
@@ -174,7 +181,15 @@ export class JobSolver {
       const node = t.nodeName ? this.ssn.nodeByName.get(t.nodeName) : undefined;
       if (node) feasible.set(node.name, node);
     }
-    const builder = new ScenarioBuilder(this.ssn, partial, recordedGroups, candidates.queue, feasible);
+    this.gpuCapacity ??= new NodeGpuCapacity(this.ssn, this.attemptTasks);
+    const builder = new ScenarioBuilder(
+      this.ssn,
+      partial,
+      recordedGroups,
+      candidates.queue,
+      feasible,
+      this.gpuCapacity,
+    );
     // A node attempt evicting `tasks` can only succeed if they could free what the prefix needs.
     const mayFit = (tasks: readonly PodInfo[]) => {
       if (demand === 0) return true;

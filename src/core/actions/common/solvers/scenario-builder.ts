@@ -9,7 +9,7 @@ import type { JobInfo } from "../../../api/podgroup-info.js";
 import type { Session } from "../../../framework/session.js";
 import { tasksToAllocate } from "../../../framework/tasks-to-allocate.js";
 import type { JobsOrderByQueues } from "../jobs-order-by-queues.js";
-import { IdleGpusFilter } from "./filters/idle-gpus.js";
+import { IdleGpusFilter, type NodeGpuCapacity } from "./filters/idle-gpus.js";
 import { NodeAffinitiesFilter } from "./filters/node-affinities.js";
 import type { ScenarioFilter } from "./filters/scenario-filter.js";
 import { copyJobWithPods } from "./job-copies.js";
@@ -27,6 +27,8 @@ export class ScenarioBuilder {
     recorded: readonly VictimGroup[],
     private readonly victimsQueue: JobsOrderByQueues,
     feasible: ReadonlyMap<string, NodeInfo>,
+    /** GPUs per node before any victim (the same for every prefix of an attempt). */
+    gpuCapacity: NodeGpuCapacity,
   ) {
     const tasks = tasksToAllocate(ssn, partial, false);
     if (tasks.length === 0) throw new Error(`scenario builder: job ${partial.name} has no task to place`);
@@ -34,7 +36,7 @@ export class ScenarioBuilder {
     for (const g of recorded) for (const t of g) this.recordedTaskIds.add(t.uid);
     const affinity = NodeAffinitiesFilter.create(ssn, this.scenario, feasible);
     if (affinity) this.filters.push(affinity);
-    this.filters.push(new IdleGpusFilter(this.scenario, ssn));
+    this.filters.push(new IdleGpusFilter(this.scenario, ssn, gpuCapacity));
   }
 
   /** The scenario with the recorded victims only, or the first accumulated one that passes the filters. */

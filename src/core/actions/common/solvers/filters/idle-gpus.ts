@@ -14,35 +14,66 @@ function freedGpus(t: PodInfo): number {
   return t.req.kind === "mig" ? 0 : t.acceptedGpus;
 }
 
+/**
+ * Idle+releasing GPUs per node before any victim, and the nodes with the most, as many as
+ * asked: what every prefix of one attempt starts its filter from (they share the session state).
+ */
+export class NodeGpuCapacity {
+  /** By node index. */
+  readonly capacity: Float64Array;
+  /** Node indices, most capacity first, ties by index (so the first n are the top n). */
+  readonly top: number[] = [];
+
+  constructor(ssn: Session, most: number) {
+    const { idle, releasing } = nodeGpus(ssn);
+    this.capacity = new Float64Array(idle.length);
+    for (let i = 0; i < idle.length; i++) {
+      this.capacity[i] = idle[i]! + releasing[i]!;
+      if (this.top.length < most) {
+        this.top.push(i);
+        bubble(this.top, this.capacity, this.top.length - 1);
+      } else if (most > 0 && this.capacity[i]! > this.capacity[this.top[most - 1]!]!) {
+        this.top[most - 1] = i;
+        bubble(this.top, this.capacity, most - 1);
+      }
+    }
+  }
+}
+
+/** Move the entry at `at` left past entries with less capacity. */
+function bubble(top: number[], capacity: Float64Array, at: number): void {
+  const i = top[at]!;
+  const cap = capacity[i]!;
+  while (at > 0 && capacity[top[at - 1]!]! < cap) {
+    top[at] = top[at - 1]!;
+    at--;
+  }
+  top[at] = i;
+}
+
 export class IdleGpusFilter implements ScenarioFilter {
   readonly name = "AccumulatedIdleGpus";
   /** Idle+releasing GPUs by node index, plus what the scenario's victims free. */
   private readonly capacity: Float64Array;
   /** Indices of the nodes with the most capacity, largest first, at most as many as pending tasks. */
-  private readonly top: number[] = [];
+  private readonly top: number[];
   private readonly required: number[];
   private readonly seen = new Set<string>();
   /** How much of the scenario's (append-only) victim lists was already taken in. */
   private recordedDone = 0;
   private potentialDone = 0;
 
+  /** `base`: taken for at least as many nodes as the scenario has pending tasks. */
   constructor(
     scenario: VictimScenario,
     private readonly ssn: Session,
+    base: NodeGpuCapacity,
   ) {
     const n = scenario.pendingTasks.length;
-    const { idle, releasing } = nodeGpus(ssn);
-    this.capacity = new Float64Array(idle.length);
-    for (let i = 0; i < idle.length; i++) {
-      this.capacity[i] = idle[i]! + releasing[i]!;
-      if (this.top.length < n) {
-        this.top.push(i);
-        this.bubble(this.top.length - 1);
-      } else if (n > 0 && this.capacity[i]! > this.capacity[this.top[n - 1]!]!) {
-        this.top[n - 1] = i;
-        this.bubble(n - 1);
-      }
-    }
+    if (base.top.length < n && base.top.length < base.capacity.length)
+      throw new Error(`idle-GPU filter: base capacity kept for ${base.top.length} nodes, ${n} needed`);
+    this.capacity = base.capacity.slice();
+    this.top = base.top.slice(0, n);
     this.required = scenario.pendingTasks.map((t) => t.req.gpus).sort((a, b) => b - a);
     this.update(scenario);
   }
@@ -70,25 +101,13 @@ export class IdleGpusFilter implements ScenarioFilter {
     const top = this.top;
     const at = top.indexOf(i);
     if (at >= 0) {
-      this.bubble(at);
+      bubble(top, this.capacity, at);
       return;
     }
     const last = top[top.length - 1];
     if (last === undefined || this.capacity[i]! <= this.capacity[last]!) return;
     top[top.length - 1] = i;
-    this.bubble(top.length - 1);
-  }
-
-  /** Move the entry at `at` left past entries with less capacity. */
-  private bubble(at: number): void {
-    const top = this.top;
-    const i = top[at]!;
-    const cap = this.capacity[i]!;
-    while (at > 0 && this.capacity[top[at - 1]!]! < cap) {
-      top[at] = top[at - 1]!;
-      at--;
-    }
-    top[at] = i;
+    bubble(top, this.capacity, top.length - 1);
   }
 
   accepts(scenario: VictimScenario): boolean {
