@@ -33,7 +33,8 @@ export class NodeOrderCache {
     for (const node of nodes) this.member[node.index] = 1;
   }
 
-  private before = (a: NodeInfo, b: NodeInfo): number =>
+  /** The kept order as a comparison (valid for every node of the set once refreshed). */
+  readonly before = (a: NodeInfo, b: NodeInfo): number =>
     this.tier[b.index]! - this.tier[a.index]! ||
     this.rank[a.index]! - this.rank[b.index]! ||
     a.index - b.index;

@@ -18,6 +18,8 @@ const MAX_CACHED_ORDERS = 64;
 const MIN_CACHED_SET = 512;
 /** A node set at least 1/SUBSET_SHARE of the session's is walked in the session-wide kept order. */
 const SUBSET_SHARE = 64;
+/** …and one under 1/SORT_SHARE of them is sorted by its keys rather than found in that walk. */
+const SORT_SHARE = 16;
 
 export class NodeOrdering {
   private readonly caches = new Map<number, Map<string, NodeOrderCache>>();
@@ -61,6 +63,11 @@ export class NodeOrdering {
       // node, only the scores' scale depends on the set — and it is kept up to date already.
       const all = this.cacheFor(ssn.nodes, task);
       if (all?.refresh()) {
+        // A set far smaller than the session's is sorted by the kept order's keys instead.
+        if (nodes.length * SORT_SHARE < ssn.nodes.length) {
+          for (const node of [...nodes].sort(all.before)) if (tryNode(node)) return true;
+          return false;
+        }
         const stamp = this.markMembers(nodes);
         for (const node of all.order)
           if (this.memberStamp[node.index] === stamp && tryNode(node)) return true;
