@@ -151,6 +151,8 @@ function allocateTask(
     return false;
   }
   return ssn.ordering.firstFit(nodes, task, (node) => {
+    // A simulation records no reasons: a node without room is passed over first (most are).
+    if (pipelineOnly && !node.isTaskAllocatableOnReleasingOrIdle(task)) return false;
     // A pod moved earlier in the session is still releasing on its old node; placing it
     // there again would un-evict it where it now is, unchecked (KAI over-commits that node).
     // A pod on no node is on none (checked first: this runs for every node of every scan).
