@@ -23,6 +23,11 @@ export class SearchCursors {
     });
   }
 
+  /** Whether the session was given a cursor for `action` at `job` (not taking it). */
+  has(action: ActionName, job: string): boolean {
+    return this.given.has(key(action, job));
+  }
+
   /** The cursor an attempt of `action` at `job` goes on from (taken: it is not handed on). */
   take(action: ActionName, job: string): SearchCursor | null {
     const k = key(action, job);

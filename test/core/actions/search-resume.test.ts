@@ -129,4 +129,41 @@ describe("victim search cursors", () => {
     const unknown = [{ action: "evict" } as unknown as SearchCursor];
     expect(() => session(crowded(), unknown)).toThrow(/searchCursors\[0\]: unknown action "evict"/);
   });
+
+  it("searches going on from a cursor take at most half of an action's budget: the jobs behind them get the rest", () => {
+    // Two big jobs ahead of a 1-core one in preempt's order (priority, then age); ten
+    // scenarios for the action, five a job. The second big one asks a little less, so the
+    // scheduling-signature skip does not pass it over once the first has stopped.
+    const withSmall = () => {
+      const s = crowded();
+      const big = s.jobs.find((j) => j.uid === "big")!;
+      const big2 = structuredClone(big);
+      Object.assign(big2, { uid: "big2", name: "big2", createdAt: big.createdAt - 60_000 });
+      big2.pods[0]!.uid = big2.pods[0]!.name = "big2-0";
+      big.pods[0]!.request.cpuMillis = 3900;
+      const small = job("small", "q", [{ gpus: 0 }], { priority: 30, ageMinutes: 1 });
+      return { ...s, jobs: [...s.jobs, big2, small] };
+    };
+    const cycle = (cursors: SearchCursor[]) => {
+      const r = runSession(
+        { ...withSmall(), searchCursors: cursors },
+        config(["preempt"], { maxScenariosPerJob: 5, maxScenariosPerAction: 10 }),
+      );
+      const errors = (uid: string) => r.jobs.find((j) => j.uid === uid)!.fitErrors.join("\n");
+      return { r, ...decisions(r), errors };
+    };
+    const first = cycle([]);
+    expect(first.evictions).toEqual([]);
+    expect(first.r.searchCursors.map((c) => c.job)).toEqual(["big", "big2"]);
+    expect(first.errors("small")).toMatch(/search stopped after 0 scenarios .*maxScenariosPerAction = 10\)/);
+
+    const second = cycle(first.r.searchCursors);
+    // big2 went on with its five; big waits with its cursor; small got the other half.
+    expect(second.evictions).toEqual(["v1-0"]);
+    expect(second.pipelines).toEqual(["small-0@n0"]);
+    expect(second.errors("big")).toMatch(/half of it for searches going on from an earlier cycle/);
+    const byJob = new Map(second.r.searchCursors.map((c) => [c.job, c]));
+    expect(byJob.get("big")).toEqual(first.r.searchCursors.find((c) => c.job === "big"));
+    expect(byJob.get("big2")!.afterScenarios).toBe(10);
+  });
 });

@@ -238,9 +238,10 @@ export function solveJob(
   budget: ActionSearchBudget,
   opts: Omit<JobSolverOptions, "budget">,
 ): boolean {
-  const jobBudget = budget.beginJob();
-  // Nothing can be simulated any more: not attempted (KAI: NotAttempted); a cursor it has is handed on.
-  if (budget.exhausted) {
+  const resuming = ssn.searchCursors.has(opts.action, job.uid);
+  const jobBudget = budget.beginJob(resuming);
+  // Nothing can be examined any more: not attempted (KAI: NotAttempted); a cursor it has is handed on.
+  if (resuming ? budget.resumingExhausted : budget.exhausted) {
     jobBudget.stoppedBy = "maxScenariosPerAction";
     job.addFitError(jobBudget.message(job));
     return false;
