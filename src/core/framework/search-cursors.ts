@@ -31,6 +31,8 @@ export class SearchCursors {
   /** The cursor an attempt of `action` at `job` goes on from (taken: it is not handed on). */
   take(action: ActionName, job: string): SearchCursor | null {
     const k = key(action, job);
+    // One attempt goes on from it; another in the same session (none today) starts over.
+    if (this.taken.has(k)) return null;
     this.taken.add(k);
     return this.given.get(k) ?? null;
   }
