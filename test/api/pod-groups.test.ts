@@ -236,30 +236,25 @@ describe("reportPodGroups: pods deleted and created again under their names (ano
   const rerun = (pods: [string, string][], over: Record<string, unknown> = {}) =>
     group({ name: "rerun", pods: pods.map(([name, uid]) => pod(name, { uid })), ...over });
   const rerunJobs = async () => (await jobs()).filter((j) => j.name === "rerun");
+  /** Reports the group with these [name, uid] pods; what the mutation answered. */
+  const reportRerun = async (pods: [string, string][], over: Record<string, unknown> = {}) =>
+    (await report([rerun(pods, over)])).data;
 
   it("places a pod created again in an open job anew", async () => {
     expect(
-      (
-        await report([
-          rerun([
-            ["r-0", "u1"],
-            ["r-1", "u2"],
-          ]),
-        ])
-      ).data,
+      await reportRerun([
+        ["r-0", "u1"],
+        ["r-1", "u2"],
+      ]),
     ).toEqual({ reportPodGroups: 1 });
     await runCycle(t.server.store, "c1");
     const [placed] = await rerunJobs();
     expect(placed!.pods.map((p) => p.state)).toEqual(["BINDING", "BINDING"]);
     expect(
-      (
-        await report([
-          rerun([
-            ["r-0", "u3"],
-            ["r-1", "u2"],
-          ]),
-        ])
-      ).data,
+      await reportRerun([
+        ["r-0", "u3"],
+        ["r-1", "u2"],
+      ]),
     ).toEqual({ reportPodGroups: 1 });
     const [job] = await rerunJobs();
     expect(job!.pods.map((p) => [p.name, p.state, p.node, p.message])).toEqual([
@@ -267,40 +262,28 @@ describe("reportPodGroups: pods deleted and created again under their names (ano
       ["r-1", "BINDING", "n1", null],
     ]);
     expect(
-      (
-        await report([
-          rerun([
-            ["r-0", "u3"],
-            ["r-1", "u2"],
-          ]),
-        ])
-      ).data,
+      await reportRerun([
+        ["r-0", "u3"],
+        ["r-1", "u2"],
+      ]),
     ).toEqual({ reportPodGroups: 0 });
   });
 
   it("makes a new job of a group created again under the same pod names after its job ended", async () => {
-    expect((await report([rerun([], { queue: "default" })])).data).toEqual({ reportPodGroups: 1 });
+    expect(await reportRerun([], { queue: "default" })).toEqual({ reportPodGroups: 1 });
     // The ended job's own pods (same uids) lingering in the cluster change nothing …
     expect(
-      (
-        await report([
-          rerun([
-            ["r-0", "u3"],
-            ["r-1", "u2"],
-          ]),
-        ])
-      ).data,
+      await reportRerun([
+        ["r-0", "u3"],
+        ["r-1", "u2"],
+      ]),
     ).toEqual({ reportPodGroups: 0 });
     // … the same manifest applied again (new uids) is a new job with both pods.
     expect(
-      (
-        await report([
-          rerun([
-            ["r-0", "u4"],
-            ["r-1", "u5"],
-          ]),
-        ])
-      ).data,
+      await reportRerun([
+        ["r-0", "u4"],
+        ["r-1", "u5"],
+      ]),
     ).toEqual({ reportPodGroups: 1 });
     const [ended, again] = await rerunJobs();
     expect(ended!.state).toBe("CANCELLED");
