@@ -1,20 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { gpuNode, job, pending, queue, run, running, snapshot } from "./snapshots.js";
+import { contended, gpuNode, job, pending, queue, run, running, snapshot } from "./snapshots.js";
 
 describe("reclaim", () => {
   it("takes back GPUs from a queue over its fair share, youngest victims first", () => {
-    const s = snapshot(
-      [gpuNode("n1", 4)],
-      [queue("a", 0, { deserved: 2 }), queue("b", 1, { deserved: 2 })],
-      [
-        job("a0", "a", [running("n1")], { ageMinutes: 40 }),
-        job("a1", "a", [running("n1")], { ageMinutes: 30 }),
-        job("a2", "a", [running("n1")], { ageMinutes: 20 }),
-        job("a3", "a", [running("n1")], { ageMinutes: 10 }),
-        job("b0", "b", [pending(), pending()], { ageMinutes: 5 }),
-      ],
-    );
-    const r = run(s, ["reclaim"]);
+    const r = run(contended(), ["reclaim"]);
     expect(r.evictions).toEqual(["a2-0", "a3-0"]);
     expect(r.pipelines).toEqual(["b0-0@n1", "b0-1@n1"]);
     expect(r.binds).toEqual([]);

@@ -7,23 +7,7 @@ import {
   easierToSchedule,
 } from "../../../src/core/actions/common/minimal-job-representatives.js";
 import { schedulingSignature } from "../../../src/core/actions/common/scheduling-signature.js";
-import { config, gpuNode, job, pending, queue, run, running, snapshot } from "./snapshots.js";
-
-/** Queue a is over its share on one node; b's jobs can only get GPUs by reclaim. */
-function contended(extra: ReturnType<typeof job>[] = []) {
-  return snapshot(
-    [gpuNode("n1", 4)],
-    [queue("a", 0, { deserved: 2 }), queue("b", 1, { deserved: 2 })],
-    [
-      job("a0", "a", [running("n1")], { ageMinutes: 40 }),
-      job("a1", "a", [running("n1")], { ageMinutes: 30 }),
-      job("a2", "a", [running("n1")], { ageMinutes: 20 }),
-      job("a3", "a", [running("n1")], { ageMinutes: 10 }),
-      job("b0", "b", [pending(), pending()], { ageMinutes: 5 }),
-      ...extra,
-    ],
-  );
-}
+import { config, contended, gpuNode, job, pending, queue, run, snapshot } from "./snapshots.js";
 
 describe("victim search budget", () => {
   it("an unbounded search reclaims as usual", () => {

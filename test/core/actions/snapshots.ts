@@ -134,6 +134,22 @@ export function snapshot(nodes: NodeSpec[], queues: QueueSpec[], jobs: PodGroupS
   return { now: NOW, nodes, queues, jobs, topologies: [] };
 }
 
+/** Queue a is over its share on one node; b's jobs (b0 and `extra`) can only get GPUs by reclaim. */
+export function contended(extra: PodGroupSpec[] = []): Snapshot {
+  return snapshot(
+    [gpuNode("n1", 4)],
+    [queue("a", 0, { deserved: 2 }), queue("b", 1, { deserved: 2 })],
+    [
+      job("a0", "a", [running("n1")], { ageMinutes: 40 }),
+      job("a1", "a", [running("n1")], { ageMinutes: 30 }),
+      job("a2", "a", [running("n1")], { ageMinutes: 20 }),
+      job("a3", "a", [running("n1")], { ageMinutes: 10 }),
+      job("b0", "b", [pending(), pending()], { ageMinutes: 5 }),
+      ...extra,
+    ],
+  );
+}
+
 /** The session's committed decisions, as sorted lists of "pod" and "pod@node". */
 export function decisions(r: SessionResult): { binds: string[]; pipelines: string[]; evictions: string[] } {
   return {
