@@ -320,11 +320,7 @@ class QueueMemo {
   constructor(readonly queues: Map<string, QueueShare>) {}
 
   pair(reclaimer: string, victim: string): SiblingPair | null {
-    let byVictim = this.pairs.get(reclaimer);
-    if (!byVictim) {
-      byVictim = new Map();
-      this.pairs.set(reclaimer, byVictim);
-    }
+    const byVictim = inner(this.pairs, reclaimer);
     let p = byVictim.get(victim);
     if (p === undefined) {
       const [reclaimerSide, victimSide] = leveled(this.queues, reclaimer, victim);
@@ -353,11 +349,7 @@ class QueueMemo {
   }
 
   under(queue: string, ancestor: string): boolean {
-    let byAncestor = this.ancestry.get(queue);
-    if (!byAncestor) {
-      byAncestor = new Map();
-      this.ancestry.set(queue, byAncestor);
-    }
+    const byAncestor = inner(this.ancestry, queue);
     let u = byAncestor.get(ancestor);
     if (u === undefined) {
       u = under(this.queues, queue, ancestor);
@@ -374,4 +366,14 @@ class QueueMemo {
     }
     return s;
   }
+}
+
+/** The map under `key` in a map of maps, made on first use. */
+function inner<V>(outer: Map<string, Map<string, V>>, key: string): Map<string, V> {
+  let m = outer.get(key);
+  if (!m) {
+    m = new Map();
+    outer.set(key, m);
+  }
+  return m;
 }
