@@ -150,9 +150,10 @@ export class Statement {
       !sameGroups(gpuGroups, onNode.gpuGroups);
     // Only an eviction of this statement can be undone; one an earlier action committed
     // (or a withdrawn move back to where the pod runs) is pipelined like any other.
-    if (onNode && !updateIfOnNode && !sharedMove && this.hasOpenEviction(task)) {
-      task.gpuGroups = onNode.gpuGroups;
-      this.unevict(task);
+    const open = onNode && !updateIfOnNode && !sharedMove ? this.openEviction(task) : -1;
+    if (open >= 0) {
+      task.gpuGroups = onNode!.gpuGroups;
+      this.unevict(task, open);
       return;
     }
     const op: Op = {
@@ -226,13 +227,13 @@ export class Statement {
     task.isVirtual = true;
   }
 
-  private hasOpenEviction(task: PodInfo): boolean {
-    return this.ops.some((op) => op.kind === "evict" && !op.undone && op.task === task);
+  /** Where the earliest still-valid eviction of `task` is in the ops (-1: none). */
+  private openEviction(task: PodInfo): number {
+    return this.ops.findIndex((op) => op.kind === "evict" && !op.undone && op.task === task);
   }
 
-  /** Undo the earliest still-valid eviction of `task` (a victim put back where it was). */
-  unevict(task: PodInfo): void {
-    const i = this.ops.findIndex((op) => op.kind === "evict" && !op.undone && op.task === task);
+  /** Undo the earliest still-valid eviction of `task` (a victim put back where it was); `i`: where it is. */
+  unevict(task: PodInfo, i = this.openEviction(task)): void {
     if (i < 0) throw new Error(`statement: no eviction of ${task.name} to undo`);
     const ev = this.ops[i] as Extract<Op, { kind: "evict" }>;
     const node = this.node(ev.node);
