@@ -29,7 +29,10 @@ export interface SessionParams {
    * schedule (KAI: UseSchedulingSignatures, on in production, off in KAI's test harness).
    */
   useSchedulingSignatures: boolean;
-  /** Victim scenarios one job's attempt may examine in a disruptive action; -1 = unlimited (as KAI). */
+  /**
+   * Victim scenarios one job's attempt may examine in a disruptive action; -1 = unlimited
+   * (as KAI). A stopped search goes on in the next cycle from its cursor.
+   */
   maxScenariosPerJob: number;
   /** Victim scenarios one disruptive action may examine in all; -1 = unlimited (as KAI). */
   maxScenariosPerAction: number;
@@ -80,8 +83,10 @@ export function defaultSessionParams(): SessionParams {
     stalenessGracePeriodSeconds: 60,
     minNodeGpuMemory: 100,
     useSchedulingSignatures: true,
-    maxScenariosPerJob: -1,
-    maxScenariosPerAction: -1,
+    // Bounded so that a contended cycle at 4,000 nodes stays under a second; over a few
+    // cycles the cursors reach the state an unbounded search reaches in one (bench/convergence.ts).
+    maxScenariosPerJob: 128,
+    maxScenariosPerAction: 1024,
   };
 }
 
