@@ -170,6 +170,7 @@ export const scenarioSchema = z.strictObject({
           useSchedulingSignatures: z.boolean().optional(),
           maxScenariosPerJob: num.optional(),
           maxScenariosPerAction: num.optional(),
+          searchCursorIdleSeconds: num.optional(),
         })
         .optional(),
     })

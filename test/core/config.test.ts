@@ -37,5 +37,18 @@ describe("scheduler configuration", () => {
     expect(() => loadSchedulerConfig({ session: { stalenessGracePeriodSeconds: "soon" } })).toThrow(
       /session.stalenessGracePeriodSeconds: must be a number/,
     );
+    for (const bad of [1.5, -2])
+      expect(() => loadSchedulerConfig({ session: { maxScenariosPerJob: bad } })).toThrow(
+        `session.maxScenariosPerJob: must be a whole number, or -1 for no limit (got ${bad})`,
+      );
+    expect(
+      loadSchedulerConfig({ session: { maxScenariosPerAction: -1 } }).session.maxScenariosPerAction,
+    ).toBe(-1);
+  });
+
+  it("bounds the victim search by default; -1 gives KAI's unbounded search", () => {
+    const { session } = loadSchedulerConfig(null);
+    expect([session.maxScenariosPerJob, session.maxScenariosPerAction]).toEqual([128, 1024]);
+    expect(session.searchCursorIdleSeconds).toBe(300);
   });
 });

@@ -19,6 +19,7 @@ const cursor: SearchCursor = {
   recordedVictims: [{ job: "v", pod: "v-0" }],
   afterScenarios: 3,
   lastVictim: "w",
+  leftAt: 1_700_000_000_000,
 };
 
 beforeAll(() => {

@@ -78,4 +78,10 @@ export interface SearchCursor {
   afterScenarios: number;
   /** The victim job newest in the last of them (null: none, or the recorded victims alone). */
   lastVictim: string | null;
+  /**
+   * The session time (snapshot `now`, ms) the search stopped. A cursor no session takes for
+   * `searchCursorIdleSeconds` after it is dropped: the search it holds was made in a cluster
+   * that has moved on, and starts over when the job is next attempted.
+   */
+  leftAt: number;
 }

@@ -36,6 +36,8 @@ export interface SessionParams {
   maxScenariosPerJob: number;
   /** Victim scenarios one disruptive action may examine in all; -1 = unlimited (as KAI). */
   maxScenariosPerAction: number;
+  /** A search cursor no session takes for this long after it was left is dropped; -1 = never. */
+  searchCursorIdleSeconds: number;
 }
 
 export interface SchedulerConfig {
@@ -87,6 +89,7 @@ export function defaultSessionParams(): SessionParams {
     // cycles the cursors reach the state an unbounded search reaches in one (bench/convergence.ts).
     maxScenariosPerJob: 128,
     maxScenariosPerAction: 1024,
+    searchCursorIdleSeconds: 300,
   };
 }
 
@@ -164,6 +167,14 @@ function parseTiers(v: unknown, knownPlugins: ReadonlySet<string> | null): Tier[
   });
 }
 
+/** Session parameters that are counts or limits: whole numbers, -1 meaning none. */
+const COUNTS: readonly (keyof SessionParams)[] = [
+  "maxConsolidationPreemptees",
+  "maxScenariosPerJob",
+  "maxScenariosPerAction",
+  "searchCursorIdleSeconds",
+];
+
 function parseSession(v: unknown, base: SessionParams): SessionParams {
   if (!isObject(v)) throw new ConfigError("session", "must be a mapping");
   const keys = Object.keys(base) as (keyof SessionParams)[];
@@ -173,6 +184,8 @@ function parseSession(v: unknown, base: SessionParams): SessionParams {
     if (v[k] === undefined) continue;
     const expected = typeof base[k];
     if (typeof v[k] !== expected) throw new ConfigError(`session.${k}`, `must be a ${expected}`);
+    if (COUNTS.includes(k) && (!Number.isInteger(v[k]) || (v[k] as number) < -1))
+      throw new ConfigError(`session.${k}`, `must be a whole number, or -1 for no limit (got ${v[k]})`);
     (out as Record<string, unknown>)[k] = v[k];
   }
   return out;

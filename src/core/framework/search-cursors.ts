@@ -2,7 +2,8 @@
 // between cycles for its time-bounded searches). A disruptive action whose scenario
 // budget stops a job's search leaves a cursor; the next session's attempt at that job
 // takes it and goes on from there. Cursors the session did not take (the action never
-// got to the job) are handed on unchanged while the job still waits.
+// got to the job) are handed on unchanged while the job still waits, until they have been
+// idle for searchCursorIdleSeconds: then the search starts over when the job is attempted.
 import type { ActionName, SearchCursor } from "../api/result.js";
 import { ACTION_NAMES } from "./config.js";
 import type { Session } from "./session.js";
@@ -14,11 +15,15 @@ export class SearchCursors {
   private readonly taken = new Set<string>();
   private readonly left = new Map<string, SearchCursor>();
 
-  /** @throws on a malformed cursor, naming it (bad input changes nothing). */
-  constructor(cursors: readonly SearchCursor[] = []) {
+  /**
+   * `now`: the session's time; `idleSeconds`: how long a cursor may wait (-1: no limit).
+   * @throws on a malformed cursor, naming it (bad input changes nothing).
+   */
+  constructor(cursors: readonly SearchCursor[] = [], now = 0, idleSeconds = -1) {
     cursors.forEach((c, i) => {
       const bad = searchCursorError(c);
       if (bad) throw new Error(`snapshot.searchCursors[${i}]: ${bad}`);
+      if (idleSeconds >= 0 && now - c.leftAt > idleSeconds * 1000) return;
       this.given.set(key(c.action, c.job), c);
     });
   }
@@ -73,5 +78,7 @@ export function searchCursorError(c: SearchCursor): string | null {
     return `afterScenarios must be an integer ≥ 0, got ${c.afterScenarios}`;
   if (c.lastVictim !== null && typeof c.lastVictim !== "string")
     return "lastVictim must be a job uid or null";
+  if (typeof c.leftAt !== "number" || !Number.isFinite(c.leftAt))
+    return `leftAt must be a time in ms, got ${JSON.stringify(c.leftAt)}`;
   return null;
 }

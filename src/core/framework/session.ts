@@ -114,7 +114,11 @@ export class Session {
     this.now = snapshot.now;
     this.config = config;
     this.params = config.session;
-    this.searchCursors = new SearchCursors(snapshot.searchCursors);
+    this.searchCursors = new SearchCursors(
+      snapshot.searchCursors,
+      snapshot.now,
+      config.session.searchCursorIdleSeconds,
+    );
     this.nodes = snapshot.nodes.map((n) => new NodeInfo(n)).sort(byName);
     this.nodes.forEach((n, i) => {
       n.index = i;

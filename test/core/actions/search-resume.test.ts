@@ -3,7 +3,7 @@
 // reaches the solution an unbounded one finds, a few sessions later.
 import { describe, expect, it } from "vitest";
 import { type SearchCursor, type Snapshot, runSession } from "../../../src/core/index.js";
-import { config, decisions, job, queue, running, snapshot } from "./snapshots.js";
+import { NOW, config, decisions, job, queue, running, snapshot } from "./snapshots.js";
 
 /**
  * Four CPU nodes of 4 cores, each full with four 1-core victims (v1 on n0, v2 on n1, …,
@@ -60,6 +60,7 @@ describe("victim search cursors", () => {
         // The scenario of no victim at all, then v1 … v4: five examined.
         afterScenarios: 5,
         lastVictim: "v4",
+        leftAt: NOW,
       },
     ]);
     const big = first.result.jobs.find((j) => j.uid === "big")!;
@@ -101,6 +102,7 @@ describe("victim search cursors", () => {
       recordedVictims: [{ job: "v2", pod: "no-such-pod" }],
       afterScenarios: 5,
       lastVictim: "v4",
+      leftAt: NOW,
     };
     const r = session(crowded(), [cursor]);
     expect(r.result.searchCursors.map((c) => [c.recordedVictims, c.afterScenarios])).toEqual([[[], 5]]);
@@ -121,6 +123,29 @@ describe("victim search cursors", () => {
     ).toEqual([]);
   });
 
+  it("a cursor no session took for searchCursorIdleSeconds is dropped: the search starts over", () => {
+    const first = session(crowded(), []);
+    const later = (seconds: number, idle: number) =>
+      runSession(
+        { ...crowded(), now: NOW + seconds * 1000, searchCursors: first.result.searchCursors },
+        config(["preempt"], { maxScenariosPerJob: 5, searchCursorIdleSeconds: idle }),
+      ).searchCursors.map((c) => [c.afterScenarios, c.leftAt]);
+    // Taken within the limit: the search goes on (ten examined), the new cursor left now.
+    expect(later(300, 300)).toEqual([[10, NOW + 300_000]]);
+    // Idle past it: started over (five examined again).
+    expect(later(301, 300)).toEqual([[5, NOW + 301_000]]);
+    // -1: never dropped.
+    expect(later(86_400, -1)).toEqual([[10, NOW + 86_400_000]]);
+    // Not taken (the action has no budget) and past the limit: not handed on either.
+    const handedOn = (seconds: number) =>
+      runSession(
+        { ...crowded(), now: NOW + seconds * 1000, searchCursors: first.result.searchCursors },
+        config(["preempt"], { maxScenariosPerAction: 0, searchCursorIdleSeconds: 300 }),
+      ).searchCursors;
+    expect(handedOn(300)).toEqual(first.result.searchCursors);
+    expect(handedOn(301)).toEqual([]);
+  });
+
   it("a malformed cursor is refused, naming what is wrong", () => {
     const bad = [{ action: "preempt", job: "big", tasks: 1, prefix: 2 } as unknown as SearchCursor];
     expect(() => session(crowded(), bad)).toThrow(
@@ -128,6 +153,9 @@ describe("victim search cursors", () => {
     );
     const unknown = [{ action: "evict" } as unknown as SearchCursor];
     expect(() => session(crowded(), unknown)).toThrow(/searchCursors\[0\]: unknown action "evict"/);
+    const left = session(crowded(), []).result.searchCursors;
+    const undated = left.map(({ leftAt: _, ...c }) => c as SearchCursor);
+    expect(() => session(crowded(), undated)).toThrow(/searchCursors\[0\]: leftAt must be a time in ms/);
   });
 
   it("searches going on from a cursor take at most half of an action's budget: the jobs behind them get the rest", () => {

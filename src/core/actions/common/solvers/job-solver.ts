@@ -124,7 +124,7 @@ export class JobSolver {
       searchStopped: !solved && this.opts.budget.stopped,
       cursor:
         !solved && stoppedAt > 0
-          ? cursorAt(this.opts.action, job, tasks.length, stoppedAt, recordedTasks, this.progress)
+          ? cursorAt(this.ssn, this.opts.action, job, tasks.length, stoppedAt, recordedTasks, this.progress)
           : null,
     };
   }

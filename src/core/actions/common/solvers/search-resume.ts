@@ -68,6 +68,7 @@ export function resumePoint(
 
 /** The cursor of a search stopped while solving `prefix`. */
 export function cursorAt(
+  ssn: Session,
   action: ActionName,
   job: JobInfo,
   tasks: number,
@@ -83,5 +84,6 @@ export function cursorAt(
     recordedVictims: recorded.map((p) => ({ job: p.jobUid, pod: p.uid })),
     afterScenarios: progress.scenarios,
     lastVictim: progress.lastVictim,
+    leftAt: ssn.now,
   };
 }
