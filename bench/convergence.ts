@@ -7,12 +7,10 @@
 //     [--configs unbounded,128/1024,JOB/ACTION,...] [--cycles 30] [--period 10] [--json]
 import { createAction } from "../src/core/actions/registry.js";
 import {
-  type PodSpec,
   type QueueShare,
-  type SearchCursor,
-  type Session,
   type SessionParams,
   type Snapshot,
+  advanceSnapshot,
   computeFairShare,
   defaultSchedulerConfig,
   openSession,
@@ -51,56 +49,6 @@ function time<T>(f: () => T): [number, T] {
   const t0 = performance.now();
   const r = f();
   return [performance.now() - t0, r];
-}
-
-/**
- * The snapshot the next cycle sees, from this one and the session run on it (what
- * src/simulate/run.ts's advance() does for scenario files). Evicted pods are gone from
- * their nodes by the next cycle, and every bind has taken effect.
- */
-function advance(s: Snapshot, ssn: Session, cursors: SearchCursor[], periodMs: number): Snapshot {
-  const nextPod = (spec: PodSpec, status: PodSpec["status"], node: string | null, groups: string[]) =>
-    status === spec.status && node === spec.node ? spec : { ...spec, status, node, gpuGroups: groups };
-  return {
-    ...s,
-    // The cluster's clock moves one cycle period (min-runtime and stale-gang grace read it).
-    now: s.now + periodMs,
-    // Searches a budget stopped go on in the next cycle.
-    searchCursors: cursors,
-    jobs: s.jobs.map((spec) => {
-      const job = ssn.jobs.get(spec.uid)!;
-      const after = new Map(job.pods.map((p) => [p.uid, p]));
-      return {
-        ...spec,
-        // allocate stamps a job's first bind with the session's `now`; stalegangeviction
-        // starts (or clears) the grace clock of a gang below its minimum.
-        lastStartAt: job.lastStartAt,
-        staleSince: job.staleSince,
-        pods: spec.pods.map((p) => {
-          const q = after.get(p.uid)!;
-          switch (q.status) {
-            // Bound this cycle: it runs where it was bound, on the GPUs it was given.
-            case "Binding":
-              return {
-                ...p,
-                status: "Running",
-                node: q.nodeName,
-                gpuGroups: [...q.gpuGroups],
-                gpuDevices: [...q.gpuDevices],
-              };
-            // Waiting for victims to leave: pending again, placed next cycle into the freed room.
-            case "Pipelined":
-            // Evicted: its job wants it back, so it is pending again (not deleted).
-            case "Releasing":
-              return nextPod(p, "Pending", null, []);
-            // Everything else stays as it is.
-            default:
-              return nextPod(p, q.status, q.nodeName, q.gpuGroups);
-          }
-        }),
-      };
-    }),
-  };
 }
 
 /** Sum over leaf queues of |allocated − fair share| in GPUs: 0 is the fair state. */
@@ -168,7 +116,7 @@ function runConfig(
       distance: Number.NaN,
     };
     cycles.push(c);
-    snap = advance(snap, ssn, r.searchCursors, periodMs);
+    snap = advanceSnapshot(snap, ssn, r, periodMs);
     // Settled: this cycle changed nothing and left nothing for later (no search that moved
     // on, no gang waiting to be evicted); the cycles before it did the work. An unchanged
     // cursor is dormant: its job was not tried (e.g. its queue is at its fair share).

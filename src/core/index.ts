@@ -18,3 +18,4 @@ export { Statement } from "./framework/statement.js";
 export { searchCursorError } from "./framework/search-cursors.js";
 export { PluginRegistry, defaultPluginRegistry, type PluginFactory } from "./plugins/registry.js";
 export { runSession, computeFairShare, openSession, sessionResult, type RunOptions } from "./scheduler.js";
+export { advanceSnapshot } from "./advance.js";

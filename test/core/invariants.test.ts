@@ -2,15 +2,20 @@
 // stalegangeviction in KAI's order) over seeded random snapshots: nodes never
 // over-committed (after every action), gangs whole or untouched, non-preemptible pods
 // never evicted, reclaim never taking a queue below its deserved quota, no job evicted
-// to place itself, no pod evicted twice from one node or re-placed where it was evicted.
+// to place itself, no pod evicted twice from one node or re-placed where it was evicted;
+// also over consecutive cycles whose bounded searches go on from their cursors.
 import { describe, expect, it } from "vitest";
 import { createAction } from "../../src/core/actions/registry.js";
 import {
   type ActionName,
+  type SchedulerConfig,
   type Session,
+  type Snapshot,
+  advanceSnapshot,
   isActiveAllocated,
   isActiveUsed,
   openSession,
+  sessionResult,
 } from "../../src/core/index.js";
 import { config } from "./actions/snapshots.js";
 import { generate } from "./actions/random-snapshots.js";
@@ -137,84 +142,116 @@ function checkReclaim(
   return taken;
 }
 
+interface Tally {
+  evictions: number;
+  reclaimed: number;
+}
+
+/** Run every action on a fresh session of `snapshot`, checking the invariants after each and at the end. */
+function checkedSession(
+  snapshot: Snapshot,
+  flat: boolean,
+  cfg: SchedulerConfig,
+  label: string,
+  tally: Tally,
+): Session {
+  const ssn = openSession(snapshot, cfg);
+  const before = new Map<string, { status: string; node: string | null }>();
+  for (const j of ssn.jobs.values())
+    for (const p of j.pods) before.set(p.uid, { status: p.status, node: p.nodeName });
+
+  for (const a of ACTIONS) {
+    const queuesBefore = queueGpus(ssn);
+    const evictionsBefore = ssn.evictions.length;
+    createAction(a).execute(ssn);
+    checkNodes(ssn, before, `${label} after ${a}`);
+    if (a === "reclaim" && flat)
+      tally.reclaimed += checkReclaim(ssn, before, queuesBefore, evictionsBefore, label);
+  }
+
+  // Nobody evicted twice from one node (a moved pod may be evicted again from where it moved);
+  // only preemptible pods are taken by the disruptive actions.
+  const evicted = ssn.evictions.map((e) => `${e.pod}@${e.node}`);
+  expect(new Set(evicted).size, `${label}: duplicate evictions`).toBe(evicted.length);
+  tally.evictions += evicted.length;
+  for (const e of ssn.evictions) {
+    if (!DISRUPTIVE.has(e.action)) continue;
+    const job = ssn.jobs.get(e.job)!;
+    expect(job.preemptible, `${label}: ${e.action} evicted non-preemptible ${e.pod}`).toBe(true);
+    // The job an eviction made room for is never the evicted job itself.
+    const preemptor = /for [^\s/]+\/([^\s,]+)/.exec(e.message)?.[1];
+    expect(preemptor, `${label}: eviction message names its preemptor`).toBeDefined();
+    expect(preemptor, `${label}: ${e.pod} evicted to place its own job`).not.toBe(job.name);
+    const placedByAction = [...ssn.binds, ...ssn.pipelines].some(
+      (p) => p.action === e.action && ssn.jobs.get(p.job)!.name === preemptor,
+    );
+    expect(
+      placedByAction,
+      `${label}: ${e.pod} evicted for ${preemptor}, which ${e.action} did not place`,
+    ).toBe(true);
+  }
+
+  // Every gang (pod set) is at or above its minimum, fully unplaced, or untouched. As in KAI,
+  // pods still releasing count as members until they are gone (a gang that lost pods to
+  // one preemptor may still grow in the same session).
+  for (const j of ssn.jobs.values()) {
+    const touched = j.pods.some(
+      (p) => before.get(p.uid)!.status !== p.status || before.get(p.uid)!.node !== p.nodeName,
+    );
+    if (!touched) continue;
+    for (const ps of j.podSetList) {
+      const placed = ps.pods.filter((p) => isActiveAllocated(p.status)).length;
+      const members = ps.pods.filter((p) => isActiveUsed(p.status)).length;
+      expect(
+        placed === 0 || members >= ps.minAvailable,
+        `${label}: job ${j.name} pod set ${ps.name} has ${placed} placed of minimum ${ps.minAvailable}`,
+      ).toBe(true);
+    }
+  }
+
+  // An evicted pod ends Releasing where it was, or Pipelined elsewhere (moved) — never re-placed where it was.
+  const lastEviction = new Map(ssn.evictions.map((e) => [e.pod, e]));
+  for (const e of lastEviction.values()) {
+    const p = ssn.jobs.get(e.job)!.pods.find((x) => x.uid === e.pod)!;
+    if (p.status === "Releasing") expect(p.nodeName, `${label}: ${e.pod}`).toBe(e.node);
+    else {
+      expect(p.status, `${label}: evicted ${e.pod}`).toBe("Pipelined");
+      expect(p.nodeName, `${label}: ${e.pod} moved onto its own node`).not.toBe(e.node);
+    }
+  }
+  return ssn;
+}
+
 describe("session invariants over random snapshots", () => {
   // INVARIANT_CASES=50000 for a soak run.
   const CASES = Number(process.env.INVARIANT_CASES ?? 300);
   it(`holds for ${CASES} seeded snapshots`, () => {
-    let evictions = 0;
-    let reclaimed = 0;
+    const tally: Tally = { evictions: 0, reclaimed: 0 };
     for (let seed = 1; seed <= CASES; seed++) {
       const { snapshot, flat } = generate(seed);
-      const label = `seed ${seed}`;
-      const ssn = openSession(snapshot, config(ACTIONS));
-      const before = new Map<string, { status: string; node: string | null }>();
-      for (const j of ssn.jobs.values())
-        for (const p of j.pods) before.set(p.uid, { status: p.status, node: p.nodeName });
-
-      for (const a of ACTIONS) {
-        const queuesBefore = queueGpus(ssn);
-        const evictionsBefore = ssn.evictions.length;
-        createAction(a).execute(ssn);
-        checkNodes(ssn, before, `${label} after ${a}`);
-        if (a === "reclaim" && flat)
-          reclaimed += checkReclaim(ssn, before, queuesBefore, evictionsBefore, label);
-      }
-
-      // Nobody evicted twice from one node (a moved pod may be evicted again from where it moved);
-      // only preemptible pods are taken by the disruptive actions.
-      const evicted = ssn.evictions.map((e) => `${e.pod}@${e.node}`);
-      expect(new Set(evicted).size, `${label}: duplicate evictions`).toBe(evicted.length);
-      evictions += evicted.length;
-      for (const e of ssn.evictions) {
-        if (!DISRUPTIVE.has(e.action)) continue;
-        const job = ssn.jobs.get(e.job)!;
-        expect(job.preemptible, `${label}: ${e.action} evicted non-preemptible ${e.pod}`).toBe(true);
-        // The job an eviction made room for is never the evicted job itself.
-        const preemptor = /for [^\s/]+\/([^\s,]+)/.exec(e.message)?.[1];
-        expect(preemptor, `${label}: eviction message names its preemptor`).toBeDefined();
-        expect(preemptor, `${label}: ${e.pod} evicted to place its own job`).not.toBe(job.name);
-        const placedByAction = [...ssn.binds, ...ssn.pipelines].some(
-          (p) => p.action === e.action && ssn.jobs.get(p.job)!.name === preemptor,
-        );
-        expect(
-          placedByAction,
-          `${label}: ${e.pod} evicted for ${preemptor}, which ${e.action} did not place`,
-        ).toBe(true);
-      }
-
-      // Every gang (pod set) is at or above its minimum, fully unplaced, or untouched. As in KAI,
-      // pods still releasing count as members until they are gone (a gang that lost pods to
-      // one preemptor may still grow in the same session).
-      for (const j of ssn.jobs.values()) {
-        const touched = j.pods.some(
-          (p) => before.get(p.uid)!.status !== p.status || before.get(p.uid)!.node !== p.nodeName,
-        );
-        if (!touched) continue;
-        for (const ps of j.podSetList) {
-          const placed = ps.pods.filter((p) => isActiveAllocated(p.status)).length;
-          const members = ps.pods.filter((p) => isActiveUsed(p.status)).length;
-          expect(
-            placed === 0 || members >= ps.minAvailable,
-            `${label}: job ${j.name} pod set ${ps.name} has ${placed} placed of minimum ${ps.minAvailable}`,
-          ).toBe(true);
-        }
-      }
-
-      // An evicted pod ends Releasing where it was, or Pipelined elsewhere (moved) — never re-placed where it was.
-      const lastEviction = new Map(ssn.evictions.map((e) => [e.pod, e]));
-      for (const e of lastEviction.values()) {
-        const p = ssn.jobs.get(e.job)!.pods.find((x) => x.uid === e.pod)!;
-        if (p.status === "Releasing") expect(p.nodeName, `${label}: ${e.pod}`).toBe(e.node);
-        else {
-          expect(p.status, `${label}: evicted ${e.pod}`).toBe("Pipelined");
-          expect(p.nodeName, `${label}: ${e.pod} moved onto its own node`).not.toBe(e.node);
-        }
-      }
-
-      ssn.close();
+      checkedSession(snapshot, flat, config(ACTIONS), `seed ${seed}`, tally).close();
     }
     // The generator must actually exercise the disruptive actions.
-    expect(evictions).toBeGreaterThan(50);
-    expect(reclaimed).toBeGreaterThan(5);
+    expect(tally.evictions).toBeGreaterThan(50);
+    expect(tally.reclaimed).toBeGreaterThan(5);
+  });
+
+  it("holds over consecutive cycles whose searches are bounded and go on from their cursors", () => {
+    // Budgets small enough that searches stop and resume in clusters the cycles between have changed.
+    const bounded = config(ACTIONS, { maxScenariosPerJob: 1, maxScenariosPerAction: 3 });
+    const tally: Tally = { evictions: 0, reclaimed: 0 };
+    let resumed = 0;
+    for (let seed = 1; seed <= CASES; seed++) {
+      const generated = generate(seed);
+      let snapshot = generated.snapshot;
+      for (let cycle = 1; cycle <= 4; cycle++) {
+        resumed += snapshot.searchCursors?.length ?? 0;
+        const ssn = checkedSession(snapshot, generated.flat, bounded, `seed ${seed} cycle ${cycle}`, tally);
+        snapshot = advanceSnapshot(snapshot, ssn, sessionResult(ssn), 10_000);
+        ssn.close();
+      }
+    }
+    expect(tally.evictions).toBeGreaterThan(50);
+    expect(resumed, "cursors handed to later cycles").toBeGreaterThan(50);
   });
 });
