@@ -32,6 +32,17 @@ export function simulatePlacement(
   return preemptorPlaced;
 }
 
+/** The uids of an attempt's pending jobs (the same list for each of its simulations). */
+const pendingUidSets = new WeakMap<readonly JobInfo[], Set<string>>();
+function uidsOf(jobs: readonly JobInfo[]): Set<string> {
+  let uids = pendingUidSets.get(jobs);
+  if (!uids) {
+    uids = new Set(jobs.map((j) => j.uid));
+    pendingUidSets.set(jobs, uids);
+  }
+  return uids;
+}
+
 /** The preemptor and the victim jobs in the order the simulation's queue pops them. */
 function placementOrder(
   ssn: Session,
@@ -43,11 +54,16 @@ function placementOrder(
   // Within one leaf queue jobs leave in job order whatever the other queues hold.
   if (relevant.every((j) => j.queue === preemptor.queue)) return relevant.sort((a, b) => ssn.jobOrder(a, b));
 
-  const jobs = new Map<string, JobInfo>();
-  for (const job of pendingJobs()) jobs.set(job.uid, job);
-  for (const [uid, job] of victimJobs) jobs.set(uid, job);
-  jobs.set(preemptor.uid, preemptor);
-  const order = new JobsOrderByQueues(ssn).initialize(jobs.values());
+  // Every pending job with the victims' and the preemptor's own copies in their places, then
+  // the victims and the preemptor that are not pending (as a map keyed by uid would hold them).
+  const pending = pendingJobs();
+  const pendingUids = uidsOf(pending);
+  const jobs: JobInfo[] = [];
+  for (const job of pending)
+    jobs.push(job.uid === preemptor.uid ? preemptor : (victimJobs.get(job.uid) ?? job));
+  for (const [uid, job] of victimJobs) if (!pendingUids.has(uid) && uid !== preemptor.uid) jobs.push(job);
+  if (!pendingUids.has(preemptor.uid)) jobs.push(preemptor);
+  const order = new JobsOrderByQueues(ssn).initialize(jobs);
   const waiting = new Map(relevant.map((j) => [j.uid, j]));
   const out: JobInfo[] = [];
   // When one of them is left it comes last whatever else is popped before it.
