@@ -1,8 +1,10 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
   ConfigError,
   DEFAULT_PLUGINS,
   defaultPluginRegistry,
+  defaultSessionParams,
   loadSchedulerConfig,
 } from "../../src/core/index.js";
 
@@ -50,5 +52,12 @@ describe("scheduler configuration", () => {
     const { session } = loadSchedulerConfig(null);
     expect([session.maxScenariosPerJob, session.maxScenariosPerAction]).toEqual([128, 1024]);
     expect(session.searchCursorIdleSeconds).toBe(300);
+  });
+
+  it("documents every session parameter with its default (docs/plugins.md)", () => {
+    const doc = readFileSync(new URL("../../docs/plugins.md", import.meta.url), "utf8");
+    const rows = new Map([...doc.matchAll(/^\| `(\w+)` \| `([^`]+)` \|/gm)].map((m) => [m[1], m[2]]));
+    for (const [name, value] of Object.entries(defaultSessionParams()))
+      expect(rows.get(name), `docs/plugins.md: session parameter ${name}`).toBe(String(value));
   });
 });
