@@ -8,8 +8,9 @@ import type { Session } from "./framework/session.js";
 /**
  * Bound pods run where they were bound; pipelined and evicted pods are pending again
  * (a pipelined one nominated to its node, whose freed room takes it next cycle; an
- * evicted pod's job wants it back); every other pod stays as it is. The clock moves `periodMs`, and the searches a
- * budget stopped go on (`result.searchCursors`).
+ * evicted pod's job wants it back); every other pod keeps the state the session left it
+ * in. The clock moves `periodMs`, and the searches a budget stopped go on
+ * (`result.searchCursors`).
  */
 export function advanceSnapshot(
   snapshot: Snapshot,
@@ -57,7 +58,13 @@ export function advanceSnapshot(
             default:
               return q.status === p.status && q.nodeName === p.node
                 ? p
-                : { ...p, status: q.status, node: q.nodeName, gpuGroups: [...q.gpuGroups] };
+                : {
+                    ...p,
+                    status: q.status,
+                    node: q.nodeName,
+                    gpuGroups: [...q.gpuGroups],
+                    gpuDevices: [...q.gpuDevices],
+                  };
           }
         }),
       };
