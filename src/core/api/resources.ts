@@ -98,7 +98,6 @@ function nonZero(o: Record<string, number> | undefined): [string, number][] {
 
 export type GpuRequestKind = "none" | "regular" | "fraction" | "memory" | "mig";
 
-/** What one pod asks for, normalised for the scheduler. */
 /** One TaskRequest per distinct request: requests are immutable, and most pods share one. */
 const interned = new Map<string, TaskRequest>();
 
@@ -112,10 +111,11 @@ function hasKeys(o: Record<string, number> | undefined): boolean {
   return false;
 }
 
-function level<T>(m: Level<T>, k: number, make: () => T): T {
+/** The map under `k`, created when missing (no closure per call: this runs for every pod of a snapshot). */
+function level<T>(m: Level<Level<T>>, k: number): Level<T> {
   let v = m.get(k);
   if (v === undefined) {
-    v = make();
+    v = new Map();
     m.set(k, v);
   }
   return v;
@@ -123,19 +123,7 @@ function level<T>(m: Level<T>, k: number, make: () => T): T {
 
 export function taskRequestOf(r: PodRequest): TaskRequest {
   if (!hasKeys(r.mig) && !hasKeys(r.extended)) {
-    const byGpuMemory = level(
-      level(
-        level(
-          level(plain, r.cpuMillis, () => new Map()),
-          r.memory,
-          () => new Map(),
-        ),
-        r.gpus,
-        () => new Map(),
-      ),
-      r.gpuFraction,
-      () => new Map<number, TaskRequest>(),
-    );
+    const byGpuMemory = level(level(level(level(plain, r.cpuMillis), r.memory), r.gpus), r.gpuFraction);
     let t = byGpuMemory.get(r.gpuMemory);
     if (!t) {
       if (plainCount++ > 100_000) {
@@ -159,6 +147,7 @@ export function taskRequestOf(r: PodRequest): TaskRequest {
   return t;
 }
 
+/** What one pod asks for, normalised for the scheduler. */
 export class TaskRequest {
   readonly cpu: number;
   readonly memory: number;
