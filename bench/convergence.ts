@@ -23,21 +23,12 @@ const SHAPES: Record<string, () => Snapshot> = {
   "kai-4000-contention": () => largeShape(7, true),
 };
 
-const CONFIGS: Record<string, Partial<SessionParams>> = {
-  unbounded: { maxScenariosPerJob: -1, maxScenariosPerAction: -1 },
-  // fleetq's default.
-  "128/1024": { maxScenariosPerJob: 128, maxScenariosPerAction: 1024 },
-  "64/512": { maxScenariosPerJob: 64, maxScenariosPerAction: 512 },
-  "-1/1024": { maxScenariosPerJob: -1, maxScenariosPerAction: 1024 },
-  "-1/2048": { maxScenariosPerJob: -1, maxScenariosPerAction: 2048 },
-};
-// Any other budget pair is given as JOB/ACTION, e.g. -1/1024.
-for (const arg of process.argv)
-  for (const name of arg.split(","))
-    if (/^-?\d+\/-?\d+$/.test(name) && !(name in CONFIGS)) {
-      const [job, action] = name.split("/").map(Number);
-      CONFIGS[name] = { maxScenariosPerJob: job!, maxScenariosPerAction: action! };
-    }
+/** Scenario budgets by name: "unbounded" (KAI's search) or JOB/ACTION, e.g. 128/1024 (the default). */
+function budgets(name: string): Partial<SessionParams> | null {
+  if (name === "unbounded") return { maxScenariosPerJob: -1, maxScenariosPerAction: -1 };
+  const m = /^(-?\d+)\/(-?\d+)$/.exec(name);
+  return m ? { maxScenariosPerJob: Number(m[1]), maxScenariosPerAction: Number(m[2]) } : null;
+}
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -82,7 +73,7 @@ function runConfig(
   print: (c: Cycle) => void,
 ) {
   const config = defaultSchedulerConfig();
-  Object.assign(config.session, CONFIGS[name]);
+  Object.assign(config.session, budgets(name));
   let snap = SHAPES[shape]!();
   const leaves = new Set(snap.queues.map((q) => q.name));
   for (const q of snap.queues) if (q.parent) leaves.delete(q.parent);
@@ -153,14 +144,16 @@ const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : dflt);
 const json = args.includes("--json");
 const shape = opt("--shape", "kai-1000-contention");
-const names = opt("--configs", Object.keys(CONFIGS).join(",")).split(",");
+const names = opt("--configs", "unbounded,128/1024,64/512,-1/2048").split(",");
 const maxCycles = Number(opt("--cycles", "30"));
 const periodMs = Number(opt("--period", "10")) * 1000;
-for (const n of [shape, ...names])
-  if (!(n in SHAPES) && !(n in CONFIGS)) {
-    console.error(
-      `unknown ${n}; shapes: ${Object.keys(SHAPES).join(", ")}; configs: ${Object.keys(CONFIGS).join(", ")}`,
-    );
+if (!(shape in SHAPES)) {
+  console.error(`unknown shape ${shape}; known: ${Object.keys(SHAPES).join(", ")}`);
+  process.exit(2);
+}
+for (const n of names)
+  if (!budgets(n)) {
+    console.error(`unknown configuration ${n}: "unbounded" or JOB/ACTION scenario budgets, e.g. 128/1024`);
     process.exit(2);
   }
 
