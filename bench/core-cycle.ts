@@ -37,6 +37,13 @@ const SHAPES: Shape[] = [
   // Over-quota running gangs and higher-priority pending gangs: every action has work.
   { name: "kai-1000-contention", build: () => largeShape(7, true, 1000), runs: 3, actions: ALL },
   { name: "kai-4000-contention", build: () => largeShape(7, true), runs: 5, actions: ALL },
+  // The same with four times the backlog: 10,000 pending gangs (40,000 pods).
+  {
+    name: "kai-4000-contention-4x-pending",
+    build: () => largeShape(7, true, 4000, 4),
+    runs: 3,
+    actions: ALL,
+  },
   {
     name: "kai-4000-contention-unbounded",
     build: () => largeShape(7, true),

@@ -185,9 +185,9 @@ export function mixedShape(nodes: number, jobs: number, seed = 3): Snapshot {
 /**
  * KAI's largest published cluster: 4,000 nodes (8 GPUs, 128 CPUs, 1 TiB), 100,000 running
  * pods (24,000 one-GPU, the rest CPU-only), 10,000 pending GPU pods in 2,500 gangs of 4,
- * over a 3-level tree of 200 queues.
+ * over a 3-level tree of 200 queues. `pendingScale` multiplies the pending gangs (a longer backlog).
  */
-export function largeShape(seed = 7, contention = false, N = 4000): Snapshot {
+export function largeShape(seed = 7, contention = false, N = 4000, pendingScale = 1): Snapshot {
   const rnd = prng(seed);
   const nodes = Array.from({ length: N }, (_, i) => node(`node-${i}`, 128_000, 1024 * GiB, 8));
   const { queues, leaves } = queueTree([4, 6, 7], N * 8);
@@ -211,7 +211,7 @@ export function largeShape(seed = 7, contention = false, N = 4000): Snapshot {
     jobs.push(job(`run-g-${n}`, q(), gpuPods, NOW - 3_600_000 + t++, contention ? 40 : 50));
     jobs.push(job(`run-c-${n}`, q(), cpuPods, NOW - 3_600_000 + t++, 50));
   }
-  for (let g = 0; g < (2500 * N) / 4000; g++) {
+  for (let g = 0; g < (2500 * N * pendingScale) / 4000; g++) {
     const pods = Array.from({ length: 4 }, (_, k) =>
       pod(`pend-${g}-${k}`, { cpuMillis: 4000, memory: 16 * GiB, gpus: 1 }),
     );

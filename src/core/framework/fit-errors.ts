@@ -8,16 +8,54 @@ export const DEFAULT_POD_ERROR = "Unable to schedule pod";
 export class TaskFitErrors {
   /** A reason that applies to every node (e.g. a pre-predicate), replacing the default message. */
   err: string | null = null;
-  /** Node index → its short reasons (the last recorded). */
-  private readonly byNode: (readonly string[] | undefined)[] = [];
+  /**
+   * Node index → which of `lists` holds its short reasons (the last recorded; 0: none). A
+   * typed array, as a pod that fits nowhere is recorded on every node of a large cluster.
+   */
+  private byNode: Uint16Array | Uint32Array | null = null;
+  /** The reason lists recorded for this pod, told apart by identity (they are interned). */
+  private readonly lists: (readonly string[])[] = [[]];
+  private readonly ids = new Map<readonly string[], number>();
+  private lastList: readonly string[] | null = null;
+  private lastId = 0;
   private readonly counts = new Map<string, number>();
 
+  /** `nodes`: the session's node count (every node index is below it). */
+  constructor(private readonly nodes = 0) {}
+
   setNodeError(nodeIndex: number, reasons: readonly string[]): void {
-    const prev = this.byNode[nodeIndex];
+    const byNode = this.nodeIds(nodeIndex);
+    const prev = this.lists[byNode[nodeIndex]!]!;
     if (prev === reasons) return;
-    if (prev) for (const r of prev) this.counts.set(r, this.counts.get(r)! - 1);
-    this.byNode[nodeIndex] = reasons;
+    for (const r of prev) this.counts.set(r, this.counts.get(r)! - 1);
+    byNode[nodeIndex] = this.idOf(reasons);
     for (const r of reasons) this.counts.set(r, (this.counts.get(r) ?? 0) + 1);
+  }
+
+  private idOf(reasons: readonly string[]): number {
+    // Consecutive nodes mostly share one list: the last one is checked first.
+    if (reasons === this.lastList) return this.lastId;
+    let id = this.ids.get(reasons);
+    if (id === undefined) {
+      id = this.lists.length;
+      this.lists.push(reasons);
+      this.ids.set(reasons, id);
+    }
+    this.lastList = reasons;
+    this.lastId = id;
+    return id;
+  }
+
+  /** The node → list array, holding `nodeIndex` (there are never more lists than nodes). */
+  private nodeIds(nodeIndex: number): Uint16Array | Uint32Array {
+    let ids = this.byNode;
+    if (!ids || ids.length <= nodeIndex) {
+      const size = Math.max(this.nodes, nodeIndex + 1);
+      const grown = size < 0xffff ? new Uint16Array(size) : new Uint32Array(size);
+      if (ids) grown.set(ids);
+      this.byNode = ids = grown;
+    }
+    return ids;
   }
 
   /** "no nodes with enough resources were found: 2 node(s) didn't have enough resources: GPUs." */

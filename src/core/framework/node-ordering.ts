@@ -11,6 +11,7 @@ import type { NodeInfo } from "../api/node-info.js";
 import type { PodInfo } from "../api/pod-info.js";
 import type { JobInfo } from "../api/podgroup-info.js";
 import { WHOLE_GPU } from "./callbacks.js";
+import { NoRoomMemo, internReason } from "./no-room.js";
 import { NodeOrderCache } from "./node-order-cache.js";
 import type { Session } from "./session.js";
 
@@ -28,6 +29,7 @@ export class NodeOrdering {
   private nextSetId = 0;
   private memberStamp = new Uint32Array(0);
   private stamp = 0;
+  private readonly noRoom = new NoRoomMemo();
 
   constructor(private readonly ssn: Session) {}
 
@@ -129,9 +131,9 @@ export class NodeOrdering {
    */
   fits(task: PodInfo, job: JobInfo, node: NodeInfo, record: boolean): boolean {
     const ssn = this.ssn;
-    if (!node.isTaskAllocatableOnReleasingOrIdle(task)) {
-      if (record && !node.isTaskAllocatable(task))
-        ssn.fitErrorsFor(job, task).setNodeError(node.index, insufficientResources(task, node));
+    if (!this.noRoom.hasRoom(task, node)) {
+      const reasons = record ? this.noRoom.reasons(task, node) : null;
+      if (reasons) ssn.fitErrorsFor(job, task).setNodeError(node.index, reasons);
       return false;
     }
     const err = ssn.predicate(task, job, node);
@@ -156,68 +158,4 @@ export class NodeOrdering {
     scored.sort((a, b) => b.s - a.s || a.i - b.i);
     return scored.map((x) => x.g);
   }
-}
-
-// Nodes short of the same things share one reasons array (thousands of nodes, few distinct lists).
-const interned = new Map<string, string[]>();
-function intern(reasons: string[]): string[] {
-  const k = reasons.join("\u0000");
-  let v = interned.get(k);
-  if (!v) {
-    v = reasons;
-    if (interned.size < 1024) interned.set(k, v);
-  }
-  return v;
-}
-
-const BASIC_SHORTAGES = [
-  "node(s) didn't have enough resources: GPUs",
-  "node(s) didn't have enough resources: GPU memory",
-  "node(s) didn't have enough resources: CPU cores",
-  "node(s) didn't have enough resources: memory",
-  "node(s) didn't have enough resources: pods",
-];
-/** Reason lists of pods without MIG or extended requests, by bit mask of BASIC_SHORTAGES. */
-const byShortage: string[][] = Array.from({ length: 1 << BASIC_SHORTAGES.length }, (_, mask) => {
-  const out = BASIC_SHORTAGES.filter((_, i) => mask & (1 << i));
-  return intern(out.length ? out : ["node(s) didn't have enough resources"]);
-});
-
-/** Short reasons a node lacks room for the task (KAI: NewFitErrorInsufficientResource). */
-export function insufficientResources(task: PodInfo, node: NodeInfo): string[] {
-  const req = task.req;
-  const freeGpus = node.allocatable.gpus - node.used.gpus - node.shared.usedGroupCount();
-  // The common case, once per node of every failed scan: no strings, no arrays.
-  if (!req.mig && !req.extended) {
-    const mask =
-      (req.gpus > freeGpus ? 1 : 0) |
-      (req.gpuMemory > node.gpuMemory ? 2 : 0) |
-      (Math.trunc(req.cpu) > Math.trunc(node.allocatable.cpu - node.used.cpu) ? 4 : 0) |
-      (req.memory > node.allocatable.memory - node.used.memory ? 8 : 0) |
-      (node.allocatable.pods - node.used.pods < 1 ? 16 : 0);
-    return byShortage[mask]!;
-  }
-  const out: string[] = [];
-  if (req.mig) {
-    for (const [k, v] of req.mig)
-      if (node.allocatable.scalar(k) - node.used.scalar(k) < v)
-        out.push(`node(s) didn't have enough of mig profile: ${k}`);
-  } else {
-    if (req.gpus > freeGpus) out.push(BASIC_SHORTAGES[0]!);
-    if (req.gpuMemory > node.gpuMemory) out.push(BASIC_SHORTAGES[1]!);
-  }
-  if (Math.trunc(req.cpu) > Math.trunc(node.allocatable.cpu - node.used.cpu)) out.push(BASIC_SHORTAGES[2]!);
-  if (req.memory > node.allocatable.memory - node.used.memory) out.push(BASIC_SHORTAGES[3]!);
-  if (node.allocatable.pods - node.used.pods < 1) out.push(BASIC_SHORTAGES[4]!);
-  if (req.extended)
-    for (const [k, v] of req.extended)
-      if (node.allocatable.scalar(k) - node.used.scalar(k) < v)
-        out.push(`node(s) didn't have enough resources: ${k}`);
-  if (out.length === 0) out.push("node(s) didn't have enough resources");
-  return intern(out);
-}
-
-/** One shared array per distinct predicate reason. */
-export function internReason(reason: string): string[] {
-  return intern([reason]);
 }

@@ -339,8 +339,19 @@ export class Session {
     return { sets, error: null };
   }
 
+  /** The pod whose fit errors were asked for last (a failed scan asks once per node). */
+  private lastFitErrors: { job: JobInfo; task: PodInfo; errors: TaskFitErrors } | null = null;
+
   /** The fit errors recorded for `task` so far (created empty on first use). */
   fitErrorsFor(job: JobInfo, task: PodInfo): TaskFitErrors {
+    const last = this.lastFitErrors;
+    if (last && last.job === job && last.task === task) return last.errors;
+    const errors = this.fitErrorsEntry(job, task);
+    this.lastFitErrors = { job, task, errors };
+    return errors;
+  }
+
+  private fitErrorsEntry(job: JobInfo, task: PodInfo): TaskFitErrors {
     let m = this.taskFitErrors.get(job.uid);
     if (!m) {
       m = new Map();
@@ -348,7 +359,7 @@ export class Session {
     }
     let e = m.get(task.uid);
     if (!e) {
-      e = new TaskFitErrors();
+      e = new TaskFitErrors(this.nodes.length);
       m.set(task.uid, e);
     }
     return e;

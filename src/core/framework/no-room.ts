@@ -1,0 +1,102 @@
+// Which nodes have no room for a pod, and the short reasons why (KAI:
+// NewFitErrorInsufficientResource). Every failed scan asks this of every node — thousands
+// of pending pods with the same request against a full cluster — and the answer depends
+// only on the request and the node's resources, so it is kept per node until the node
+// changes (its version) or another request asks.
+import type { NodeInfo } from "../api/node-info.js";
+import type { PodInfo } from "../api/pod-info.js";
+import type { TaskRequest } from "../api/resources.js";
+
+export class NoRoomMemo {
+  /** Per node index: the request last found without room there, at which node version. */
+  private readonly req: (TaskRequest | undefined)[] = [];
+  private readonly version: number[] = [];
+  /** …and its reasons once asked (null: it fits on idle alone, nothing is recorded). */
+  private readonly short: (readonly string[] | null | undefined)[] = [];
+
+  /** Whether `task` fits into idle + releasing of `node`. */
+  hasRoom(task: PodInfo, node: NodeInfo): boolean {
+    const i = node.index;
+    if (this.req[i] === task.req && this.version[i] === node.version) return false;
+    if (node.isTaskAllocatableOnReleasingOrIdle(task)) return true;
+    this.req[i] = task.req;
+    this.version[i] = node.version;
+    this.short[i] = undefined;
+    return false;
+  }
+
+  /** For a node `hasRoom` has just refused: the reasons to record, or null for none. */
+  reasons(task: PodInfo, node: NodeInfo): readonly string[] | null {
+    const i = node.index;
+    let r = this.short[i];
+    if (r === undefined) {
+      r = node.isTaskAllocatable(task) ? null : insufficientResources(task, node);
+      this.short[i] = r;
+    }
+    return r;
+  }
+}
+
+// Nodes short of the same things share one reasons array (thousands of nodes, few distinct lists).
+const interned = new Map<string, string[]>();
+function intern(reasons: string[]): string[] {
+  const k = reasons.join("\u0000");
+  let v = interned.get(k);
+  if (!v) {
+    v = reasons;
+    if (interned.size < 1024) interned.set(k, v);
+  }
+  return v;
+}
+
+const BASIC_SHORTAGES = [
+  "node(s) didn't have enough resources: GPUs",
+  "node(s) didn't have enough resources: GPU memory",
+  "node(s) didn't have enough resources: CPU cores",
+  "node(s) didn't have enough resources: memory",
+  "node(s) didn't have enough resources: pods",
+];
+/** Reason lists of pods without MIG or extended requests, by bit mask of BASIC_SHORTAGES. */
+const byShortage: string[][] = Array.from({ length: 1 << BASIC_SHORTAGES.length }, (_, mask) => {
+  const out = BASIC_SHORTAGES.filter((_, i) => mask & (1 << i));
+  return intern(out.length ? out : ["node(s) didn't have enough resources"]);
+});
+
+/** Short reasons a node lacks room for the task (KAI: NewFitErrorInsufficientResource). */
+export function insufficientResources(task: PodInfo, node: NodeInfo): string[] {
+  const req = task.req;
+  const freeGpus = node.allocatable.gpus - node.used.gpus - node.shared.usedGroupCount();
+  // The common case, once per node of every failed scan: no strings, no arrays.
+  if (!req.mig && !req.extended) {
+    const mask =
+      (req.gpus > freeGpus ? 1 : 0) |
+      (req.gpuMemory > node.gpuMemory ? 2 : 0) |
+      (Math.trunc(req.cpu) > Math.trunc(node.allocatable.cpu - node.used.cpu) ? 4 : 0) |
+      (req.memory > node.allocatable.memory - node.used.memory ? 8 : 0) |
+      (node.allocatable.pods - node.used.pods < 1 ? 16 : 0);
+    return byShortage[mask]!;
+  }
+  const out: string[] = [];
+  if (req.mig) {
+    for (const [k, v] of req.mig)
+      if (node.allocatable.scalar(k) - node.used.scalar(k) < v)
+        out.push(`node(s) didn't have enough of mig profile: ${k}`);
+  } else {
+    if (req.gpus > freeGpus) out.push(BASIC_SHORTAGES[0]!);
+    if (req.gpuMemory > node.gpuMemory) out.push(BASIC_SHORTAGES[1]!);
+  }
+  if (Math.trunc(req.cpu) > Math.trunc(node.allocatable.cpu - node.used.cpu)) out.push(BASIC_SHORTAGES[2]!);
+  if (req.memory > node.allocatable.memory - node.used.memory) out.push(BASIC_SHORTAGES[3]!);
+  if (node.allocatable.pods - node.used.pods < 1) out.push(BASIC_SHORTAGES[4]!);
+  if (req.extended)
+    for (const [k, v] of req.extended)
+      if (node.allocatable.scalar(k) - node.used.scalar(k) < v)
+        out.push(`node(s) didn't have enough resources: ${k}`);
+  if (out.length === 0) out.push("node(s) didn't have enough resources");
+  return intern(out);
+}
+
+/** One shared array per distinct predicate reason. */
+export function internReason(reason: string): string[] {
+  return intern([reason]);
+}
