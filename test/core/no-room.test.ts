@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { NodeInfo } from "../../src/core/api/node-info.js";
 import { PodInfo } from "../../src/core/api/pod-info.js";
 import { NoRoomMemo } from "../../src/core/framework/no-room.js";
-import { gpuNode, job, running } from "./actions/snapshots.js";
+import { runSession } from "../../src/core/index.js";
+import { config, gpuNode, job, queue, running, snapshot } from "./actions/snapshots.js";
 
 describe("NoRoomMemo", () => {
   it("answers from the memo while the node is unchanged, and asks again once it changes", () => {
@@ -27,5 +28,33 @@ describe("NoRoomMemo", () => {
     const none = new PodInfo(job("c", "q", [{ gpus: 0 }]).pods[0]!, "c");
     expect(memo.hasRoom(wants, node)).toBe(false);
     expect(memo.hasRoom(none, node)).toBe(true);
+  });
+});
+
+describe("failed scans", () => {
+  it("a pod with the request of one that found no room anywhere is refused the same way until a node changes", () => {
+    // n1 full; n2 with one free GPU and all its CPU. A and C/D ask two GPUs (no node has
+    // them); B takes all of n2's CPU in between, which changes why n2 refuses C and D.
+    const b = job("b", "q", [{ gpus: 0 }], { priority: 80 });
+    b.pods[0]!.request.cpuMillis = 64_000;
+    const s = snapshot(
+      [gpuNode("n1", 2), gpuNode("n2", 1)],
+      [queue("q", 0, { deserved: 4 })],
+      [
+        job("h", "q", [running("n1"), running("n1")], { priority: 10 }),
+        job("a", "q", [{ gpus: 2 }], { priority: 90 }),
+        b,
+        job("c", "q", [{ gpus: 2 }], { priority: 70 }),
+        job("d", "q", [{ gpus: 2 }], { priority: 60 }),
+      ],
+    );
+    const r = runSession(s, config(["allocate"]));
+    const errors = (uid: string) => r.jobs.find((j) => j.uid === uid)!.fitErrors.join("\n");
+    expect(r.binds.map((x) => `${x.pod}@${x.node}`)).toEqual(["b-0@n2"]);
+    expect(errors("a")).toMatch(/: 2 node\(s\) didn't have enough resources: GPUs\.$/);
+    expect(errors("c")).toMatch(
+      /: 1 node\(s\) didn't have enough resources: CPU cores\. \n2 node\(s\) didn't have enough resources: GPUs\.$/,
+    );
+    expect(errors("d")).toBe(errors("c").replace("ns/c-0", "ns/d-0"));
   });
 });

@@ -5,6 +5,13 @@
 export const RESOURCES_NOT_FOUND = "no nodes with enough resources were found";
 export const DEFAULT_POD_ERROR = "Unable to schedule pod";
 
+/** A pod's per-node records, copied (TaskFitErrors.nodeErrors). */
+export interface NodeErrors {
+  readonly byNode: Uint16Array | Uint32Array | null;
+  readonly lists: readonly (readonly string[])[];
+  readonly counts: ReadonlyMap<string, number>;
+}
+
 export class TaskFitErrors {
   /** A reason that applies to every node (e.g. a pre-predicate), replacing the default message. */
   err: string | null = null;
@@ -14,11 +21,11 @@ export class TaskFitErrors {
    */
   private byNode: Uint16Array | Uint32Array | null = null;
   /** The reason lists recorded for this pod, told apart by identity (they are interned). */
-  private readonly lists: (readonly string[])[] = [[]];
-  private readonly ids = new Map<readonly string[], number>();
+  private lists: (readonly string[])[] = [[]];
+  private ids = new Map<readonly string[], number>();
   private lastList: readonly string[] | null = null;
   private lastId = 0;
-  private readonly counts = new Map<string, number>();
+  private counts = new Map<string, number>();
 
   /** `nodes`: the session's node count (every node index is below it). */
   constructor(private readonly nodes = 0) {}
@@ -56,6 +63,20 @@ export class TaskFitErrors {
       this.byNode = ids = grown;
     }
     return ids;
+  }
+
+  /** A copy of the per-node records (not `err`), for another pod whose scan would record the same. */
+  nodeErrors(): NodeErrors {
+    return { byNode: this.byNode?.slice() ?? null, lists: [...this.lists], counts: new Map(this.counts) };
+  }
+
+  /** Take `e` as the per-node records, as a scan recording every node of the session would leave them. */
+  setNodeErrors(e: NodeErrors): void {
+    this.byNode = e.byNode?.slice() ?? null;
+    this.lists = [...e.lists];
+    this.ids = new Map(this.lists.map((l, i) => [l, i]));
+    this.lastList = null;
+    this.counts = new Map(e.counts);
   }
 
   /** "no nodes with enough resources were found: 2 node(s) didn't have enough resources: GPUs." */

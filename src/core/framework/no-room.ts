@@ -6,6 +6,7 @@
 import type { NodeInfo } from "../api/node-info.js";
 import type { PodInfo } from "../api/pod-info.js";
 import type { TaskRequest } from "../api/resources.js";
+import type { NodeErrors } from "./fit-errors.js";
 
 export class NoRoomMemo {
   /** Per node index: the request last found without room there, at which node version. */
@@ -34,6 +35,27 @@ export class NoRoomMemo {
       this.short[i] = r;
     }
     return r;
+  }
+}
+
+/**
+ * Scans of every node of the session that found no room anywhere, per request, with the
+ * records they left: while no node changes (the session's change log does not grow), a pod
+ * with the same request is refused everywhere again with the same reasons.
+ */
+export class FailedScans {
+  private readonly byRequest = new Map<TaskRequest, { at: number; errors: NodeErrors }>();
+
+  /** `changes`: how many node changes the session has logged so far. */
+  constructor(private readonly changes: () => number) {}
+
+  find(task: PodInfo): NodeErrors | null {
+    const e = this.byRequest.get(task.req);
+    return e && e.at === this.changes() ? e.errors : null;
+  }
+
+  remember(task: PodInfo, errors: NodeErrors): void {
+    this.byRequest.set(task.req, { at: this.changes(), errors });
   }
 }
 

@@ -11,7 +11,7 @@ import type { NodeInfo } from "../api/node-info.js";
 import type { PodInfo } from "../api/pod-info.js";
 import type { JobInfo } from "../api/podgroup-info.js";
 import { WHOLE_GPU } from "./callbacks.js";
-import { NoRoomMemo, internReason } from "./no-room.js";
+import { FailedScans, NoRoomMemo, internReason } from "./no-room.js";
 import { NodeOrderCache } from "./node-order-cache.js";
 import type { Session } from "./session.js";
 
@@ -30,8 +30,13 @@ export class NodeOrdering {
   private memberStamp = new Uint32Array(0);
   private stamp = 0;
   private readonly noRoom = new NoRoomMemo();
+  /** Nodes `fits` refused for room and recorded reasons for, so far (a scan counts its own). */
+  roomRefusals = 0;
+  readonly failedScans: FailedScans;
 
-  constructor(private readonly ssn: Session) {}
+  constructor(private readonly ssn: Session) {
+    this.failedScans = new FailedScans(() => ssn.nodeChanges.length);
+  }
 
   /** `nodes` ordered for `task`: score descending, then name. */
   ordered(nodes: readonly NodeInfo[], task: PodInfo): NodeInfo[] {
@@ -133,7 +138,10 @@ export class NodeOrdering {
     const ssn = this.ssn;
     if (!this.noRoom.hasRoom(task, node)) {
       const reasons = record ? this.noRoom.reasons(task, node) : null;
-      if (reasons) ssn.fitErrorsFor(job, task).setNodeError(node.index, reasons);
+      if (reasons) {
+        ssn.fitErrorsFor(job, task).setNodeError(node.index, reasons);
+        this.roomRefusals++;
+      }
       return false;
     }
     const err = ssn.predicate(task, job, node);

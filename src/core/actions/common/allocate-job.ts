@@ -150,16 +150,29 @@ function allocateTask(
     ssn.fitErrorsFor(job, task).err = pre;
     return false;
   }
-  return ssn.ordering.firstFit(nodes, task, (node) => {
+  const ordering = ssn.ordering;
+  // A scan of every node that records why each refused: when one for the same request found
+  // no room anywhere and no node changed since, this one ends the same way (same records).
+  const recordsAll = !pipelineOnly && nodes === ssn.nodes && task.nodeName === null;
+  const known = recordsAll ? ordering.failedScans.find(task) : null;
+  if (known) {
+    ssn.fitErrorsFor(job, task).setNodeErrors(known);
+    return false;
+  }
+  const refusalsBefore = ordering.roomRefusals;
+  const placed = ordering.firstFit(nodes, task, (node) => {
     // A simulation records no reasons: a node without room is passed over first (most are).
     if (pipelineOnly && !node.isTaskAllocatableOnReleasingOrIdle(task)) return false;
     // A pod moved earlier in the session is still releasing on its old node; placing it
     // there again would un-evict it where it now is, unchecked (KAI over-commits that node).
     // A pod on no node is on none (checked first: this runs for every node of every scan).
     if (task.nodeName !== null && task.nodeName !== node.name && node.pods.has(task.uid)) return false;
-    if (!ssn.ordering.fits(task, job, node, !pipelineOnly)) return false;
+    if (!ordering.fits(task, job, node, !pipelineOnly)) return false;
     return allocateTaskToNode(ssn, stmt, task, node, pipelineOnly);
   });
+  if (!placed && recordsAll && ordering.roomRefusals - refusalsBefore === nodes.length)
+    ordering.failedScans.remember(task, ssn.fitErrorsFor(job, task).nodeErrors());
+  return placed;
 }
 
 function allocateTaskToNode(
