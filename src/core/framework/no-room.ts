@@ -2,7 +2,8 @@
 // NewFitErrorInsufficientResource). Every failed scan asks this of every node — thousands
 // of pending pods with the same request against a full cluster — and the answer depends
 // only on the request and the node's resources, so it is kept per node until the node
-// changes (its version) or another request asks.
+// changes (its version) or another request asks — and, for a scan of every node that
+// found no room anywhere, for the whole scan until any node changes.
 import type { NodeInfo } from "../api/node-info.js";
 import type { PodInfo } from "../api/pod-info.js";
 import type { TaskRequest } from "../api/resources.js";
