@@ -1,6 +1,6 @@
 // The workers' Prometheus metrics, in their own registry (the API's /metrics can merge it).
 // Created once per process: several startWorkers() in one process share them.
-import { Counter, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 
 export const metrics = new Registry();
 
@@ -32,6 +32,13 @@ export const decisionsTotal = new Counter({
   name: "fleetq_cycle_decisions_total",
   help: "Committed scheduling decisions by cluster and kind (bind, evict, pipeline)",
   labelNames: ["cluster", "kind"] as const,
+  registers: [metrics],
+});
+
+export const stoppedSearches = new Gauge({
+  name: "fleetq_search_cursors",
+  help: "Victim searches the scenario budget stopped in the cluster's last cycle, going on in the next",
+  labelNames: ["cluster"] as const,
   registers: [metrics],
 });
 

@@ -20,6 +20,7 @@ import {
   cycleDuration,
   cyclesTotal,
   decisionsTotal,
+  stoppedSearches,
   staleRetriesTotal,
   taskErrorsTotal,
 } from "../metrics.js";
@@ -120,6 +121,7 @@ async function decideAndCommit(
     );
     snapshot.searchCursors = await deps.searchCursors.load(cluster);
     const result = runSession(snapshot, deps.config);
+    stoppedSearches.set({ cluster }, result.searchCursors.length);
     for (const outcome of result.jobs) {
       const note = waiting.get(outcome.uid);
       if (note) outcome.fitErrors = [note, ...outcome.fitErrors];
