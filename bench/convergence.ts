@@ -17,6 +17,7 @@ import {
   sessionResult,
 } from "../src/core/index.js";
 import { largeShape } from "./generate.js";
+import { median, time } from "./timing.js";
 
 const SHAPES: Record<string, () => Snapshot> = {
   "kai-1000-contention": () => largeShape(7, true, 1000),
@@ -28,18 +29,6 @@ function budgets(name: string): Partial<SessionParams> | null {
   if (name === "unbounded") return { maxScenariosPerJob: -1, maxScenariosPerAction: -1 };
   const m = /^(-?\d+)\/(-?\d+)$/.exec(name);
   return m ? { maxScenariosPerJob: Number(m[1]), maxScenariosPerAction: Number(m[2]) } : null;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-function time<T>(f: () => T): [number, T] {
-  const t0 = performance.now();
-  const r = f();
-  return [performance.now() - t0, r];
 }
 
 /** Sum over leaf queues of |allocated − fair share| in GPUs: 0 is the fair state. */

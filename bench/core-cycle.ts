@@ -10,6 +10,7 @@ import { createAction } from "../src/core/actions/registry.js";
 import { type SessionParams, type Snapshot, defaultSchedulerConfig, openSession } from "../src/core/index.js";
 import { greedyFirstFit } from "./greedy.js";
 import { armadaShape, kaiShape, largeShape, mixedShape } from "./generate.js";
+import { median, time } from "./timing.js";
 
 interface Shape {
   name: string;
@@ -52,18 +53,6 @@ const SHAPES: Shape[] = [
     session: UNBOUNDED,
   },
 ];
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-function time<T>(f: () => T): [number, T] {
-  const t0 = performance.now();
-  const r = f();
-  return [performance.now() - t0, r];
-}
 
 function runShape(shape: Shape): Record<string, unknown>[] {
   const snapshot = shape.build();
