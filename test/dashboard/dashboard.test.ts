@@ -1,4 +1,4 @@
-// The dashboard in headless Chromium (Debian's chromium, driven by playwright-core) against a real
+// The dashboard in headless Chromium (test/helpers/browser.ts, driven by playwright-core) against a real
 // `fleetq dev`: the page loads with the token from the address, shows the demo's queue tree,
 // clusters and fair-share bars, updates live when a job is submitted, and asks for a token when it
 // has none or a bad one. Screenshots go to test-results/ (gitignored).
@@ -7,12 +7,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { CHROMIUM_ARGS, chromiumExecutable } from "../helpers/browser.js";
 import { deleteTestKeys } from "../helpers/redis.js";
 import { ROOT, runCli } from "../cli/run-cli.js";
 import { testRedisPrefix } from "../helpers/redis.js";
 import { type DevProcess, startDevProcess } from "../e2e/dev-process.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const SCREENSHOTS = path.join(ROOT, "test-results");
 const DEMO_QUEUES = ["acme", "research", "vision", "llm", "product", "search", "ads"];
 
@@ -34,18 +34,10 @@ beforeAll(async () => {
     },
   });
   browser = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
+    executablePath: await chromiumExecutable(),
     headless: true,
     viewport: { width: 1400, height: 1000 },
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
+    args: CHROMIUM_ARGS,
   });
 }, 300_000);
 
