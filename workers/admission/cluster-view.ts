@@ -35,6 +35,32 @@ function heldOnly(job: PodGroupSpec): PodGroupSpec | null {
   };
 }
 
+/** The job with the placed pods holding their nodes (status Binding, node and devices set). */
+function withPlacements(job: PodGroupSpec, where: ReadonlyMap<string, Placement> | undefined): PodGroupSpec {
+  if (!where?.size) return job;
+  return {
+    ...job,
+    pods: job.pods.map((p) => {
+      const b = where.get(p.uid);
+      if (!b) return p;
+      const devices = b.gpuDevices?.length ? { gpuDevices: b.gpuDevices } : {};
+      return { ...p, status: "Binding", node: b.node, gpuGroups: b.gpuGroups, ...devices };
+    }),
+  };
+}
+
+/** Per job, where an allocate dry run of the snapshot as it is places its pending pods. */
+function reservations(snapshot: Snapshot, config: SchedulerConfig): Map<string, Map<string, Placement>> {
+  const out = new Map<string, Map<string, Placement>>();
+  if (!snapshot.jobs.some((j) => j.pods.some((p) => p.status === "Pending"))) return out;
+  for (const b of runSession(snapshot, config).binds) {
+    const m = out.get(b.job) ?? new Map<string, Placement>();
+    m.set(b.pod, b);
+    out.set(b.job, m);
+  }
+  return out;
+}
+
 function mergeTopologies(...lists: readonly TopologySpec[][]): TopologySpec[] {
   const byName = new Map<string, TopologySpec>();
   for (const list of lists) for (const t of list) byName.set(t.name, t);
@@ -56,7 +82,9 @@ export class ClusterView {
   free: Amounts;
   /** Pending pods already waiting on this cluster, plus what this pass sent here unplaced. */
   backlog: Amounts;
-  /** The snapshot's jobs reduced to the pods that hold resources. */
+  /** The snapshot's jobs, the pods the cluster would place now as placed (its demand). */
+  private readonly present: PodGroupSpec[];
+  /** The same reduced to the pods that hold resources. */
   private readonly held: PodGroupSpec[];
   /** Jobs this pass placed here (their placed pods hold their nodes for the rest of the pass). */
   private readonly placed: PodGroupSpec[] = [];
@@ -78,14 +106,23 @@ export class ClusterView {
   ) {
     this.name = summary.name;
     this.labels = summary.labels;
-    this.held = snapshot.jobs.map(heldOnly).filter((j): j is PodGroupSpec => j !== null);
+    // Jobs already sent here but not placed yet get their room first: an allocate dry run of the
+    // cluster as it is places what its own cycle would place, and those pods then hold their nodes
+    // in every later dry run, so no job is told it fits on room they will take.
+    const reserved = reservations(snapshot, this.allocateOnly());
+    this.present = snapshot.jobs.map((j) => withPlacements(j, reserved.get(j.uid)));
+    this.held = this.present.map(heldOnly).filter((j): j is PodGroupSpec => j !== null);
     const usedByNode = new Map<string, Amounts>();
     let backlog = zero();
     for (const job of snapshot.jobs)
       for (const p of job.pods) {
         if (HOLDING.has(p.status) && p.node)
           usedByNode.set(p.node, add(usedByNode.get(p.node) ?? zero(), podAmounts(p)));
-        else if (p.status === "Pending") backlog = add(backlog, podAmounts(p));
+        else if (p.status === "Pending") {
+          backlog = add(backlog, podAmounts(p));
+          // What waits here unplaced counts against its queue's headroom, like what a pass sends.
+          if (!reserved.get(job.uid)?.has(p.uid)) this.addWaiting(job.queue, podAmounts(p));
+        }
       }
     this.backlog = backlog;
     this.capacity = snapshot.nodes
@@ -96,6 +133,10 @@ export class ClusterView {
       .filter((n) => n.ready && !n.unschedulable)
       .map((n) => positive(sub(nodeAmounts(n), usedByNode.get(n.name) ?? zero())))
       .reduce(add, zero());
+  }
+
+  private addWaiting(queue: string, amounts: Amounts): void {
+    this.waitingByQueue.set(queue, add(this.waitingByQueue.get(queue) ?? zero(), amounts));
   }
 
   private allocateOnly(): SchedulerConfig {
@@ -125,7 +166,7 @@ export class ClusterView {
     const shares = computeFairShare(
       {
         ...this.snapshot,
-        jobs: [...this.snapshot.jobs, ...this.placed, ...this.waiting, ...jobs],
+        jobs: [...this.present, ...this.placed, ...this.waiting, ...jobs],
         topologies,
       },
       fairShareConfig(this.config),
@@ -175,19 +216,13 @@ export class ClusterView {
     const queue = c.spec.queue;
     if (placedNow) {
       const where = new Map((this.placements.get(c.spec.uid) ?? []).map((b) => [b.pod, b]));
-      const job = heldOnly({
-        ...c.spec,
-        pods: c.spec.pods.map((p) => {
-          const b = where.get(p.uid);
-          return b ? { ...p, status: "Binding", node: b.node, gpuGroups: b.gpuGroups } : p;
-        }),
-      });
+      const job = heldOnly(withPlacements(c.spec, where));
       if (job) this.placed.push(job);
       this.placedSinceEvaluation.set(queue, add(this.placedSinceEvaluation.get(queue) ?? zero(), amounts));
       this.free = sub(this.free, amounts);
     } else {
       this.waiting.push(c.spec);
-      this.waitingByQueue.set(queue, add(this.waitingByQueue.get(queue) ?? zero(), amounts));
+      this.addWaiting(queue, amounts);
       this.backlog = add(this.backlog, amounts);
     }
   }
