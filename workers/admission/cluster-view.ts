@@ -6,12 +6,15 @@ import {
   type Placement,
   type PodGroupSpec,
   type QueueShare,
+  type QueueSpec,
+  type QuotaVector,
   runSession,
   type SchedulerConfig,
   type Snapshot,
   type TopologySpec,
 } from "../../src/core/index.js";
 import { type AdmissionCandidate, type ClusterSummary, fairShareConfig } from "../../src/store/index.js";
+import { admissionDryRunsTotal } from "../metrics.js";
 import { type Amounts, add, nodeAmounts, podAmounts, positive, sub, zero } from "./amounts.js";
 
 export interface FitResult {
@@ -53,6 +56,7 @@ function withPlacements(job: PodGroupSpec, where: ReadonlyMap<string, Placement>
 function reservations(snapshot: Snapshot, config: SchedulerConfig): Map<string, Map<string, Placement>> {
   const out = new Map<string, Map<string, Placement>>();
   if (!snapshot.jobs.some((j) => j.pods.some((p) => p.status === "Pending"))) return out;
+  admissionDryRunsTotal.inc({ kind: "reserve" });
   for (const b of runSession(snapshot, config).binds) {
     const m = out.get(b.job) ?? new Map<string, Placement>();
     m.set(b.pod, b);
@@ -67,10 +71,34 @@ function mergeTopologies(...lists: readonly TopologySpec[][]): TopologySpec[] {
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** A job's shape (what it asks for, not who it is): equal shapes fit an empty cluster alike. */
+/** A job's shape (what it asks for, not who it is): equal shapes fit empty nodes alike. */
 function shapeKey(job: PodGroupSpec): string {
   const pods = job.pods.map((p) => [p.request, p.nodeSelector ?? [], p.gpuModels ?? [], p.subGroup]);
-  return JSON.stringify([job.queue, job.minMember, job.subGroups, job.topology, pods]);
+  return JSON.stringify([job.minMember, job.subGroups, job.topology, pods]);
+}
+
+const UNLIMITED = (v: QuotaVector) => v.gpu === -1 && v.cpuMillis === -1 && v.memory === -1;
+
+/**
+ * What of the job's queue can refuse it on an empty cluster: its queue and every ancestor's
+ * limit, and their quota when the job is not preemptible (the core's capacity checks), and
+ * whether the queue is a leaf that exists. Empty for an unlimited preemptible job's leaf queue,
+ * so jobs of one shape in such queues share one empty-cluster dry run.
+ */
+function queueKey(queues: ReadonlyMap<string, QueueSpec>, parents: ReadonlySet<string>, job: PodGroupSpec) {
+  const parts: unknown[] = parents.has(job.queue) ? ["not a leaf"] : [];
+  for (let name: string | null = job.queue; name !== null; ) {
+    const q = queues.get(name);
+    if (!q) {
+      parts.push(["missing", name]);
+      break;
+    }
+    const limit = UNLIMITED(q.limit) ? null : q.limit;
+    const quota = job.preemptible || UNLIMITED(q.deserved) ? null : q.deserved;
+    if (limit || quota) parts.push([q.name, limit, quota]);
+    name = q.parent;
+  }
+  return JSON.stringify(parts);
 }
 
 export class ClusterView {
@@ -94,6 +122,9 @@ export class ClusterView {
   private readonly waitingByQueue = new Map<string, Amounts>();
   private placedSinceEvaluation = new Map<string, Amounts>();
   private readonly emptyFits = new Map<string, FitResult>();
+  private readonly queues: ReadonlyMap<string, QueueSpec>;
+  /** Queues that have children (not leaves: their jobs are never scheduled). */
+  private readonly parents: ReadonlySet<string>;
   private shares = new Map<string, QueueShare>();
   private batch = new Map<string, FitResult>();
   /** The last evaluation's placements, per job. */
@@ -106,6 +137,8 @@ export class ClusterView {
   ) {
     this.name = summary.name;
     this.labels = summary.labels;
+    this.queues = new Map(snapshot.queues.map((q) => [q.name, q]));
+    this.parents = new Set(snapshot.queues.flatMap((q) => (q.parent === null ? [] : [q.parent])));
     // Jobs already sent here but not placed yet get their room first: an allocate dry run of the
     // cluster as it is places what its own cycle would place, and those pods then hold their nodes
     // in every later dry run, so no job is told it fits on room they will take.
@@ -152,6 +185,7 @@ export class ClusterView {
   evaluate(candidates: readonly AdmissionCandidate[]): void {
     const jobs = candidates.map((c) => c.spec);
     const topologies = mergeTopologies(this.snapshot.topologies, ...candidates.map((c) => c.topologies));
+    admissionDryRunsTotal.inc({ kind: "now" });
     const result = runSession(
       { ...this.snapshot, jobs: [...this.held, ...this.placed, ...jobs], topologies },
       this.allocateOnly(),
@@ -179,11 +213,13 @@ export class ClusterView {
     return this.batch.get(uid) ?? { fits: false, fitErrors: ["not evaluated on this cluster"] };
   }
 
-  /** Whether the gang fits this cluster's nodes at all (every node empty). Cached per shape. */
+  /** Whether the gang fits this cluster's nodes at all (every node empty). Cached per shape (and
+   * per queue only where the queue's limits or quota can refuse it). */
   fitsEmpty(c: AdmissionCandidate): FitResult {
-    const key = shapeKey(c.spec);
+    const key = shapeKey(c.spec) + queueKey(this.queues, this.parents, c.spec);
     let fit = this.emptyFits.get(key);
     if (!fit) {
+      admissionDryRunsTotal.inc({ kind: "empty" });
       const result = runSession(
         { ...this.snapshot, jobs: [c.spec], topologies: mergeTopologies(c.topologies) },
         this.allocateOnly(),
