@@ -11,6 +11,7 @@ import { Redis } from "ioredis";
 import { pino } from "pino";
 import { openDatabase, RedisEventBus, type Store, createStore } from "../src/store/index.js";
 import { runAdmission } from "./admission/run-admission.js";
+import { AdmissionState, fullReads } from "./admission/state.js";
 import { ClusterCycles } from "./cluster-cycles.js";
 import { runCycle } from "./cycle/run-cycle.js";
 import { SearchCursorStore } from "./cycle/search-cursor-store.js";
@@ -29,6 +30,7 @@ export { type WorkerOptions, WorkerOptionsError } from "./options.js";
 export { SCHEDULER_CONFIG_ENV, schedulerConfigFromFile } from "./scheduler-config.js";
 export { runCycle, cycleInterval, type CycleReport } from "./cycle/run-cycle.js";
 export { runAdmission, type AdmissionReport } from "./admission/run-admission.js";
+export { AdmissionState, type ClusterSource, fullReads } from "./admission/state.js";
 export { sweepOutbox, type SweepReport } from "./dispatch/sweep-outbox.js";
 export { recordUsage } from "./usage/record-usage.js";
 
@@ -90,6 +92,8 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     log,
   );
   const workersPrefix = `${o.prefix}workers`;
+  // Admission keeps its cluster bases and undecided jobs between passes (on this process).
+  const admissionState = new AdmissionState(fullReads(store));
   let admission: SerialTask | null = null;
   const tasks: SerialTask[] = [];
   try {
@@ -110,6 +114,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
           batchPods: o.admissionBatchPods,
           // Each chunk's clusters get their cycle at once, while the pass goes on.
           onAssigned: (clusters) => cycles.trigger(clusters, "admission"),
+          state: admissionState,
           log,
         });
       }),

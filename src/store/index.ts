@@ -43,12 +43,14 @@ export type { BindRequest, Job, Pod } from "./generated/prisma/client.js";
 export { reassignJobCluster } from "./operations/reassign-job.js";
 export { recordEvents } from "./operations/record-events.js";
 export {
-  admissionCandidates,
   type AdmissionCandidate,
-  type AdmissionCursor,
-  type AdmissionQuery,
-  cursorOf,
+  admissionCandidatesByIds,
+  admissionClusters,
+  admissionSnapshot,
   type LabelMatch,
+  readmissionCandidates,
+  type UnadmittedJob,
+  unadmittedJobs,
 } from "./queries/admission.js";
 export { pendingPodBindFailures, type BindFailure } from "./queries/bind-failures.js";
 export { clusterGeneration, hasPendingPods, listClusters, type ClusterSummary } from "./queries/clusters.js";

@@ -1,29 +1,19 @@
 // A backlog larger than the fleet, admitted over several passes with no cycle in between (the
 // jobs sent to a cluster stay unplaced there): a job is sent as fitting now only while the room
 // left by the jobs already sent holds it, in any pass.
-import { pino } from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { defaultSchedulerConfig } from "../../src/core/index.js";
 import { registerCluster } from "../../src/store/operations/clusters.js";
 import { createQueue } from "../../src/store/operations/queues.js";
 import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
-import { type AdmissionReport, runAdmission } from "../../workers/index.js";
+import type { AdmissionReport } from "../../workers/index.js";
+import { admissionPass } from "./admission-pass.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 import { admin, gpuNode, job } from "../store/fixtures.js";
 
 let t: TestStore;
 
-const admission = () =>
-  runAdmission({
-    store: t.store,
-    config: defaultSchedulerConfig(),
-    usageWindow: null,
-    readmitAfterMs: 0,
-    batch: 1000,
-    batchPods: 10_000,
-    log: pino({ level: "silent" }),
-  });
+const admission = () => admissionPass(t.store);
 
 beforeAll(async () => {
   t = await openTestStore();

@@ -1,29 +1,18 @@
 // The empty-cluster fit check (can this gang ever fit here?) is one dry run per job shape and
 // cluster, whatever the number of queues the jobs come from, unless a queue's limit can refuse it.
-import { pino } from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { defaultSchedulerConfig } from "../../src/core/index.js";
 import { registerCluster } from "../../src/store/operations/clusters.js";
 import { createQueue, setQueueQuota } from "../../src/store/operations/queues.js";
 import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
-import { runAdmission } from "../../workers/index.js";
+import { admissionPass } from "./admission-pass.js";
 import { metrics } from "../../workers/metrics.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 import { admin, gpuNode, job } from "../store/fixtures.js";
 
 let t: TestStore;
 
-const admission = () =>
-  runAdmission({
-    store: t.store,
-    config: defaultSchedulerConfig(),
-    usageWindow: null,
-    readmitAfterMs: 0,
-    batch: 1000,
-    batchPods: 10_000,
-    log: pino({ level: "silent" }),
-  });
+const admission = () => admissionPass(t.store);
 
 const emptyRuns = async () =>
   (await metrics.getSingleMetric("fleetq_admission_dry_runs_total")!.get()).values.find(
