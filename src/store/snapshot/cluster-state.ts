@@ -1,0 +1,166 @@
+// One cluster's snapshot rows held in memory and the specs built from them. A full read
+// replaces everything; a delta replaces only the nodes and jobs read again, and the specs of
+// every other node and job are reused as they are. The full loader and the workers' caches
+// both build their snapshots here, so the same rows give the same snapshot.
+import type { NodeSpec, PodGroupSpec, QueueSpec, QuotaVector, Snapshot } from "../../core/api/spec.js";
+import { groupBy } from "../collections.js";
+import { effectiveQuota } from "../domain/quotas.js";
+import { jobSpec, nodeSpec, queueSpec, TopologyRegistry } from "./map-rows.js";
+import type { ClusterCounts, ClusterRecord, JobRows } from "./read-rows.js";
+import type { JobRecord, NodeRecord, PodRecord, QueueRecord, QuotaRecord, TaskRecord } from "./records.js";
+
+/** The rows a snapshot was built from: every job of the snapshot and all its pods. They stay
+ * valid until the next refresh of the same cluster. */
+export interface SnapshotRows {
+  pods: ReadonlyMap<string, PodRecord>;
+  jobs: ReadonlyMap<string, JobRecord>;
+}
+
+export interface LoadedSnapshot {
+  snapshot: Snapshot;
+  /** The cluster's generation the snapshot was read at: pass it to commitSession. */
+  generation: number;
+  rows: SnapshotRows;
+}
+
+interface JobEntry {
+  job: JobRecord;
+  pods: PodRecord[];
+  spec: PodGroupSpec;
+}
+
+const jobOrder = (a: JobEntry, b: JobEntry) =>
+  a.job.createdAt - b.job.createdAt || (a.job.id < b.job.id ? -1 : a.job.id > b.job.id ? 1 : 0);
+
+export class ClusterState {
+  generation = 0;
+  private cordoned = false;
+  private nodes: NodeRecord[] = [];
+  private nodeSpecs: NodeSpec[] = [];
+  private readonly nodeIndex = new Map<string, number>();
+  private queueSpecs: QueueSpec[] = [];
+  private readonly entries = new Map<string, JobEntry>();
+  private readonly podRows = new Map<string, PodRecord>();
+  private readonly jobRows = new Map<string, JobRecord>();
+  /** Snapshot order of the jobs; null after a job came or went (sorted again on demand). */
+  private order: JobEntry[] | null = [];
+  private jobSpecs: PodGroupSpec[] | null = null;
+  private readonly registry = new TopologyRegistry();
+
+  constructor(readonly cluster: string) {}
+
+  /** Returns whether the generation or the cordon changed. */
+  setCluster(c: ClusterRecord): boolean {
+    const changed = c.generation !== this.generation || c.cordoned !== this.cordoned;
+    this.generation = c.generation;
+    if (c.cordoned !== this.cordoned) {
+      this.cordoned = c.cordoned;
+      this.nodeSpecs = this.nodes.map((n) => nodeSpec(n, this.cordoned));
+    }
+    return changed;
+  }
+
+  hasNode(name: string): boolean {
+    return this.nodeIndex.has(name);
+  }
+
+  /** Every node of the cluster, in snapshot order. */
+  setNodes(nodes: NodeRecord[]): void {
+    this.nodes = nodes;
+    this.nodeSpecs = nodes.map((n) => nodeSpec(n, this.cordoned));
+    this.nodeIndex.clear();
+    nodes.forEach((n, i) => this.nodeIndex.set(n.name, i));
+  }
+
+  /** Nodes already held, read again. */
+  updateNodes(nodes: readonly NodeRecord[]): void {
+    for (const n of nodes) {
+      const i = this.nodeIndex.get(n.name)!;
+      this.nodes[i] = n;
+      this.nodeSpecs[i] = nodeSpec(n, this.cordoned);
+    }
+  }
+
+  readyCapacity(): { gpu: number; cpuMillis: number; memory: number } {
+    const c = { gpu: 0, cpuMillis: 0, memory: 0 };
+    for (const n of this.nodes) {
+      if (!n.ready) continue;
+      c.gpu += n.gpus;
+      c.cpuMillis += n.cpuMillis;
+      c.memory += n.memory;
+    }
+    return c;
+  }
+
+  setQueues(queues: readonly QueueRecord[], quotas: readonly QuotaRecord[]): void {
+    const byQueue = groupBy(quotas, (q) => q.queueName);
+    this.queueSpecs = queues.map((q) =>
+      queueSpec(q, effectiveQuota(byQueue.get(q.name) ?? [], this.cluster)),
+    );
+  }
+
+  /** All the cluster's snapshot jobs (rows in snapshot order). */
+  setJobs(rows: JobRows): void {
+    for (const e of this.entries.values()) this.drop(e);
+    this.entries.clear();
+    this.upsert(rows);
+    this.order = [...this.entries.values()];
+  }
+
+  /** Jobs read again (`ids`): those `rows` does not hold have left the snapshot. */
+  updateJobs(ids: readonly string[], rows: JobRows): void {
+    const before = this.entries.size;
+    let membership = false;
+    for (const id of ids) {
+      const e = this.entries.get(id);
+      if (e) this.drop(e);
+    }
+    for (const id of ids) this.entries.delete(id);
+    const found = new Set(rows.jobs.map((j) => j.id));
+    for (const id of ids) if (!found.has(id)) membership = true;
+    this.upsert(rows);
+    if (membership || this.entries.size !== before || rows.jobs.length) this.order = null;
+    this.jobSpecs = null;
+  }
+
+  private drop(e: JobEntry): void {
+    this.jobRows.delete(e.job.id);
+    for (const p of e.pods) this.podRows.delete(p.id);
+  }
+
+  private upsert(rows: JobRows): void {
+    const tasksByJob = groupBy<TaskRecord, string>(rows.tasks, (t) => t.jobId);
+    const podsByJob = groupBy<PodRecord, string>(rows.pods, (p) => p.jobId);
+    for (const job of rows.jobs) {
+      const pods = podsByJob.get(job.id) ?? [];
+      const tasks = new Map((tasksByJob.get(job.id) ?? []).map((t) => [t.name, t]));
+      const entry = { job, pods, spec: jobSpec(job, tasks, pods, this.registry) };
+      this.entries.set(job.id, entry);
+      this.jobRows.set(job.id, job);
+      for (const p of pods) this.podRows.set(p.id, p);
+    }
+    this.jobSpecs = null;
+  }
+
+  counts(): ClusterCounts {
+    return { nodes: this.nodes.length, jobs: this.entries.size, pods: this.podRows.size };
+  }
+
+  /** The snapshot at `now`. Its arrays are the caller's; the specs in them are shared with
+   * later snapshots and must not be changed. */
+  snapshot(now: number, usage: ReadonlyMap<string, QuotaVector> | null): LoadedSnapshot {
+    if (!this.order) this.order = [...this.entries.values()].sort(jobOrder);
+    this.jobSpecs ??= this.order.filter((e) => e.spec.pods.length > 0).map((e) => e.spec);
+    return {
+      generation: this.generation,
+      snapshot: {
+        now,
+        nodes: this.nodeSpecs.slice(),
+        queues: this.queueSpecs.map((q) => (usage ? { ...q, usage: usage.get(q.name) ?? null } : q)),
+        jobs: this.jobSpecs.slice(),
+        topologies: this.registry.topologies(this.jobSpecs),
+      },
+      rows: { pods: this.podRows, jobs: this.jobRows },
+    };
+  }
+}
