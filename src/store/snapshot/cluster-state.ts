@@ -69,7 +69,7 @@ export class ClusterState {
     this.nodes = nodes;
     this.nodeSpecs = nodes.map((n) => nodeSpec(n, this.cordoned));
     this.nodeIndex.clear();
-    nodes.forEach((n, i) => this.nodeIndex.set(n.name, i));
+    for (const [i, n] of nodes.entries()) this.nodeIndex.set(n.name, i);
   }
 
   /** Nodes already held, read again. */
@@ -101,25 +101,24 @@ export class ClusterState {
 
   /** All the cluster's snapshot jobs (rows in snapshot order). */
   setJobs(rows: JobRows): void {
-    for (const e of this.entries.values()) this.drop(e);
     this.entries.clear();
+    this.podRows.clear();
+    this.jobRows.clear();
     this.upsert(rows);
     this.order = [...this.entries.values()];
   }
 
   /** Jobs read again (`ids`): those `rows` does not hold have left the snapshot. */
   updateJobs(ids: readonly string[], rows: JobRows): void {
-    const before = this.entries.size;
-    let membership = false;
+    const found = new Set(rows.jobs.map((j) => j.id));
     for (const id of ids) {
       const e = this.entries.get(id);
-      if (e) this.drop(e);
+      if (!e || found.has(id)) continue;
+      this.drop(e);
+      this.entries.delete(id);
+      this.order = null;
     }
-    for (const id of ids) this.entries.delete(id);
-    const found = new Set(rows.jobs.map((j) => j.id));
-    for (const id of ids) if (!found.has(id)) membership = true;
-    this.upsert(rows);
-    if (membership || this.entries.size !== before || rows.jobs.length) this.order = null;
+    if (this.upsert(rows)) this.order = null;
     this.jobSpecs = null;
   }
 
@@ -128,18 +127,31 @@ export class ClusterState {
     for (const p of e.pods) this.podRows.delete(p.id);
   }
 
-  private upsert(rows: JobRows): void {
+  /** Returns whether a job came into the snapshot (its order must be sorted again). */
+  private upsert(rows: JobRows): boolean {
     const tasksByJob = groupBy<TaskRecord, string>(rows.tasks, (t) => t.jobId);
     const podsByJob = groupBy<PodRecord, string>(rows.pods, (p) => p.jobId);
+    let added = false;
     for (const job of rows.jobs) {
       const pods = podsByJob.get(job.id) ?? [];
       const tasks = new Map((tasksByJob.get(job.id) ?? []).map((t) => [t.name, t]));
-      const entry = { job, pods, spec: jobSpec(job, tasks, pods, this.registry) };
-      this.entries.set(job.id, entry);
+      const spec = jobSpec(job, tasks, pods, this.registry);
+      const held = this.entries.get(job.id);
+      if (held) {
+        // Same job, same place in the order (its creation time and id never change).
+        this.drop(held);
+        held.job = job;
+        held.pods = pods;
+        held.spec = spec;
+      } else {
+        this.entries.set(job.id, { job, pods, spec });
+        added = true;
+      }
       this.jobRows.set(job.id, job);
       for (const p of pods) this.podRows.set(p.id, p);
     }
     this.jobSpecs = null;
+    return added;
   }
 
   counts(): ClusterCounts {
