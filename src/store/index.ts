@@ -7,6 +7,7 @@ export { ConflictError, InvalidInputError, NotFoundError, StaleSnapshotError } f
 export { migrateDeploy } from "./migrate/index.js";
 
 export { loadSnapshot, snapshotJobFilter, type LoadedSnapshot } from "./snapshot/load-snapshot.js";
+export type { JobRow, PodRow, SnapshotRows } from "./snapshot/rows.js";
 export { commitSession, type CommitResult } from "./operations/commit-session.js";
 
 export { createQueue, deleteQueue, setQueueQuota, updateQueue } from "./operations/queues.js";

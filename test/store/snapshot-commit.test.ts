@@ -60,8 +60,23 @@ describe("loadSnapshot", () => {
     );
     await submitJob(t.store, admin, job({ name: "elsewhere", cluster: "c2" }));
     await submitJob(t.store, admin, job({ name: "unassigned" }));
-    const { snapshot, generation } = await loadSnapshot(t.db.prisma, "c1", { now: 1_000 });
+    const { snapshot, generation, rows } = await loadSnapshot(t.db.prisma, "c1", { now: 1_000 });
     expect(generation).toBe(await clusterGeneration());
+    // The rows it was built from: the cluster's job and all its pods, nothing else.
+    expect([...rows.jobs.values()]).toEqual([
+      expect.objectContaining({
+        id: a.id,
+        name: "a",
+        queueName: "team-a",
+        clusterName: "c1",
+        state: "PENDING",
+        minMember: 2,
+      }),
+    ]);
+    expect([...rows.pods.values()].map((p) => [p.jobId, p.name, p.state, p.nodeName]).sort()).toEqual([
+      [a.id, "worker-0", "PENDING", null],
+      [a.id, "worker-1", "PENDING", null],
+    ]);
     expect(snapshot.now).toBe(1_000);
     expect(snapshot.nodes.map((n) => n.name)).toEqual(["n1", "n2"]);
     expect(snapshot.nodes[1]).toMatchObject({

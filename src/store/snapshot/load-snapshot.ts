@@ -10,11 +10,15 @@ import type { JobTask, Pod } from "../generated/prisma/client.js";
 import type { UsageWindow } from "../domain/usage.js";
 import { nodeSpec, podGroupSpec, queueSpec, TopologyRegistry } from "./map-rows.js";
 import { queueUsageFractions, readyCapacity } from "./queue-usage.js";
+import { type SnapshotRows, snapshotRows } from "./rows.js";
 
 export interface LoadedSnapshot {
   snapshot: Snapshot;
   /** The cluster's generation the snapshot was read at: pass it to commitSession. */
   generation: number;
+  /** The rows the snapshot was built from (every job in it and all its pods): pass them to
+   * commitSession, which plans from them. */
+  rows: SnapshotRows;
 }
 
 /** Jobs of the cluster the scheduler must see: unfinished ones, and finished ones whose pods
@@ -81,6 +85,7 @@ export async function loadSnapshot(
 
   return {
     generation: Number(rows.cluster.generation),
+    rows: snapshotRows(rows.jobs, rows.pods),
     snapshot: {
       now,
       nodes: rows.nodes.map((n) => nodeSpec(n, rows.cluster.cordoned)),
