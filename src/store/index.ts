@@ -10,9 +10,8 @@ export {
   loadSnapshot,
   snapshotJobFilter,
   type LoadedSnapshot,
-  type SnapshotRows,
 } from "./snapshot/load-snapshot.js";
-export type { JobRecord, PodRecord } from "./snapshot/records.js";
+export type { JobRow, PodRow, SnapshotRows } from "./snapshot/rows.js";
 export {
   type CachedCluster,
   ClusterCache,

@@ -79,6 +79,7 @@ async function cycle(cache: ClusterCache, cluster: string): Promise<void> {
       cluster,
       view.generation,
       runSession(view.snapshot, defaultSchedulerConfig()),
+      view.rows,
     );
   } catch (err) {
     if (!(err instanceof StaleSnapshotError)) throw err;

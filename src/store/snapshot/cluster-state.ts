@@ -7,19 +7,23 @@ import { groupBy } from "../collections.js";
 import { effectiveQuota } from "../domain/quotas.js";
 import { jobSpec, nodeSpec, queueSpec, TopologyRegistry } from "./map-rows.js";
 import type { ClusterCounts, ClusterRecord, JobRows } from "./read-rows.js";
-import type { JobRecord, NodeRecord, PodRecord, QueueRecord, QuotaRecord, TaskRecord } from "./records.js";
-
-/** The rows a snapshot was built from: every job of the snapshot and all its pods. They stay
- * valid until the next refresh of the same cluster. */
-export interface SnapshotRows {
-  pods: ReadonlyMap<string, PodRecord>;
-  jobs: ReadonlyMap<string, JobRecord>;
-}
+import type { JobRow, PodRow, SnapshotRows } from "./rows.js";
+import {
+  jobRowOf,
+  type JobRecord,
+  type NodeRecord,
+  type PodRecord,
+  type QueueRecord,
+  type QuotaRecord,
+  type TaskRecord,
+} from "./records.js";
 
 export interface LoadedSnapshot {
   snapshot: Snapshot;
   /** The cluster's generation the snapshot was read at: pass it to commitSession. */
   generation: number;
+  /** The rows the snapshot was built from (every job in it and all its pods): pass them to
+   * commitSession, which plans from them. Valid until the cluster's next refresh. */
   rows: SnapshotRows;
 }
 
@@ -40,8 +44,8 @@ export class ClusterState {
   private readonly nodeIndex = new Map<string, number>();
   private queueSpecs: QueueSpec[] = [];
   private readonly entries = new Map<string, JobEntry>();
-  private readonly podRows = new Map<string, PodRecord>();
-  private readonly jobRows = new Map<string, JobRecord>();
+  private readonly podRows = new Map<string, PodRow>();
+  private readonly jobRows = new Map<string, JobRow>();
   /** Snapshot order of the jobs; null after a job came or went (sorted again on demand). */
   private order: JobEntry[] | null = [];
   private jobSpecs: PodGroupSpec[] | null = null;
@@ -147,7 +151,7 @@ export class ClusterState {
         this.entries.set(job.id, { job, pods, spec });
         added = true;
       }
-      this.jobRows.set(job.id, job);
+      this.jobRows.set(job.id, jobRowOf(job));
       for (const p of pods) this.podRows.set(p.id, p);
     }
     this.jobSpecs = null;

@@ -17,7 +17,7 @@ import {
   readUsage,
 } from "./read-rows.js";
 
-export type { LoadedSnapshot, SnapshotRows } from "./cluster-state.js";
+export type { LoadedSnapshot } from "./cluster-state.js";
 
 /** The snapshot's jobs (read-rows.ts SNAPSHOT_JOB) as a Prisma filter, for Prisma queries. */
 export const snapshotJobFilter = (cluster: string): Prisma.JobWhereInput => ({

@@ -210,6 +210,7 @@ function jobRecordOf(j: Job): JobRecord {
     createdAt: j.createdAt.getTime(),
     lastStartAt: j.lastStartAt?.getTime() ?? null,
     staleSince: j.staleSince?.getTime() ?? null,
+    pendingReason: j.pendingReason as JobRecord["pendingReason"],
   };
 }
 

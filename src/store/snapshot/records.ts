@@ -1,7 +1,9 @@
 // The rows a cluster's snapshot is built from, as compact records: only the columns the
 // snapshot and the committer need, numbers for times (ms since the epoch) and amounts.
 import type { JobState, PodState, QuotaResource } from "../generated/prisma/enums.js";
+import type { PendingReason } from "../domain/pending-reason.js";
 import type { SubGroupRow, TopologyConstraint } from "../validation/submit-job.js";
+import type { JobRow } from "./rows.js";
 
 export interface NodeRecord {
   name: string;
@@ -49,7 +51,21 @@ export interface JobRecord {
   createdAt: number;
   lastStartAt: number | null;
   staleSince: number | null;
+  pendingReason: PendingReason | null;
 }
+
+/** The committer's view of a job (snapshot/rows.ts). */
+export const jobRowOf = (j: JobRecord): JobRow => ({
+  id: j.id,
+  name: j.name,
+  queueName: j.queueName,
+  clusterName: j.clusterName,
+  state: j.state,
+  minMember: j.minMember,
+  pendingReason: j.pendingReason,
+  lastStartAt: j.lastStartAt === null ? null : new Date(j.lastStartAt),
+  staleSince: j.staleSince === null ? null : new Date(j.staleSince),
+});
 
 export interface TaskRecord {
   jobId: string;
