@@ -9,9 +9,9 @@
 //   await workers.stop();
 import { Redis } from "ioredis";
 import { pino } from "pino";
-import { openDatabase, RedisEventBus, type Store, createStore } from "../src/store/index.js";
+import { ClusterCache, openDatabase, RedisEventBus, type Store, createStore } from "../src/store/index.js";
 import { runAdmission } from "./admission/run-admission.js";
-import { AdmissionState, fullReads } from "./admission/state.js";
+import { AdmissionState } from "./admission/state.js";
 import { ClusterCycles } from "./cluster-cycles.js";
 import { runCycle } from "./cycle/run-cycle.js";
 import { SearchCursorStore } from "./cycle/search-cursor-store.js";
@@ -93,7 +93,8 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
   );
   const workersPrefix = `${o.prefix}workers`;
   // Admission keeps its cluster bases and undecided jobs between passes (on this process).
-  const admissionState = new AdmissionState(fullReads(store));
+  // Its own cache: `unchanged` is relative to the cache's previous refresh, which must be its own.
+  const admissionState = new AdmissionState(new ClusterCache(store));
   let admission: SerialTask | null = null;
   const tasks: SerialTask[] = [];
   try {

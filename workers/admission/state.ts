@@ -52,9 +52,11 @@ export class AdmissionState {
     const candidates = clusters.filter((s) => s.ready && !s.cordoned);
     const names = new Set(candidates.map((s) => s.name));
     for (const name of this.bases.keys()) if (!names.has(name)) this.bases.delete(name);
-    for (const s of candidates) {
+    // The reads go out together (each is a few small queries when little changed).
+    const refreshed = await Promise.all(candidates.map((s) => this.source.refresh(s.name, opts)));
+    for (const [i, s] of candidates.entries()) {
       const before = this.bases.get(s.name);
-      const r = await this.source.refresh(s.name, opts);
+      const r = refreshed[i]!;
       if (before && r.unchanged && sameSummary(before, s)) continue;
       const base = new ClusterBase(s, r.snapshot, config);
       if (!before || base.mayHaveMoreRoomThan(before)) moreRoom = true;
