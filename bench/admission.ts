@@ -137,6 +137,8 @@ async function backlog(c: pg.Client, count: number, prefix: string, replicas = 4
 interface Timed {
   pass: Pass;
   wallMs: number;
+  /** This process's CPU time in the pass (the database's not included). */
+  cpuMs: number;
   considered: number;
   assigned: number;
   skipped: boolean;
@@ -152,6 +154,7 @@ async function run(): Promise<Timed[]> {
     const store = createStore(db.prisma);
     const state = new AdmissionState(new ClusterCache(store));
     const pass = async (name: Pass): Promise<Timed> => {
+      const cpu0 = process.cpuUsage();
       const t0 = performance.now();
       const r: AdmissionReport = await runAdmission({
         store,
@@ -164,9 +167,11 @@ async function run(): Promise<Timed[]> {
         log: pino({ level: "silent" }),
       });
       const wallMs = performance.now() - t0;
+      const cpu = process.cpuUsage(cpu0);
       return {
         pass: name,
         wallMs,
+        cpuMs: (cpu.user + cpu.system) / 1000,
         considered: r.considered,
         assigned: r.assigned.length,
         skipped: !!r.skipped,
@@ -209,6 +214,7 @@ for (const name of PASSES) {
     runningPods: NODES * (GPU_PODS_PER_NODE + CPU_PODS_PER_NODE),
     pass: name,
     wallMs: Math.round(median(runs.map((t) => t.wallMs)) * 10) / 10,
+    cpuMs: Math.round(median(runs.map((t) => t.cpuMs)) * 10) / 10,
     considered: runs[0]!.considered,
     assigned: runs[0]!.assigned,
     skipped: runs[0]!.skipped,
@@ -216,6 +222,6 @@ for (const name of PASSES) {
   if (opt.json) console.log(JSON.stringify(row));
   else
     console.log(
-      `${name.padEnd(12)} ${String(row.wallMs).padStart(9)} ms  considered ${row.considered}, assigned ${row.assigned}${row.skipped ? " (skipped)" : ""}`,
+      `${name.padEnd(12)} ${String(row.wallMs).padStart(9)} ms (cpu ${row.cpuMs} ms)  considered ${row.considered}, assigned ${row.assigned}${row.skipped ? " (skipped)" : ""}`,
     );
 }

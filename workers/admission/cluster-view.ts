@@ -63,15 +63,16 @@ function pendingOnly(job: PodGroupSpec): PodGroupSpec | null {
 
 const hasPending = (j: PodGroupSpec) => j.pods.some((p) => p.status === "Pending");
 
-/** Per job, where an allocate dry run of the snapshot as it is places its pending pods. */
-function reservations(snapshot: Snapshot, config: SchedulerConfig): Map<string, Map<string, Placement>> {
+/** Per job, where an allocate dry run places the waiting jobs' pending pods on `compact` (the
+ * jobs with nothing waiting, compacted). */
+function reservations(
+  compact: Snapshot,
+  waiting: readonly PodGroupSpec[],
+  config: SchedulerConfig,
+): Map<string, Map<string, Placement>> {
   const out = new Map<string, Map<string, Placement>>();
-  const waiting = snapshot.jobs.filter(hasPending);
   if (!waiting.length) return out;
   admissionDryRunsTotal.inc({ kind: "reserve" });
-  // Jobs with nothing waiting only take room: compacted (jobs with pods waiting stay whole, gangs).
-  const held = snapshot.jobs.filter((j) => !hasPending(j));
-  const compact = compactHeld(snapshot, held);
   for (const b of runSession({ ...compact, jobs: [...compact.jobs, ...waiting] }, config).binds) {
     const m = out.get(b.job) ?? new Map<string, Placement>();
     m.set(b.pod, b);
@@ -158,34 +159,33 @@ export class ClusterBase {
     this.parents = new Set(snapshot.queues.flatMap((q) => (q.parent === null ? [] : [q.parent])));
     // Jobs already sent here but not placed yet get their room first: an allocate dry run of the
     // cluster as it is places what its own cycle would place, and those pods then hold their nodes
-    // in every later dry run, so no job is told it fits on room they will take.
-    const reserved = reservations(snapshot, allocateOnly(config));
-    const present = snapshot.jobs.map((j) => withPlacements(j, reserved.get(j.uid)));
-    const held = present.map(heldOnly).filter((j): j is PodGroupSpec => j !== null);
-    this.compact = compactHeld(snapshot, held);
+    // in every later dry run, so no job is told it fits on room they will take. Jobs with pods
+    // waiting stay whole in that run (gangs); the others only take room and are compacted.
+    const waiting = snapshot.jobs.filter(hasPending);
+    const settled = compactHeld(
+      snapshot,
+      waiting.length ? snapshot.jobs.filter((j) => !hasPending(j)) : snapshot.jobs,
+    );
+    const reserved = reservations(settled, waiting, allocateOnly(config));
+    const present = waiting.map((j) => withPlacements(j, reserved.get(j.uid)));
+    const heldOfWaiting = present.map(heldOnly).filter((j): j is PodGroupSpec => j !== null);
+    this.compact = { ...settled, jobs: [...settled.jobs, ...heldOfWaiting] };
     this.queueJobs = this.compact.jobs.filter((j) => j.uid !== HELD_JOB);
     this.pending = present.map(pendingOnly).filter((j): j is PodGroupSpec => j !== null);
-    const usedByNode = new Map<string, Amounts>();
-    let backlog = zero();
-    for (const job of snapshot.jobs)
-      for (const p of job.pods) {
-        if (HOLDING.has(p.status) && p.node)
-          usedByNode.set(p.node, add(usedByNode.get(p.node) ?? zero(), podAmounts(p)));
-        else if (p.status === "Pending") backlog = add(backlog, podAmounts(p));
-      }
     // What waits here unplaced counts against its queue's headroom, like what a pass sends.
     for (const job of this.pending) for (const p of job.pods) this.addWaiting(job.queue, podAmounts(p));
-    this.backlog = backlog;
+    const tally = tallyPods(snapshot);
+    this.backlog = tally.backlog;
+    this.queueDemand = tally.demand;
     this.capacity = snapshot.nodes
       .filter((n) => n.ready)
       .map(nodeAmounts)
       .reduce(add, zero());
     this.free = snapshot.nodes
       .filter((n) => n.ready && !n.unschedulable)
-      .map((n) => positive(sub(nodeAmounts(n), usedByNode.get(n.name) ?? zero())))
+      .map((n) => positive(sub(nodeAmounts(n), tally.used.get(n.name) ?? zero())))
       .reduce(add, zero());
     this.room = roomByNode(this.compact);
-    this.queueDemand = demandByQueue(snapshot);
     this.fingerprint = JSON.stringify([
       summary.labels,
       snapshot.nodes.map((n) => [
@@ -251,20 +251,33 @@ function roomByNode(compact: Snapshot): Map<string, number[]> {
   return room;
 }
 
-/** Per queue: what its pods here hold or wait for (cpu, memory, GPUs). */
-function demandByQueue(snapshot: Snapshot): Map<string, number[]> {
-  const out = new Map<string, number[]>();
+/** In one walk over the pods: what they hold per node, what waits (backlog), and per queue what
+ * its pods hold or wait for (cpu, memory, GPUs). */
+function tallyPods(snapshot: Snapshot) {
+  const used = new Map<string, Amounts>();
+  const backlog = zero();
+  const demand = new Map<string, number[]>();
   for (const job of snapshot.jobs) {
-    const d = out.get(job.queue) ?? [0, 0, 0];
+    const d = demand.get(job.queue) ?? [0, 0, 0];
+    demand.set(job.queue, d);
     for (const p of job.pods) {
       const a = podAmounts(p);
       d[0]! += a.cpuMillis;
       d[1]! += a.memory;
       d[2]! += a.gpu;
+      let on: Amounts | undefined;
+      if (HOLDING.has(p.status) && p.node) {
+        on = used.get(p.node) ?? zero();
+        used.set(p.node, on);
+      } else if (p.status === "Pending") on = backlog;
+      if (on) {
+        on.gpu += a.gpu;
+        on.cpuMillis += a.cpuMillis;
+        on.memory += a.memory;
+      }
     }
-    out.set(job.queue, d);
   }
-  return out;
+  return { used, backlog, demand };
 }
 
 /** One pass's look at a cluster: its base and what this pass sent there. */

@@ -19,7 +19,10 @@ export const HELD_JOB = "\u0000held";
 
 const HOLDS_NODE: ReadonlySet<string> = new Set(["Allocated", "Binding", "Bound", "Running", "Releasing"]);
 
-const isEmpty = (o: Record<string, number> | undefined) => !o || Object.keys(o).length === 0;
+function isEmpty(o: Record<string, number> | undefined): boolean {
+  for (const _ in o) return false;
+  return true;
+}
 
 /** A pod that holds whole resources only (no shared GPU, MIG or extended resource). */
 function isPlain(p: PodSpec, node: NodeSpec): boolean {
@@ -66,53 +69,63 @@ function aggregatePod(node: string, pods: readonly PodSpec[]): PodSpec {
 }
 
 /**
- * `held`: the jobs reduced to their pods that hold resources (no pending pod). Returns the
+ * `held`: jobs with nothing waiting (their pods that hold no node are left out). Returns the
  * snapshot with those pods compacted: nodes whose held pods are all plain get one aggregate
  * pod (their pod room shrunk by the pods folded in), the queues carry what their
  * folded pods hold; every other pod is kept as it is.
  */
 export function compactHeld(snapshot: Snapshot, held: readonly PodGroupSpec[]): Snapshot {
   const nodes = new Map(snapshot.nodes.map((n) => [n.name, n]));
-  const onNode = new Map<string, { job: PodGroupSpec; pod: PodSpec }[]>();
+  // Per node, the jobs and pods on it, and whether every one of them can be folded.
+  const onNode = new Map<string, { jobs: PodGroupSpec[]; pods: PodSpec[]; plain: boolean }>();
   for (const job of held)
-    for (const pod of job.pods)
-      if (pod.node && nodes.has(pod.node) && HOLDS_NODE.has(pod.status)) {
-        const list = onNode.get(pod.node) ?? [];
-        list.push({ job, pod });
-        onNode.set(pod.node, list);
+    for (const pod of job.pods) {
+      const node = pod.node ? nodes.get(pod.node) : undefined;
+      if (!node || !HOLDS_NODE.has(pod.status)) continue;
+      let at = onNode.get(node.name);
+      if (!at) {
+        at = { jobs: [], pods: [], plain: true };
+        onNode.set(node.name, at);
       }
-  const folded = new Set<string>();
+      at.jobs.push(job);
+      at.pods.push(pod);
+      at.plain &&= isPlain(pod, node);
+    }
+  const folded = new Set<PodSpec>();
   const byQueue = new Map<string, HeldElsewhere>();
   const aggregates: PodSpec[] = [];
   const shrunk = new Map<string, number>();
-  for (const [name, entries] of onNode) {
-    const node = nodes.get(name)!;
-    if (!entries.every((e) => isPlain(e.pod, node))) continue;
-    const devices = entries.flatMap((e) => e.pod.gpuDevices ?? []);
-    if (new Set(devices).size !== devices.length) continue; // overlapping devices: keep as they are
+  for (const [name, at] of onNode) {
+    if (!at.plain || !distinctDevices(at.pods)) continue; // overlapping devices: keep as they are
     // Pods being released stay as they are: their pod count is room that comes free.
-    const fold = entries.filter((e) => e.pod.status !== "Releasing");
-    if (!fold.length) continue;
-    aggregates.push(
-      aggregatePod(
-        name,
-        fold.map((e) => e.pod),
-      ),
-    );
-    shrunk.set(name, fold.length - 1);
-    for (const { job, pod } of fold) {
-      folded.add(pod.uid);
+    const fold: PodSpec[] = [];
+    for (const [i, pod] of at.pods.entries()) {
+      if (pod.status === "Releasing") continue;
+      fold.push(pod);
+      folded.add(pod);
       if (!isAllocated(pod.status)) continue;
-      const q = byQueue.get(job.queue) ?? { allocated: zeroQuota(), allocatedNotPreemptible: zeroQuota() };
+      const job = at.jobs[i]!;
+      let q = byQueue.get(job.queue);
+      if (!q) {
+        q = { allocated: zeroQuota(), allocatedNotPreemptible: zeroQuota() };
+        byQueue.set(job.queue, q);
+      }
       addQuota(q.allocated, pod);
       if (!job.preemptible) addQuota(q.allocatedNotPreemptible, pod);
-      byQueue.set(job.queue, q);
     }
+    if (!fold.length) continue;
+    aggregates.push(aggregatePod(name, fold));
+    shrunk.set(name, fold.length - 1);
   }
-  const kept = held
-    .map((j) => ({ ...j, pods: j.pods.filter((p) => !folded.has(p.uid)) }))
-    .filter((j) => j.pods.length > 0)
-    .map((j) => ({ ...j, minMember: Math.min(j.minMember, j.pods.length) }));
+  // The jobs with pods left that hold a node, reduced to those pods.
+  const kept: PodGroupSpec[] = [];
+  for (const j of held) {
+    const pods = j.pods.filter((p) => !folded.has(p) && HOLDS_NODE.has(p.status));
+    if (!pods.length) continue;
+    kept.push(
+      pods.length === j.pods.length ? j : { ...j, pods, minMember: Math.min(j.minMember, pods.length) },
+    );
+  }
   const queues = snapshot.queues.map((q): QueueSpec => {
     const extra = byQueue.get(q.name);
     return extra ? { ...q, heldElsewhere: mergeHeld(q.heldElsewhere, extra) } : q;
@@ -142,6 +155,16 @@ export function compactHeld(snapshot: Snapshot, held: readonly PodGroupSpec[]): 
     jobs: aggregates.length ? [heldJob, ...kept] : kept,
     topologies: snapshot.topologies,
   };
+}
+
+function distinctDevices(pods: readonly PodSpec[]): boolean {
+  const seen = new Set<number>();
+  for (const p of pods)
+    for (const d of p.gpuDevices ?? []) {
+      if (seen.has(d)) return false;
+      seen.add(d);
+    }
+  return true;
 }
 
 function mergeHeld(a: HeldElsewhere | null | undefined, b: HeldElsewhere): HeldElsewhere {
