@@ -14,10 +14,13 @@ import {
   type Snapshot,
 } from "../../src/core/index.js";
 import { fairShareConfig } from "../../src/store/index.js";
-import { compactHeld } from "../../workers/admission/compact.js";
+import { capacityNode, compactHeld, HELD_JOB } from "../../workers/admission/compact.js";
 import { job, NOW, node, pod, prng, queue } from "../../bench/generate.js";
 
 const GiB = 1024 ** 3;
+
+/** A running pod of whole resources (the kind every node folds). */
+const isWhole = (p: PodSpec) => p.status === "Running" && !p.request.gpuFraction;
 
 function randomCluster(seed: number): {
   snapshot: Snapshot;
@@ -96,12 +99,12 @@ const answers = (s: Snapshot, candidates: PodGroupSpec[]) => {
 
 describe("compact snapshot", () => {
   it("gives the full snapshot's placements, fit errors and fair shares", () => {
-    let folded = 0;
+    let foldedPods = 0;
     for (let seed = 1; seed <= 40; seed++) {
       const { snapshot, held, candidates } = randomCluster(seed);
       const full = { ...snapshot, jobs: held };
       const compact = compactHeld(snapshot, held);
-      folded += held.flatMap((j) => j.pods).length - compact.jobs.flatMap((j) => j.pods).length;
+      foldedPods += held.flatMap((j) => j.pods).length - compact.jobs.flatMap((j) => j.pods).length;
       expect(answers(compact, candidates), `seed ${seed}`).toEqual(answers(full, candidates));
       const shares = (s: Snapshot) =>
         computeFairShare(
@@ -109,7 +112,16 @@ describe("compact snapshot", () => {
           fairShareConfig(defaultSchedulerConfig()),
         );
       expect(shares(compact), `seed ${seed}`).toEqual(shares(full));
+      // Nothing but the folded pods held: the ready capacity as one node gives the same shares.
+      const folded = compactHeld(
+        snapshot,
+        held.map((j) => ({ ...j, pods: j.pods.filter(isWhole) })),
+      );
+      const heldJob = folded.jobs.filter((j) => j.uid === HELD_JOB);
+      expect(shares({ ...folded, nodes: [capacityNode(folded.nodes)], jobs: [] }), `seed ${seed}`).toEqual(
+        shares({ ...folded, jobs: heldJob }),
+      );
     }
-    expect(folded).toBeGreaterThan(100); // the comparison is about compacted snapshots
+    expect(foldedPods).toBeGreaterThan(100); // the comparison is about compacted snapshots
   });
 });

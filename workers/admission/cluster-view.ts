@@ -5,6 +5,7 @@
 // pass sent there.
 import {
   computeFairShare,
+  type NodeSpec,
   type Placement,
   type PodGroupSpec,
   type QueueShare,
@@ -18,7 +19,7 @@ import {
 import { type AdmissionCandidate, type ClusterSummary, fairShareConfig } from "../../src/store/index.js";
 import { admissionDryRunsTotal } from "../metrics.js";
 import { type Amounts, add, nodeAmounts, podAmounts, positive, sub, zero } from "./amounts.js";
-import { compactHeld, HELD_JOB } from "./compact.js";
+import { capacityNode, compactHeld, HELD_JOB } from "./compact.js";
 
 export interface FitResult {
   fits: boolean;
@@ -136,6 +137,8 @@ export class ClusterBase {
   readonly compact: Snapshot;
   /** The pods that wait and that the cluster cannot place now (demand for fair shares). */
   readonly pending: PodGroupSpec[];
+  /** The ready nodes' total as one node (compact.ts). */
+  readonly capacityNode: NodeSpec;
   /** The compacted jobs that count for queues (the per-node pods count through the queues). */
   readonly queueJobs: PodGroupSpec[];
   /** The queues as configured, nothing held (for the empty-cluster check). */
@@ -186,6 +189,7 @@ export class ClusterBase {
       .map((n) => positive(sub(nodeAmounts(n), tally.used.get(n.name) ?? zero())))
       .reduce(add, zero());
     this.room = roomByNode(this.compact);
+    this.capacityNode = capacityNode(snapshot.nodes);
     this.fingerprint = JSON.stringify([
       summary.labels,
       snapshot.nodes.map((n) => [
@@ -347,9 +351,12 @@ export class ClusterView {
   evaluateShares(candidates: readonly AdmissionCandidate[]): void {
     const base = this.base;
     const jobs = candidates.map((c) => c.spec);
+    // With no pod holding a node in it, the fair-share session needs only the total capacity.
+    const nodes = base.queueJobs.length || this.placed.length ? base.compact.nodes : [base.capacityNode];
     const shares = computeFairShare(
       {
         ...base.compact,
+        nodes,
         jobs: [...base.queueJobs, ...base.pending, ...this.placed, ...this.waiting, ...jobs],
         topologies: mergeTopologies(base.compact.topologies, ...candidates.map((c) => c.topologies)),
       },

@@ -157,6 +157,36 @@ export function compactHeld(snapshot: Snapshot, held: readonly PodGroupSpec[]): 
   };
 }
 
+/** One ready node holding the ready nodes' total: all fair shares need of the nodes when no pod
+ * of the snapshot holds a node (the held ones counted through the queues). */
+export function capacityNode(nodes: readonly NodeSpec[]): NodeSpec {
+  const extended: Record<string, number> = {};
+  let cpuMillis = 0;
+  let memory = 0;
+  let gpus = 0;
+  let pods = 0;
+  for (const n of nodes) {
+    if (!n.ready) continue;
+    cpuMillis += n.allocatable.cpuMillis;
+    memory += n.allocatable.memory;
+    gpus += n.allocatable.gpus;
+    pods += n.allocatable.pods;
+    for (const [k, v] of Object.entries(n.allocatable.extended)) extended[k] = (extended[k] ?? 0) + v;
+  }
+  return {
+    name: "\u0000capacity",
+    labels: {},
+    taints: [],
+    unschedulable: true,
+    ready: true,
+    allocatable: { cpuMillis, memory, gpus, pods, extended },
+    gpuMemory: 0,
+    gpuMemorySynced: false,
+    gpuModel: null,
+    migStrategy: null,
+  };
+}
+
 function distinctDevices(pods: readonly PodSpec[]): boolean {
   const seen = new Set<number>();
   for (const p of pods)
