@@ -16,6 +16,7 @@ export { assignJobCluster, cancelJob, setJobPendingReason, type CancelResult } f
 export { reportNodes } from "./operations/report-nodes.js";
 export { reportBindResult, reportPodStatus } from "./operations/report-pods.js";
 export { reportPodGroups } from "./operations/report-pod-groups.js";
+export { reportPodInventory } from "./operations/reconcile-pods.js";
 export {
   bindRequestMessages,
   bindRequestsToDispatch,
