@@ -35,6 +35,7 @@ const JOB_FIELDS =
 export class ControlPlane {
   readonly agents = new Map<string, RunningAgent>();
   readonly backends = new Map<string, SimulatedBackend>();
+  private readonly tokens = new Map<string, string>();
   readonly children: ChildProcess[] = [];
   workers: RunningWorkers | null = null;
 
@@ -73,6 +74,18 @@ export class ControlPlane {
       "mutation($i: CreateTokenInput!) { createToken(input: $i) { secret } }",
       { i: { name: `agent-${name}`, role: "AGENT", cluster: name } },
     );
+    this.tokens.set(name, token.createToken.secret);
+    await this.runClusterAgent(name, clusterYaml);
+  }
+
+  /** Stops the cluster's agent and starts it again on a new simulated cluster of the same
+   * file: a restarted `npm start`, whose simulated clusters come back empty. */
+  async restartCluster(name: string, clusterYaml: string): Promise<void> {
+    await this.agents.get(name)?.stop();
+    await this.runClusterAgent(name, clusterYaml);
+  }
+
+  private async runClusterAgent(name: string, clusterYaml: string): Promise<void> {
     const backend = SimulatedBackend.fromClusterFile(parseClusterFile(`${name}.yaml`, clusterYaml));
     this.backends.set(name, backend);
     this.agents.set(
@@ -80,7 +93,7 @@ export class ControlPlane {
       await runAgent({
         cluster: name,
         apiUrl: this.api.url,
-        token: token.createToken.secret,
+        token: this.tokens.get(name)!,
         redis: TEST_REDIS_URL,
         queuePrefix: this.bindQueuePrefix,
         backend,
