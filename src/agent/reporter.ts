@@ -42,6 +42,7 @@ export class Reporter {
   private podGroupsUnsupported = false;
   /** The cluster's pods after its last (re)list, until reported. */
   private podSet: PodInventory | null = null;
+  private lastPodSet: PodInventory | null = null;
   private podInventoryUnsupported = false;
 
   constructor(
@@ -91,6 +92,7 @@ export class Reporter {
 
   podInventory(inventory: PodInventory): void {
     this.podSet = inventory;
+    this.lastPodSet = inventory;
     this.poke();
   }
 
@@ -188,6 +190,9 @@ export class Reporter {
         await this.sendRound();
         failures = 0;
       } catch (err) {
+        // Once the API hears from us again it gets the whole picture: nodes and pods.
+        this.inventory.resend();
+        this.podSet ??= this.lastPodSet;
         const delay = backoffDelay(failures++, this.options.backoff);
         this.log.warn({ err: describe(err), retryInMs: delay }, "reporting to the API failed; will retry");
         await sleep(delay, signal);

@@ -36,6 +36,8 @@ export class ControlPlane {
   readonly agents = new Map<string, RunningAgent>();
   readonly backends = new Map<string, SimulatedBackend>();
   private readonly tokens = new Map<string, string>();
+  /** How often idle agents prove themselves alive (tests of lost clusters shorten it). */
+  heartbeatSeconds = 3600;
   readonly children: ChildProcess[] = [];
   workers: RunningWorkers | null = null;
 
@@ -78,6 +80,11 @@ export class ControlPlane {
     await this.runClusterAgent(name, clusterYaml);
   }
 
+  /** Stops the cluster's agent (it stays silent until restartCluster). */
+  async stopAgent(name: string): Promise<void> {
+    await this.agents.get(name)?.stop();
+  }
+
   /** Stops the cluster's agent and starts it again on a new simulated cluster of the same
    * file: a restarted `npm start`, whose simulated clusters come back empty. */
   async restartCluster(name: string, clusterYaml: string): Promise<void> {
@@ -99,7 +106,7 @@ export class ControlPlane {
         backend,
         register: false,
         batchWindowMs: 20,
-        heartbeatSeconds: 3600,
+        heartbeatSeconds: this.heartbeatSeconds,
         logger: silent,
       }),
     );
@@ -193,6 +200,15 @@ export class ControlPlane {
   async job(id: string): Promise<JobView> {
     return (await this.admin<{ job: JobView }>(`query($id: ID!) { job(id: $id) { ${JOB_FIELDS} } }`, { id }))
       .job;
+  }
+
+  /** Waits until the job is in `state`; the job then. */
+  async jobInState(id: string, state: string, timeoutMs = 60_000): Promise<JobView> {
+    return until(async () => {
+      const j = await this.job(id);
+      expect(j.state).toBe(state);
+      return j;
+    }, timeoutMs);
   }
 
   async events(
