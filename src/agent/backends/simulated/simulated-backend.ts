@@ -1,6 +1,7 @@
 // The simulated cluster as an agent backend: one setTimeout, always armed for the earliest
 // pod end, drives every pod's lifetime. The clock is injectable so tests can step time.
 import type { BindRequestMessage } from "../../../protocol/bind-request.js";
+import { StartedBinds } from "../../started-binds.js";
 import type { BackendEvents, ClusterBackend, RequestOutcome } from "../types.js";
 import { expandNodes, loadClusterFile, type ClusterFile } from "./cluster-file.js";
 import { SimulatedCluster, type RequestEffect } from "./simulated-cluster.js";
@@ -18,6 +19,7 @@ export class SimulatedBackend implements ClusterBackend {
   private events: BackendEvents | null = null;
   private timer: NodeJS.Timeout | null = null;
   private armedFor: number | null = null;
+  private readonly binds = new StartedBinds();
 
   constructor(
     readonly cluster: SimulatedCluster,
@@ -41,10 +43,16 @@ export class SimulatedBackend implements ClusterBackend {
   async start(events: BackendEvents): Promise<void> {
     this.events = events;
     events.nodes(this.cluster.listNodes(), true, []);
+    // Like a real cluster, the pods it runs are complete: a cluster started empty has none.
+    events.podInventory?.({
+      pods: () => this.cluster.listPods(),
+      bindsSince: (at) => this.binds.since(at),
+    });
     this.tick();
   }
 
   async bind(request: BindRequestMessage): Promise<RequestOutcome> {
+    this.binds.add({ jobId: request.job.id, pod: request.pod.name });
     return this.apply(this.cluster.bind(request, this.clock.now()));
   }
 
