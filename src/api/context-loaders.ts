@@ -12,6 +12,7 @@ import type {
 } from "../store/generated/prisma/client.js";
 import { allocatedByNode, type ResourceSum } from "../store/queries/allocation.js";
 import { QueueTree } from "../store/domain/queue-tree.js";
+import { type QueuePolicy, queuePolicies } from "../store/index.js";
 import type { EventRow } from "../store/events.js";
 import type { Store } from "../store/store.js";
 import { groupBy } from "../store/collections.js";
@@ -20,12 +21,18 @@ import { BatchLoader } from "./loaders.js";
 export function createLoaders(store: Store) {
   const db = store.prisma;
   let tree: Promise<QueueTree> | null = null;
+  let policies: Promise<Map<string, QueuePolicy>> | null = null;
   const byKey = <T, K extends keyof T>(rows: T[], key: K) => new Map(rows.map((r) => [r[key], r]));
   return {
     /** The queue tree as of the first use in this request. */
     queueTree: () => {
       tree ??= db.queue.findMany({ select: { name: true, parentName: true } }).then((q) => new QueueTree(q));
       return tree;
+    },
+    /** Every queue's effective namespaces and pod-security level, as of the first use. */
+    queuePolicies: () => {
+      policies ??= queuePolicies(db);
+      return policies;
     },
     queue: new BatchLoader<string, Queue | null>(
       async (names) => byKey(await db.queue.findMany({ where: { name: { in: names } } }), "name"),

@@ -6,7 +6,7 @@ import { cancelJob } from "../../store/operations/jobs.js";
 import { submitJob } from "../../store/operations/submit-job.js";
 import { listJobs } from "../../store/queries/jobs.js";
 import type { SubmitJobInput, SubGroupRow, TopologyConstraint } from "../../store/validation/submit-job.js";
-import { anyRole, guarded, principalOf, requireQueueAccess } from "../auth.js";
+import { anyRole, guarded, maySeeTemplate, principalOf, requireQueueAccess } from "../auth.js";
 import type { ApiContext } from "../context.js";
 import type { EventRow } from "../../store/events.js";
 import { asArgs, badInput, inInput } from "../errors.js";
@@ -100,6 +100,11 @@ export const jobResolvers = {
   },
   TaskGroup: {
     resources: (t: JobTask) => podResources(t),
+    template: async (t: JobTask, _a: unknown, ctx: ApiContext) => {
+      if (t.template === null) return null;
+      const job = await ctx.loaders.job.load(t.jobId);
+      return job && (await maySeeTemplate(ctx, job)) ? t.template : null;
+    },
   },
   Pod: {
     task: (p: Pod) => p.taskName,
