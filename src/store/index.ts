@@ -58,7 +58,7 @@ export {
 } from "./queries/admission.js";
 export { pendingPodBindFailures, type BindFailure } from "./queries/bind-failures.js";
 export { clusterGeneration, hasPendingPods, listClusters, type ClusterSummary } from "./queries/clusters.js";
-export { fairShareConfig } from "./queries/fair-share.js";
+export { fairShareConfig, fairShareRows, type FairShareRow } from "./queries/fair-share.js";
 export { DEFAULT_USAGE_WINDOW, type UsageWindow } from "./domain/usage.js";
 export { awaitingAdmission, shortAmounts } from "./domain/pending-reason.js";
 export { assignJobClusters, setJobPendingReasons } from "./operations/admission-decisions.js";
@@ -72,3 +72,11 @@ export {
   type PodSecurityLevel,
   podSecurityViolation,
 } from "./validation/pod-security/index.js";
+export {
+  bindRequestsOfJobs,
+  eventsOfJobs,
+  MAX_BIND_REQUESTS_PAGE,
+  MAX_EVENTS_PAGE,
+  MAX_PODS_PAGE,
+  podsOfJobs,
+} from "./queries/job-details.js";
