@@ -3,7 +3,13 @@ export { DEFAULT_DATABASE_URL, openDatabase, type Database, type PrismaClient, t
 export { createStore, transact, type Actor, type Store } from "./store.js";
 export { discardEvents, type EventSink, type NewEvent, type StoreEvent } from "./events.js";
 export { RedisEventBus, type EventListener } from "./redis-events.js";
-export { ConflictError, InvalidInputError, NotFoundError, StaleSnapshotError } from "./errors.js";
+export {
+  ConflictError,
+  ForbiddenError,
+  InvalidInputError,
+  NotFoundError,
+  StaleSnapshotError,
+} from "./errors.js";
 export { migrateDeploy } from "./migrate/index.js";
 
 export {
@@ -80,7 +86,25 @@ export {
   clusterCondition,
   DEFAULT_CLUSTER_LOST_AFTER_MS,
 } from "./domain/cluster-state.js";
-export { fairShareConfig } from "./queries/fair-share.js";
+export { fairShareConfig, fairShareRows, type FairShareRow } from "./queries/fair-share.js";
 export { DEFAULT_USAGE_WINDOW, type UsageWindow } from "./domain/usage.js";
 export { awaitingAdmission, shortAmounts } from "./domain/pending-reason.js";
 export { assignJobClusters, setJobPendingReasons } from "./operations/admission-decisions.js";
+
+// Queue policy: namespaces and pod security levels (effective, inherited down the tree).
+export { DEFAULT_NAMESPACES, type QueuePolicy } from "./domain/queue-policy.js";
+export { queuePolicies, queuePolicy } from "./queries/queue-policy.js";
+export {
+  DEFAULT_POD_SECURITY,
+  POD_SECURITY_LEVELS,
+  type PodSecurityLevel,
+  podSecurityViolation,
+} from "./validation/pod-security/index.js";
+export {
+  bindRequestsOfJobs,
+  eventsOfJobs,
+  MAX_BIND_REQUESTS_PAGE,
+  MAX_EVENTS_PAGE,
+  MAX_PODS_PAGE,
+  podsOfJobs,
+} from "./queries/job-details.js";

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { splitGpu } from "../domain/quantities.js";
 import { clusterName, dnsLabel, labelKey, labelMatches, queueName } from "./names.js";
-import { bytes, cpuMillis, gpuMemoryMiB } from "./quantities.js";
+import { bytes, cpuMillis, gpuMemoryMiB, INT4_MAX } from "./quantities.js";
 
 export const DEFAULT_JOB_PRIORITY = 50;
 /** Jobs at or above this priority are not preemptible unless they say otherwise. */
@@ -18,6 +18,7 @@ export const resourcesInput = z
     gpu: z
       .number("gpu must be a number")
       .min(0, "gpu must not be negative")
+      .max(INT4_MAX, `gpu must be at most ${INT4_MAX} devices`)
       .refine(
         (g) => Number.isInteger(g) || g < 1,
         "gpu must be a whole number of devices, or a fraction below 1 of one device",
@@ -59,6 +60,7 @@ const task = z
     durationSeconds: z
       .int("durationSeconds must be a whole number")
       .min(0, "durationSeconds must not be negative")
+      .max(INT4_MAX, `durationSeconds must be at most ${INT4_MAX}`)
       .nullish(),
     exitFailure: z.boolean().nullish(),
   })
@@ -105,6 +107,9 @@ export const submitJobInputSchema = z
     j.tasks.forEach((t, i) => {
       if (taskNames.has(t.name)) issue(["tasks", i, "name"], `duplicate task name "${t.name}"`);
       taskNames.add(t.name);
+      const r = t.resources;
+      if (!r.cpu && !r.memory && !r.gpu && !r.gpuMemory)
+        issue(["tasks", i, "resources"], "a pod must ask for some cpu, memory, gpu or gpuMemory");
     });
     const total = j.tasks.reduce((n, t) => n + t.replicas, 0);
     if (total > MAX_PODS_PER_JOB)
