@@ -14,7 +14,12 @@ export type BackendConfig =
       /** Namespace of pods whose job names none. */
       defaultNamespace?: string;
     }
-  | { kind: "simulated"; clusterFile: string };
+  | {
+      kind: "simulated";
+      clusterFile: string;
+      /** Keeps the cluster's pods across agent restarts (simulated/state-file.ts). */
+      stateFile?: string;
+    };
 
 export async function createBackend(
   config: BackendConfig,
@@ -23,7 +28,7 @@ export async function createBackend(
 ): Promise<ClusterBackend> {
   switch (config.kind) {
     case "simulated":
-      return SimulatedBackend.load(config.clusterFile);
+      return SimulatedBackend.load(config.clusterFile, undefined, config.stateFile);
     case "kubernetes":
       return new KubernetesBackend({
         cluster,
