@@ -69,3 +69,16 @@ export const taskErrorsTotal = new Counter({
   labelNames: ["task"] as const,
   registers: [metrics],
 });
+
+export const clustersLost = new Gauge({
+  name: "fleetq_clusters_lost",
+  help: "Clusters LOST (agent silent past clusterLostAfter): no admissions or placements there",
+  registers: [metrics],
+});
+
+export const jobsMovedFromLostClusters = new Counter({
+  name: "fleetq_lost_cluster_jobs_total",
+  help: "Jobs sent back to admission from LOST clusters (readmitted: no pod placed; requeued: placed pods taken back)",
+  labelNames: ["how"] as const,
+  registers: [metrics],
+});

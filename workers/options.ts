@@ -3,7 +3,7 @@
 import { hostname } from "node:os";
 import type { Logger } from "pino";
 import type { SchedulerConfig } from "../src/core/index.js";
-import type { Store } from "../src/store/index.js";
+import { DEFAULT_CLUSTER_LOST_AFTER_MS, type Store } from "../src/store/index.js";
 
 export interface WorkerOptions {
   /** postgresql://… (or pglite:<dir> for a one-process demo). Ignored when `store` is given. */
@@ -52,6 +52,14 @@ export interface WorkerOptions {
   lockDurationMs?: number;
   /** How often BullMQ looks for jobs of dead workers (default 15 000 ms). */
   stalledIntervalMs?: number;
+  /** A cluster whose agent is silent this long is LOST: no admissions or placements there, and
+   * its jobs with no pod placed go back to admission (default 120 000 ms). */
+  clusterLostAfterMs?: number;
+  /** Jobs with pods placed on a cluster LOST this long are requeued elsewhere (default 0 = off:
+   * they wait for the agent, as their pods may still run). */
+  requeueLostAfterMs?: number;
+  /** How often lost clusters are looked for (default 5000 ms). */
+  lostCheckIntervalMs?: number;
   /** Triggered cycles wait this long so a burst of work makes one cycle (default 0). */
   triggerDelayMs?: number;
   /** How often the cluster list is re-read (default 10 000 ms; cluster events re-read it at once). */
@@ -92,6 +100,9 @@ const DEFAULTS = {
   lockDurationMs: 30_000,
   stalledIntervalMs: 15_000,
   triggerDelayMs: 0,
+  clusterLostAfterMs: DEFAULT_CLUSTER_LOST_AFTER_MS,
+  requeueLostAfterMs: 0,
+  lostCheckIntervalMs: 5000,
   clusterRefreshMs: 10_000,
   logIdleCycles: false,
 };
@@ -127,9 +138,17 @@ export function resolveOptions(o: WorkerOptions): ResolvedOptions {
     "lockDurationMs",
     "stalledIntervalMs",
     "clusterRefreshMs",
+    "clusterLostAfterMs",
+    "lostCheckIntervalMs",
   ] as const)
     positive(r[k], k);
-  for (const k of ["pendingDispatchGraceMs", "readmitAfterMs", "triggerDelayMs", "staleRetries"] as const)
+  for (const k of [
+    "pendingDispatchGraceMs",
+    "readmitAfterMs",
+    "triggerDelayMs",
+    "staleRetries",
+    "requeueLostAfterMs",
+  ] as const)
     nonNegative(r[k], k);
   check(
     Number.isInteger(r.admissionBatch) && r.admissionBatch > 0,

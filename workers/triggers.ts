@@ -32,6 +32,12 @@ export function triggersFor(e: StoreEvent): Triggers {
     case "job.cancelled":
     case "nodes.reported":
       return { ...NONE, cycles: one(e.cluster), admission: true };
+    // Pods a cluster no longer has freed their resources: place others at once.
+    case "pods.vanished":
+    case "cluster.ready":
+      return { ...NONE, cycles: one(e.cluster), admission: true };
+    case "cluster.lost":
+      return { ...NONE, admission: true };
     case "pods.status":
     case "bind.result":
       return { ...NONE, reported: one(e.cluster), admission: true };

@@ -44,6 +44,8 @@ const agentConfigSchema = z
         kubeconfig: z.string().min(1).optional(),
         context: z.string().min(1).optional(),
         defaultNamespace: z.string().min(1).optional(),
+        /** Finished pods fleetq created are deleted this long after they ended (0 = kept). */
+        finishedPodTtlSeconds: z.number().min(0, "finishedPodTtlSeconds must not be negative").optional(),
       })
       .strict()
       .default({}),

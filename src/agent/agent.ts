@@ -90,6 +90,7 @@ export async function runAgent(options: AgentOptions): Promise<RunningAgent> {
       nodes: (nodes, complete, deleted) => reporter.nodes(nodes, complete, deleted),
       podStates: (changes) => reporter.podStateChanges(changes),
       externalPodGroups: (groups) => reporter.externalPodGroups(groups),
+      podInventory: (inventory) => reporter.podInventory(inventory),
     });
     const outcomes = new OutcomeStore(
       connection,

@@ -16,7 +16,14 @@ const bindRequestSchema = z.object({
   kind: z.enum(["bind", "evict"]),
   cluster: z.string().min(1),
   generation: z.number(),
-  job: z.object({ id: z.string().min(1), name: z.string(), namespace: z.string(), queue: z.string() }),
+  job: z.object({
+    id: z.string().min(1),
+    name: z.string(),
+    namespace: z.string(),
+    queue: z.string(),
+    // Absent in messages of a producer from before unique pod names.
+    createdInCluster: z.boolean().default(false),
+  }),
   pod: z.object({
     name: z.string().min(1),
     resources,

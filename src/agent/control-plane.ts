@@ -1,7 +1,8 @@
 // The agent's side of the GraphQL contract (API.md): the agent mutations and the
 // conversion of backend data into their input types. Nothing else of the API is used.
-import type { ExternalPodGroup, NodeInventory, PodState } from "./backends/types.js";
+import type { ExternalPodGroup, NodeInventory, PodRef, PodState } from "./backends/types.js";
 import type { GraphQLClient } from "./graphql-client.js";
+import type { InventoryPage } from "./pod-inventory-pages.js";
 
 export interface Principal {
   name: string;
@@ -72,6 +73,17 @@ export class ControlPlane {
       { cluster: this.cluster, groups: groups.map(toPodGroupReport) },
     );
     return data.reportPodGroups;
+  }
+
+  /** One page of the complete set of the cluster's pods: the pods of the control plane held on
+   * the cluster in the page's range that the page does not list are failed. */
+  async reportPodInventory(page: InventoryPage): Promise<number> {
+    const ref = (r: PodRef | null) => (r ? { job: r.jobId, pod: r.pod } : null);
+    const data = await this.client.request<{ reportPodInventory: number }>(
+      "mutation($cluster: String!, $pods: [PodRef!]!, $after: PodRef, $through: PodRef) { reportPodInventory(cluster: $cluster, pods: $pods, after: $after, through: $through) }",
+      { cluster: this.cluster, pods: page.pods.map(ref), after: ref(page.after), through: ref(page.through) },
+    );
+    return data.reportPodInventory;
   }
 }
 

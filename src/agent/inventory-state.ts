@@ -52,6 +52,13 @@ export class InventoryState {
     return { nodes, complete: false };
   }
 
+  /** The next report is complete (after a silence the control plane may hold the cluster LOST
+   * until it has one). */
+  resend(): void {
+    this.completeDue = true;
+    this.changed.clear();
+  }
+
   failed(report: InventoryReport): void {
     if (report.complete) this.completeDue = true;
     else for (const node of report.nodes) if (this.nodes.has(node.name)) this.changed.add(node.name);

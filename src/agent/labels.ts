@@ -25,6 +25,8 @@ export const NODE_GROUP_LABEL = "fleetq.io/node-group";
 /** On pods fleetq creates or binds. */
 export const JOB_ID_KEY = "fleetq.io/job-id";
 export const JOB_NAME_KEY = "fleetq.io/job-name";
+/** The pod's name in the control plane ("<task>-<i>"), where its Kubernetes name differs. */
+export const POD_NAME_KEY = "fleetq.io/pod-name";
 export const QUEUE_KEY = "fleetq.io/queue";
 /** The gang a pod belongs to; on user-created pods it makes them a fleetq job. */
 export const POD_GROUP_KEY = "fleetq.io/pod-group";

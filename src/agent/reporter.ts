@@ -1,14 +1,21 @@
 // Everything the agent tells the control plane goes through here, in one loop and in a
-// fixed order per round (nodes, bind results, pod states, pod groups), batched, retried
+// fixed order per round (nodes, bind results, pod states, pod inventory, pod groups), batched, retried
 // with backoff while the API is away. Bind results are acknowledged to their waiter only
 // once the API has them: the agent completes a BullMQ job only then, so a crash before
 // that re-delivers the request instead of losing its result.
 import type { Logger } from "pino";
-import type { ExternalPodGroup, NodeInventory, PodStateChange } from "./backends/types.js";
+import type {
+  ExternalPodGroup,
+  NodeInventory,
+  PodInventory,
+  PodRef,
+  PodStateChange,
+} from "./backends/types.js";
 import { backoffDelay, sleep, type BackoffPolicy } from "./backoff.js";
 import type { BindResultReport, ControlPlane, PodStatusReport } from "./control-plane.js";
 import { ApiRejectedError, describe } from "./graphql-client.js";
 import { InventoryState } from "./inventory-state.js";
+import { inventoryPages } from "./pod-inventory-pages.js";
 import { RecentSet } from "./recent-set.js";
 import { ReportLane } from "./report-lane.js";
 
@@ -33,6 +40,10 @@ export class Reporter {
   private loop: Promise<void> | null = null;
   private idleWaiters: (() => void)[] = [];
   private podGroupsUnsupported = false;
+  /** The cluster's pods after its last (re)list, until reported. */
+  private podSet: PodInventory | null = null;
+  private lastPodSet: PodInventory | null = null;
+  private podInventoryUnsupported = false;
 
   constructor(
     private readonly controlPlane: ControlPlane,
@@ -76,6 +87,12 @@ export class Reporter {
       if (change.message) report.message = change.message;
       this.podStates.push(report);
     }
+    this.poke();
+  }
+
+  podInventory(inventory: PodInventory): void {
+    this.podSet = inventory;
+    this.lastPodSet = inventory;
     this.poke();
   }
 
@@ -127,8 +144,24 @@ export class Reporter {
     }
   }
 
+  /** reportPodInventory is newer than some APIs: without it the agent just does not reconcile. */
+  private async sendPodInventory(pods: PodRef[]): Promise<void> {
+    if (this.podInventoryUnsupported) return;
+    try {
+      for (const page of inventoryPages(pods)) await this.controlPlane.reportPodInventory(page);
+    } catch (err) {
+      if (!(err instanceof ApiRejectedError && err.code === "GRAPHQL_VALIDATION_FAILED")) throw err;
+      this.podInventoryUnsupported = true;
+      this.log.warn({ err: err.message }, "the API has no reportPodInventory; pods are not reconciled");
+    }
+  }
+
   private hasPending(): boolean {
-    return this.inventory.pending || this.bindResults.size + this.podGroups.size + this.podStates.size > 0;
+    return (
+      this.inventory.pending ||
+      this.podSet !== null ||
+      this.bindResults.size + this.podGroups.size + this.podStates.size > 0
+    );
   }
 
   private poke(): void {
@@ -157,6 +190,9 @@ export class Reporter {
         await this.sendRound();
         failures = 0;
       } catch (err) {
+        // Once the API hears from us again it gets the whole picture: nodes and pods.
+        this.inventory.resend();
+        this.podSet ??= this.lastPodSet;
         const delay = backoffDelay(failures++, this.options.backoff);
         this.log.warn({ err: describe(err), retryInMs: delay }, "reporting to the API failed; will retry");
         await sleep(delay, signal);
@@ -174,8 +210,17 @@ export class Reporter {
         throw err;
       }
     }
+    // Read before this round's results go out: a pod that ends or is deleted meanwhile is
+    // still listed (its state report goes first); binds begun since are added when sent.
+    const podSet = this.podSet;
+    const readAt = performance.now();
+    const pods = podSet?.pods() ?? [];
     await this.bindResults.flush();
     await this.podStates.flush();
+    if (podSet) {
+      await this.sendPodInventory([...pods, ...podSet.bindsSince(readAt)]);
+      if (this.podSet === podSet) this.podSet = null;
+    }
     await this.podGroups.flush();
     if (!report && Date.now() - this.lastSentAt >= this.options.heartbeatMs) {
       // Heartbeat: an empty partial node report changes nothing but says "alive".

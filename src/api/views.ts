@@ -1,5 +1,6 @@
 // Database rows → the shapes of schema.graphql (units, labels, times).
 import type { QuotaVector } from "../core/api/spec.js";
+import { type ClusterCondition, clusterCondition } from "../store/index.js";
 import type { ResourceSum } from "../store/queries/allocation.js";
 
 export interface ResourcesView {
@@ -31,14 +32,9 @@ export const labelsOf = (record: unknown): { key: string; value: string }[] =>
 
 export const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 
-/** A READY cluster whose agent has been silent this long is shown as LOST. */
-export const HEARTBEAT_TIMEOUT_MS = 120_000;
-
-export function clusterStateOf(c: { state: string; heartbeatAt: Date | null }, now = Date.now()): string {
-  if (c.state === "READY" && (!c.heartbeatAt || now - c.heartbeatAt.getTime() > HEARTBEAT_TIMEOUT_MS))
-    return "LOST";
-  return c.state;
-}
+/** READY, LOST or NOT_READY: the definition admission and the cycles use (domain/cluster-state). */
+export const clusterStateOf = (c: { state: Parameters<typeof clusterCondition>[0] }): ClusterCondition =>
+  clusterCondition(c.state);
 
 export const taintString = (t: { key: string; value?: string; effect: string }): string =>
   `${t.key}${t.value !== undefined ? `=${t.value}` : ""}:${t.effect}`;

@@ -17,7 +17,14 @@ export interface BindRequestMessage {
   cluster: string;
   /** Fencing: the cluster generation the decision was made on. */
   generation: number;
-  job: { id: string; name: string; namespace: string; queue: string };
+  job: {
+    id: string;
+    name: string;
+    namespace: string;
+    queue: string;
+    /** The job's pods were created by users in the cluster: they keep their own names. */
+    createdInCluster: boolean;
+  };
   pod: {
     name: string;
     /** Pod requests, for the agent's own accounting (simulated backend). */

@@ -16,6 +16,7 @@ export { assignJobCluster, cancelJob, setJobPendingReason, type CancelResult } f
 export { reportNodes } from "./operations/report-nodes.js";
 export { reportBindResult, reportPodStatus } from "./operations/report-pods.js";
 export { reportPodGroups } from "./operations/report-pod-groups.js";
+export { reportPodInventory } from "./operations/reconcile-pods.js";
 export {
   bindRequestMessages,
   bindRequestsToDispatch,
@@ -51,7 +52,19 @@ export {
   type LabelMatch,
 } from "./queries/admission.js";
 export { pendingPodBindFailures, type BindFailure } from "./queries/bind-failures.js";
-export { clusterGeneration, hasPendingPods, listClusters, type ClusterSummary } from "./queries/clusters.js";
+export {
+  clusterGeneration,
+  clusterIsLost,
+  hasPendingPods,
+  listClusters,
+  type ClusterSummary,
+} from "./queries/clusters.js";
+export { markLostClusters, type LostClusterReport } from "./operations/lost-clusters.js";
+export {
+  type ClusterCondition,
+  clusterCondition,
+  DEFAULT_CLUSTER_LOST_AFTER_MS,
+} from "./domain/cluster-state.js";
 export { fairShareConfig } from "./queries/fair-share.js";
 export { DEFAULT_USAGE_WINDOW, type UsageWindow } from "./domain/usage.js";
 export { awaitingAdmission, shortAmounts } from "./domain/pending-reason.js";

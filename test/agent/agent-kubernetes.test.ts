@@ -5,6 +5,7 @@ import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type RunningAgent, runAgent } from "../../src/agent/agent.js";
 import { KubernetesBackend } from "../../src/agent/backends/kubernetes/kubernetes-backend.js";
+import { clusterPodName } from "../../src/agent/backends/kubernetes/pod-names.js";
 import { TEST_REDIS_URL } from "../helpers/redis.js";
 import { AGENT_TOKEN, AgentHarness, uuid } from "./agent-harness.js";
 import { bindRequest } from "./bind-requests.js";
@@ -94,11 +95,12 @@ describe("agent loop (Kubernetes backend)", () => {
     await start();
     kube.createPod(userPod("sweep-0"));
     const jobId = uuid();
-    await harness.send(bindRequest({ id: uuid(), jobId, namespace: "ml", pod: "trainer", node: "n1" }));
+    const request = bindRequest({ id: uuid(), jobId, namespace: "ml", pod: "trainer", node: "n1" });
+    await harness.send(request);
     await until(() =>
       expect(harness.api.podUpdates()).toEqual([{ job: jobId, pod: "trainer", state: "RUNNING" }]),
     );
-    kube.setPodPhase("ml", "trainer", "Succeeded");
+    kube.setPodPhase("ml", clusterPodName(request), "Succeeded");
     await until(() => expect(harness.api.podUpdates().map((u) => u.state)).toEqual(["RUNNING", "SUCCEEDED"]));
     expect(harness.api.bindResults()).toHaveLength(1);
   });

@@ -7,6 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { clusterPodName } from "../../src/agent/backends/kubernetes/pod-names.js";
+import type { BindRequestMessage } from "../../src/protocol/bind-request.js";
 import { TEST_REDIS_URL } from "../helpers/redis.js";
 import { AGENT_TOKEN, AgentHarness, uuid } from "./agent-harness.js";
 import { bindRequest } from "./bind-requests.js";
@@ -80,14 +82,15 @@ describe("agent killed mid-bind and restarted", () => {
     await until(async () => expect((await harness.counts()).completed).toBe(1));
 
     // Two binds and an eviction get stuck in the API server; a third bind goes through.
-    const heldApplied = kube.hold("POST", /\/pods\/applied\/binding$/);
-    const heldDropped = kube.hold("POST", /\/pods\/dropped\/binding$/);
-    const heldEviction = kube.hold("POST", /\/pods\/victim\/eviction$/);
     const jobId = uuid();
     const applied = bindRequest({ id: uuid(), jobId, pod: "applied", node: "n1" });
     const dropped = bindRequest({ id: uuid(), jobId, pod: "dropped", node: "n1" });
     const passes = bindRequest({ id: uuid(), jobId, pod: "passes", node: "n2" });
     const evict = bindRequest({ id: uuid(), kind: "evict", jobId: victim.job.id, pod: "victim", node: "n2" });
+    const path = (r: BindRequestMessage, sub: string) => new RegExp(`/pods/${clusterPodName(r)}/${sub}$`);
+    const heldApplied = kube.hold("POST", path(applied, "binding"));
+    const heldDropped = kube.hold("POST", path(dropped, "binding"));
+    const heldEviction = kube.hold("POST", path(victim, "eviction"));
     await harness.send(applied, dropped, passes, evict);
     await Promise.all([heldApplied.arrived, heldDropped.arrived, heldEviction.arrived]);
     await until(async () => expect((await harness.counts()).completed).toBe(2));
@@ -100,9 +103,9 @@ describe("agent killed mid-bind and restarted", () => {
     heldApplied.release("apply");
     heldEviction.release("apply");
     heldDropped.release("drop");
-    await until(() => expect(kube.pod("team-a", "applied")?.spec.nodeName).toBe("n1"));
-    expect(kube.pod("team-a", "victim")).toBeUndefined();
-    expect(kube.pod("team-a", "dropped")?.spec.nodeName).toBeUndefined();
+    await until(() => expect(kube.pod("team-a", clusterPodName(applied))?.spec.nodeName).toBe("n1"));
+    expect(kube.pod("team-a", clusterPodName(victim))).toBeUndefined();
+    expect(kube.pod("team-a", clusterPodName(dropped))?.spec.nodeName).toBeUndefined();
     // Work queued while no agent runs.
     const queued = bindRequest({ id: uuid(), jobId, pod: "queued", node: "n2" });
     await harness.send(queued);
@@ -119,19 +122,20 @@ describe("agent killed mid-bind and restarted", () => {
     expect(reported.find((r) => r.bindRequest === dropped.id)?.message).toBe("bound to n1");
     expect(reported.find((r) => r.bindRequest === evict.id)?.message).toBe("the pod is already gone");
     // Every effect happened exactly once in the cluster, including those nobody heard of.
+    const [v, a, d, p, q] = [victim, applied, dropped, passes, queued].map((r) => clusterPodName(r));
     expect([...kube.effects].sort()).toEqual(
       [
-        "create team-a/victim",
-        "bind team-a/victim n2",
-        "create team-a/applied",
-        "bind team-a/applied n1",
-        "create team-a/dropped",
-        "bind team-a/dropped n1",
-        "create team-a/passes",
-        "bind team-a/passes n2",
-        "evict team-a/victim",
-        "create team-a/queued",
-        "bind team-a/queued n2",
+        `create team-a/${v}`,
+        `bind team-a/${v} n2`,
+        `create team-a/${a}`,
+        `bind team-a/${a} n1`,
+        `create team-a/${d}`,
+        `bind team-a/${d} n1`,
+        `create team-a/${p}`,
+        `bind team-a/${p} n2`,
+        `evict team-a/${v}`,
+        `create team-a/${q}`,
+        `bind team-a/${q} n2`,
       ].sort(),
     );
   });

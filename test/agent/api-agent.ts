@@ -21,6 +21,8 @@ import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../helpers/redi
 export interface ApiAgent {
   api: TestApi;
   agent: RunningAgent;
+  /** Stops the agent and starts a new one on `backend` (a restarted agent process). */
+  restart(backend: ClusterBackend): Promise<void>;
   admin<T>(query: string, variables?: Record<string, unknown>): Promise<T>;
   /** What the dispatch worker does: the outbox onto the cluster's bind queue; how many were sent. */
   dispatch(): Promise<number>;
@@ -50,20 +52,28 @@ export async function startApiAgent(opts: {
   const token = await admin<{ createToken: { secret: string } }>(
     `mutation { createToken(input: { name: "agent-c1", role: AGENT, cluster: "c1" }) { secret } }`,
   );
-  const agent = await runAgent({
-    cluster: "c1",
-    apiUrl: api.url,
-    token: token.createToken.secret,
-    redis: TEST_REDIS_URL,
-    queuePrefix,
-    backend: opts.backend,
-    batchWindowMs: 10,
-    heartbeatSeconds: 3600,
-    logger: opts.logger,
-  });
+  const start = (backend: ClusterBackend) =>
+    runAgent({
+      cluster: "c1",
+      apiUrl: api.url,
+      token: token.createToken.secret,
+      redis: TEST_REDIS_URL,
+      queuePrefix,
+      backend,
+      batchWindowMs: 10,
+      heartbeatSeconds: 3600,
+      logger: opts.logger,
+    });
+  let agent = await start(opts.backend);
   return {
     api,
-    agent,
+    get agent() {
+      return agent;
+    },
+    async restart(backend) {
+      await agent.stop();
+      agent = await start(backend);
+    },
     admin,
     async dispatch() {
       const ids = (await bindRequestsToDispatch(api.server.store, { cluster: "c1" })).map((r) => r.id);

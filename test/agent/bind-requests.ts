@@ -8,6 +8,7 @@ export interface RequestShape {
   jobId?: string;
   jobName?: string;
   namespace?: string;
+  createdInCluster?: boolean;
   pod: string;
   node: string;
   cpuMillis?: number;
@@ -47,6 +48,7 @@ export function bindRequest(shape: RequestShape): BindRequestMessage {
       name: shape.jobName ?? "train",
       namespace: shape.namespace ?? "team-a",
       queue: "research",
+      createdInCluster: shape.createdInCluster ?? false,
     },
     pod: {
       name: shape.pod,

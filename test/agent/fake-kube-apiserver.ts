@@ -1,7 +1,7 @@
 // An in-test HTTP server that speaks the Kubernetes API for the routes the agent uses:
 // Node and Pod lists (with metadata.resourceVersion), watches as newline-delimited JSON
 // over chunked HTTP (resume from a resourceVersion; 410 Gone once it was compacted),
-// pod create/read/delete, the Binding and Eviction subresources, Status objects for
+// pod create/read/delete (with a uid precondition), the Binding and Eviction subresources, Status objects for
 // errors, bearer-token auth, and injected faults (429/500) or held requests.
 import { once } from "node:events";
 import { type IncomingMessage, type ServerResponse, createServer, type Server } from "node:http";
@@ -61,7 +61,7 @@ export class FakeKubeApiServer {
   readonly token = "fake-kube-token";
   readonly requests: RequestRecord[] = [];
   /** What the server carried out, whether or not the client heard the answer:
-   * "create ns/name", "bind ns/name node", "evict ns/name". */
+   * "create ns/name", "bind ns/name node", "evict ns/name", "delete ns/name". */
   readonly effects: string[] = [];
   /** 410 for a stale watch as an ERROR event in a 200 stream (what watch caches send) or
    * as the HTTP status. */
@@ -190,11 +190,33 @@ export class FakeKubeApiServer {
     return this.store.get("pods", `${namespace}/${name}`);
   }
 
-  /** Acts as the kubelet reporting a phase. */
-  setPodPhase(namespace: string, name: string, phase: string, message?: string): void {
+  /** Acts as the kubelet reporting a phase (a finished pod's containers say when they ended). */
+  setPodPhase(
+    namespace: string,
+    name: string,
+    phase: string,
+    message?: string,
+    finishedAt = new Date(),
+  ): void {
     this.store.update("pods", `${namespace}/${name}`, (pod) => {
       pod.status.phase = phase;
       if (message) pod.status.message = message;
+      if (phase === "Succeeded" || phase === "Failed") {
+        pod.status.containerStatuses = (pod.spec.containers ?? []).map((c: Json) => ({
+          name: c.name,
+          ready: false,
+          restartCount: 0,
+          image: c.image,
+          imageID: "",
+          state: {
+            terminated: {
+              exitCode: phase === "Succeeded" ? 0 : 1,
+              reason: phase === "Succeeded" ? "Completed" : "Error",
+              finishedAt: finishedAt.toISOString(),
+            },
+          },
+        }));
+      }
     });
   }
 
@@ -219,7 +241,7 @@ export class FakeKubeApiServer {
       const reason = fault.status === 429 ? "TooManyRequests" : "InternalError";
       return this.status(res, fault.status, reason, `injected fault ${fault.status}`);
     }
-    const body = method === "POST" ? await readJson(req) : null;
+    const body = method === "POST" || method === "DELETE" ? await readJson(req) : null;
     const hold = this.holds.find((h) => h.method === method && h.path.test(url.pathname));
     if (hold) {
       this.holds.splice(this.holds.indexOf(hold), 1);
@@ -243,7 +265,7 @@ export class FakeKubeApiServer {
     if (onePod) {
       const [, namespace, name, sub] = onePod as unknown as [string, string, string, string | undefined];
       if (method === "GET" && !sub) return this.readPodRoute(namespace, name, res);
-      if (method === "DELETE" && !sub) return this.deletePodRoute(namespace, name, res);
+      if (method === "DELETE" && !sub) return this.deletePodRoute(namespace, name, body ?? {}, res);
       if (method === "POST" && sub === "binding") return this.bindingRoute(namespace, name, body ?? {}, res);
       if (method === "POST" && sub === "eviction") return this.evictionRoute(namespace, name, res);
     }
@@ -322,10 +344,21 @@ export class FakeKubeApiServer {
     this.json(res, 200, { kind: "Pod", apiVersion: "v1", ...clone(pod) });
   }
 
-  private deletePodRoute(namespace: string, name: string, res: ServerResponse) {
+  /** DeleteOptions: preconditions.uid must match (409 Conflict otherwise). */
+  private deletePodRoute(namespace: string, name: string, body: Json, res: ServerResponse) {
     const pod = this.pod(namespace, name);
     if (!pod) return this.status(res, 404, "NotFound", `pods "${name}" not found`);
+    const uid = body.preconditions?.uid;
+    if (uid && uid !== pod.metadata.uid) {
+      return this.status(
+        res,
+        409,
+        "Conflict",
+        `Operation cannot be fulfilled on Pod "${name}": Precondition failed: UID in precondition: ${uid}, UID in object meta: ${pod.metadata.uid}`,
+      );
+    }
     this.store.remove("pods", `${namespace}/${name}`);
+    this.effects.push(`delete ${namespace}/${name}`);
     this.json(res, 200, { kind: "Pod", apiVersion: "v1", ...clone(pod) });
   }
 

@@ -101,6 +101,8 @@ export class GraphQLRecorder {
         return { status: 200, body: { data: { reportPodStatus: (variables.updates as unknown[]).length } } };
       case "reportBindResult":
         return { status: 200, body: { data: { reportBindResult: (variables.results as unknown[]).length } } };
+      case "reportPodInventory":
+        return { status: 200, body: { data: { reportPodInventory: 0 } } };
       case "reportPodGroups":
         return { status: 200, body: { data: { reportPodGroups: (variables.groups as unknown[]).length } } };
       default:

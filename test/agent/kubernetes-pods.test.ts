@@ -3,6 +3,7 @@
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { KubernetesBackend } from "../../src/agent/backends/kubernetes/kubernetes-backend.js";
+import { uniquePodName } from "../../src/agent/backends/kubernetes/pod-names.js";
 import { RecordedEvents } from "./backend-events.js";
 import { bindRequest } from "./bind-requests.js";
 import { FakeKubeApiServer } from "./fake-kube-apiserver.js";
@@ -12,6 +13,8 @@ const log = pino({ level: "silent" });
 const CREATE = /^\/api\/v1\/namespaces\/team-a\/pods$/;
 const BINDING = /\/binding$/;
 const EVICTION = /\/eviction$/;
+/** The Kubernetes name of a pod of job-1 ("train"). */
+const k8s = (pod: string, jobId = "job-1", jobName = "train") => uniquePodName(jobId, jobName, pod);
 
 describe("Kubernetes backend: pods", () => {
   let kube: FakeKubeApiServer;
@@ -48,7 +51,7 @@ describe("Kubernetes backend: pods", () => {
     });
     expect(await backend.bind(request)).toEqual({ ok: true, message: "bound to n1" });
 
-    const pod = kube.pod("team-a", "train-0")!;
+    const pod = kube.pod("team-a", k8s("train-0"))!;
     expect(pod.spec.schedulerName).toBe("fleetq");
     expect(pod.spec.nodeName).toBe("n1");
     expect(pod.spec.containers[0].image).toBe("busybox:1.36");
@@ -95,7 +98,7 @@ describe("Kubernetes backend: pods", () => {
       },
     });
     expect(await backend.bind(split)).toEqual({ ok: true, message: "bound to n1" });
-    const pod = kube.pod("team-a", "p0")!;
+    const pod = kube.pod("team-a", k8s("p0"))!;
     expect(pod.metadata.annotations["fleetq.io/gpu-devices"]).toBe("4,5,6,7");
     const env = (name: string) => pod.spec.containers.find((c: { name: string }) => c.name === name).env;
     expect(env("a")).toEqual([{ name: "NVIDIA_VISIBLE_DEVICES", value: "4,5" }]);
@@ -112,12 +115,12 @@ describe("Kubernetes backend: pods", () => {
       template: { spec: { containers: [container("main", "1")] } },
     });
     await backend.bind(whole);
-    expect(kube.pod("team-a", "p1")!.spec.containers[0].env).toEqual([
+    expect(kube.pod("team-a", k8s("p1"))!.spec.containers[0].env).toEqual([
       { name: "NVIDIA_VISIBLE_DEVICES", value: "0,1" },
     ]);
     // No devices chosen: nothing pinned.
     await backend.bind(bindRequest({ id: "br-3", pod: "p2", node: "n1", gpus: 1 }));
-    expect(kube.pod("team-a", "p2")!.metadata.annotations["fleetq.io/gpu-devices"]).toBeUndefined();
+    expect(kube.pod("team-a", k8s("p2"))!.metadata.annotations["fleetq.io/gpu-devices"]).toBeUndefined();
   });
 
   it("answers a repeated or conflicting bind truthfully without creating or binding again", async () => {
@@ -128,11 +131,97 @@ describe("Kubernetes backend: pods", () => {
     });
     const elsewhere = await backend.bind(bindRequest({ id: "br-2", pod: "p0", node: "n2" }));
     expect(elsewhere).toEqual({ ok: false, message: "the pod is already bound to n1, not n2" });
-    const foreign = await backend.bind(bindRequest({ id: "br-3", jobId: "job-2", pod: "p0", node: "n1" }));
-    expect(foreign.ok).toBe(false);
-    expect(foreign.message).toContain("not a pod of job job-2");
     expect(kube.count("POST", CREATE, 201)).toBe(1);
     expect(kube.count("POST", BINDING, 201)).toBe(1);
+  });
+
+  it("runs two jobs with the same task names in one namespace, and a re-run after a finished one", async () => {
+    const first = "0190a1b2-c3d4-7e5f-8a9b-111111111111";
+    const second = "0190a1b2-c3d4-7e5f-8a9b-222222222222";
+    const rerun = "0190a1b2-c3d4-7e5f-8a9b-333333333333";
+    const request = (id: string, jobId: string) =>
+      bindRequest({ id, jobId, jobName: "llm-finetune", pod: "worker-0", node: "n1" });
+    expect(await backend.bind(request("br-1", first))).toEqual({ ok: true, message: "bound to n1" });
+    expect(await backend.bind(request("br-2", second))).toEqual({ ok: true, message: "bound to n1" });
+    const names = [first, second].map((job) => k8s("worker-0", job, "llm-finetune"));
+    expect(names[0]).not.toBe(names[1]);
+    for (const [i, job] of [first, second].entries()) {
+      const pod = kube.pod("team-a", names[i]!)!;
+      expect(pod.metadata.name).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+      expect(pod.metadata.name.length).toBeLessThanOrEqual(63);
+      expect(pod.metadata.labels["fleetq.io/job-id"]).toBe(job);
+    }
+    // Both report under the control plane's pod name, each for its own job.
+    await until(() =>
+      expect(events.states.filter((s) => s.state === "RUNNING")).toEqual([
+        { jobId: first, pod: "worker-0", state: "RUNNING" },
+        { jobId: second, pod: "worker-0", state: "RUNNING" },
+      ]),
+    );
+    kube.setPodPhase("team-a", names[0]!, "Succeeded");
+    await until(() => expect(events.statesOf("worker-0")).toContain("SUCCEEDED"));
+    expect(await backend.bind(request("br-3", rerun))).toEqual({ ok: true, message: "bound to n1" });
+    expect(kube.pod("team-a", k8s("worker-0", rerun, "llm-finetune"))?.spec.nodeName).toBe("n1");
+  });
+
+  it("never adopts a pod of that name that belongs to another job or to no job", async () => {
+    const container = { name: "c", image: "x" };
+    kube.createPod({
+      metadata: { name: k8s("p0"), namespace: "team-a", labels: { "fleetq.io/job-id": "job-7" } },
+      spec: { schedulerName: "fleetq", containers: [container] },
+    });
+    const foreign = await backend.bind(bindRequest({ id: "br-1", pod: "p0", node: "n1" }));
+    expect(foreign.ok).toBe(false);
+    expect(foreign.message).toContain("not a pod of job job-1");
+    // A user's pod waiting for fleetq is adopted only by the job made of that pod group.
+    kube.createPod({
+      metadata: { name: k8s("p1"), namespace: "team-a", annotations: { "fleetq.io/pod-group": "g" } },
+      spec: { schedulerName: "fleetq", containers: [container] },
+    });
+    const users = await backend.bind(bindRequest({ id: "br-2", pod: "p1", node: "n1" }));
+    expect(users.ok).toBe(false);
+    expect(kube.count("POST", BINDING)).toBe(0);
+  });
+
+  it("deletes the finished pods it created after their time, and never users' pods", async () => {
+    const reaping = new KubernetesBackend({
+      cluster: "c1",
+      kubeConfig: kube.kubeConfig(),
+      defaultNamespace: "default",
+      log,
+      groupDebounceMs: 20,
+      finishedPodTtlMs: 300,
+    });
+    await backend.stop();
+    backend = reaping;
+    await backend.start(events);
+    await backend.bind(bindRequest({ id: "br-1", pod: "done-0", node: "n1" }));
+    await backend.bind(bindRequest({ id: "br-2", pod: "failed-0", node: "n1" }));
+    await backend.bind(bindRequest({ id: "br-3", pod: "running-0", node: "n1" }));
+    kube.createPod({
+      metadata: { name: "mine", namespace: "ml", annotations: { "fleetq.io/pod-group": "g" } },
+      spec: { schedulerName: "fleetq", containers: [{ name: "c", image: "x" }] },
+    });
+    const mine = bindRequest({
+      id: "br-4",
+      jobId: "job-9",
+      namespace: "ml",
+      createdInCluster: true,
+      pod: "mine",
+      node: "n2",
+    });
+    expect(await backend.bind(mine)).toEqual({ ok: true, message: "bound to n2" });
+    kube.setPodPhase("team-a", k8s("done-0"), "Succeeded");
+    // Finished an hour ago (the kubelet's record says so): due at once.
+    kube.setPodPhase("team-a", k8s("failed-0"), "Failed", "Error", new Date(Date.now() - 3_600_000));
+    kube.setPodPhase("ml", "mine", "Succeeded");
+    await until(() => expect(kube.effects).toContain(`delete team-a/${k8s("failed-0")}`));
+    await until(() => expect(kube.pod("team-a", k8s("done-0"))).toBeUndefined());
+    expect(kube.pod("team-a", k8s("running-0"))).toBeDefined();
+    expect(kube.pod("ml", "mine")).toBeDefined();
+    expect(kube.effects.filter((e) => e.startsWith("delete"))).toHaveLength(2);
+    // Finished pods deleted are not reported again (their state was final).
+    expect(events.statesOf("done-0")).toEqual(["RUNNING", "SUCCEEDED"]);
   });
 
   it("binds a pod a previous attempt created but did not bind", async () => {
@@ -145,7 +234,7 @@ describe("Kubernetes backend: pods", () => {
     expect(kube.count("POST", BINDING, 201)).toBe(1);
 
     kube.createPod({
-      metadata: { name: "p1", namespace: "team-a", labels: { "fleetq.io/job-id": "job-1" } },
+      metadata: { name: k8s("p1"), namespace: "team-a", labels: { "fleetq.io/job-id": "job-1" } },
       spec: { schedulerName: "fleetq", containers: [{ name: "c", image: "x" }] },
     });
     expect(await backend.bind(bindRequest({ id: "br-2", pod: "p1", node: "n2" }))).toEqual({
@@ -153,7 +242,7 @@ describe("Kubernetes backend: pods", () => {
       message: "bound to n2",
     });
     expect(kube.count("POST", CREATE, 409)).toBe(1);
-    expect(kube.pod("team-a", "p1")?.spec.nodeName).toBe("n2");
+    expect(kube.pod("team-a", k8s("p1"))?.spec.nodeName).toBe("n2");
   });
 
   it("refuses binds to unknown nodes and templates that cannot make a pod", async () => {
@@ -193,7 +282,7 @@ describe("Kubernetes backend: pods", () => {
 
     const evict = bindRequest({ id: "br-2", kind: "evict", pod: "p0", node: "n1", reason: "reclaim" });
     expect(await backend.evict(evict)).toEqual({ ok: true, message: "evicted from n1" });
-    expect(kube.pod("team-a", "p0")).toBeUndefined();
+    expect(kube.pod("team-a", k8s("p0"))).toBeUndefined();
     expect(kube.count("POST", EVICTION, 201)).toBe(1);
     await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING", "RELEASING", "PENDING"]));
 
@@ -205,7 +294,7 @@ describe("Kubernetes backend: pods", () => {
     await backend.bind(bindRequest({ id: "br-1", pod: "p0", node: "n2" }));
     const late = await backend.evict(bindRequest({ id: "old", kind: "evict", pod: "p0", node: "n1" }));
     expect(late).toEqual({ ok: true, message: "the pod evicted from n1 is already gone" });
-    expect(kube.pod("team-a", "p0")?.spec.nodeName).toBe("n2");
+    expect(kube.pod("team-a", k8s("p0"))?.spec.nodeName).toBe("n2");
     expect(kube.count("POST", EVICTION)).toBe(0);
   });
 
@@ -214,10 +303,10 @@ describe("Kubernetes backend: pods", () => {
     await backend.bind(bindRequest({ id: "b", pod: "bad-0", node: "n2" }));
     await until(() => expect(events.statesOf("bad-0")).toEqual(["RUNNING"]));
     kube.dropWatches();
-    kube.setPodPhase("team-a", "ok-0", "Succeeded");
+    kube.setPodPhase("team-a", k8s("ok-0"), "Succeeded");
     await until(() => expect(events.statesOf("ok-0")).toEqual(["RUNNING", "SUCCEEDED"]));
     kube.dropWatches();
-    kube.setPodPhase("team-a", "bad-0", "Failed", "OOMKilled");
+    kube.setPodPhase("team-a", k8s("bad-0"), "Failed", "OOMKilled");
     kube.store.compact();
     await until(() => expect(events.statesOf("bad-0")).toEqual(["RUNNING", "FAILED"]));
     expect(backend.lists.pods).toBe(2);
@@ -276,6 +365,7 @@ describe("Kubernetes backend: pods", () => {
       jobId: "job-9",
       jobName: "sweep",
       namespace: "ml",
+      createdInCluster: true,
       pod: "sweep-0",
       node: "n1",
       gpus: 2,

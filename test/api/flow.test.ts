@@ -77,7 +77,7 @@ describe("admin shapes the system", () => {
     expect(c.registerCluster).toEqual({
       name: "c1",
       labels: [{ key: "region", value: "eu" }],
-      state: "REGISTERED",
+      state: "NOT_READY",
       cordoned: false,
       generation: 0,
       nodes: [],

@@ -188,6 +188,11 @@ const cases: (() => Promise<Case>)[] = [
       ],
     }),
   }),
+  async () => ({
+    mutation: "reportPodInventory",
+    allowed: ["agent"],
+    call: as(`mutation($p: [PodRef!]!) { reportPodInventory(cluster: "c1", pods: $p) }`, { p: [] }),
+  }),
 ];
 
 async function dbState() {
@@ -245,6 +250,7 @@ const MUTATIONS = [
   "reportPodStatus",
   "reportBindResult",
   "reportPodGroups",
+  "reportPodInventory",
 ];
 
 describe.each(cases.map((c, i) => [MUTATIONS[i]!, c] as const))("%s", (name, prepare) => {

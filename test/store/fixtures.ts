@@ -1,5 +1,9 @@
 // Small builders shared by the store tests.
+import { registerCluster } from "../../src/store/operations/clusters.js";
+import { createQueue } from "../../src/store/operations/queues.js";
+import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import type { SubmitJobInput } from "../../src/store/validation/submit-job.js";
+import { openTestStore, type TestStore } from "../helpers/store.js";
 
 export const admin = { name: "test-admin" };
 
@@ -18,3 +22,20 @@ export const gpuNode = (name: string, gpus = 8, labels: { key: string; value: st
   gpuModel: "A100",
   labels,
 });
+
+/** The agent of c1, as the store's operations see it. */
+export const agentOfC1 = { name: "agent:c1" };
+
+/** A fresh store with queue team-a and cluster c1 of one node of eight GPUs (n1). */
+export async function storeWithC1(): Promise<TestStore> {
+  const t = await openTestStore();
+  await createQueue(t.store, admin, { name: "team-a" });
+  await registerCluster(t.store, admin, { name: "c1" });
+  await reportNodes(t.store, agentOfC1, { cluster: "c1", complete: true, nodes: [gpuNode("n1", 8)] });
+  return t;
+}
+
+/** c1's fencing generation. */
+export async function generationOfC1(t: TestStore): Promise<number> {
+  return Number((await t.db.prisma.cluster.findUniqueOrThrow({ where: { name: "c1" } })).generation);
+}

@@ -2,28 +2,21 @@
 // scheduler bound it does not (it changes nothing a session decides on); a pod that finishes
 // or leaves its node does.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { registerCluster } from "../../src/store/operations/clusters.js";
-import { createQueue } from "../../src/store/operations/queues.js";
-import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { reportPodStatus } from "../../src/store/operations/report-pods.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { runCycle } from "../helpers/cycle.js";
-import { openTestStore, type TestStore } from "../helpers/store.js";
-import { admin, gpuNode, job } from "./fixtures.js";
+import type { TestStore } from "../helpers/store.js";
+import { admin, agentOfC1, generationOfC1, job, storeWithC1 } from "./fixtures.js";
 
-const agent = { name: "agent:c1" };
+const agent = agentOfC1;
 let t: TestStore;
 
 beforeAll(async () => {
-  t = await openTestStore();
-  await createQueue(t.store, admin, { name: "team-a" });
-  await registerCluster(t.store, admin, { name: "c1" });
-  await reportNodes(t.store, agent, { cluster: "c1", complete: true, nodes: [gpuNode("n1", 8)] });
+  t = await storeWithC1();
 });
 afterAll(async () => t?.close());
 
-const generation = async () =>
-  Number((await t.db.prisma.cluster.findUniqueOrThrow({ where: { name: "c1" } })).generation);
+const generation = () => generationOfC1(t);
 
 it("a RUNNING confirmation of a bound pod leaves the generation; a pod ending moves it", async () => {
   const { job: j } = await submitJob(t.store, admin, job({ cluster: "c1" }));

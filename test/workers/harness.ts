@@ -35,6 +35,9 @@ const JOB_FIELDS =
 export class ControlPlane {
   readonly agents = new Map<string, RunningAgent>();
   readonly backends = new Map<string, SimulatedBackend>();
+  private readonly tokens = new Map<string, string>();
+  /** How often idle agents prove themselves alive (tests of lost clusters shorten it). */
+  heartbeatSeconds = 3600;
   readonly children: ChildProcess[] = [];
   workers: RunningWorkers | null = null;
 
@@ -73,6 +76,23 @@ export class ControlPlane {
       "mutation($i: CreateTokenInput!) { createToken(input: $i) { secret } }",
       { i: { name: `agent-${name}`, role: "AGENT", cluster: name } },
     );
+    this.tokens.set(name, token.createToken.secret);
+    await this.runClusterAgent(name, clusterYaml);
+  }
+
+  /** Stops the cluster's agent (it stays silent until restartCluster). */
+  async stopAgent(name: string): Promise<void> {
+    await this.agents.get(name)?.stop();
+  }
+
+  /** Stops the cluster's agent and starts it again on a new simulated cluster of the same
+   * file: a restarted `npm start`, whose simulated clusters come back empty. */
+  async restartCluster(name: string, clusterYaml: string): Promise<void> {
+    await this.agents.get(name)?.stop();
+    await this.runClusterAgent(name, clusterYaml);
+  }
+
+  private async runClusterAgent(name: string, clusterYaml: string): Promise<void> {
     const backend = SimulatedBackend.fromClusterFile(parseClusterFile(`${name}.yaml`, clusterYaml));
     this.backends.set(name, backend);
     this.agents.set(
@@ -80,13 +100,13 @@ export class ControlPlane {
       await runAgent({
         cluster: name,
         apiUrl: this.api.url,
-        token: token.createToken.secret,
+        token: this.tokens.get(name)!,
         redis: TEST_REDIS_URL,
         queuePrefix: this.bindQueuePrefix,
         backend,
         register: false,
         batchWindowMs: 20,
-        heartbeatSeconds: 3600,
+        heartbeatSeconds: this.heartbeatSeconds,
         logger: silent,
       }),
     );
@@ -180,6 +200,15 @@ export class ControlPlane {
   async job(id: string): Promise<JobView> {
     return (await this.admin<{ job: JobView }>(`query($id: ID!) { job(id: $id) { ${JOB_FIELDS} } }`, { id }))
       .job;
+  }
+
+  /** Waits until the job is in `state`; the job then. */
+  async jobInState(id: string, state: string, timeoutMs = 60_000): Promise<JobView> {
+    return until(async () => {
+      const j = await this.job(id);
+      expect(j.state).toBe(state);
+      return j;
+    }, timeoutMs);
   }
 
   async events(

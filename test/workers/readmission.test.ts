@@ -50,11 +50,7 @@ it("moves a job that waited unplaced to a cluster where it fits now", async () =
 
   // c2 opens; after the re-admission delay the job moves there and runs.
   await cp.admin(`mutation { cordonCluster(name: "c2", cordoned: false) { name } }`);
-  const moved = await until(async () => {
-    const j = await cp.job(waiting);
-    expect(j.state).toBe("RUNNING");
-    return j;
-  }, 60_000);
+  const moved = await cp.jobInState(waiting, "RUNNING");
   expect(moved.cluster?.name).toBe("c2");
   const reassigned = (await cp.events("job.reassigned")).filter((e) => e.job === waiting);
   expect(reassigned).toHaveLength(1);

@@ -45,6 +45,7 @@ export function assess(
   });
   if (!matchesSelector(summary.labels, c.clusterSelector))
     return at(0, `labels do not match the job's clusterSelector (${describeSelector(c.clusterSelector)})`);
+  if (summary.lost) return at(0, "lost: its agent has been silent past the timeout");
   if (!summary.ready) return at(0, "not ready: its agent has reported no node inventory yet");
   if (summary.cordoned) return at(0, "cordoned: takes no new jobs");
   if (!view) return at(0, "not evaluated");

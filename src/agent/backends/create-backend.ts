@@ -13,6 +13,8 @@ export type BackendConfig =
       context?: string;
       /** Namespace of pods whose job names none. */
       defaultNamespace?: string;
+      /** Default one hour; 0 keeps finished pods. */
+      finishedPodTtlSeconds?: number;
     }
   | {
       kind: "simulated";
@@ -35,6 +37,9 @@ export async function createBackend(
         kubeConfig: loadKubeConfig(config.kubeconfig, config.context),
         defaultNamespace: config.defaultNamespace ?? "default",
         log: log.child({ backend: "kubernetes" }),
+        ...(config.finishedPodTtlSeconds !== undefined
+          ? { finishedPodTtlMs: config.finishedPodTtlSeconds * 1000 }
+          : {}),
       });
   }
 }

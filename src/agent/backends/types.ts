@@ -70,6 +70,21 @@ export interface ExternalPod {
   nodeSelector: Record<string, string>;
 }
 
+/** A pod of a job as the cluster has it: the job's id and the pod's name in the control plane. */
+export interface PodRef {
+  jobId: string;
+  pod: string;
+}
+
+/** The complete set of fleetq pods a cluster has, read when it is reported. */
+export interface PodInventory {
+  /** Every pod of a job the cluster has now, finished ones included. */
+  pods(): PodRef[];
+  /** Pods whose bind started at or after `since` (performance.now()): a report read before
+   * their bind results were sent must still list them. */
+  bindsSince(since: number): PodRef[];
+}
+
 /** What the backend tells the agent, as it happens. */
 export interface BackendEvents {
   /** complete = this is every node of the cluster (at start and after a relist);
@@ -78,6 +93,9 @@ export interface BackendEvents {
   podStates(changes: PodStateChange[]): void;
   /** Optional: only backends that see pods created outside fleetq. */
   externalPodGroups?(groups: ExternalPodGroup[]): void;
+  /** At start and after every relist: the cluster's pods are complete in `inventory`, so the
+   * control plane can fail the pods it believes run there that the cluster does not have. */
+  podInventory?(inventory: PodInventory): void;
 }
 
 /** The truthful answer to one BindRequest. ok=true also covers "already done". */

@@ -3,6 +3,7 @@
 import type { BindRequestState } from "../../store/generated/prisma/enums.js";
 import { reportNodes, type ReportNodesInput } from "../../store/operations/report-nodes.js";
 import { reportPodGroups } from "../../store/operations/report-pod-groups.js";
+import { type ReportPodInventoryInput, reportPodInventory } from "../../store/operations/reconcile-pods.js";
 import {
   reportBindResult,
   reportPodStatus,
@@ -48,6 +49,9 @@ export const agentResolvers = {
     ),
     reportBindResult: guarded(agentOf(byCluster), asArgs, (a: ReportBindResultInput, ctx) =>
       reportBindResult(ctx.store, agentActor(ctx), a),
+    ),
+    reportPodInventory: guarded(agentOf(byCluster), asArgs, (a: ReportPodInventoryInput, ctx) =>
+      reportPodInventory(ctx.store, agentActor(ctx), a),
     ),
     reportPodGroups: guarded(adminOrAgentOf(byCluster), asArgs, (a: ReportPodGroupsInput, ctx) =>
       reportPodGroups(ctx.store, reporterActor(ctx), a),

@@ -43,7 +43,7 @@ export async function bindRequestMessages(
   const rows = await store.prisma.bindRequest.findMany({
     where: { id: { in: [...ids] } },
     include: {
-      job: { select: { id: true, name: true, namespace: true, queueName: true } },
+      job: { select: { id: true, name: true, namespace: true, queueName: true, createdInCluster: true } },
       pod: { include: { task: { select: { template: true, durationSeconds: true, exitFailure: true } } } },
     },
   });
@@ -56,7 +56,13 @@ export async function bindRequestMessages(
       kind: r.kind === "BIND" ? "bind" : "evict",
       cluster: r.clusterName,
       generation: Number(r.generation),
-      job: { id: r.job.id, name: r.job.name, namespace: r.job.namespace, queue: r.job.queueName },
+      job: {
+        id: r.job.id,
+        name: r.job.name,
+        namespace: r.job.namespace,
+        queue: r.job.queueName,
+        createdInCluster: r.job.createdInCluster,
+      },
       pod: {
         name: r.pod.name,
         resources: {

@@ -1,5 +1,5 @@
 // Agent: the node inventory of its cluster. Upserts the reported nodes; with `complete`, nodes
-// not in the report are removed. The generation moves only when something really changed, so a
+// not in the report are removed (and a LOST cluster is READY again). The generation moves only when something really changed, so a
 // periodic unchanged report never disturbs a scheduling cycle.
 import { isDeepStrictEqual } from "node:util";
 import { z } from "zod";
@@ -183,7 +183,24 @@ export async function reportNodes(store: Store, actor: Actor, input: ReportNodes
         message: `cluster ${r.cluster}: ${created.length} node(s) added, ${changed.length} changed, ${removed.length} removed`,
       });
     }
-    await tx.cluster.update({ where: { name: r.cluster }, data: { heartbeatAt: now, state: "READY" } });
+    // A LOST cluster is READY again only once a complete report says what it has.
+    const { state } = await tx.cluster.findUniqueOrThrow({
+      where: { name: r.cluster },
+      select: { state: true },
+    });
+    const back = state === "LOST" && r.complete;
+    await tx.cluster.update({
+      where: { name: r.cluster },
+      data: { heartbeatAt: now, ...(state !== "LOST" || back ? { state: "READY" } : {}) },
+    });
+    if (back) {
+      if (!changes) await bumpGeneration(tx, r.cluster);
+      record({
+        kind: "cluster.ready",
+        cluster: r.cluster,
+        message: `cluster ${r.cluster} READY again: its agent reports`,
+      });
+    }
     return changes;
   });
 }

@@ -1,11 +1,14 @@
 // The clusters as the workers see them: one scheduling cycle each, and admission's candidates.
 import type { PrismaClient } from "../db.js";
+import { isLost } from "../domain/cluster-state.js";
 
 export interface ClusterSummary {
   name: string;
   labels: Record<string, string>;
   /** The agent reported its node inventory. */
   ready: boolean;
+  /** Its agent went silent (domain/cluster-state): no admissions or placements there. */
+  lost: boolean;
   cordoned: boolean;
 }
 
@@ -15,6 +18,7 @@ export async function listClusters(prisma: PrismaClient): Promise<ClusterSummary
     name: c.name,
     labels: c.labels as Record<string, string>,
     ready: c.state === "READY",
+    lost: isLost(c.state),
     cordoned: c.cordoned,
   }));
 }
@@ -23,6 +27,12 @@ export async function listClusters(prisma: PrismaClient): Promise<ClusterSummary
 export async function clusterGeneration(prisma: PrismaClient, cluster: string): Promise<number | null> {
   const row = await prisma.cluster.findUnique({ where: { name: cluster }, select: { generation: true } });
   return row ? Number(row.generation) : null;
+}
+
+/** Whether the cluster is LOST now (its cycles place nothing). */
+export async function clusterIsLost(prisma: PrismaClient, cluster: string): Promise<boolean> {
+  const row = await prisma.cluster.findUnique({ where: { name: cluster }, select: { state: true } });
+  return row ? isLost(row.state) : false;
 }
 
 /** Whether any pod of the cluster's unfinished jobs waits to be placed (PENDING or PIPELINED). */

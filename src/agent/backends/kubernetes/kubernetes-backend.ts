@@ -1,18 +1,22 @@
 // The Kubernetes backend: Nodes and our pods are watched (list + watch, resume, relist on
 // 410); a bind creates the job's pod and posts its Binding; an evict goes through the
-// Eviction API. Every step first looks at what is already there, so a repeated or late
-// request does no harm and is answered truthfully.
+// Eviction API; finished pods fleetq created are deleted after a while. Every step first
+// looks at what is already there, so a repeated or late request does no harm and is
+// answered truthfully.
 import { CoreV1Api, Watch, type KubeConfig, type V1Node, type V1Pod } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import type { BindRequestMessage } from "../../../protocol/bind-request.js";
 import { DEFAULT_BACKOFF } from "../../backoff.js";
 import { JOB_ID_KEY, SCHEDULER_NAME } from "../../labels.js";
+import { StartedBinds } from "../../started-binds.js";
 import type { BackendEvents, ClusterBackend, RequestOutcome } from "../types.js";
+import { DEFAULT_FINISHED_POD_TTL_MS, FinishedPodReaper } from "./finished-pods.js";
 import { httpStatus, statusMessage } from "./kube-errors.js";
 import { withKubeRetry, type KubeRetryPolicy } from "./kube-retry.js";
 import { ListWatch } from "./list-watch.js";
 import { nodeInventory } from "./node-inventory.js";
 import { podBinding, podManifest } from "./pod-manifest.js";
+import { clusterPodName } from "./pod-names.js";
 import { podGroupName, podJobId } from "./pod-state.js";
 import { PodTracker } from "./pod-tracker.js";
 
@@ -25,6 +29,10 @@ export interface KubernetesBackendOptions {
   /** How long one bind or evict keeps retrying a throttled or failing API server. */
   requestDeadlineMs?: number;
   groupDebounceMs?: number;
+  /** Items per page of a list (large clusters are listed in pages). */
+  listPageSize?: number;
+  /** How long a finished pod fleetq created stays before it is deleted (default 1 h; 0 = keep). */
+  finishedPodTtlMs?: number;
 }
 
 const FIELD_SELECTOR = `spec.schedulerName=${SCHEDULER_NAME}`;
@@ -39,12 +47,23 @@ export class KubernetesBackend implements ClusterBackend {
   private nodeWatch: ListWatch<V1Node> | null = null;
   private podWatch: ListWatch<V1Pod> | null = null;
   private tracker: PodTracker | null = null;
+  private readonly reaper: FinishedPodReaper;
+  private readonly binds = new StartedBinds();
 
   constructor(private readonly options: KubernetesBackendOptions) {
     this.api = options.kubeConfig.makeApiClient(CoreV1Api);
     this.watch = new Watch(options.kubeConfig);
     this.retry = { deadlineMs: options.requestDeadlineMs ?? 60_000, backoff: DEFAULT_BACKOFF };
     this.log = options.log;
+    this.reaper = new FinishedPodReaper(
+      options.finishedPodTtlMs ?? DEFAULT_FINISHED_POD_TTL_MS,
+      async (namespace, name, uid) => {
+        await this.call(`delete ${name}`, () =>
+          this.api.deleteNamespacedPod({ name, namespace, body: { preconditions: { uid } } }),
+        );
+      },
+      options.log,
+    );
   }
 
   async start(events: BackendEvents): Promise<void> {
@@ -53,10 +72,7 @@ export class KubernetesBackend implements ClusterBackend {
       name: "nodes",
       path: "/api/v1/nodes",
       watch: this.watch,
-      list: async () => {
-        const list = await this.api.listNode({});
-        return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? "" };
-      },
+      list: () => this.listAll((page) => this.api.listNode(page)),
       onList: (nodes) => {
         this.nodeNames.clear();
         for (const node of nodes) this.nodeNames.add(node.metadata?.name ?? "");
@@ -79,20 +95,32 @@ export class KubernetesBackend implements ClusterBackend {
       {
         podStates: (changes) => events.podStates(changes),
         externalPodGroups: (groups) => events.externalPodGroups?.(groups),
+        finished: (pod) => this.reaper.finished(pod),
       },
       this.options.groupDebounceMs ?? 200,
     );
     this.tracker = tracker;
+    let listStartedAt = 0;
     this.podWatch = new ListWatch<V1Pod>({
       name: "pods",
       path: "/api/v1/pods",
       query: { fieldSelector: FIELD_SELECTOR },
       watch: this.watch,
-      list: async () => {
-        const list = await this.api.listPodForAllNamespaces({ fieldSelector: FIELD_SELECTOR });
-        return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? "" };
+      list: () => {
+        listStartedAt = performance.now();
+        return this.listAll((page) =>
+          this.api.listPodForAllNamespaces({ fieldSelector: FIELD_SELECTOR, ...page }),
+        );
       },
-      onList: (pods) => tracker.onList(pods),
+      onList: (pods) => {
+        tracker.onList(pods);
+        // The list is complete: the pods it has, and those whose bind began while it ran.
+        const since = listStartedAt;
+        events.podInventory?.({
+          pods: () => [...tracker.present(), ...this.binds.since(since)],
+          bindsSince: (at) => this.binds.since(at),
+        });
+      },
       onEvent: (type, pod) => tracker.onEvent(type, pod),
       backoff: DEFAULT_BACKOFF,
       log,
@@ -107,13 +135,14 @@ export class KubernetesBackend implements ClusterBackend {
 
   async bind(request: BindRequestMessage): Promise<RequestOutcome> {
     const namespace = request.job.namespace || this.options.defaultNamespace;
-    const name = request.pod.name;
+    const name = clusterPodName(request);
+    this.binds.add({ jobId: request.job.id, pod: request.pod.name });
     if (!this.nodeNames.has(request.node)) {
       return { ok: false, message: `node ${request.node} is not in the cluster` };
     }
     let pod: V1Pod;
     try {
-      pod = await this.createOrFindPod(request, namespace);
+      pod = await this.createOrFindPod(request, namespace, name);
     } catch (err) {
       return { ok: false, message: `cannot create pod ${namespace}/${name}: ${statusMessage(err)}` };
     }
@@ -145,7 +174,7 @@ export class KubernetesBackend implements ClusterBackend {
 
   async evict(request: BindRequestMessage): Promise<RequestOutcome> {
     const namespace = request.job.namespace || this.options.defaultNamespace;
-    const name = request.pod.name;
+    const name = clusterPodName(request);
     let pod: V1Pod;
     try {
       pod = await this.readPod(namespace, name);
@@ -176,39 +205,64 @@ export class KubernetesBackend implements ClusterBackend {
 
   async stop(): Promise<void> {
     this.tracker?.stop();
+    this.reaper.stop();
     await Promise.all([this.nodeWatch?.stop(), this.podWatch?.stop()]);
   }
 
-  private async createOrFindPod(request: BindRequestMessage, namespace: string): Promise<V1Pod> {
+  private async createOrFindPod(
+    request: BindRequestMessage,
+    namespace: string,
+    name: string,
+  ): Promise<V1Pod> {
     let manifest: V1Pod | null = null;
     try {
       manifest = podManifest(request, namespace);
     } catch (err) {
       // No usable template: fine if the pod exists already (created by a user for us).
-      const existing = await this.readPod(namespace, request.pod.name).catch(() => null);
+      const existing = await this.readPod(namespace, name).catch(() => null);
       if (existing) return existing;
       throw err;
     }
     const body = manifest;
     try {
-      return await this.call(`create ${request.pod.name}`, () =>
-        this.api.createNamespacedPod({ namespace, body }),
-      );
+      return await this.call(`create ${name}`, () => this.api.createNamespacedPod({ namespace, body }));
     } catch (err) {
       if (httpStatus(err) !== 409) throw err;
-      return this.readPod(namespace, request.pod.name);
+      return this.readPod(namespace, name);
     }
   }
 
-  /** An existing pod of that name must be this job's, or a user's pod waiting for us. */
+  /** An existing pod of that name must be this job's, or (for a job made of pods users
+   * created) a user's pod waiting for us. */
   private refuseForeignPod(pod: V1Pod, request: BindRequestMessage): RequestOutcome | null {
     const jobId = podJobId(pod) ?? pod.metadata?.labels?.[JOB_ID_KEY] ?? null;
     if (jobId === request.job.id) return null;
-    if (jobId === null && pod.spec?.schedulerName === SCHEDULER_NAME && podGroupName(pod)) return null;
+    const waiting = jobId === null && pod.spec?.schedulerName === SCHEDULER_NAME && podGroupName(pod);
+    if (request.job.createdInCluster && waiting) return null;
     return {
       ok: false,
       message: `a pod named ${pod.metadata?.name} exists that is not a pod of job ${request.job.id}`,
     };
+  }
+
+  /** Every item of a collection, in pages of listPageSize (limit/continue); the list's
+   * resourceVersion is the first page's, as the API server serves every page from it. */
+  private async listAll<T>(
+    fetchPage: (page: {
+      limit: number;
+      _continue?: string;
+    }) => Promise<{ items: T[]; metadata?: { resourceVersion?: string; _continue?: string } }>,
+  ): Promise<{ items: T[]; resourceVersion: string }> {
+    const limit = this.options.listPageSize ?? 500;
+    const first = await fetchPage({ limit });
+    const items = [...first.items];
+    let next = first.metadata?._continue;
+    while (next) {
+      const page = await fetchPage({ limit, _continue: next });
+      items.push(...page.items);
+      next = page.metadata?._continue;
+    }
+    return { items, resourceVersion: first.metadata?.resourceVersion ?? "" };
   }
 
   private readPod(namespace: string, name: string): Promise<V1Pod> {

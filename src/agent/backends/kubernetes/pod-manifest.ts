@@ -1,5 +1,5 @@
-// The Pod the Kubernetes backend creates for a BindRequest: the job's template, named as
-// the control plane names the pod, handed to our scheduler name (so kube-scheduler leaves
+// The Pod the Kubernetes backend creates for a BindRequest: the job's template, named
+// uniquely in its namespace (pod-names.ts), handed to our scheduler name (so kube-scheduler leaves
 // it alone until we bind it), labelled with the job and pod group it belongs to, and pinned
 // to the GPU devices the control plane chose (annotation + NVIDIA_VISIBLE_DEVICES).
 import type { V1Binding, V1Pod } from "@kubernetes/client-node";
@@ -13,10 +13,12 @@ import {
   JOB_ID_KEY,
   JOB_NAME_KEY,
   POD_GROUP_KEY,
+  POD_NAME_KEY,
   QUEUE_KEY,
   SCHEDULER_NAME,
 } from "../../labels.js";
 import { pinContainers } from "./gpu-pinning.js";
+import { clusterPodName } from "./pod-names.js";
 
 type Json = Record<string, unknown>;
 
@@ -40,7 +42,7 @@ export function podManifest(request: BindRequestMessage, namespace: string): V1P
     apiVersion: "v1",
     kind: "Pod",
     metadata: {
-      name: request.pod.name,
+      name: clusterPodName(request),
       namespace,
       labels: {
         ...((metadata.labels as Record<string, string> | undefined) ?? {}),
@@ -72,7 +74,7 @@ export function podBinding(request: BindRequestMessage, namespace: string): V1Bi
   return {
     apiVersion: "v1",
     kind: "Binding",
-    metadata: { name: request.pod.name, namespace, annotations: jobAnnotations(request) },
+    metadata: { name: clusterPodName(request), namespace, annotations: jobAnnotations(request) },
     target: { apiVersion: "v1", kind: "Node", name: request.node },
   };
 }
@@ -80,6 +82,7 @@ export function podBinding(request: BindRequestMessage, namespace: string): V1Bi
 function jobAnnotations(request: BindRequestMessage): Record<string, string> {
   return {
     [JOB_ID_KEY]: request.job.id,
+    [POD_NAME_KEY]: request.pod.name,
     [GPU_GROUPS_KEY]: request.gpuGroups.join(","),
     ...(request.gpuDevices.length ? { [GPU_DEVICES_KEY]: request.gpuDevices.join(",") } : {}),
     [BIND_REQUEST_KEY]: request.id,

@@ -8,6 +8,7 @@ import {
   JOB_ID_KEY,
   MIN_MEMBER_KEY,
   POD_GROUP_KEY,
+  POD_NAME_KEY,
   PRIORITY_KEY,
   QUEUE_KEY,
 } from "../../labels.js";
@@ -16,6 +17,27 @@ import type { ExternalPod, PodState } from "../types.js";
 /** The job a pod belongs to, once fleetq created or bound it; null otherwise. */
 export function podJobId(pod: V1Pod): string | null {
   return pod.metadata?.annotations?.[JOB_ID_KEY] ?? null;
+}
+
+/** The pod's name in the control plane: pods fleetq created carry it, users' pods keep theirs. */
+export function podControlName(pod: V1Pod): string {
+  return pod.metadata?.annotations?.[POD_NAME_KEY] ?? pod.metadata?.name ?? "";
+}
+
+/** Created by fleetq from a job's template (users' pods never carry the job label). */
+export function createdByFleetq(pod: V1Pod): boolean {
+  return Boolean(pod.metadata?.labels?.[JOB_ID_KEY]);
+}
+
+/** When a finished pod's last container stopped; null when the status does not say. */
+export function finishedAt(pod: V1Pod): number | null {
+  let latest: number | null = null;
+  for (const status of pod.status?.containerStatuses ?? []) {
+    const at = status.state?.terminated?.finishedAt;
+    const time = at ? new Date(at).getTime() : Number.NaN;
+    if (!Number.isNaN(time)) latest = Math.max(latest ?? time, time);
+  }
+  return latest;
 }
 
 /** The pod group of a pod a user created for fleetq to place; null when it is not one. */

@@ -3,14 +3,15 @@
 // groups users created directly in the cluster (reported when it changes), which the
 // control plane turns into jobs.
 import type { V1Pod } from "@kubernetes/client-node";
-import { JOB_ID_KEY } from "../../labels.js";
-import type { ExternalPod, ExternalPodGroup, PodState, PodStateChange } from "../types.js";
+import type { ExternalPod, ExternalPodGroup, PodRef, PodState, PodStateChange } from "../types.js";
 import {
+  createdByFleetq,
   externalPod,
   isTerminal,
   observedState,
   podGroupName,
   podGroupSettings,
+  podControlName,
   podJobId,
 } from "./pod-state.js";
 import type { WatchEventType } from "./list-watch.js";
@@ -30,6 +31,8 @@ interface GroupMember {
 export interface PodTrackerSink {
   podStates(changes: PodStateChange[]): void;
   externalPodGroups(groups: ExternalPodGroup[]): void;
+  /** A pod fleetq created is seen finished (on every event or list that shows it). */
+  finished?(pod: V1Pod): void;
 }
 
 export class PodTracker {
@@ -82,6 +85,11 @@ export class PodTracker {
     this.publish(changes);
   }
 
+  /** The pods of jobs the cluster has (as last listed and watched). */
+  present(): PodRef[] {
+    return [...this.tracked.values()].map((pod) => ({ jobId: pod.jobId, pod: pod.name }));
+  }
+
   stop(): void {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
@@ -91,15 +99,16 @@ export class PodTracker {
     const key = podKey(pod);
     // Pods fleetq created carry the job id as a label; users' pods never do (a Binding
     // only copies annotations), so they stay members of their group once bound.
-    const group = pod.metadata?.labels?.[JOB_ID_KEY] ? null : podGroupName(pod);
+    const group = createdByFleetq(pod) ? null : podGroupName(pod);
     if (group) this.joinGroup(pod, group, markGroup);
 
     const jobId = podJobId(pod);
     if (!jobId) return;
-    const tracked = this.tracked.get(key) ?? { jobId, name: pod.metadata?.name ?? "", node: null };
+    const tracked = this.tracked.get(key) ?? { jobId, name: podControlName(pod), node: null };
     tracked.node = pod.spec?.nodeName ?? tracked.node;
     this.tracked.set(key, tracked);
     const observed = observedState(pod);
+    if (observed && isTerminal(observed.state) && createdByFleetq(pod)) this.sink.finished?.(pod);
     if (observed && observed.state !== tracked.state) {
       tracked.state = observed.state;
       changes.push({

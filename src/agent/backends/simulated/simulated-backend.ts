@@ -1,6 +1,7 @@
 // The simulated cluster as an agent backend: one setTimeout, always armed for the earliest
 // pod end, drives every pod's lifetime. The clock is injectable so tests can step time.
 import type { BindRequestMessage } from "../../../protocol/bind-request.js";
+import { StartedBinds } from "../../started-binds.js";
 import type { BackendEvents, ClusterBackend, PodStateChange, RequestOutcome } from "../types.js";
 import { expandNodes, loadClusterFile, type ClusterFile } from "./cluster-file.js";
 import { podKey, SimulatedCluster, type RequestEffect } from "./simulated-cluster.js";
@@ -19,6 +20,7 @@ export class SimulatedBackend implements ClusterBackend {
   private events: BackendEvents | null = null;
   private timer: NodeJS.Timeout | null = null;
   private armedFor: number | null = null;
+  private readonly binds = new StartedBinds();
   /** Running pods by "job/pod", kept only when the cluster lives in a state file. */
   private readonly stored = new Map<string, StoredPod>();
 
@@ -48,10 +50,16 @@ export class SimulatedBackend implements ClusterBackend {
     this.restore();
     this.events = events;
     events.nodes(this.cluster.listNodes(), true, []);
+    // Like a real cluster, the pods it runs are complete: a cluster started empty has none.
+    events.podInventory?.({
+      pods: () => this.cluster.listPods(),
+      bindsSince: (at) => this.binds.since(at),
+    });
     this.tick();
   }
 
   async bind(request: BindRequestMessage): Promise<RequestOutcome> {
+    this.binds.add({ jobId: request.job.id, pod: request.pod.name });
     const startedAt = this.clock.now();
     const effect = this.cluster.bind(request, startedAt);
     if (this.stateFile && effect.changes.length > 0) {

@@ -4,7 +4,7 @@
 // GPU devices a request names are held by index: a request naming a device another pod holds
 // is refused, so a device booked twice by the control plane shows up as a failed bind.
 import type { BindRequestMessage } from "../../../protocol/bind-request.js";
-import type { NodeInventory, PodStateChange, RequestOutcome } from "../types.js";
+import type { NodeInventory, PodRef, PodStateChange, RequestOutcome } from "../types.js";
 import { TimerHeap, type TimerEntry } from "./timer-heap.js";
 
 interface SimNode {
@@ -87,6 +87,11 @@ export class SimulatedCluster {
   /** Who holds each GPU device of a node: index → "job/pod" or "group:<id>" (tests). */
   deviceHolders(name: string): Map<number, string> {
     return new Map(this.nodes.get(name)?.deviceHolders ?? []);
+  }
+
+  /** The pods running now. */
+  listPods(): PodRef[] {
+    return [...this.pods.values()].map((pod) => ({ jobId: pod.jobId, pod: pod.name }));
   }
 
   /** Where a pod runs, or null when it does not run (never bound, finished or evicted). */

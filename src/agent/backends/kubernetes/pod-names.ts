@@ -1,0 +1,49 @@
+// The name a pod of a job has in a Kubernetes namespace. The control plane names pods
+// "<task>-<i>", unique only within their job; in a namespace shared by many jobs (and by
+// re-runs of one spec) the pods fleetq creates are named "<job>-<short id>-<pod>": a valid
+// DNS-1123 label of at most 63 characters. Pods users created themselves keep their names.
+import type { BindRequestMessage } from "../../../protocol/bind-request.js";
+
+const MAX_NAME = 63;
+/** Longest pod part kept readable; longer or changed ones end in a hash. */
+const MAX_POD_PART = 40;
+
+/** The Kubernetes name of the request's pod. */
+export function clusterPodName(request: Pick<BindRequestMessage, "job" | "pod">): string {
+  if (request.job.createdInCluster) return request.pod.name;
+  return uniquePodName(request.job.id, request.job.name, request.pod.name);
+}
+
+export function uniquePodName(jobId: string, jobName: string, pod: string): string {
+  // The last hex digits of a UUID v7 are random (its first ones are the submit time).
+  const short = dnsLabel(jobId).replace(/-/g, "").slice(-8) || "0";
+  let podPart = dnsLabel(pod);
+  if (podPart !== pod || podPart.length > MAX_POD_PART) {
+    podPart = `${trimEnd(podPart.slice(0, MAX_POD_PART - 9))}-${hash(pod)}`.replace(/^-/, "");
+  }
+  const room = MAX_NAME - short.length - podPart.length - 2;
+  const jobPart = trimEnd(dnsLabel(jobName).slice(0, Math.max(0, room)));
+  return jobPart ? `${jobPart}-${short}-${podPart}` : `${short}-${podPart}`;
+}
+
+/** Lowercase letters, digits and '-', alphanumeric at both ends. */
+function dnsLabel(value: string): string {
+  return value
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, "-")
+    .replace(/^-+|-+$/g, "");
+}
+
+function trimEnd(value: string): string {
+  return value.replace(/-+$/, "");
+}
+
+/** FNV-1a, 8 hex digits: keeps names that differ only in what dnsLabel drops apart. */
+function hash(value: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < value.length; i++) {
+    h ^= value.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(16).padStart(8, "0");
+}
