@@ -62,6 +62,7 @@ try {
       rate: RATE,
       warmupSeconds,
       afterSeconds,
+      settleSeconds: 300,
       log: (line) => say(`  ${line}`),
     });
     results.push(r);

@@ -212,7 +212,7 @@ export class Checker {
         .map((p) => ({
           where: `${p.cluster}/${p.node}`,
           job: p.job,
-          pod: p.pod,
+          pod: `${p.pod}(${p.state})`,
           cpuMillis: p.cpu_millis,
           memory: Number(p.memory),
           gpus: p.gpus,
@@ -369,7 +369,12 @@ export class Checker {
       await client.end();
     }
     const twice = new Set<string>();
-    for (const [key, n] of podStarts(this.topology)) if (n > (asked.get(key) ?? 0)) twice.add(key);
+    for (const [key, n] of podStarts(this.topology)) {
+      if (n <= (asked.get(key) ?? 0)) continue;
+      twice.add(key);
+      if (twice.size <= 3)
+        this.details.push(`pod ${key} started ${n} times, ${asked.get(key) ?? 0} BIND request(s)`);
+    }
     return twice;
   }
 }

@@ -82,7 +82,7 @@ export async function runScenario(
     o.log?.(`fault injected ${((Date.now() - at) / 1000).toFixed(1)} s ago`);
     const afterEnd = Date.now() + o.afterSeconds * 1000;
     // recovery is watched up to a limit, not beyond
-    const giveUp = at + Math.max(o.afterSeconds, 120) * 1000;
+    const giveUp = Date.now() + Math.max(o.afterSeconds, 60) * 1000;
     while (Date.now() < giveUp && (recoverySeconds === null || firstBindSeconds === null)) {
       const bind = firstBindAfter(t, at);
       if (bind !== null && firstBindSeconds === null) firstBindSeconds = (bind - at) / 1000;
@@ -92,6 +92,8 @@ export async function runScenario(
       await sleep(500);
     }
     if (Date.now() < afterEnd) await sleep(afterEnd - Date.now());
+    const bind = firstBindAfter(t, at);
+    if (firstBindSeconds === null && bind !== null) firstBindSeconds = (bind - at) / 1000;
   } finally {
     await load.stop();
   }
@@ -130,7 +132,7 @@ async function judge(
   const jobs = await accountJobs(t, load);
   const ghosts = await checker.ghostPods();
   const startedTooOften = await checker.podsStartedTooOften();
-  const sampled = checker.details.slice(0, 5);
+  const sampled = checker.details.slice(0, 8);
   const v = checker.take();
   const twice = new Set([...v.podsBoundTwice, ...startedTooOften]);
   const details = [
