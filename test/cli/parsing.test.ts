@@ -138,6 +138,7 @@ describe("where the API is", () => {
     const file = path.join(dir, "config.yaml");
     writeFileSync(file, "url: http://x\ntokn: typo\n");
     expect(refused(() => resolveConnection({}, { FLEETQ_CONFIG: file }))).toContain(`config file ${file}`);
+    expect(refused(() => resolveConnection({}, { FLEETQ_CONFIG: file }))).toContain("tokn");
     expect(refused(() => resolveConnection({}, { FLEETQ_CONFIG: path.join(dir, "missing.yaml") }))).toContain(
       "does not exist",
     );
