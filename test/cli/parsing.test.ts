@@ -94,6 +94,7 @@ describe("durations", () => {
     expect(parseDuration("2h")).toBe(7_200_000);
     expect(parseDuration("500ms")).toBe(500);
     expect(parseDuration("45")).toBe(45_000);
+    expect(parseDuration("1d")).toBe(86_400_000);
   });
   it("refuses anything else, naming the flag", () => {
     for (const bad of ["", "soon", "5 minutes", "10x", "0s", "-5m"]) {
