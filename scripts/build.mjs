@@ -3,6 +3,9 @@
 // sources (src/, workers/, the Prisma client generated into src/store/generated/) to dist/ with
 // tsc, then copies what the compiled code reads beside itself: schema.graphql and the dashboard's
 // files, with the dashboard's scripts bundled (graphql-ws included) so the server needs no bundler.
+// Last, the compiled CLI is bundled into dist/cli/ (what bin/fleetq.mjs runs): one file to load
+// instead of hundreds starts `fleetq` several times faster; the commands' lazy imports stay
+// separate chunks, and every package but the few the everyday commands need stays in node_modules.
 import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -36,3 +39,46 @@ cpSync(publicDir, distPublic, { recursive: true });
 // the server runs from the sources.
 const { dashboardBundle } = await import(pathToFileURL(path.join(dist, "src/dashboard/mount-dashboard.js")).href);
 writeFileSync(path.join(distPublic, "app.bundle.js"), await dashboardBundle());
+
+/** Packages bundled into the CLI (small, pure JavaScript, needed by everyday commands). */
+const BUNDLED = new Set(["commander", "zod", "yaml"]);
+const packageOf = (spec) => spec.split("/").slice(0, spec.startsWith("@") ? 2 : 1).join("/");
+const { build } = await import("esbuild");
+await build({
+  entryPoints: { main: path.join(dist, "src/cli/main.js") },
+  outdir: path.join(dist, "cli"),
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  minifyWhitespace: true,
+  minifySyntax: true,
+  // the bundled CommonJS packages (commander) require Node's built-ins
+  banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' },
+  logLevel: "warning",
+  plugins: [
+    {
+      name: "packages-stay-in-node-modules",
+      setup(b) {
+        b.onResolve({ filter: /^[^./]/ }, (a) => (BUNDLED.has(packageOf(a.path)) ? undefined : { external: true }));
+      },
+    },
+    {
+      // zod's `locales` namespace holds every language's messages; fleetq's are English only, and
+      // the other ~40 locales would be most of what `fleetq simulate` loads.
+      name: "zod-english-only",
+      setup(b) {
+        b.onResolve({ filter: /\/locales\/index\.js$/ }, (a) =>
+          a.importer.includes(`${path.sep}zod${path.sep}`)
+            ? { path: path.join(path.dirname(a.importer), a.path), namespace: "zod-locales" }
+            : undefined,
+        );
+        b.onLoad({ filter: /.*/, namespace: "zod-locales" }, (a) => ({
+          contents: `export { default as en } from ${JSON.stringify(path.join(path.dirname(a.path), "en.js"))};`,
+          resolveDir: path.dirname(a.path),
+        }));
+      },
+    },
+  ],
+});

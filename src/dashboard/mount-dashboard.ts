@@ -6,7 +6,19 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Express, Request, Response } from "express";
 
-const PUBLIC_DIR = join(dirname(fileURLToPath(import.meta.url)), "public");
+/** public/ beside this module (sources, tsc output), else dist/src/dashboard/public above it (the
+ * bundled CLI runs from dist/cli/). */
+function publicDir(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  if (existsSync(join(here, "public"))) return join(here, "public");
+  for (let dir = here; ; dir = dirname(dir)) {
+    const candidate = join(dir, "src", "dashboard", "public");
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) throw new Error(`dashboard files not found above ${here}`);
+  }
+}
+
+const PUBLIC_DIR = publicDir();
 
 let bundle: Promise<string> | null = null;
 
