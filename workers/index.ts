@@ -49,7 +49,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
   ).child({ worker: o.workerId });
   const db = options.store ? null : await openDatabase(o.databaseUrl);
   const bus = new RedisEventBus(o.redisUrl, o.prefix);
-  const store = options.store ?? createStore(db!.prisma, bus);
+  const store = options.store ?? createStore(db!, bus);
   // BullMQ: commands wait for a reconnect instead of failing (maxRetriesPerRequest null).
   const connection = new Redis(o.redisUrl, { maxRetriesPerRequest: null });
   connection.on("error", (err) => log.warn({ err: err.message }, "redis connection error"));

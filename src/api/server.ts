@@ -16,11 +16,15 @@ import { useServer } from "graphql-ws/use/ws";
 import { WebSocketServer } from "ws";
 import type { Registry } from "prom-client";
 import type { SchedulerConfig } from "../core/index.js";
-import type { UsageWindow } from "../store/domain/usage.js";
-import { openDatabase } from "../store/db.js";
-import { ensureAdminToken, type Principal } from "../store/operations/tokens.js";
-import { RedisEventBus } from "../store/redis-events.js";
-import { createStore, type Store } from "../store/store.js";
+import {
+  createStore,
+  ensureAdminToken,
+  openDatabase,
+  type Principal,
+  RedisEventBus,
+  type Store,
+  type UsageWindow,
+} from "../store/index.js";
 import { armoredValidate, armorProtection, QUERY_LIMITS } from "./armor.js";
 import { type ApiContext, bearerSecret, createContext } from "./context.js";
 import { formatError } from "./errors.js";
@@ -68,7 +72,7 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
     opts.redisUrl ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL,
     opts.redisPrefix ?? "fleetq:",
   );
-  const store = opts.store ? { ...opts.store, events: bus } : createStore(db!.prisma, bus);
+  const store = opts.store ? { ...opts.store, events: bus } : createStore(db!, bus);
   const adminToken = opts.adminToken ?? process.env.FLEETQ_ADMIN_TOKEN;
   if (adminToken) await ensureAdminToken(store, adminToken);
 

@@ -1,5 +1,5 @@
 // fairShare: the core's proportion plugin on each cluster's current snapshot (src/store/queries).
-import { fairShareRows } from "../../store/queries/fair-share.js";
+import { fairShare } from "../../store/index.js";
 import { anyRole, guarded } from "../auth.js";
 import { asArgs } from "../errors.js";
 import { resourcesOfQuota } from "../views.js";
@@ -8,7 +8,7 @@ export const fairShareResolvers = {
   Query: {
     fairShare: guarded(anyRole, asArgs, async (a: { cluster?: string | null }, ctx) =>
       (
-        await fairShareRows(ctx.store.prisma, {
+        await fairShare(ctx.store, {
           cluster: a.cluster,
           config: ctx.schedulerConfig,
           usageWindow: ctx.usageWindow,

@@ -1,8 +1,16 @@
 // Queues and quotas.
-import { DEFAULT_QUOTA_SCOPE } from "../../store/domain/quotas.js";
-import type { Queue, QueueQuota } from "../../store/generated/prisma/client.js";
-import { createQueue, deleteQueue, setQueueQuota, updateQueue } from "../../store/operations/queues.js";
-import type { CreateQueueInput, SetQueueQuotaInput } from "../../store/operations/queues.js";
+import {
+  listQueues,
+  createQueue,
+  type CreateQueueInput,
+  DEFAULT_QUOTA_SCOPE,
+  deleteQueue,
+  type Queue,
+  type QueueQuota,
+  setQueueQuota,
+  type SetQueueQuotaInput,
+  updateQueue,
+} from "../../store/index.js";
 import { adminOnly, anyRole, guarded, principalOf } from "../auth.js";
 import type { ApiContext } from "../context.js";
 import { asArgs, inInput } from "../errors.js";
@@ -12,9 +20,7 @@ const actor = (ctx: ApiContext) => ({ name: principalOf(ctx).name });
 
 export const queueResolvers = {
   Query: {
-    queues: guarded(anyRole, asArgs, (_a, ctx) =>
-      ctx.store.prisma.queue.findMany({ orderBy: [{ createdAt: "asc" }, { name: "asc" }] }),
-    ),
+    queues: guarded(anyRole, asArgs, (_a, ctx) => listQueues(ctx.store)),
     queue: guarded(anyRole, asArgs, (a: { name: string }, ctx) => ctx.loaders.queue.load(a.name)),
   },
   Mutation: {
