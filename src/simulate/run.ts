@@ -62,9 +62,7 @@ function advance(s: Scenario, ssn: Session): Scenario {
         else Object.assign(next, { state: now.status, node: now.node, gpuGroups: now.groups });
         return next;
       });
-      const anyPlaced = tasks.some((t) =>
-        ["Allocated", "Bound", "Binding", "Running"].includes(t.state ?? "Pending"),
-      );
+      const anyPlaced = tasks.some((t) => isAllocated(t.state ?? "Pending"));
       return { ...j, tasks, lastStartMinutesAgo: anyPlaced ? 1 : null };
     }),
   };
