@@ -53,7 +53,7 @@ beforeAll(() => {
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
   delete env.FLEETQ_STATE_DIR;
-});
+}, 300_000); // a clone, the Prisma client and a build
 
 afterAll(async () => {
   await dev?.stop();
