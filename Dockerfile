@@ -1,22 +1,32 @@
 # fleetq: one image for every part of the control plane — `fleetq serve`, `fleetq worker`,
-# `fleetq agent`, `fleetq demo` and the migrations (`npm run db:migrate`). The TypeScript sources
-# run through tsx, as with `npm start`: no separate build step.
-FROM node:20-bookworm-slim
+# `fleetq agent`, `fleetq demo` and `fleetq migrate`. Two stages: the first compiles the
+# TypeScript (dev dependencies), the second carries the compiled code and production
+# dependencies only.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+ENV NPM_CONFIG_UPDATE_NOTIFIER=false
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund --ignore-scripts
+COPY prisma.config.ts tsconfig.json tsconfig.build.json schema.graphql ./
+COPY prisma ./prisma
+COPY scripts ./scripts
+COPY src ./src
+COPY workers ./workers
+RUN npx prisma generate && npm run build
 
+FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production \
     NPM_CONFIG_UPDATE_NOTIFIER=false
-
-# Dependencies first (cached while only sources change). postinstall runs `prisma generate`,
-# which needs the schema, prisma.config.ts and the offline engine stub.
-COPY package.json package-lock.json prisma.config.ts ./
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY bin ./bin
 COPY prisma ./prisma
-COPY scripts ./scripts
-RUN npm ci --no-audit --no-fund --include=dev && npm cache clean --force
-
-COPY . .
+COPY schema.graphql ./
+COPY examples ./examples
 # /var/lib/fleetq/tokens: the demo's token files (a named volume takes this owner when created).
-RUN chown -R node:node /app && mkdir -p /var/lib/fleetq/tokens && chown -R node:node /var/lib/fleetq
+RUN mkdir -p /var/lib/fleetq/tokens && chown -R node:node /var/lib/fleetq
 USER node
 
 EXPOSE 4000 9464

@@ -35,7 +35,7 @@ const root = path.resolve(import.meta.dirname, "..");
 const adminToken = `fq_bench_${randomBytes(16).toString("hex")}`;
 
 async function startServer(databaseUrl: string): Promise<{ url: string; proc: ChildProcess }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", "src/api/main.ts"], {
+  const proc = spawn(process.execPath, [path.join(root, "bin", "fleetq.mjs"), "serve"], {
     cwd: root,
     env: {
       ...process.env,
@@ -46,6 +46,7 @@ async function startServer(databaseUrl: string): Promise<{ url: string; proc: Ch
       FLEETQ_HOST: "127.0.0.1",
       FLEETQ_ADMIN_TOKEN: adminToken,
       NODE_ENV: "production",
+      FLEETQ_LOG_LEVEL: "info", // the readiness line is an info log
     },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -53,7 +54,7 @@ async function startServer(databaseUrl: string): Promise<{ url: string; proc: Ch
     let out = "";
     proc.stdout!.on("data", (d: Buffer) => {
       out += d.toString();
-      const m = /listening on (\S+)/.exec(out);
+      const m = /"url":"([^"]+)"[^\n]*"msg":"api listening"/.exec(out);
       if (m) resolve(m[1]!);
     });
     proc.once("exit", (code) => reject(new Error(`server exited with ${code}`)));

@@ -57,14 +57,16 @@ interface Proc {
   output: string;
 }
 
+/** `fleetq <args>` (the compiled CLI) in a process of its own; resolves once `ready` matches its output. */
 function startProcess(
-  script: string,
+  args: string[],
   env: Record<string, string>,
   ready: RegExp,
 ): Promise<Proc & { match: RegExpExecArray }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", script], {
+  const proc = spawn(process.execPath, [path.join(root, "bin", "fleetq.mjs"), ...args], {
     cwd: root,
-    env: { ...process.env, NODE_ENV: "production", FLEETQ_LOG_LEVEL: "warn", ...env },
+    // info: the readiness line is an info log
+    env: { ...process.env, NODE_ENV: "production", FLEETQ_LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const p: Proc = { proc, output: "" };
@@ -77,7 +79,9 @@ function startProcess(
       const m = ready.exec(p.output);
       if (m) resolve({ ...p, match: m });
     });
-    proc.once("exit", (code) => reject(new Error(`${script} exited with ${code}:\n${p.output}`)));
+    proc.once("exit", (code) =>
+      reject(new Error(`fleetq ${args.join(" ")} exited with ${code}:\n${p.output}`)),
+    );
   });
 }
 
@@ -194,9 +198,9 @@ async function oneRun(run: number): Promise<RunResult> {
   const bus = new RedisEventBus(TEST_REDIS_URL, prefix);
   try {
     const api = await startProcess(
-      "src/api/main.ts",
+      ["serve"],
       { ...common, FLEETQ_PORT: "0", FLEETQ_HOST: "127.0.0.1", FLEETQ_ADMIN_TOKEN: adminToken },
-      /listening on (\S+)/,
+      /"url":"([^"]+)"[^\n]*"msg":"api listening"/,
     );
     procs.push(api.proc);
     const url = api.match[1]!;
@@ -238,9 +242,9 @@ async function oneRun(run: number): Promise<RunResult> {
       await new Promise((r) => setTimeout(r, 100));
     }
     const workers = await startProcess(
-      "workers/main.ts",
+      ["worker", "--metrics-port", "0"],
       { ...common, FLEETQ_BIND_QUEUE_PREFIX: `${prefix}bind`, FLEETQ_WORKER_ID: "bench" },
-      /fleetq workers running/,
+      /"msg":"workers running"/,
     );
     procs.push(workers.proc);
 

@@ -2,7 +2,7 @@
 // concurrency 1): started when a cluster appears, stopped — and its timer removed — when it is
 // deleted. Every worker process runs them all; BullMQ hands each run to exactly one process.
 import type { Logger } from "pino";
-import { listClusters, type Store } from "../src/store/index.js";
+import { clusterSummaries, type Store } from "../src/store/index.js";
 import { SerialTask, type SerialTaskOptions } from "./serial-task.js";
 
 export type CycleTaskOptions = Omit<SerialTaskOptions, "name" | "run" | "log">;
@@ -35,7 +35,7 @@ export class ClusterCycles {
 
   private async sync(): Promise<void> {
     if (this.stopped) return;
-    const names = new Set((await listClusters(this.store.prisma)).map((c) => c.name));
+    const names = new Set((await clusterSummaries(this.store)).map((c) => c.name));
     for (const name of names) {
       if (this.tasks.has(name)) continue;
       const task = await SerialTask.start({

@@ -59,7 +59,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
   ).child({ worker: o.workerId });
   const db = options.store ? null : await openDatabase(o.databaseUrl);
   const bus = new RedisEventBus(o.redisUrl, o.prefix);
-  const store = options.store ?? createStore(db!.prisma, bus);
+  const store = options.store ?? createStore(db!, bus);
   // BullMQ: commands wait for a reconnect instead of failing (maxRetriesPerRequest null).
   const connection = new Redis(o.redisUrl, { maxRetriesPerRequest: null });
   connection.on("error", (err) => log.warn({ err: err.message }, "redis connection error"));
@@ -98,7 +98,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     { ...task, prefix: `${o.prefix}cycle`, intervalMs: o.cycleIntervalMs },
     // A LOST cluster gets no placements (nor evictions) until its agent reports again.
     async (cluster, reason) => {
-      if (!(await clusterIsLost(store.prisma, cluster))) await runCycle(cycleDeps, cluster, reason);
+      if (!(await clusterIsLost(store, cluster))) await runCycle(cycleDeps, cluster, reason);
     },
     log,
   );

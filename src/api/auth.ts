@@ -1,6 +1,6 @@
 // Who may call what. Every root field of the schema is declared with a policy through `guarded`
 // (schema.ts refuses to start if one is missing), so no resolver runs unchecked.
-import type { Principal } from "../store/operations/tokens.js";
+import type { Principal } from "../store/index.js";
 import type { ApiContext } from "./context.js";
 import { forbidden, toGraphQLError, unauthenticated } from "./errors.js";
 

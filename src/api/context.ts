@@ -1,9 +1,6 @@
 // What every resolver gets: the store, the event bus, who is asking, and per-request loaders.
 import type { SchedulerConfig } from "../core/index.js";
-import type { UsageWindow } from "../store/domain/usage.js";
-import type { Principal } from "../store/operations/tokens.js";
-import type { RedisEventBus } from "../store/redis-events.js";
-import type { Store } from "../store/store.js";
+import type { Principal, RedisEventBus, Store, UsageWindow } from "../store/index.js";
 import { createLoaders, type Loaders } from "./context-loaders.js";
 import type { FairShareCache } from "./fair-share-cache.js";
 import type { PrincipalCache } from "./principal-cache.js";

@@ -1,7 +1,7 @@
 // GraphQL errors with the codes of the contract: UNAUTHENTICATED, FORBIDDEN, BAD_USER_INPUT (with
 // `field`, the input path), NOT_FOUND, CONFLICT; and the translation of the store's typed errors.
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
-import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from "../store/errors.js";
+import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from "../store/index.js";
 
 const error = (code: string, message: string, extra: Record<string, unknown> = {}) =>
   new GraphQLError(message, { extensions: { code, ...extra } });

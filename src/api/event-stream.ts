@@ -1,7 +1,6 @@
 // Bus events → an async iterator for one subscription: filtered, mapped, buffered (bounded: a
 // subscriber that stops reading loses the oldest events, not the server's memory).
-import type { StoreEvent } from "../store/events.js";
-import type { RedisEventBus } from "../store/redis-events.js";
+import type { RedisEventBus, StoreEvent } from "../store/index.js";
 
 const MAX_BUFFERED = 1000;
 

@@ -2,7 +2,7 @@
 // many fields of a request (aliases) or concurrent requests ask, and the answer kept briefly,
 // so readers cannot take the database's connections away from submissions.
 import type { SchedulerConfig } from "../core/index.js";
-import { type FairShareRow, fairShareRows, type Store, type UsageWindow } from "../store/index.js";
+import { type FairShareRow, fairShare, type Store, type UsageWindow } from "../store/index.js";
 
 /** How long an answer is served again: fair shares move at the pace of scheduling cycles. */
 export const FAIR_SHARE_TTL_MS = 2_000;
@@ -22,7 +22,7 @@ export class FairShareCache {
     const hit = this.entries.get(key);
     // A computation in flight is shared whatever its age: one at a time per key.
     if (hit && Date.now() - hit.at < this.ttlMs) return hit.rows;
-    const rows = fairShareRows(this.store.prisma, {
+    const rows = fairShare(this.store, {
       cluster,
       config: this.config,
       usageWindow: this.usageWindow,

@@ -2,8 +2,7 @@
 // round trip per request would be most of a submission's cost. A revocation clears the entry at
 // once on the replica that made it and, through the event bus, on every other replica; should that
 // message be lost, a revoked token still stops working within TTL_MS.
-import { authenticate, hashSecret, type Principal } from "../store/operations/tokens.js";
-import type { Store } from "../store/store.js";
+import { authenticate, hashSecret, type Principal, type Store } from "../store/index.js";
 
 const TTL_MS = 5_000;
 const MAX_ENTRIES = 10_000;

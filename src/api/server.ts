@@ -16,11 +16,15 @@ import { useServer } from "graphql-ws/use/ws";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { Registry } from "prom-client";
 import type { SchedulerConfig } from "../core/index.js";
-import type { UsageWindow } from "../store/domain/usage.js";
-import { openDatabase } from "../store/db.js";
-import { ensureAdminToken, type Principal } from "../store/operations/tokens.js";
-import { RedisEventBus } from "../store/redis-events.js";
-import { createStore, type Store } from "../store/store.js";
+import {
+  createStore,
+  ensureAdminToken,
+  openDatabase,
+  type Principal,
+  RedisEventBus,
+  type Store,
+  type UsageWindow,
+} from "../store/index.js";
 import { armoredValidate, armorProtection, costLimitPlugin, QUERY_LIMITS } from "./armor.js";
 import { costRefusal } from "./query-cost.js";
 import { type ApiContext, bearerSecret, createContext } from "./context.js";
@@ -31,13 +35,14 @@ import { PrincipalCache } from "./principal-cache.js";
 import { buildSchema } from "./schema.js";
 import { mountDashboard } from "../dashboard/mount-dashboard.js";
 import { mountMetrics } from "../metrics/mount-metrics.js";
+import { DEFAULT_REDIS_URL } from "../protocol/defaults.js";
 
 export interface ApiServerOptions {
   /** postgresql://… or pglite:<dir>; default DATABASE_URL, else the embedded default. Ignored with `store`. */
   databaseUrl?: string;
   /** An open store to use (its database stays the caller's to close). */
   store?: Store;
-  /** Default REDIS_URL, else redis://127.0.0.1:6379. */
+  /** Default REDIS_URL, else DEFAULT_REDIS_URL. */
   redisUrl?: string;
   /** Namespace of the event channel (default "fleetq:"): replicas of one deployment share it. */
   redisPrefix?: string;
@@ -76,10 +81,10 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   const schema = buildSchema();
   const db = opts.store ? null : await openDatabase(opts.databaseUrl);
   const bus = new RedisEventBus(
-    opts.redisUrl ?? process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+    opts.redisUrl ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL,
     opts.redisPrefix ?? "fleetq:",
   );
-  const store = opts.store ? { ...opts.store, events: bus } : createStore(db!.prisma, bus);
+  const store = opts.store ? { ...opts.store, events: bus } : createStore(db!, bus);
   const adminToken = opts.adminToken ?? process.env.FLEETQ_ADMIN_TOKEN;
   if (adminToken) await ensureAdminToken(store, adminToken);
 

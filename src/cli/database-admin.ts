@@ -1,9 +1,13 @@
 // Commands that work on the database itself rather than through the API: the bootstrap ADMIN
 // token. With the embedded PGlite default the database is one process's: stop `fleetq dev` first.
-import { migrateDeploy } from "../store/migrate/index.js";
-import { DEFAULT_DATABASE_URL, openDatabase } from "../store/db.js";
-import { createStore } from "../store/store.js";
-import { createAdminToken, type CreatedToken } from "../store/operations/tokens.js";
+import {
+  createAdminToken,
+  type CreatedToken,
+  createStore,
+  DEFAULT_DATABASE_URL,
+  migrateDeploy,
+  openDatabase,
+} from "../store/index.js";
 import { CliError, EXIT } from "./exit-codes.js";
 
 export async function createAdminTokenInDatabase(
@@ -26,7 +30,7 @@ export async function createAdminTokenInDatabase(
     );
   }
   try {
-    return await createAdminToken(createStore(db.prisma), name);
+    return await createAdminToken(createStore(db), name);
   } finally {
     await db.close();
   }

@@ -1,21 +1,17 @@
-// "--timeout 30m": durations as Go and kubectl write them (90s, 30m, 1h30m, 2h) or plain seconds.
+// "--timeout 30m": a positive duration (the core's syntax: 90s, 30m, 1h30m, 2h, or plain seconds)
+// in milliseconds, refused with the flag named.
+import { parseDurationSeconds } from "../core/util/duration.js";
 import { CliError } from "./exit-codes.js";
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/y;
-
 export function parseDuration(text: string, what = "duration"): number {
-  const s = text.trim();
-  if (/^\d+(\.\d+)?$/.test(s)) return Number(s) * 1000;
-  let ms = 0;
-  PART.lastIndex = 0;
-  let matched = 0;
-  for (let m = PART.exec(s); m; m = PART.exec(s)) {
-    ms += Number(m[1]) * UNIT_MS[m[2]!]!;
-    matched = PART.lastIndex;
+  let seconds = Number.NaN;
+  try {
+    seconds = parseDurationSeconds(text, what);
+  } catch {
+    // refused below, with the examples
   }
-  if (!s || matched !== s.length || ms <= 0) {
+  if (!(seconds > 0)) {
     throw new CliError(`${what}: "${text}" is not a duration (examples: 90s, 30m, 1h30m, 2h)`);
   }
-  return ms;
+  return Math.round(seconds * 1000);
 }

@@ -2,8 +2,10 @@
 // (docs/job-spec.md). The API validates the spec; here only what must be settled before
 // sending it: the file parses, it is a mapping, command-line overrides, cpu quantities.
 import { readFileSync } from "node:fs";
-import { parseDocument } from "yaml";
 import { CliError } from "./exit-codes.js";
+import { lazyRequire } from "./lazy.js";
+
+const yaml = lazyRequire<typeof import("yaml")>("yaml");
 
 export interface SpecOverrides {
   queue?: string;
@@ -37,7 +39,7 @@ function cpuMillis(value: unknown, where: string, warnings: string[]): unknown {
 }
 
 export function parseJobSpec(text: string, file: string, overrides: SpecOverrides = {}): LoadedSpec {
-  const doc = parseDocument(text, { prettyErrors: true });
+  const doc = yaml().parseDocument(text, { prettyErrors: true });
   if (doc.errors.length) {
     throw new CliError(`${file}: not valid YAML: ${doc.errors[0]!.message.split("\n")[0]}`);
   }

@@ -1,9 +1,16 @@
-// Files that ship with the project (examples), found from this module, not the working directory.
-import { readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+// Files that ship with the project (examples, package.json), found from this module — whether it
+// runs from src/ or compiled in dist/ — not from the working directory.
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 
-export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+function projectRoot(): string {
+  for (let dir = import.meta.dirname; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json"))) return dir;
+    if (dirname(dir) === dir) throw new Error(`package.json not found above ${import.meta.dirname}`);
+  }
+}
+
+export const PROJECT_ROOT = projectRoot();
 
 export const exampleClusterFile = (file: string) => join(PROJECT_ROOT, "examples", "clusters", file);
 

@@ -1,5 +1,11 @@
-// `fleetq worker` and `fleetq dev`: the workers' options from the environment (the variables
-// workers/main.ts documents).
+// `fleetq worker` and `fleetq dev`: the workers' options from the environment:
+//   FLEETQ_REDIS_PREFIX (default "fleetq:", the API's), FLEETQ_BIND_QUEUE_PREFIX (default "bind"),
+//   FLEETQ_SCHEDULER_CONFIG (a scheduler configuration file), FLEETQ_WORKER_ID,
+//   FLEETQ_CYCLE_INTERVAL_MS, FLEETQ_ADMISSION_INTERVAL_MS, FLEETQ_SWEEP_INTERVAL_MS,
+//   FLEETQ_REDISPATCH_AFTER_MS, FLEETQ_USAGE_INTERVAL_MS, FLEETQ_READMIT_AFTER_MS,
+//   FLEETQ_USAGE_HALF_LIFE_SECONDS (turns time-based fair share on), FLEETQ_LOCK_DURATION_MS,
+//   FLEETQ_STALLED_INTERVAL_MS, FLEETQ_TRIGGER_DELAY_MS, FLEETQ_CLUSTER_LOST_AFTER_MS,
+//   FLEETQ_REQUEUE_LOST_AFTER_MS, FLEETQ_LOG_IDLE_CYCLES=1.
 import type { Logger } from "pino";
 import type { WorkerOptions } from "../../workers/index.js";
 import { numberEnv } from "./env.js";
@@ -25,6 +31,8 @@ export function workerOptionsFromEnv(
     lockDurationMs: numberEnv("FLEETQ_LOCK_DURATION_MS", env),
     stalledIntervalMs: numberEnv("FLEETQ_STALLED_INTERVAL_MS", env),
     triggerDelayMs: numberEnv("FLEETQ_TRIGGER_DELAY_MS", env),
+    clusterLostAfterMs: numberEnv("FLEETQ_CLUSTER_LOST_AFTER_MS", env),
+    requeueLostAfterMs: numberEnv("FLEETQ_REQUEUE_LOST_AFTER_MS", env),
     timeBasedFairShare: halfLife ? { halfLifeSeconds: halfLife } : null,
     logIdleCycles: env.FLEETQ_LOG_IDLE_CYCLES === "1",
   };

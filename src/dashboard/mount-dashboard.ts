@@ -1,18 +1,32 @@
-// The web dashboard at `/`: static files from src/dashboard/public, its scripts bundled with
-// graphql-ws into one file by esbuild (installed with tsx) on first request — no CDN, no build
-// step, works offline.
-import { readFileSync } from "node:fs";
+// The web dashboard at `/`: static files from public/, its scripts bundled with graphql-ws into
+// one file — no CDN, works offline. The build writes the bundle (public/app.bundle.js in dist/);
+// run from the sources (tests, development), esbuild bundles it on first request.
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Express, Request, Response } from "express";
 
-const PUBLIC_DIR = join(dirname(fileURLToPath(import.meta.url)), "public");
+/** public/ beside this module (sources, tsc output), else dist/src/dashboard/public above it (the
+ * bundled CLI runs from dist/cli/). */
+function publicDir(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  if (existsSync(join(here, "public"))) return join(here, "public");
+  for (let dir = here; ; dir = dirname(dir)) {
+    const candidate = join(dir, "src", "dashboard", "public");
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) throw new Error(`dashboard files not found above ${here}`);
+  }
+}
+
+const PUBLIC_DIR = publicDir();
 
 let bundle: Promise<string> | null = null;
 
 /** public/app.js and its imports (graphql-ws included) as one browser module. */
 export function dashboardBundle(): Promise<string> {
   bundle ??= (async () => {
+    const built = join(PUBLIC_DIR, "app.bundle.js");
+    if (existsSync(built)) return readFileSync(built, "utf8");
     const { build } = await import("esbuild");
     const out = await build({
       entryPoints: [join(PUBLIC_DIR, "app.js")],

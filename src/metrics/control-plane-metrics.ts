@@ -3,43 +3,33 @@
 // proportion plugin via the store's fair-share view), recent bind latency, dispatch backlog.
 import { Gauge, type Registry } from "prom-client";
 import type { SchedulerConfig } from "../core/index.js";
-import { fairShareRows } from "../store/queries/fair-share.js";
-import type { Store } from "../store/store.js";
+import {
+  bindLatency,
+  dispatchBacklog,
+  type FairShareRow,
+  fairShare,
+  pendingPodsByQueue,
+  type Store,
+} from "../store/index.js";
 
 interface Sample {
   pendingPods: { queue: string; n: number }[];
   backlog: { cluster: string; state: string; n: number }[];
   latency: { cluster: string; p50: number; p90: number; p99: number; n: number }[];
-  shares: Awaited<ReturnType<typeof fairShareRows>>;
+  shares: FairShareRow[];
 }
 
 /** How far back bind latency looks. */
 export const BIND_LATENCY_WINDOW_SECONDS = 300;
 
 async function sample(store: Store, config: SchedulerConfig | undefined): Promise<Sample> {
-  const prisma = store.prisma;
   const [pendingPods, backlog, latency] = await Promise.all([
-    prisma.$queryRaw<{ queue: string; n: number }[]>`
-      SELECT j.queue_name AS queue, count(*)::int AS n
-      FROM pod p JOIN job j ON j.id = p.job_id
-      WHERE p.state IN ('PENDING', 'PIPELINED') AND j.state IN ('PENDING', 'ADMITTED', 'RUNNING')
-      GROUP BY j.queue_name`,
-    prisma.$queryRaw<{ cluster: string; state: string; n: number }[]>`
-      SELECT cluster_name AS cluster, state::text AS state, count(*)::int AS n
-      FROM bind_request WHERE state IN ('PENDING', 'DISPATCHED')
-      GROUP BY cluster_name, state`,
-    prisma.$queryRaw<{ cluster: string; p50: number; p90: number; p99: number; n: number }[]>`
-      SELECT cluster_name AS cluster, count(*)::int AS n,
-        percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM completed_at - created_at))::float8 AS p50,
-        percentile_cont(0.9) WITHIN GROUP (ORDER BY extract(epoch FROM completed_at - created_at))::float8 AS p90,
-        percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM completed_at - created_at))::float8 AS p99
-      FROM bind_request
-      WHERE kind = 'BIND' AND state = 'SUCCEEDED'
-        AND completed_at > now() - make_interval(secs => ${BIND_LATENCY_WINDOW_SECONDS})
-      GROUP BY cluster_name`,
+    pendingPodsByQueue(store),
+    dispatchBacklog(store),
+    bindLatency(store, BIND_LATENCY_WINDOW_SECONDS),
   ]);
   // Per cluster only: totals are a sum in PromQL.
-  const shares = (await fairShareRows(prisma, { config })).filter((r) => r.cluster !== null);
+  const shares = (await fairShare(store, { config })).filter((r) => r.cluster !== null);
   return { pendingPods, backlog, latency, shares };
 }
 

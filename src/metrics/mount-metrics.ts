@@ -3,7 +3,7 @@
 import type { Express, Request } from "express";
 import { Registry } from "prom-client";
 import type { SchedulerConfig } from "../core/index.js";
-import type { Store } from "../store/store.js";
+import type { Store } from "../store/index.js";
 import { registerControlPlaneMetrics } from "./control-plane-metrics.js";
 import { metricsHandler, processMetrics } from "./metrics-endpoint.js";
 

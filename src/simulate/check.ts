@@ -1,9 +1,9 @@
 // Checking an outcome against a scenario's `expect` block (the rules of
 // scenario-format.md, "Meaning of the expected outcome").
+import { isAllocated } from "../core/api/status.js";
 import type { Outcome } from "./outcome.js";
 import type { ExpectEntry, Scenario } from "./scenario.js";
 
-const PLACED = new Set(["Running", "Binding", "Bound", "Allocated"]);
 const near = (a: number, b: number) => Math.abs(a - b) < 1e-6;
 
 interface TaskView {
@@ -78,7 +78,7 @@ export function checkOutcome(
         failures.push(`${what}: accepted ${got} GPUs, expected ${x.gpusAccepted}`);
     }
     const started = o.jobs[job]?.lastStartSecondsAgo ?? null;
-    if (x.status && PLACED.has(x.status) && started === null)
+    if (x.status && isAllocated(x.status) && started === null)
       failures.push(`${what}: job ${job} has no last start time`);
     if (x.lastStartOlderThanSeconds != null && (started === null || started < x.lastStartOlderThanSeconds))
       failures.push(

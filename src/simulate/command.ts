@@ -56,7 +56,7 @@ export function simulate(
     }
     let run: ReturnType<typeof runScenario>;
     try {
-      run = runScenario(s);
+      run = runScenario(s, { outcomes: Boolean(opts.json) });
     } catch (e) {
       writeErr(`INVALID ${file}: (run): ${(e as Error).message}`);
       invalid = true;

@@ -1,6 +1,7 @@
 // The scenario file contract (shared/scenario-format.md) as a strict schema: unknown
 // keys and wrong types are refused with the field's path.
 import { z } from "zod";
+import { isActiveUsed } from "../core/api/status.js";
 
 const num = z.number();
 const quota = z.strictObject({
@@ -111,7 +112,8 @@ export const jobSchema = z.strictObject({
     .array(
       z.strictObject({
         name: z.string(),
-        minMember: num,
+        // required on a leaf; a parent only groups others (checkReferences)
+        minMember: num.nullable().optional(),
         parent: z.string().nullable().optional(),
         topology: topologyConstraint.nullable().optional(),
       }),
@@ -241,8 +243,6 @@ export function validateScenario(doc: unknown, file: string): Scenario {
   return r.data;
 }
 
-const HOLDS_NODE = new Set(["Running", "Releasing", "Pipelined", "Allocated", "Bound", "Binding"]);
-
 function checkReferences(s: Scenario, file: string): void {
   const queues = new Set<string>();
   s.queues.forEach((q, i) => {
@@ -261,16 +261,19 @@ function checkReferences(s: Scenario, file: string): void {
     jobs.add(j.name);
     if (!queues.has(j.queue)) throw new ScenarioError(file, `${at}.queue`, `unknown queue ${j.queue}`);
     const groups = new Set((j.subGroups ?? []).map((g) => g.name));
+    const parents = new Set((j.subGroups ?? []).map((g) => g.parent));
     (j.subGroups ?? []).forEach((g, k) => {
       if (g.parent && !groups.has(g.parent))
         throw new ScenarioError(file, `${at}.subGroups[${k}].parent`, `unknown sub-group ${g.parent}`);
+      if (g.minMember == null && !parents.has(g.name))
+        throw new ScenarioError(file, `${at}.subGroups[${k}].minMember`, "required on a leaf sub-group");
     });
     j.tasks.forEach((t, k) => {
       const name = t.name ?? `${j.name}-${k}`;
       if (tasks.has(name)) throw new ScenarioError(file, `${at}.tasks[${k}].name`, `duplicate task ${name}`);
       tasks.add(name);
       const state = t.state ?? "Pending";
-      if (HOLDS_NODE.has(state)) {
+      if (isActiveUsed(state)) {
         if (!t.node) throw new ScenarioError(file, `${at}.tasks[${k}].node`, `required for state ${state}`);
         if (!s.nodes[t.node])
           throw new ScenarioError(file, `${at}.tasks[${k}].node`, `unknown node ${t.node}`);

@@ -133,7 +133,8 @@ function job(j: ScenarioJob, index: number, count: number, now: number): PodGrou
     staleSince: j.staleSeconds == null ? null : now - j.staleSeconds * 1000,
     subGroups: (j.subGroups ?? []).map((g) => ({
       name: g.name,
-      minMember: g.minMember,
+      // a parent's is ignored (it only groups others); a leaf's is required (scenario.ts)
+      minMember: g.minMember ?? 0,
       parent: g.parent ?? null,
       topology: constraint(g.topology),
     })),

@@ -59,7 +59,7 @@ export { submitJobInputSchema, type JobSpec, type SubmitJobInput } from "./valid
 export type { ReportPodGroupsInput } from "./validation/pod-group-report.js";
 export type { BindRequest, Job, Pod } from "./generated/prisma/client.js";
 
-// For the workers (issue 5): admission, re-admission, bind backoff, cycle events, usage history.
+// For the workers: admission, re-admission, bind backoff, cycle events, usage history.
 export { reassignJobCluster } from "./operations/reassign-job.js";
 export { recordEvents } from "./operations/record-events.js";
 export {
@@ -108,3 +108,48 @@ export {
   MAX_PODS_PAGE,
   podsOfJobs,
 } from "./queries/job-details.js";
+// For the API, the metrics and the CLI: the reads they need, their inputs and row types.
+export {
+  allocationByNode,
+  bindLatency,
+  bindRequestsOfCluster,
+  clusterSnapshot,
+  clusterSummaries,
+  clustersNamed,
+  databaseAnswers,
+  dispatchBacklog,
+  fairShare,
+  jobById,
+  jobsById,
+  jobsPage,
+  listClusterRows,
+  listQueues,
+  listTokens,
+  nodesOf,
+  pendingPodsByQueue,
+  queueChildren,
+  queueTreeRows,
+  queuesNamed,
+  quotasOf,
+  tasksOf,
+  type BindRequestWithPod,
+  type Cluster,
+  type JobTask,
+  type Node,
+  type Queue,
+  type QueueQuota,
+} from "./queries/reads.js";
+export { addSums, type ResourceSum, zeroSum } from "./queries/allocation.js";
+export type { EventRow } from "./events.js";
+export { groupBy } from "./collections.js";
+export { QueueTree } from "./domain/queue-tree.js";
+export { DEFAULT_QUOTA_SCOPE } from "./domain/quotas.js";
+export { parseBytes } from "./domain/quantities.js";
+export type { BindRequestState, JobState } from "./generated/prisma/enums.js";
+export type { SubGroupRow, TopologyConstraint } from "./validation/submit-job.js";
+export type { CreateQueueInput, SetQueueQuotaInput, UpdateQueueInput } from "./operations/queues.js";
+export type { RegisterClusterInput } from "./operations/clusters.js";
+export type { ReportNodesInput } from "./operations/report-nodes.js";
+export type { ReportBindResultInput, ReportPodStatusInput } from "./operations/report-pods.js";
+export type { ReportPodInventoryInput } from "./operations/reconcile-pods.js";
+export type { CreateTokenInput } from "./operations/tokens.js";

@@ -1,7 +1,7 @@
 // The store: the database plus where its events are published. Every state change is one
 // named operation (src/store/operations) run through `transact`: one transaction that also
 // writes the operation's events, which are published once it has committed.
-import type { PrismaClient, Tx } from "./db.js";
+import type { Database, PrismaClient, Tx } from "./db.js";
 import {
   discardEvents,
   type EventRow,
@@ -17,8 +17,9 @@ export interface Store {
   events: EventSink;
 }
 
-export function createStore(prisma: PrismaClient, events: EventSink = discardEvents): Store {
-  return { prisma, events };
+/** The store over an open database (or, inside the store and its tests, a Prisma client). */
+export function createStore(db: Database | PrismaClient, events: EventSink = discardEvents): Store {
+  return { prisma: "prisma" in db ? db.prisma : db, events };
 }
 
 /** Who asks for a change: recorded with its events (a token's name, "scheduler", "agent:<cluster>"). */

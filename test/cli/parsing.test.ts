@@ -94,6 +94,7 @@ describe("durations", () => {
     expect(parseDuration("2h")).toBe(7_200_000);
     expect(parseDuration("500ms")).toBe(500);
     expect(parseDuration("45")).toBe(45_000);
+    expect(parseDuration("1d")).toBe(86_400_000);
   });
   it("refuses anything else, naming the flag", () => {
     for (const bad of ["", "soon", "5 minutes", "10x", "0s", "-5m"]) {
@@ -138,6 +139,7 @@ describe("where the API is", () => {
     const file = path.join(dir, "config.yaml");
     writeFileSync(file, "url: http://x\ntokn: typo\n");
     expect(refused(() => resolveConnection({}, { FLEETQ_CONFIG: file }))).toContain(`config file ${file}`);
+    expect(refused(() => resolveConnection({}, { FLEETQ_CONFIG: file }))).toContain("tokn");
     expect(refused(() => resolveConnection({}, { FLEETQ_CONFIG: path.join(dir, "missing.yaml") }))).toContain(
       "does not exist",
     );

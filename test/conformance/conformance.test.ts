@@ -24,7 +24,7 @@ function unbounded(s: Scenario): Scenario {
 
 if (!existsSync(root)) {
   describe("KAI conformance", () => {
-    it.skip(`not run: ${root} is absent on this machine`, () => {});
+    it.skip(`not run: ${root} is absent`, () => {});
   });
 } else {
   const files = findScenarioFiles([root]).map((f) => relative(root, f.file));

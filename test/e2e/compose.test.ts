@@ -1,8 +1,8 @@
 // docker-compose.yml stays in step with the CLI, the npm scripts and the demo: every fleetq service
 // runs a command (and flags) the CLI has, npm entrypoints name real scripts, files exist, the demo's
 // clusters each have an agent, and the long-running services have health checks. `docker compose
-// config` validates it where the Docker client has the compose plugin; this machine's client does
-// not (no Docker engine either), and only that one check is skipped then.
+// config` validates it where the Docker client has the compose plugin; without it only that one
+// check is skipped.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";

@@ -1,8 +1,9 @@
 // Redis keys and channels of one test run: a unique prefix, so concurrent runs never meet.
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
+import { DEFAULT_REDIS_URL } from "../../src/protocol/defaults.js";
 
-export const TEST_REDIS_URL = process.env.FLEETQ_TEST_REDIS ?? "redis://127.0.0.1:6379";
+export const TEST_REDIS_URL = process.env.FLEETQ_TEST_REDIS ?? DEFAULT_REDIS_URL;
 
 /** e.g. "fleetq-test:3f9a1c2b:" — end-to-end unique per call. */
 export function testRedisPrefix(label = "fleetq-test"): string {

@@ -151,4 +151,30 @@ describe("simulate", () => {
     expect(run(2).check.passed).toBe(false);
     expect(run(3).check.passed).toBe(true);
   });
+
+  it("takes a parent sub-group without minMember and refuses a leaf without one (exit 2)", () => {
+    const grouped = (leafMin: number | undefined) => ({
+      ...base,
+      name: `sub-groups ${leafMin}`,
+      jobs: [
+        {
+          name: "j",
+          queue: "q",
+          perTask: { gpus: 1 },
+          subGroups: [
+            { name: "all" },
+            { name: "w", parent: "all", ...(leafMin ? { minMember: leafMin } : {}) },
+          ],
+          tasks: [{ subGroup: "w" }, { subGroup: "w" }],
+        },
+      ],
+      expect: { jobs: { j: { status: "Binding" } } },
+    });
+    const ok = exec([dir({ "a.json": grouped(2) })]);
+    expect(ok.err).toEqual([]);
+    expect(ok.code).toBe(0);
+    const bad = exec([dir({ "b.json": grouped(undefined) })]);
+    expect(bad.code).toBe(2);
+    expect(bad.err.join("\n")).toContain("jobs[0].subGroups[1].minMember: required on a leaf sub-group");
+  });
 });

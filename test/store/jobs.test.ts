@@ -107,6 +107,23 @@ describe("submitJob", () => {
     ]);
   });
 
+  it("sub-groups: a parent sub-group may leave out minMember (it only groups others)", async () => {
+    const { job: row } = await submitJob(
+      t.store,
+      admin,
+      job({
+        name: "parent-without-min",
+        subGroups: [{ name: "all" }, { name: "a", minMember: 2, parent: "all" }],
+        tasks: [{ name: "x", replicas: 2, resources: { gpu: 1 }, subGroup: "a" }],
+      }),
+    );
+    expect(row.minMember).toBe(2);
+    expect(row.subGroups).toEqual([
+      { name: "all", minMember: 0, parent: null, topology: null },
+      { name: "a", minMember: 2, parent: "all", topology: null },
+    ]);
+  });
+
   const bad: [string, SubmitJobInput, string, string][] = [
     ["unknown queue", job({ queue: "nope" }), "queue", 'queue: queue "nope" does not exist'],
     [
@@ -175,6 +192,15 @@ describe("submitJob", () => {
       }),
       "subGroups[0].parent",
       'subGroups[0].parent: sub-group "a" is its own ancestor',
+    ],
+    [
+      "leaf sub-group without minMember",
+      job({
+        subGroups: [{ name: "all" }, { name: "a", parent: "all" }],
+        tasks: [{ name: "w", replicas: 1, resources: {}, subGroup: "a" }],
+      }),
+      "subGroups[1].minMember",
+      'subGroups[1].minMember: minMember is required on leaf sub-group "a"',
     ],
     [
       "bad name",

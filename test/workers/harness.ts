@@ -1,6 +1,6 @@
 // The whole control plane for the workers' end-to-end tests: the real API server over HTTP (real
 // PostgreSQL, real Redis), simulated clusters with their real agents (runAgent), and the workers —
-// in this process (startWorkers) or as child processes (workers/main.ts) that can be killed.
+// in this process (startWorkers) or as child processes (`fleetq worker`) that can be killed.
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { pino } from "pino";
@@ -137,15 +137,15 @@ export class ControlPlane {
     return this.workers;
   }
 
-  /** A worker process of its own (workers/main.ts). Resolves once it runs; `onLine` gets its
-   * stdout lines as they come (pino JSON logs). */
+  /** A worker process of its own (`fleetq worker`, the compiled CLI). Resolves once it runs;
+   * `onLine` gets its stdout lines as they come (pino JSON logs). */
   async spawnWorker(
     id: string,
     env: Record<string, string> = {},
     onLine?: (line: string, child: ChildProcess) => void,
   ): Promise<ChildProcess> {
     const o = this.workerOptions();
-    const child = spawn(process.execPath, ["--import", "tsx", "workers/main.ts"], {
+    const child = spawn(process.execPath, ["bin/fleetq.mjs", "worker", "--metrics-port", "0"], {
       cwd: ROOT,
       env: {
         ...process.env,
@@ -178,7 +178,7 @@ export class ControlPlane {
         while (nl >= 0) {
           const line = buffered.slice(0, nl);
           buffered = buffered.slice(nl + 1);
-          if (line.startsWith("fleetq workers running")) resolve();
+          if (line.includes('"msg":"workers running"')) resolve();
           if (process.env.WORKERS_TEST_LOG) process.stderr.write(`[${id}] ${line}\n`);
           onLine?.(line, child);
           nl = buffered.indexOf("\n");

@@ -84,31 +84,31 @@ describe("FLEETQ_SCHEDULER_CONFIG", () => {
   });
 });
 
-describe("workers/main.ts", () => {
+describe("fleetq worker", () => {
   const run = (env: Record<string, string>) =>
-    spawnSync(process.execPath, ["--import", "tsx", "workers/main.ts"], {
+    spawnSync(process.execPath, ["bin/fleetq.mjs", "worker", "--metrics-port", "0"], {
       cwd: path.resolve(import.meta.dirname, "../.."),
       env: { PATH: process.env.PATH ?? "", ...env },
       encoding: "utf8",
       timeout: 60_000,
     });
 
-  it("exits 2 without DATABASE_URL", () => {
+  it("refuses to start without DATABASE_URL (exit 3)", () => {
     const r = run({});
-    expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/DATABASE_URL is required/);
+    expect(r.status).toBe(3);
+    expect(r.stderr).toMatch(/fleetq worker needs DATABASE_URL/);
   });
 
-  it("exits 2 on a number variable that is not a number", () => {
+  it("refuses a number variable that is not a number (exit 3)", () => {
     const r = run({ DATABASE_URL: base.databaseUrl, FLEETQ_CYCLE_INTERVAL_MS: "soon" });
-    expect(r.status).toBe(2);
+    expect(r.status).toBe(3);
     expect(r.stderr).toMatch(/FLEETQ_CYCLE_INTERVAL_MS must be a number \(got "soon"\)/);
   });
 
-  it("exits 1 with the reason on a bad scheduler configuration", () => {
+  it("refuses a bad scheduler configuration with the reason (exit 3)", () => {
     const p = file("main-bad.yaml", "actions: [teleport]\n");
     const r = run({ DATABASE_URL: base.databaseUrl, FLEETQ_SCHEDULER_CONFIG: p });
-    expect(r.status).toBe(1);
+    expect(r.status).toBe(3);
     expect(r.stderr).toMatch(/main-bad.yaml: actions\[0\]: unknown action "teleport"/);
   });
 });

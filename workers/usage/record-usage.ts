@@ -5,8 +5,8 @@ import { computeFairShare, type SchedulerConfig } from "../../src/core/index.js"
 import {
   DEFAULT_USAGE_WINDOW,
   fairShareConfig,
-  listClusters,
-  loadSnapshot,
+  clusterSnapshot,
+  clusterSummaries,
   recordQueueUsage,
   type Store,
   type UsageWindow,
@@ -20,8 +20,8 @@ export async function recordUsage(
   now = new Date(),
 ): Promise<number> {
   let recorded = 0;
-  for (const cluster of await listClusters(store.prisma)) {
-    const { snapshot } = await loadSnapshot(store.prisma, cluster.name, { now: now.getTime() });
+  for (const cluster of await clusterSummaries(store)) {
+    const { snapshot } = await clusterSnapshot(store, cluster.name, { now: now.getTime() });
     const shares = computeFairShare(snapshot, fairShareConfig(config));
     await recordQueueUsage(
       store,

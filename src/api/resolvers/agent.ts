@@ -1,16 +1,18 @@
 // The agents' side of the API: inventory, pod phases, BindRequest results, pod groups created
 // in the cluster; and the outbox view.
-import type { BindRequestState } from "../../store/generated/prisma/enums.js";
-import { reportNodes, type ReportNodesInput } from "../../store/operations/report-nodes.js";
-import { reportPodGroups } from "../../store/operations/report-pod-groups.js";
-import { type ReportPodInventoryInput, reportPodInventory } from "../../store/operations/reconcile-pods.js";
+import { type ReportPodInventoryInput, reportPodInventory } from "../../store/index.js";
 import {
+  bindRequestsOfCluster,
+  type BindRequestState,
   reportBindResult,
-  reportPodStatus,
   type ReportBindResultInput,
+  reportNodes,
+  type ReportNodesInput,
+  reportPodGroups,
+  type ReportPodGroupsInput,
+  reportPodStatus,
   type ReportPodStatusInput,
-} from "../../store/operations/report-pods.js";
-import type { ReportPodGroupsInput } from "../../store/validation/pod-group-report.js";
+} from "../../store/index.js";
 import { adminOrAgentOf, agentOf, guarded } from "../auth.js";
 import type { ApiContext } from "../context.js";
 import { asArgs, badInput } from "../errors.js";
@@ -30,12 +32,7 @@ export const agentResolvers = {
       async (a: { cluster: string; state?: BindRequestState | null; first?: number | null }, ctx) => {
         const first = a.first ?? 100;
         if (first < 0 || first > 1000) throw badInput("first", "first: must be between 0 and 1000");
-        const rows = await ctx.store.prisma.bindRequest.findMany({
-          where: { clusterName: a.cluster, ...(a.state ? { state: a.state } : {}) },
-          include: { pod: { select: { name: true } } },
-          orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-          take: first,
-        });
+        const rows = await bindRequestsOfCluster(ctx.store, a.cluster, a.state ?? null, first);
         return rows.map(bindRequestView);
       },
     ),

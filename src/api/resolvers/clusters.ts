@@ -1,12 +1,16 @@
 // Clusters and their nodes: capacity, what pods hold, what is free.
-import type { Cluster, Node } from "../../store/generated/prisma/client.js";
 import {
+  listClusterRows,
+  addSums,
+  type Cluster,
   cordonCluster,
   deleteCluster,
+  type Node,
   registerCluster,
   type RegisterClusterInput,
-} from "../../store/operations/clusters.js";
-import { addSums, type ResourceSum, zeroSum } from "../../store/queries/allocation.js";
+  type ResourceSum,
+  zeroSum,
+} from "../../store/index.js";
 import { adminOnly, anyRole, guarded, principalOf } from "../auth.js";
 import type { ApiContext } from "../context.js";
 import { asArgs, inInput } from "../errors.js";
@@ -43,9 +47,7 @@ async function clusterTotals(c: Cluster, ctx: ApiContext) {
 
 export const clusterResolvers = {
   Query: {
-    clusters: guarded(anyRole, asArgs, (_a, ctx) =>
-      ctx.store.prisma.cluster.findMany({ orderBy: { name: "asc" } }),
-    ),
+    clusters: guarded(anyRole, asArgs, (_a, ctx) => listClusterRows(ctx.store)),
     cluster: guarded(anyRole, asArgs, (a: { name: string }, ctx) => ctx.loaders.cluster.load(a.name)),
   },
   Mutation: {

@@ -1,17 +1,26 @@
 // Jobs: listing, one job with its pods/events/BindRequests/pending reason, submit and cancel.
 import { z } from "zod";
-import type { BindRequest, Job, JobTask, Pod } from "../../store/generated/prisma/client.js";
-import type { JobState } from "../../store/generated/prisma/enums.js";
-import { cancelJob } from "../../store/operations/jobs.js";
-import { submitJob } from "../../store/operations/submit-job.js";
-import { listJobs } from "../../store/queries/jobs.js";
-import type { SubmitJobInput, SubGroupRow, TopologyConstraint } from "../../store/validation/submit-job.js";
+import {
+  type BindRequest,
+  cancelJob,
+  type EventRow,
+  type Job,
+  type JobState,
+  type JobTask,
+  jobsPage,
+  MAX_BIND_REQUESTS_PAGE,
+  MAX_EVENTS_PAGE,
+  MAX_PODS_PAGE,
+  type Pod,
+  type SubGroupRow,
+  submitJob,
+  type SubmitJobInput,
+  type TopologyConstraint,
+} from "../../store/index.js";
 import { anyRole, guarded, maySeeTemplate, principalOf, requireQueueAccess } from "../auth.js";
 import type { ApiContext } from "../context.js";
-import type { EventRow } from "../../store/events.js";
 import { asArgs, badInput, inInput } from "../errors.js";
 import { iso, resourcesOf } from "../views.js";
-import { MAX_BIND_REQUESTS_PAGE, MAX_EVENTS_PAGE, MAX_PODS_PAGE } from "../../store/index.js";
 
 const actor = (ctx: ApiContext) => ({ name: principalOf(ctx).name });
 const isUuid = (s: string) => z.uuid().safeParse(s).success;
@@ -30,8 +39,8 @@ async function jobs(a: JobsArgs, ctx: ApiContext) {
     if (!tree.has(f.queue)) throw badInput("filter.queue", `filter.queue: queue "${f.queue}" does not exist`);
     queues = tree.subtree(f.queue);
   }
-  const page = await listJobs(
-    ctx.store.prisma,
+  const page = await jobsPage(
+    ctx.store,
     { queues, state: f.state ?? undefined, cluster: f.cluster ?? undefined },
     a.first ?? 50,
     a.after,

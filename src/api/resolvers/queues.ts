@@ -1,13 +1,19 @@
 // Queues and quotas.
-import { DEFAULT_QUOTA_SCOPE } from "../../store/domain/quotas.js";
-import { DEFAULT_NAMESPACES, DEFAULT_POD_SECURITY } from "../../store/index.js";
-import type { Queue, QueueQuota } from "../../store/generated/prisma/client.js";
-import { createQueue, deleteQueue, setQueueQuota, updateQueue } from "../../store/operations/queues.js";
-import type {
-  CreateQueueInput,
-  SetQueueQuotaInput,
-  UpdateQueueInput,
-} from "../../store/operations/queues.js";
+import {
+  listQueues,
+  createQueue,
+  type CreateQueueInput,
+  DEFAULT_NAMESPACES,
+  DEFAULT_POD_SECURITY,
+  DEFAULT_QUOTA_SCOPE,
+  deleteQueue,
+  type Queue,
+  type QueueQuota,
+  setQueueQuota,
+  type SetQueueQuotaInput,
+  updateQueue,
+  type UpdateQueueInput,
+} from "../../store/index.js";
 import { adminOnly, anyRole, guarded, principalOf } from "../auth.js";
 import type { ApiContext } from "../context.js";
 import { asArgs, inInput } from "../errors.js";
@@ -17,9 +23,7 @@ const actor = (ctx: ApiContext) => ({ name: principalOf(ctx).name });
 
 export const queueResolvers = {
   Query: {
-    queues: guarded(anyRole, asArgs, (_a, ctx) =>
-      ctx.store.prisma.queue.findMany({ orderBy: [{ createdAt: "asc" }, { name: "asc" }] }),
-    ),
+    queues: guarded(anyRole, asArgs, (_a, ctx) => listQueues(ctx.store)),
     queue: guarded(anyRole, asArgs, (a: { name: string }, ctx) => ctx.loaders.queue.load(a.name)),
   },
   Mutation: {

@@ -1,6 +1,6 @@
 // Bytes (decimal strings; inputs also Int or "16Gi") and JSON.
 import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from "graphql";
-import { parseBytes } from "../../store/domain/quantities.js";
+import { parseBytes } from "../../store/index.js";
 
 function bytesInput(value: unknown): bigint {
   const b = parseBytes(value);

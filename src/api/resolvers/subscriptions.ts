@@ -1,8 +1,7 @@
 // Subscriptions: job updates and queue events, fed by the Redis event bus (so a change made
 // through any API replica, worker or agent reaches subscribers of every replica).
 import { z } from "zod";
-import type { StoreEvent } from "../../store/events.js";
-import type { Job } from "../../store/generated/prisma/client.js";
+import { jobById, type Job, type StoreEvent } from "../../store/index.js";
 import { anyRole, guarded, principalOf } from "../auth.js";
 import type { ApiContext } from "../context.js";
 import { createLoaders } from "../context-loaders.js";
@@ -21,12 +20,12 @@ export const subscriptionResolvers = {
     jobUpdated: {
       subscribe: guarded(anyRole, asArgs, async (a: { id: string }, ctx: ApiContext) => {
         if (!z.uuid().safeParse(a.id).success) throw badInput("id", `id: "${a.id}" is not a job id`);
-        if (!(await ctx.store.prisma.job.findUnique({ where: { id: a.id }, select: { id: true } }))) {
+        if (!(await jobById(ctx.store, a.id))) {
           throw notFound(`job "${a.id}" not found`, "id");
         }
         return eventStream(ctx.bus, async (e) => {
           if (e.job !== a.id) return null;
-          return ctx.store.prisma.job.findUnique({ where: { id: a.id } });
+          return jobById(ctx.store, a.id);
         });
       }),
       resolve: (job: Job, _a: unknown, ctx: ApiContext) => {

@@ -1,5 +1,5 @@
 // Who am I, and the tokens (ADMIN).
-import { createToken, revokeToken, type CreateTokenInput } from "../../store/operations/tokens.js";
+import { createToken, type CreateTokenInput, revokeToken, listTokens } from "../../store/index.js";
 import { adminOnly, anyRole, guarded, principalOf } from "../auth.js";
 import type { ApiContext } from "../context.js";
 import { asArgs, inInput } from "../errors.js";
@@ -12,7 +12,7 @@ export const tokenResolvers = {
       return { name: p.name, role: p.role, queues: p.queues, cluster: p.cluster };
     }),
     tokens: guarded(adminOnly, asArgs, async (_a, ctx: ApiContext) =>
-      (await ctx.store.prisma.apiToken.findMany({ orderBy: { createdAt: "asc" } })).map((t) => ({
+      (await listTokens(ctx.store)).map((t) => ({
         id: t.id,
         name: t.name,
         role: t.role,

@@ -4,9 +4,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { parse } from "yaml";
-import { z } from "zod";
 import { CliError } from "../exit-codes.js";
+import { lazyRequire } from "../lazy.js";
+
+const yaml = lazyRequire<typeof import("yaml")>("yaml");
 
 export const DEFAULT_URL = "http://localhost:4000";
 
@@ -16,12 +17,24 @@ export interface ConnectionSettings {
   token: string | null;
 }
 
-const configFileSchema = z
-  .object({
-    url: z.string().min(1, "url must not be empty").optional(),
-    token: z.string().min(1, "token must not be empty").optional(),
-  })
-  .strict();
+interface ConfigFile {
+  url?: string;
+  token?: string;
+}
+
+/** The file's fields, checked: only `url` and `token`, non-empty strings. */
+function configFields(raw: unknown): ConfigFile | string {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    return "must be a mapping of url and token";
+  const out: ConfigFile = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (key !== "url" && key !== "token") return `unknown field ${key} (expected url, token)`;
+    if (typeof value !== "string") return `field ${key}: must be a string`;
+    if (!value) return `field ${key}: ${key} must not be empty`;
+    out[key] = value;
+  }
+  return out;
+}
 
 export function configFilePath(env: NodeJS.ProcessEnv = process.env): string {
   if (env.FLEETQ_CONFIG) return env.FLEETQ_CONFIG;
@@ -29,24 +42,20 @@ export function configFilePath(env: NodeJS.ProcessEnv = process.env): string {
   return join(base, "fleetq", "config.yaml");
 }
 
-function readConfigFile(path: string, explicit: boolean): z.output<typeof configFileSchema> {
+function readConfigFile(path: string, explicit: boolean): ConfigFile {
   if (!existsSync(path)) {
     if (explicit) throw new CliError(`config file ${path} (FLEETQ_CONFIG) does not exist`);
     return {};
   }
   let raw: unknown;
   try {
-    raw = parse(readFileSync(path, "utf8")) ?? {};
+    raw = yaml().parse(readFileSync(path, "utf8")) ?? {};
   } catch (e) {
     throw new CliError(`config file ${path}: not valid YAML: ${(e as Error).message}`);
   }
-  const parsed = configFileSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field = issue.path.join(".");
-    throw new CliError(`config file ${path}: ${field ? `field ${field}: ` : ""}${issue.message}`);
-  }
-  return parsed.data;
+  const fields = configFields(raw);
+  if (typeof fields === "string") throw new CliError(`config file ${path}: ${fields}`);
+  return fields;
 }
 
 /** "localhost:4000", "http://host:4000", "http://host:4000/graphql" → "http://host:4000/graphql". */

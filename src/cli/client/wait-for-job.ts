@@ -6,7 +6,6 @@ import { EXIT } from "../exit-codes.js";
 import type { ApiClient } from "./api-client.js";
 import { CliError } from "../exit-codes.js";
 import { GET_JOB, JOB_UPDATED } from "./queries.js";
-import { subscribe } from "./subscriptions.js";
 import { type JobView, TERMINAL_JOB_STATES } from "./types.js";
 
 export interface WaitOptions {
@@ -30,6 +29,8 @@ export async function waitForJob(
   let latest = initial;
   opts.onUpdate(latest);
   if (TERMINAL_JOB_STATES.has(latest.state)) return { outcome: "finished", job: latest };
+  // graphql-ws and ws load only for a job that is waited on
+  const { subscribe } = await import("./subscriptions.js");
 
   return new Promise<WaitResult>((resolve, reject) => {
     let settled = false;

@@ -2,10 +2,8 @@
 // with an ADMIN token, once — what `fleetq dev` does for itself; docker compose runs it before
 // starting the agents, which read their tokens from --tokens-dir.
 import type { Command } from "commander";
-import { loadClusterFile } from "../../agent/backends/simulated/cluster-file.js";
 import { action, apiClientOf, print } from "../command-context.js";
 import { DEMO_CLUSTER_FILES } from "../demo/demo-plan.js";
-import { seedDemo } from "../demo/seed-demo.js";
 import { TokenFiles } from "../demo/token-files.js";
 import { exampleClusterFile } from "../paths.js";
 
@@ -16,6 +14,8 @@ export function registerDemo(program: Command): void {
     .requiredOption("--tokens-dir <dir>", "where the member and agent tokens are written (<name>.token)")
     .action(
       action(async (opts: { tokensDir: string }, cmd: Command) => {
+        const { loadClusterFile } = await import("../../agent/backends/simulated/cluster-file.js");
+        const { seedDemo } = await import("../demo/seed-demo.js");
         const clusters = await Promise.all(
           DEMO_CLUSTER_FILES.map(async (f) => {
             const parsed = await loadClusterFile(exampleClusterFile(f));

@@ -1,6 +1,6 @@
 // `fleetq queue create|set-quota|move|delete`: the queue tree and its quotas (ADMIN).
 import type { Command } from "commander";
-import { parseQuantity } from "../../agent/quantity.js";
+import { parseQuantity } from "../../protocol/quantity.js";
 import { CREATE_QUEUE, SET_QUOTA, UPDATE_QUEUE } from "../client/queries.js";
 import type { QueueView, ResourceName } from "../client/types.js";
 import { action, apiClientOf, outputFormat, print, printJson } from "../command-context.js";

@@ -1,4 +1,4 @@
-// The commands that run the control plane: dev, serve, worker, agent. Their implementations
+// The commands that run the control plane: dev, serve, migrate, worker, agent. Their implementations
 // (src/cli/servers/) load the database, BullMQ and Kubernetes clients: imported only when run,
 // so that everyday commands (submit, get, …) start fast.
 import type { Command } from "commander";
@@ -20,6 +20,11 @@ export function registerServers(program: Command): void {
     .option("--host <host>", "listen address (default FLEETQ_HOST, else all)")
     .option("--migrate", "apply database migrations before starting")
     .action(action(async (opts) => (await import("../servers/serve.js")).runServe(opts)));
+
+  program
+    .command("migrate")
+    .description("apply the database migrations to DATABASE_URL (creates the database if missing)")
+    .action(action(async () => (await import("../servers/migrate.js")).runMigrate()));
 
   program
     .command("worker")

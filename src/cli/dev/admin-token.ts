@@ -1,8 +1,7 @@
 // The ADMIN token of `fleetq dev`: FLEETQ_ADMIN_TOKEN if set, else the one saved in the state
 // folder, else a new one — made a token in the database if it is not one yet.
 import { randomBytes } from "node:crypto";
-import { authenticate, ensureAdminToken } from "../../store/operations/tokens.js";
-import type { Store } from "../../store/store.js";
+import { authenticate, ensureAdminToken, type Store } from "../../store/index.js";
 import type { TokenFiles } from "../demo/token-files.js";
 import { CliError } from "../exit-codes.js";
 

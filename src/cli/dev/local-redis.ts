@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { createServer } from "node:net";
 import { delimiter, join } from "node:path";
 import { Redis } from "ioredis";
+import { DEFAULT_REDIS_URL } from "../../protocol/defaults.js";
 import { CliError, EXIT } from "../exit-codes.js";
 
 export interface LocalRedis {
@@ -15,7 +16,7 @@ export interface LocalRedis {
   stop(): Promise<void>;
 }
 
-export const DEFAULT_LOCAL_REDIS = "redis://127.0.0.1:6379";
+export const DEFAULT_LOCAL_REDIS = DEFAULT_REDIS_URL;
 
 /** PING within `timeoutMs`; never throws. */
 export async function redisAnswers(url: string, timeoutMs = 3000): Promise<boolean> {

@@ -5,9 +5,7 @@ import { join } from "node:path";
 import type { Logger } from "pino";
 import { type RunningAgent, loadClusterFile, runAgent } from "../../agent/index.js";
 import { createApiServer } from "../../api/server.js";
-import { openDatabase } from "../../store/db.js";
-import { migrateDeploy } from "../../store/migrate/index.js";
-import { createStore } from "../../store/store.js";
+import { createStore, migrateDeploy, openDatabase } from "../../store/index.js";
 import { metrics as workerMetrics, startWorkers } from "../../../workers/index.js";
 import { ApiClient } from "../client/api-client.js";
 import { DEMO_CLUSTER_FILES } from "../demo/demo-plan.js";
@@ -79,7 +77,7 @@ export async function startDev(o: DevOptions): Promise<RunningDev> {
     const db = await openDatabase(databaseUrl);
     life.add({ name: "database", stop: () => db.close() });
     const files = new TokenFiles(join(dir, "tokens"));
-    const adminToken = await devAdminToken(createStore(db.prisma), files, env);
+    const adminToken = await devAdminToken(createStore(db), files, env);
 
     const prefix = env.FLEETQ_REDIS_PREFIX || undefined;
     const workerOptions = workerOptionsFromEnv(
@@ -88,7 +86,7 @@ export async function startDev(o: DevOptions): Promise<RunningDev> {
     );
     const port = o.port ?? 4000;
     const api = await createApiServer({
-      store: createStore(db.prisma),
+      store: createStore(db),
       redisUrl: redis.url,
       redisPrefix: prefix,
       port,

@@ -1,10 +1,12 @@
 // The live progress line of `submit --wait`: the job's state and its pods pending / running /
 // succeeded / failed. On a terminal a cli-progress bar redrawn in place (succeeded of total);
 // elsewhere (CI logs) one line each time the counts or the state change.
-import { SingleBar } from "cli-progress";
+import type { SingleBar } from "cli-progress";
+import { lazyRequire } from "../lazy.js";
 import type { JobView } from "../client/types.js";
 import { formatSeconds } from "./format.js";
 
+const cliProgress = lazyRequire<typeof import("cli-progress")>("cli-progress");
 export interface PodCounts {
   pending: number;
   running: number;
@@ -45,7 +47,7 @@ export class JobProgress {
     const c = podCounts(job);
     if (this.live) {
       if (!this.bar) {
-        this.bar = new SingleBar({
+        this.bar = new (cliProgress().SingleBar)({
           stream: this.stream,
           format: `job ${job.name} |{bar}| {summary}  {duration_formatted}`,
           barsize: 20,

@@ -2,8 +2,7 @@
 // /healthz, /readyz). Environment: DATABASE_URL, REDIS_URL, FLEETQ_PORT, FLEETQ_HOST,
 // FLEETQ_ADMIN_TOKEN, FLEETQ_REDIS_PREFIX.
 import { createApiServer } from "../../api/server.js";
-import { DEFAULT_DATABASE_URL } from "../../store/db.js";
-import { migrateDeploy } from "../../store/migrate/index.js";
+import { DEFAULT_DATABASE_URL, migrateDeploy } from "../../store/index.js";
 import { schedulerConfigFromEnv } from "../scheduler-config.js";
 import { redact } from "../database-admin.js";
 import { portOf } from "../env.js";

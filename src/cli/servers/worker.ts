@@ -1,11 +1,12 @@
 // `fleetq worker`: the scheduling workers (cycles, admission, outbox, usage) with a small HTTP
 // endpoint for Prometheus and probes (/metrics, /healthz) on FLEETQ_WORKER_PORT (default 9464).
 // Environment: DATABASE_URL, REDIS_URL, FLEETQ_REDIS_PREFIX, FLEETQ_BIND_QUEUE_PREFIX,
-// FLEETQ_SCHEDULER_CONFIG and the tuning variables of workers/main.ts.
+// FLEETQ_SCHEDULER_CONFIG and the tuning variables of worker-options.ts.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { metrics as workerMetrics, startWorkers } from "../../../workers/index.js";
 import { processMetrics, renderMetrics } from "../../metrics/metrics-endpoint.js";
+import { DEFAULT_REDIS_URL } from "../../protocol/defaults.js";
 import { CliError } from "../exit-codes.js";
 import { redact } from "../database-admin.js";
 import { portOf } from "../env.js";
@@ -23,7 +24,7 @@ export async function runWorker(opts: { metricsPort?: string }): Promise<void> {
         "for a one-process control plane run `fleetq dev`",
     );
   }
-  const redisUrl = process.env.REDIS_URL || "redis://127.0.0.1:6379";
+  const redisUrl = process.env.REDIS_URL || DEFAULT_REDIS_URL;
   const workers = await startWorkers(workerOptionsFromEnv({ databaseUrl, redisUrl, logger: log }));
   const life = new Lifecycle(log);
   life.add({ name: "workers", stop: () => workers.stop() });

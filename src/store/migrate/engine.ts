@@ -14,6 +14,14 @@ import { pgliteMigrationAdapter } from "./pglite-adapter.js";
 
 const require = createRequire(import.meta.url);
 
+function resolveOrNull(specifier: string): string | null {
+  try {
+    return require.resolve(specifier);
+  } catch {
+    return null;
+  }
+}
+
 // tsconfig's lib has no WebAssembly typings (no DOM): the little we use, declared here.
 interface WasmApi {
   Module: { new (bytes: Uint8Array): object; imports(m: object): { name: string }[] };
@@ -58,8 +66,10 @@ function loadGlue(): Promise<Glue> {
     const glue = (await import("@prisma/schema-engine-wasm/schema_engine_bg")) as unknown as Glue;
     // Prefer the .wasm inside the installed prisma CLI (same engine build as the CLI) when the
     // pinned glue satisfies its imports; else the .wasm shipped with the glue package.
+    // The prisma CLI is a development dependency: absent where only production dependencies are.
+    const cli = resolveOrNull("prisma/package.json");
     const candidates = [
-      path.join(path.dirname(require.resolve("prisma/package.json")), "build/schema_engine_bg.wasm"),
+      ...(cli ? [path.join(path.dirname(cli), "build/schema_engine_bg.wasm")] : []),
       path.join(
         path.dirname(require.resolve("@prisma/schema-engine-wasm/schema_engine_bg")),
         "schema_engine_bg.wasm",

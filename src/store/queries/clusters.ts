@@ -1,5 +1,6 @@
 // The clusters as the workers see them: one scheduling cycle each, and admission's candidates.
 import type { PrismaClient } from "../db.js";
+import type { Store } from "../store.js";
 import { isLost } from "../domain/cluster-state.js";
 
 export interface ClusterSummary {
@@ -30,8 +31,8 @@ export async function clusterGeneration(prisma: PrismaClient, cluster: string): 
 }
 
 /** Whether the cluster is LOST now (its cycles place nothing). */
-export async function clusterIsLost(prisma: PrismaClient, cluster: string): Promise<boolean> {
-  const row = await prisma.cluster.findUnique({ where: { name: cluster }, select: { state: true } });
+export async function clusterIsLost(store: Store, cluster: string): Promise<boolean> {
+  const row = await store.prisma.cluster.findUnique({ where: { name: cluster }, select: { state: true } });
   return row ? isLost(row.state) : false;
 }
 

@@ -6,6 +6,7 @@ import {
   type QueuePolicy,
   type QueuePolicyRow,
 } from "../domain/queue-policy.js";
+import type { Store } from "../store.js";
 import type { PodSecurityLevel } from "../validation/pod-security/index.js";
 
 /** The policy of one queue, its ancestors read in one statement; null when it does not exist. */
@@ -38,8 +39,8 @@ export async function queuePolicy(prisma: PrismaClient, queue: string): Promise<
 }
 
 /** Every queue's effective policy. */
-export async function queuePolicies(prisma: PrismaClient): Promise<Map<string, QueuePolicy>> {
-  const rows = await prisma.queue.findMany({
+export async function queuePolicies(store: Store): Promise<Map<string, QueuePolicy>> {
+  const rows = await store.prisma.queue.findMany({
     select: { name: true, parentName: true, namespaces: true, podSecurity: true },
   });
   return effectivePolicies(rows as QueuePolicyRow[]);

@@ -69,7 +69,8 @@ const task = z
 const subGroup = z
   .object({
     name: dnsLabel("sub-group name", 40),
-    minMember: z.int("minMember must be a whole number").min(1, "minMember must be at least 1"),
+    // required on a leaf; ignored on a parent, which only groups others
+    minMember: z.int("minMember must be a whole number").min(1, "minMember must be at least 1").nullish(),
     parent: z.string().min(1).nullish(),
     topology: topology.nullish(),
   })
@@ -160,6 +161,10 @@ export const submitJobInputSchema = z
     }
     groups.forEach((g, i) => {
       if (parents.has(g.name)) return;
+      if (g.minMember == null) {
+        issue(["subGroups", i, "minMember"], `minMember is required on leaf sub-group "${g.name}"`);
+        return;
+      }
       const pods = podsPerLeaf.get(g.name) ?? 0;
       if (g.minMember > pods)
         issue(
@@ -224,7 +229,8 @@ export function normaliseJobSpec(j: Parsed): JobSpec {
   const priority = j.priority ?? DEFAULT_JOB_PRIORITY;
   const subGroups: SubGroupRow[] = (j.subGroups ?? []).map((g) => ({
     name: g.name,
-    minMember: g.minMember,
+    // a leaf's is required (the schema's check); a parent's is ignored, 0 when not given
+    minMember: g.minMember ?? 0,
     parent: g.parent ?? null,
     topology: topologyRow(g.topology),
   }));

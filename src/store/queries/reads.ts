@@ -1,0 +1,203 @@
+// The reads of the API, the metrics and the CLI: named queries returning plain rows, so that no
+// code outside the store holds the Prisma client. Lookups by key take many keys at once (the
+// API's per-request loaders batch them) and return rows in a stable order.
+import type { BindRequestState } from "../generated/prisma/enums.js";
+import type { EventRow } from "../events.js";
+import { loadSnapshot, type LoadedSnapshot } from "../snapshot/load-snapshot.js";
+import type { Store } from "../store.js";
+import { allocatedByNode, type ResourceSum } from "./allocation.js";
+import { type ClusterSummary, listClusters } from "./clusters.js";
+import { type FairShareRow, fairShareRows } from "./fair-share.js";
+import { type JobListFilter, type JobPage, listJobs } from "./jobs.js";
+import type {
+  ApiToken,
+  BindRequest,
+  Cluster,
+  Job,
+  JobTask,
+  Node,
+  Pod,
+  Queue,
+  QueueQuota,
+} from "../generated/prisma/client.js";
+
+export type { ApiToken, Cluster, JobTask, Node, Queue, QueueQuota };
+export type BindRequestWithPod = BindRequest & { pod: { name: string } };
+
+/** PostgreSQL answers (readiness). */
+export async function databaseAnswers(store: Store): Promise<boolean> {
+  return store.prisma.$queryRaw`SELECT 1::text AS ok`.then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Every queue's name and parent: the tree. */
+export function queueTreeRows(store: Store): Promise<{ name: string; parentName: string | null }[]> {
+  return store.prisma.queue.findMany({ select: { name: true, parentName: true } });
+}
+
+/** Every queue, oldest first. */
+export function listQueues(store: Store): Promise<Queue[]> {
+  return store.prisma.queue.findMany({ orderBy: [{ createdAt: "asc" }, { name: "asc" }] });
+}
+
+export function queuesNamed(store: Store, names: string[]): Promise<Queue[]> {
+  return store.prisma.queue.findMany({ where: { name: { in: names } } });
+}
+
+/** The children of these queues, oldest first. */
+export function queueChildren(store: Store, parents: string[]): Promise<Queue[]> {
+  return store.prisma.queue.findMany({
+    where: { parentName: { in: parents } },
+    orderBy: [{ createdAt: "asc" }, { name: "asc" }],
+  });
+}
+
+export function quotasOf(store: Store, queues: string[]): Promise<QueueQuota[]> {
+  return store.prisma.queueQuota.findMany({
+    where: { queueName: { in: queues } },
+    orderBy: [{ scope: "asc" }, { resource: "asc" }],
+  });
+}
+
+/** Every cluster, by name. */
+export function listClusterRows(store: Store): Promise<Cluster[]> {
+  return store.prisma.cluster.findMany({ orderBy: { name: "asc" } });
+}
+
+export function clustersNamed(store: Store, names: string[]): Promise<Cluster[]> {
+  return store.prisma.cluster.findMany({ where: { name: { in: names } } });
+}
+
+export function nodesOf(store: Store, clusters: string[]): Promise<Node[]> {
+  return store.prisma.node.findMany({ where: { clusterName: { in: clusters } }, orderBy: { name: "asc" } });
+}
+
+export function jobsById(store: Store, ids: string[]): Promise<Job[]> {
+  return store.prisma.job.findMany({ where: { id: { in: ids } } });
+}
+
+export async function jobById(store: Store, id: string): Promise<Job | null> {
+  return store.prisma.job.findUnique({ where: { id } });
+}
+
+/** These jobs' pods, in natural name order (w-2 before w-10). */
+export async function podsOf(store: Store, jobs: string[]): Promise<Pod[]> {
+  const rows = await store.prisma.pod.findMany({ where: { jobId: { in: jobs } } });
+  return rows.sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true }));
+}
+
+export function tasksOf(store: Store, jobs: string[]): Promise<JobTask[]> {
+  return store.prisma.jobTask.findMany({ where: { jobId: { in: jobs } } });
+}
+
+/** These jobs' events, oldest first. */
+export function jobEvents(store: Store, jobs: string[]): Promise<EventRow[]> {
+  return store.prisma.event.findMany({ where: { jobId: { in: jobs } }, orderBy: { id: "asc" } });
+}
+
+/** These jobs' BindRequests with their pod's name, oldest first. */
+export function bindRequestsOfJobs(store: Store, jobs: string[]): Promise<BindRequestWithPod[]> {
+  return store.prisma.bindRequest.findMany({
+    where: { jobId: { in: jobs } },
+    include: { pod: { select: { name: true } } },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+  });
+}
+
+/** A cluster's BindRequests (optionally in one state), oldest first, at most `first`. */
+export function bindRequestsOfCluster(
+  store: Store,
+  cluster: string,
+  state: BindRequestState | null,
+  first: number,
+): Promise<BindRequestWithPod[]> {
+  return store.prisma.bindRequest.findMany({
+    where: { clusterName: cluster, ...(state ? { state } : {}) },
+    include: { pod: { select: { name: true } } },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    take: first,
+  });
+}
+
+/** Every API token (hashes stay in the store), oldest first. */
+export function listTokens(store: Store): Promise<Omit<ApiToken, "secretHash">[]> {
+  return store.prisma.apiToken.findMany({
+    orderBy: { createdAt: "asc" },
+    omit: { secretHash: true },
+  });
+}
+
+/** Pods waiting to be placed, per queue (jobs not finished). */
+export function pendingPodsByQueue(store: Store): Promise<{ queue: string; n: number }[]> {
+  return store.prisma.$queryRaw`
+    SELECT j.queue_name AS queue, count(*)::int AS n
+    FROM pod p JOIN job j ON j.id = p.job_id
+    WHERE p.state IN ('PENDING', 'PIPELINED') AND j.state IN ('PENDING', 'ADMITTED', 'RUNNING')
+    GROUP BY j.queue_name`;
+}
+
+/** BindRequests not carried out yet, per cluster and state (PENDING, DISPATCHED). */
+export function dispatchBacklog(store: Store): Promise<{ cluster: string; state: string; n: number }[]> {
+  return store.prisma.$queryRaw`
+    SELECT cluster_name AS cluster, state::text AS state, count(*)::int AS n
+    FROM bind_request WHERE state IN ('PENDING', 'DISPATCHED')
+    GROUP BY cluster_name, state`;
+}
+
+/** Seconds from a bind's commit to its success, per cluster, over the last `windowSeconds`. */
+export function bindLatency(
+  store: Store,
+  windowSeconds: number,
+): Promise<{ cluster: string; p50: number; p90: number; p99: number; n: number }[]> {
+  return store.prisma.$queryRaw`
+    SELECT cluster_name AS cluster, count(*)::int AS n,
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM completed_at - created_at))::float8 AS p50,
+      percentile_cont(0.9) WITHIN GROUP (ORDER BY extract(epoch FROM completed_at - created_at))::float8 AS p90,
+      percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM completed_at - created_at))::float8 AS p99
+    FROM bind_request
+    WHERE kind = 'BIND' AND state = 'SUCCEEDED'
+      AND completed_at > now() - make_interval(secs => ${windowSeconds})
+    GROUP BY cluster_name`;
+}
+
+/** The fair-share view (per cluster and in total): see fair-share.ts. */
+export function fairShare(
+  store: Store,
+  opts: Parameters<typeof fairShareRows>[1] = {},
+): Promise<FairShareRow[]> {
+  return fairShareRows(store.prisma, opts);
+}
+
+/** One page of jobs, newest first: see jobs.ts. */
+export function jobsPage(
+  store: Store,
+  filter: JobListFilter,
+  first: number,
+  after?: string | null,
+): Promise<JobPage> {
+  return listJobs(store.prisma, filter, first, after);
+}
+
+/** cluster → node → what its pods hold. */
+export function allocationByNode(
+  store: Store,
+  clusters: readonly string[],
+): Promise<Map<string, Map<string, ResourceSum>>> {
+  return allocatedByNode(store.prisma, clusters);
+}
+
+/** Every cluster's name, state and labels. */
+export function clusterSummaries(store: Store): Promise<ClusterSummary[]> {
+  return listClusters(store.prisma);
+}
+
+/** A cluster's current snapshot, as a scheduling cycle would load it. */
+export function clusterSnapshot(
+  store: Store,
+  cluster: string,
+  opts: Parameters<typeof loadSnapshot>[2] = {},
+): Promise<LoadedSnapshot> {
+  return loadSnapshot(store.prisma, cluster, opts);
+}
