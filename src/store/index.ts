@@ -66,6 +66,7 @@ export {
   DEFAULT_CLUSTER_LOST_AFTER_MS,
 } from "./domain/cluster-state.js";
 export { fairShareConfig } from "./queries/fair-share.js";
+export { jobTemplates, type JobTemplates } from "./queries/job-templates.js";
 export { DEFAULT_USAGE_WINDOW, type UsageWindow } from "./domain/usage.js";
 export { awaitingAdmission, shortAmounts } from "./domain/pending-reason.js";
 export { assignJobClusters, setJobPendingReasons } from "./operations/admission-decisions.js";

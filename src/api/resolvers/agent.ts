@@ -11,9 +11,11 @@ import {
   type ReportPodStatusInput,
 } from "../../store/operations/report-pods.js";
 import type { ReportPodGroupsInput } from "../../store/validation/pod-group-report.js";
-import { adminOrAgentOf, agentOf, guarded } from "../auth.js";
+import { jobTemplates } from "../../store/index.js";
+import { z } from "zod";
+import { adminOrAgentOf, agentOf, guarded, principalOf } from "../auth.js";
 import type { ApiContext } from "../context.js";
-import { asArgs, badInput } from "../errors.js";
+import { asArgs, badInput, forbidden, notFound } from "../errors.js";
 import { bindRequestView } from "./jobs.js";
 
 const agentActor = (ctx: ApiContext) => ({ name: `agent:${ctx.principal!.name}` });
@@ -21,9 +23,25 @@ const agentActor = (ctx: ApiContext) => ({ name: `agent:${ctx.principal!.name}` 
 const reporterActor = (ctx: ApiContext) =>
   ctx.principal!.role === "AGENT" ? agentActor(ctx) : { name: ctx.principal!.name };
 const byCluster = (a: { cluster: string }) => a.cluster;
+/** ADMIN or an AGENT (which cluster is checked once the job is read). */
+const adminOrAnyAgent = (ctx: ApiContext) => {
+  const p = principalOf(ctx);
+  if (p.role !== "ADMIN" && p.role !== "AGENT")
+    throw forbidden(
+      `${p.role} token "${p.name}" may not read pod templates: ADMIN or the job's cluster's AGENT only`,
+    );
+};
 
 export const agentResolvers = {
   Query: {
+    jobTemplates: guarded(adminOrAnyAgent, asArgs, async (a: { job: string }, ctx) => {
+      if (!z.uuid().safeParse(a.job).success) throw badInput("job", `job: "${a.job}" is not a job id`);
+      const found = await jobTemplates(ctx.store.prisma, a.job);
+      if (!found) throw notFound(`job ${a.job} not found`, "job");
+      // Templates may hold what only the job's cluster is to see.
+      adminOrAgentOf(() => found.cluster ?? "(none)")(ctx, a);
+      return found.tasks.map((t) => ({ task: t.name, template: t.template }));
+    }),
     bindRequests: guarded(
       adminOrAgentOf(byCluster),
       asArgs,

@@ -39,6 +39,7 @@ const FIELD_SELECTOR = `spec.schedulerName=${SCHEDULER_NAME}`;
 
 export class KubernetesBackend implements ClusterBackend {
   readonly kind = "kubernetes";
+  readonly needsTemplates = true;
   private readonly api: CoreV1Api;
   private readonly watch: Watch;
   private readonly retry: KubeRetryPolicy;
@@ -133,7 +134,7 @@ export class KubernetesBackend implements ClusterBackend {
     return { nodes: this.nodeWatch?.lists ?? 0, pods: this.podWatch?.lists ?? 0 };
   }
 
-  async bind(request: BindRequestMessage): Promise<RequestOutcome> {
+  async bind(request: BindRequestMessage, template: unknown = null): Promise<RequestOutcome> {
     const namespace = request.job.namespace || this.options.defaultNamespace;
     const name = clusterPodName(request);
     this.binds.add({ jobId: request.job.id, pod: request.pod.name });
@@ -142,7 +143,7 @@ export class KubernetesBackend implements ClusterBackend {
     }
     let pod: V1Pod;
     try {
-      pod = await this.createOrFindPod(request, namespace, name);
+      pod = await this.createOrFindPod(request, template, namespace, name);
     } catch (err) {
       return { ok: false, message: `cannot create pod ${namespace}/${name}: ${statusMessage(err)}` };
     }
@@ -211,12 +212,13 @@ export class KubernetesBackend implements ClusterBackend {
 
   private async createOrFindPod(
     request: BindRequestMessage,
+    template: unknown,
     namespace: string,
     name: string,
   ): Promise<V1Pod> {
     let manifest: V1Pod | null = null;
     try {
-      manifest = podManifest(request, namespace);
+      manifest = podManifest(request, namespace, template);
     } catch (err) {
       // No usable template: fine if the pod exists already (created by a user for us).
       const existing = await this.readPod(namespace, name).catch(() => null);
