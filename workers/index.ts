@@ -9,7 +9,8 @@
 //   await workers.stop();
 import { Redis } from "ioredis";
 import { pino } from "pino";
-import { clusterIsLost, createStore, openDatabase, RedisEventBus, type Store } from "../src/store/index.js";
+import { openDatabase, RedisEventBus, type Store, createStore } from "../src/store/index.js";
+import { clusterIsLost } from "../src/store/index.js";
 import { runAdmission } from "./admission/run-admission.js";
 import { ClusterCycles } from "./cluster-cycles.js";
 import { runCycle } from "./cycle/run-cycle.js";
