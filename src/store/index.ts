@@ -16,7 +16,6 @@ export { assignJobCluster, cancelJob, setJobPendingReason, type CancelResult } f
 export { reportNodes } from "./operations/report-nodes.js";
 export { reportBindResult, reportPodStatus } from "./operations/report-pods.js";
 export { reportPodGroups } from "./operations/report-pod-groups.js";
-export { reportPodInventory } from "./operations/reconcile-pods.js";
 export {
   bindRequestMessages,
   bindRequestsToDispatch,
@@ -52,21 +51,20 @@ export {
   type LabelMatch,
 } from "./queries/admission.js";
 export { pendingPodBindFailures, type BindFailure } from "./queries/bind-failures.js";
-export {
-  clusterGeneration,
-  clusterIsLost,
-  hasPendingPods,
-  listClusters,
-  type ClusterSummary,
-} from "./queries/clusters.js";
+export { clusterGeneration, hasPendingPods, listClusters, type ClusterSummary } from "./queries/clusters.js";
+export { fairShareConfig } from "./queries/fair-share.js";
+export { DEFAULT_USAGE_WINDOW, type UsageWindow } from "./domain/usage.js";
+export { awaitingAdmission, shortAmounts } from "./domain/pending-reason.js";
+export { assignJobClusters, setJobPendingReasons } from "./operations/admission-decisions.js";
+
+// Real clusters: the pods they really have, clusters whose agent went silent, pod templates by
+// reference.
+export { reportPodInventory, type ReportPodInventoryInput } from "./operations/reconcile-pods.js";
 export { markLostClusters, type LostClusterReport } from "./operations/lost-clusters.js";
+export { clusterIsLost } from "./queries/clusters.js";
 export {
   type ClusterCondition,
   clusterCondition,
   DEFAULT_CLUSTER_LOST_AFTER_MS,
 } from "./domain/cluster-state.js";
-export { fairShareConfig } from "./queries/fair-share.js";
 export { jobTemplates, type JobTemplates } from "./queries/job-templates.js";
-export { DEFAULT_USAGE_WINDOW, type UsageWindow } from "./domain/usage.js";
-export { awaitingAdmission, shortAmounts } from "./domain/pending-reason.js";
-export { assignJobClusters, setJobPendingReasons } from "./operations/admission-decisions.js";

@@ -3,7 +3,6 @@
 import type { BindRequestState } from "../../store/generated/prisma/enums.js";
 import { reportNodes, type ReportNodesInput } from "../../store/operations/report-nodes.js";
 import { reportPodGroups } from "../../store/operations/report-pod-groups.js";
-import { type ReportPodInventoryInput, reportPodInventory } from "../../store/operations/reconcile-pods.js";
 import {
   reportBindResult,
   reportPodStatus,
@@ -11,12 +10,14 @@ import {
   type ReportPodStatusInput,
 } from "../../store/operations/report-pods.js";
 import type { ReportPodGroupsInput } from "../../store/validation/pod-group-report.js";
-import { jobTemplates } from "../../store/index.js";
-import { z } from "zod";
-import { adminOrAgentOf, agentOf, guarded, principalOf } from "../auth.js";
+import { adminOrAgentOf, agentOf, guarded } from "../auth.js";
 import type { ApiContext } from "../context.js";
-import { asArgs, badInput, forbidden, notFound } from "../errors.js";
+import { asArgs, badInput } from "../errors.js";
 import { bindRequestView } from "./jobs.js";
+import { z } from "zod";
+import { jobTemplates, type ReportPodInventoryInput, reportPodInventory } from "../../store/index.js";
+import { principalOf } from "../auth.js";
+import { forbidden, notFound } from "../errors.js";
 
 const agentActor = (ctx: ApiContext) => ({ name: `agent:${ctx.principal!.name}` });
 /** reportPodGroups is open to ADMINs too (e.g. to end a group whose agent is gone). */
