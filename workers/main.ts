@@ -5,8 +5,7 @@
 //   FLEETQ_CYCLE_INTERVAL_MS, FLEETQ_ADMISSION_INTERVAL_MS, FLEETQ_SWEEP_INTERVAL_MS,
 //   FLEETQ_REDISPATCH_AFTER_MS, FLEETQ_USAGE_INTERVAL_MS, FLEETQ_READMIT_AFTER_MS,
 //   FLEETQ_USAGE_HALF_LIFE_SECONDS (turns time-based fair share on), FLEETQ_LOCK_DURATION_MS,
-//   FLEETQ_STALLED_INTERVAL_MS, FLEETQ_TRIGGER_DELAY_MS, FLEETQ_CLUSTER_LOST_AFTER_MS,
-//   FLEETQ_REQUEUE_LOST_AFTER_MS, FLEETQ_LOG_IDLE_CYCLES=1, FLEETQ_LOG_LEVEL.
+//   FLEETQ_STALLED_INTERVAL_MS, FLEETQ_TRIGGER_DELAY_MS, FLEETQ_LOG_IDLE_CYCLES=1, FLEETQ_LOG_LEVEL.
 import { startWorkers, type WorkerOptions } from "./index.js";
 
 function numberEnv(name: string): number | undefined {
@@ -41,8 +40,6 @@ const options: WorkerOptions = {
   lockDurationMs: numberEnv("FLEETQ_LOCK_DURATION_MS"),
   stalledIntervalMs: numberEnv("FLEETQ_STALLED_INTERVAL_MS"),
   triggerDelayMs: numberEnv("FLEETQ_TRIGGER_DELAY_MS"),
-  clusterLostAfterMs: numberEnv("FLEETQ_CLUSTER_LOST_AFTER_MS"),
-  requeueLostAfterMs: numberEnv("FLEETQ_REQUEUE_LOST_AFTER_MS"),
   timeBasedFairShare: halfLife ? { halfLifeSeconds: halfLife } : null,
   logIdleCycles: process.env.FLEETQ_LOG_IDLE_CYCLES === "1",
 };

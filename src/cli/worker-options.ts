@@ -25,6 +25,8 @@ export function workerOptionsFromEnv(
     lockDurationMs: numberEnv("FLEETQ_LOCK_DURATION_MS", env),
     stalledIntervalMs: numberEnv("FLEETQ_STALLED_INTERVAL_MS", env),
     triggerDelayMs: numberEnv("FLEETQ_TRIGGER_DELAY_MS", env),
+    clusterLostAfterMs: numberEnv("FLEETQ_CLUSTER_LOST_AFTER_MS", env),
+    requeueLostAfterMs: numberEnv("FLEETQ_REQUEUE_LOST_AFTER_MS", env),
     timeBasedFairShare: halfLife ? { halfLifeSeconds: halfLife } : null,
     logIdleCycles: env.FLEETQ_LOG_IDLE_CYCLES === "1",
   };
