@@ -1,6 +1,6 @@
 // Database rows → the shapes of schema.graphql (units, labels, times).
-import type { QuotaVector } from "../core/api/spec.js";
 import { type ClusterCondition, clusterCondition } from "../store/index.js";
+import type { QuotaVector } from "../core/api/spec.js";
 import type { ResourceSum } from "../store/queries/allocation.js";
 
 export interface ResourcesView {
