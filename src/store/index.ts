@@ -1,6 +1,19 @@
 // The store's public surface: what the API, workers, agents' reports and the CLI use.
 export { DEFAULT_DATABASE_URL, openDatabase, type Database, type PrismaClient, type Tx } from "./db.js";
 export { createStore, transact, type Actor, type Store } from "./store.js";
+
+// Real clusters: the pods they really have, clusters whose agent went silent, pod templates by
+// reference.
+export { reportPodInventory, type ReportPodInventoryInput } from "./operations/reconcile-pods.js";
+export { markLostClusters, type LostClusterReport } from "./operations/lost-clusters.js";
+export { clusterIsLost } from "./queries/clusters.js";
+export {
+  type ClusterCondition,
+  clusterCondition,
+  DEFAULT_CLUSTER_LOST_AFTER_MS,
+} from "./domain/cluster-state.js";
+export { jobTemplates, type JobTemplates } from "./queries/job-templates.js";
+
 export { discardEvents, type EventSink, type NewEvent, type StoreEvent } from "./events.js";
 export { RedisEventBus, type EventListener } from "./redis-events.js";
 export { ConflictError, InvalidInputError, NotFoundError, StaleSnapshotError } from "./errors.js";
@@ -56,15 +69,3 @@ export { fairShareConfig } from "./queries/fair-share.js";
 export { DEFAULT_USAGE_WINDOW, type UsageWindow } from "./domain/usage.js";
 export { awaitingAdmission, shortAmounts } from "./domain/pending-reason.js";
 export { assignJobClusters, setJobPendingReasons } from "./operations/admission-decisions.js";
-
-// Real clusters: the pods they really have, clusters whose agent went silent, pod templates by
-// reference.
-export { reportPodInventory, type ReportPodInventoryInput } from "./operations/reconcile-pods.js";
-export { markLostClusters, type LostClusterReport } from "./operations/lost-clusters.js";
-export { clusterIsLost } from "./queries/clusters.js";
-export {
-  type ClusterCondition,
-  clusterCondition,
-  DEFAULT_CLUSTER_LOST_AFTER_MS,
-} from "./domain/cluster-state.js";
-export { jobTemplates, type JobTemplates } from "./queries/job-templates.js";
