@@ -304,6 +304,26 @@ describe("Kubernetes backend: pods", () => {
     expect(kube.count("POST", EVICTION, 201)).toBe(1);
   });
 
+  it("evicts a pod of the job created under the control plane's name (before pods were named per job), never another job's", async () => {
+    const earlier = (name: string, jobId: string) =>
+      kube.createPod({
+        metadata: {
+          name,
+          namespace: "team-a",
+          labels: { "fleetq.io/job-id": jobId },
+          annotations: { "fleetq.io/job-id": jobId },
+        },
+        spec: { schedulerName: "fleetq", nodeName: "n1", containers: [{ name: "c", image: "x" }] },
+      });
+    earlier("p0", "job-1");
+    earlier("p1", "job-7");
+    const evict = (pod: string) => backend.evict(bindRequest({ id: pod, kind: "evict", pod, node: "n1" }));
+    expect(await evict("p0")).toEqual({ ok: true, message: "evicted from n1" });
+    expect(kube.pod("team-a", "p0")).toBeUndefined();
+    expect(await evict("p1")).toEqual({ ok: true, message: "the pod is already gone" });
+    expect(kube.pod("team-a", "p1")).toBeDefined();
+  });
+
   it("does not evict a later incarnation of the pod on another node", async () => {
     await bind({ id: "br-1", pod: "p0", node: "n2" });
     const late = await backend.evict(bindRequest({ id: "old", kind: "evict", pod: "p0", node: "n1" }));

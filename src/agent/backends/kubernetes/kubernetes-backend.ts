@@ -175,14 +175,15 @@ export class KubernetesBackend implements ClusterBackend {
 
   async evict(request: BindRequestMessage): Promise<RequestOutcome> {
     const namespace = request.job.namespace || this.options.defaultNamespace;
-    const name = clusterPodName(request);
-    let pod: V1Pod;
+    let found: { pod: V1Pod; name: string } | null;
     try {
-      pod = await this.readPod(namespace, name);
+      found = await this.podToEvict(namespace, request);
     } catch (err) {
-      if (httpStatus(err) === 404) return { ok: true, message: "the pod is already gone" };
+      const name = clusterPodName(request);
       return { ok: false, message: `cannot read pod ${namespace}/${name}: ${statusMessage(err)}` };
     }
+    if (!found) return { ok: true, message: "the pod is already gone" };
+    const { pod, name } = found;
     const jobId = podJobId(pod);
     if (pod.spec?.nodeName !== request.node || (jobId !== null && jobId !== request.job.id)) {
       // A later incarnation of the pod (re-placed elsewhere, or another job's): not ours to evict.
@@ -245,6 +246,23 @@ export class KubernetesBackend implements ClusterBackend {
       ok: false,
       message: `a pod named ${pod.metadata?.name} exists that is not a pod of job ${request.job.id}`,
     };
+  }
+
+  /** The pod an eviction is for: under its name or, for a pod created before pods were named
+   * per job, under the control plane's name if it is this job's; null when there is none. */
+  private async podToEvict(
+    namespace: string,
+    request: BindRequestMessage,
+  ): Promise<{ pod: V1Pod; name: string } | null> {
+    const unlessGone = (err: unknown) => {
+      if (httpStatus(err) === 404) return null;
+      throw err;
+    };
+    const name = clusterPodName(request);
+    const pod = await this.readPod(namespace, name).catch(unlessGone);
+    if (pod || request.job.createdInCluster) return pod ? { pod, name } : null;
+    const earlier = await this.readPod(namespace, request.pod.name).catch(unlessGone);
+    return earlier && podJobId(earlier) === request.job.id ? { pod: earlier, name: request.pod.name } : null;
   }
 
   /** Every item of a collection, in pages of listPageSize (limit/continue); the list's
