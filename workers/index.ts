@@ -9,7 +9,7 @@
 //   await workers.stop();
 import { Redis } from "ioredis";
 import { pino } from "pino";
-import { openDatabase, RedisEventBus, type Store, createStore } from "../src/store/index.js";
+import { clusterIsLost, createStore, openDatabase, RedisEventBus, type Store } from "../src/store/index.js";
 import { runAdmission } from "./admission/run-admission.js";
 import { ClusterCycles } from "./cluster-cycles.js";
 import { runCycle } from "./cycle/run-cycle.js";
@@ -22,7 +22,7 @@ import { resolveSchedulerConfig } from "./scheduler-config.js";
 import { SerialTask } from "./serial-task.js";
 import { TriggerCoalescer } from "./trigger-coalescer.js";
 import { triggersFor } from "./triggers.js";
-import { checkLostClusters, unlessLost } from "./lost/check-lost-clusters.js";
+import { checkLostClusters } from "./lost/check-lost-clusters.js";
 import { recordUsage } from "./usage/record-usage.js";
 
 export { metrics } from "./metrics.js";
@@ -87,7 +87,10 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
   const cycles = new ClusterCycles(
     store,
     { ...task, prefix: `${o.prefix}cycle`, intervalMs: o.cycleIntervalMs },
-    unlessLost(store, (cluster, reason) => runCycle(cycleDeps, cluster, reason).then(() => {})),
+    // A LOST cluster gets no placements (nor evictions) until its agent reports again.
+    async (cluster, reason) => {
+      if (!(await clusterIsLost(store.prisma, cluster))) await runCycle(cycleDeps, cluster, reason);
+    },
     log,
   );
   const workersPrefix = `${o.prefix}workers`;

@@ -1,19 +1,6 @@
 // The store's public surface: what the API, workers, agents' reports and the CLI use.
 export { DEFAULT_DATABASE_URL, openDatabase, type Database, type PrismaClient, type Tx } from "./db.js";
 export { createStore, transact, type Actor, type Store } from "./store.js";
-
-// Real clusters: the pods they really have, clusters whose agent went silent, pod templates by
-// reference.
-export { reportPodInventory, type ReportPodInventoryInput } from "./operations/reconcile-pods.js";
-export { markLostClusters, type LostClusterReport } from "./operations/lost-clusters.js";
-export { clusterIsLost } from "./queries/clusters.js";
-export {
-  type ClusterCondition,
-  clusterCondition,
-  DEFAULT_CLUSTER_LOST_AFTER_MS,
-} from "./domain/cluster-state.js";
-export { jobTemplates, type JobTemplates } from "./queries/job-templates.js";
-
 export { discardEvents, type EventSink, type NewEvent, type StoreEvent } from "./events.js";
 export { RedisEventBus, type EventListener } from "./redis-events.js";
 export { ConflictError, InvalidInputError, NotFoundError, StaleSnapshotError } from "./errors.js";
@@ -29,6 +16,8 @@ export { assignJobCluster, cancelJob, setJobPendingReason, type CancelResult } f
 export { reportNodes } from "./operations/report-nodes.js";
 export { reportBindResult, reportPodStatus } from "./operations/report-pods.js";
 export { reportPodGroups } from "./operations/report-pod-groups.js";
+export { reportPodInventory, type ReportPodInventoryInput } from "./operations/reconcile-pods.js";
+export { jobTemplates, type JobTemplates } from "./queries/job-templates.js";
 export {
   bindRequestMessages,
   bindRequestsToDispatch,
@@ -64,7 +53,19 @@ export {
   type LabelMatch,
 } from "./queries/admission.js";
 export { pendingPodBindFailures, type BindFailure } from "./queries/bind-failures.js";
-export { clusterGeneration, hasPendingPods, listClusters, type ClusterSummary } from "./queries/clusters.js";
+export {
+  clusterGeneration,
+  clusterIsLost,
+  hasPendingPods,
+  listClusters,
+  type ClusterSummary,
+} from "./queries/clusters.js";
+export { markLostClusters, type LostClusterReport } from "./operations/lost-clusters.js";
+export {
+  type ClusterCondition,
+  clusterCondition,
+  DEFAULT_CLUSTER_LOST_AFTER_MS,
+} from "./domain/cluster-state.js";
 export { fairShareConfig } from "./queries/fair-share.js";
 export { DEFAULT_USAGE_WINDOW, type UsageWindow } from "./domain/usage.js";
 export { awaitingAdmission, shortAmounts } from "./domain/pending-reason.js";

@@ -2,12 +2,7 @@
 // silent, sends their unplaced jobs back to admission, optionally requeues the rest, and says
 // so in the log and metrics.
 import type { Logger } from "pino";
-import {
-  clusterIsLost,
-  type LostClusterReport,
-  markLostClusters,
-  type Store,
-} from "../../src/store/index.js";
+import { type LostClusterReport, markLostClusters, type Store } from "../../src/store/index.js";
 import { clustersLost, jobsMovedFromLostClusters } from "../metrics.js";
 
 export interface LostCheckOptions {
@@ -34,15 +29,4 @@ export async function checkLostClusters(
   if (report.requeued) jobsMovedFromLostClusters.inc({ how: "requeued" }, report.requeued);
   if (report.lost.length || report.readmitted || report.requeued) log.warn(report, "lost clusters");
   return report;
-}
-
-/** A cycle that runs only while its cluster is not LOST: no placements (nor evictions) there
- * until its agent reports again. */
-export function unlessLost(
-  store: Store,
-  run: (cluster: string, reason: string) => Promise<void>,
-): (cluster: string, reason: string) => Promise<void> {
-  return async (cluster, reason) => {
-    if (!(await clusterIsLost(store.prisma, cluster))) await run(cluster, reason);
-  };
 }
