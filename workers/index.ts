@@ -9,8 +9,16 @@
 //   await workers.stop();
 import { Redis } from "ioredis";
 import { pino } from "pino";
-import { clusterIsLost, createStore, openDatabase, RedisEventBus, type Store } from "../src/store/index.js";
+import {
+  ClusterCache,
+  clusterIsLost,
+  createStore,
+  openDatabase,
+  RedisEventBus,
+  type Store,
+} from "../src/store/index.js";
 import { runAdmission } from "./admission/run-admission.js";
+import { AdmissionState } from "./admission/state.js";
 import { ClusterCycles } from "./cluster-cycles.js";
 import { runCycle } from "./cycle/run-cycle.js";
 import { SearchCursorStore } from "./cycle/search-cursor-store.js";
@@ -30,6 +38,7 @@ export { type WorkerOptions, WorkerOptionsError } from "./options.js";
 export { SCHEDULER_CONFIG_ENV, schedulerConfigFromFile } from "./scheduler-config.js";
 export { runCycle, cycleInterval, type CycleReport } from "./cycle/run-cycle.js";
 export { runAdmission, type AdmissionReport } from "./admission/run-admission.js";
+export { AdmissionState, type ClusterSource, fullReads } from "./admission/state.js";
 export { sweepOutbox, type SweepReport } from "./dispatch/sweep-outbox.js";
 export { recordUsage } from "./usage/record-usage.js";
 
@@ -94,6 +103,9 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     log,
   );
   const workersPrefix = `${o.prefix}workers`;
+  // Admission keeps its cluster bases and undecided jobs between passes (on this process).
+  // Its own cache: `unchanged` is relative to the cache's previous refresh, which must be its own.
+  const admissionState = new AdmissionState(new ClusterCache(store));
   let admission: SerialTask | null = null;
   const tasks: SerialTask[] = [];
   try {
@@ -114,6 +126,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
           batchPods: o.admissionBatchPods,
           // Each chunk's clusters get their cycle at once, while the pass goes on.
           onAssigned: (clusters) => cycles.trigger(clusters, "admission"),
+          state: admissionState,
           log,
         });
       }),

@@ -63,6 +63,13 @@ export const admissionDecisionsTotal = new Counter({
   registers: [metrics],
 });
 
+export const admissionDryRunsTotal = new Counter({
+  name: "fleetq_admission_dry_runs_total",
+  help: "Allocate dry runs admission ran, by kind (now: jobs on a cluster as it is; empty: a job shape on a cluster's empty nodes; reserve: a cluster's own unplaced jobs)",
+  labelNames: ["kind"] as const,
+  registers: [metrics],
+});
+
 export const taskErrorsTotal = new Counter({
   name: "fleetq_worker_errors_total",
   help: "Failed worker tasks (cycle, admission, sweep, usage) that were logged and will run again",

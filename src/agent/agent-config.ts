@@ -50,7 +50,11 @@ const agentConfigSchema = z
       .strict()
       .default({}),
     simulated: z
-      .object({ clusterFile: z.string().min(1).optional() })
+      .object({
+        clusterFile: z.string().min(1).optional(),
+        /** Keeps the simulated cluster's pods across agent restarts, like a real cluster. */
+        stateFile: z.string().min(1).optional(),
+      })
       .strict()
       .default({}),
   })
@@ -98,7 +102,8 @@ export async function loadAgentOptions(
     if (!clusterFile) {
       throw new ConfigFileError(where, "simulated.clusterFile", "the simulated backend needs a cluster file");
     }
-    backend = { kind: "simulated", clusterFile };
+    const stateFile = fromFile(file.simulated.stateFile) ?? (env.FLEETQ_SIMULATED_STATE_FILE || undefined);
+    backend = { kind: "simulated", clusterFile, ...(stateFile ? { stateFile } : {}) };
   } else {
     backend = { kind: "kubernetes", ...file.kubernetes, kubeconfig: fromFile(file.kubernetes.kubeconfig) };
   }

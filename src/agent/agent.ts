@@ -16,6 +16,7 @@ import { Reporter } from "./reporter.js";
 import { requestHandler } from "./request-handler.js";
 import { TemplateCache } from "./template-cache.js";
 import { BIND_QUEUE_PREFIX } from "../protocol/bind-request.js";
+import { agentOutcomePrefix } from "../protocol/agent-redis-acl.js";
 
 export interface AgentOptions {
   cluster: string;
@@ -95,7 +96,7 @@ export async function runAgent(options: AgentOptions): Promise<RunningAgent> {
     });
     const outcomes = new OutcomeStore(
       connection,
-      `${options.queuePrefix ?? BIND_QUEUE_PREFIX}-agent:${options.cluster}`,
+      agentOutcomePrefix(options.cluster, options.queuePrefix ?? BIND_QUEUE_PREFIX),
       log,
     );
     worker = startBindConsumer(

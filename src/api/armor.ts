@@ -1,5 +1,7 @@
-// Limits on what one operation may ask (graphql-armor): depth, cost, aliases, directives, tokens.
-// The same validation rules guard subscriptions over WebSocket, which Apollo's plugins do not see.
+// Limits on what one operation may ask: depth, aliases, directives, tokens (graphql-armor), and
+// cost (query-cost.ts: graphql-armor's cost ignores page sizes passed as variables and nested
+// lists, so its own is off). The same rules guard subscriptions over WebSocket, which Apollo's
+// plugins do not see.
 import type { ApolloServerPlugin } from "@apollo/server";
 import { ApolloArmor } from "@escape.tech/graphql-armor";
 import {
@@ -10,10 +12,10 @@ import {
   type ValidationRule,
 } from "graphql";
 import type { ApiContext } from "./context.js";
+import { costRefusal } from "./query-cost.js";
 
 export const QUERY_LIMITS = {
   maxDepth: 10,
-  maxCost: 5000,
   maxAliases: 15,
   maxDirectives: 20,
   maxTokens: 5000,
@@ -22,7 +24,7 @@ export const QUERY_LIMITS = {
 export function armorProtection() {
   const armor = new ApolloArmor({
     maxDepth: { n: QUERY_LIMITS.maxDepth },
-    costLimit: { maxCost: QUERY_LIMITS.maxCost },
+    costLimit: { enabled: false },
     maxAliases: { n: QUERY_LIMITS.maxAliases },
     maxDirectives: { n: QUERY_LIMITS.maxDirectives },
     maxTokens: { n: QUERY_LIMITS.maxTokens },
@@ -31,6 +33,18 @@ export function armorProtection() {
   const p = armor.protect();
   // graphql-armor's plugin type is written against a different module resolution (STACK.md).
   return { ...p, plugins: p.plugins as unknown as ApolloServerPlugin<ApiContext>[] };
+}
+
+/** Refuses, before it runs, an operation costing more than MAX_QUERY_COST with its variables. */
+export function costLimitPlugin(schema: GraphQLSchema): ApolloServerPlugin<ApiContext> {
+  return {
+    requestDidStart: async () => ({
+      didResolveOperation: async ({ document, operationName, request }) => {
+        const refusal = costRefusal(schema, document, operationName, request.variables);
+        if (refusal) throw refusal;
+      },
+    }),
+  };
 }
 
 /** graphql's validate with the armor rules added: for graphql-ws. */

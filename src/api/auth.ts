@@ -55,6 +55,21 @@ export async function requireQueueAccess(ctx: ApiContext, queue: string): Promis
   }
 }
 
+/** Pod templates can carry credentials (env, args): only ADMIN, MEMBERs whose queue subtrees
+ * hold the job, and the AGENT of the cluster the job runs on (it creates the pods) see them. */
+export async function maySeeTemplate(
+  ctx: ApiContext,
+  job: { queueName: string; clusterName: string | null },
+): Promise<boolean> {
+  const p = ctx.principal;
+  if (!p) return false;
+  if (p.role === "ADMIN") return true;
+  if (p.role === "AGENT") return job.clusterName !== null && p.cluster === job.clusterName;
+  if (p.role !== "MEMBER") return false;
+  const tree = await ctx.loaders.queueTree();
+  return p.queues.some((root) => tree.isWithin(job.queueName, root));
+}
+
 const GUARDED = Symbol("guarded");
 
 export type RootResolver<A, R> = ((parent: unknown, args: A, ctx: ApiContext) => Promise<R>) & {

@@ -12,20 +12,46 @@ import type {
 } from "../store/generated/prisma/client.js";
 import { allocatedByNode, type ResourceSum } from "../store/queries/allocation.js";
 import { QueueTree } from "../store/domain/queue-tree.js";
+import {
+  bindRequestsOfJobs,
+  eventsOfJobs,
+  podsOfJobs,
+  type QueuePolicy,
+  queuePolicies,
+} from "../store/index.js";
 import type { EventRow } from "../store/events.js";
 import type { Store } from "../store/store.js";
 import { groupBy } from "../store/collections.js";
 import { BatchLoader } from "./loaders.js";
 
+/** One loader per page size asked for in the request. */
+function perPage<L>(make: (first: number) => L): (first: number) => L {
+  const loaders = new Map<number, L>();
+  return (first) => {
+    let l = loaders.get(first);
+    if (!l) {
+      l = make(first);
+      loaders.set(first, l);
+    }
+    return l;
+  };
+}
+
 export function createLoaders(store: Store) {
   const db = store.prisma;
   let tree: Promise<QueueTree> | null = null;
+  let policies: Promise<Map<string, QueuePolicy>> | null = null;
   const byKey = <T, K extends keyof T>(rows: T[], key: K) => new Map(rows.map((r) => [r[key], r]));
   return {
     /** The queue tree as of the first use in this request. */
     queueTree: () => {
       tree ??= db.queue.findMany({ select: { name: true, parentName: true } }).then((q) => new QueueTree(q));
       return tree;
+    },
+    /** Every queue's effective namespaces and pod-security level, as of the first use. */
+    queuePolicies: () => {
+      policies ??= queuePolicies(db);
+      return policies;
     },
     queue: new BatchLoader<string, Queue | null>(
       async (names) => byKey(await db.queue.findMany({ where: { name: { in: names } } }), "name"),
@@ -74,34 +100,23 @@ export function createLoaders(store: Store) {
       async (ids) => byKey(await db.job.findMany({ where: { id: { in: ids } } }), "id"),
       null,
     ),
-    pods: new BatchLoader<string, Pod[]>(async (jobs) => {
-      const rows = await db.pod.findMany({ where: { jobId: { in: jobs } } });
-      rows.sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true }));
-      return groupBy(rows, (p) => p.jobId);
-    }, []),
+    /** A job's first `first` pods (name order). */
+    pods: perPage((first) => new BatchLoader<string, Pod[]>((jobs) => podsOfJobs(db, jobs, first), [])),
     tasks: new BatchLoader<string, JobTask[]>(
       async (jobs) => groupBy(await db.jobTask.findMany({ where: { jobId: { in: jobs } } }), (t) => t.jobId),
       [],
     ),
-    events: new BatchLoader<string, EventRow[]>(
-      async (jobs) =>
-        groupBy(
-          await db.event.findMany({ where: { jobId: { in: jobs } }, orderBy: { id: "asc" } }),
-          (e) => e.jobId!,
-        ),
-      [],
+    /** A job's first `first` events (oldest first). */
+    events: perPage(
+      (first) => new BatchLoader<string, EventRow[]>((jobs) => eventsOfJobs(db, jobs, first), []),
     ),
-    bindRequests: new BatchLoader<string, (BindRequest & { pod: { name: string } })[]>(
-      async (jobs) =>
-        groupBy(
-          await db.bindRequest.findMany({
-            where: { jobId: { in: jobs } },
-            include: { pod: { select: { name: true } } },
-            orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-          }),
-          (b) => b.jobId,
+    /** A job's first `first` BindRequests (oldest first). */
+    bindRequests: perPage(
+      (first) =>
+        new BatchLoader<string, (BindRequest & { pod: { name: string } })[]>(
+          (jobs) => bindRequestsOfJobs(db, jobs, first),
+          [],
         ),
-      [],
     ),
   };
 }

@@ -5,6 +5,7 @@ import type { Principal } from "../store/operations/tokens.js";
 import type { RedisEventBus } from "../store/redis-events.js";
 import type { Store } from "../store/store.js";
 import { createLoaders, type Loaders } from "./context-loaders.js";
+import type { FairShareCache } from "./fair-share-cache.js";
 import type { PrincipalCache } from "./principal-cache.js";
 
 export interface ApiContext {
@@ -18,6 +19,8 @@ export interface ApiContext {
   schedulerConfig?: SchedulerConfig;
   /** The workers' time-based fair-share window, if they use one. */
   usageWindow?: UsageWindow | null;
+  /** fairShare, computed once for concurrent asks and kept briefly. */
+  fairShares: FairShareCache;
 }
 
 export interface ContextDeps {
@@ -26,6 +29,7 @@ export interface ContextDeps {
   principals: PrincipalCache;
   schedulerConfig?: SchedulerConfig;
   usageWindow?: UsageWindow | null;
+  fairShares: FairShareCache;
 }
 
 export function createContext(deps: ContextDeps, principal: Principal | null): ApiContext {

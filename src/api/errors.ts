@@ -1,7 +1,7 @@
 // GraphQL errors with the codes of the contract: UNAUTHENTICATED, FORBIDDEN, BAD_USER_INPUT (with
 // `field`, the input path), NOT_FOUND, CONFLICT; and the translation of the store's typed errors.
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
-import { ConflictError, InvalidInputError, NotFoundError } from "../store/errors.js";
+import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from "../store/errors.js";
 
 const error = (code: string, message: string, extra: Record<string, unknown> = {}) =>
   new GraphQLError(message, { extensions: { code, ...extra } });
@@ -29,6 +29,8 @@ export function toGraphQLError(e: unknown, fieldPath: (field: string) => string)
   }
   if (e instanceof NotFoundError) return notFound(e.message, e.field ? fieldPath(e.field) : undefined);
   if (e instanceof ConflictError) return conflict(e.message, e.field ? fieldPath(e.field) : undefined);
+  if (e instanceof ForbiddenError)
+    return error("FORBIDDEN", e.message, e.field ? { field: fieldPath(e.field) } : {});
   return e;
 }
 

@@ -11,9 +11,9 @@ import {
 } from "@apollo/server/plugin/disabled";
 import { expressMiddleware } from "@as-integrations/express5";
 import express from "express";
-import { parse } from "graphql";
+import { type ExecutionArgs, type ExecutionResult, execute, GraphQLError, parse, subscribe } from "graphql";
 import { useServer } from "graphql-ws/use/ws";
-import { WebSocketServer } from "ws";
+import { type WebSocket, WebSocketServer } from "ws";
 import type { Registry } from "prom-client";
 import type { SchedulerConfig } from "../core/index.js";
 import type { UsageWindow } from "../store/domain/usage.js";
@@ -21,9 +21,11 @@ import { openDatabase } from "../store/db.js";
 import { ensureAdminToken, type Principal } from "../store/operations/tokens.js";
 import { RedisEventBus } from "../store/redis-events.js";
 import { createStore, type Store } from "../store/store.js";
-import { armoredValidate, armorProtection, QUERY_LIMITS } from "./armor.js";
+import { armoredValidate, armorProtection, costLimitPlugin, QUERY_LIMITS } from "./armor.js";
+import { costRefusal } from "./query-cost.js";
 import { type ApiContext, bearerSecret, createContext } from "./context.js";
 import { formatError } from "./errors.js";
+import { FairShareCache } from "./fair-share-cache.js";
 import { healthz, readyz } from "./health.js";
 import { PrincipalCache } from "./principal-cache.js";
 import { buildSchema } from "./schema.js";
@@ -52,6 +54,16 @@ export interface ApiServerOptions {
   metricsRegistries?: readonly Registry[];
 }
 
+/** Largest WebSocket message (a subscribe carries one query; the HTTP body limit is 4 MiB). */
+export const WS_MAX_PAYLOAD = 1024 * 1024;
+export const WS_MAX_SUBSCRIPTIONS = 50;
+
+interface WsConnection {
+  secret: string;
+  principal: Principal;
+  socket: WebSocket;
+}
+
 export interface ApiServer {
   /** http://host:port/graphql (ws:// for subscriptions: same host, port and path). */
   url: string;
@@ -78,10 +90,14 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
     principals,
     schedulerConfig: opts.schedulerConfig,
     usageWindow: opts.usageWindow,
+    fairShares: new FairShareCache(store, opts.schedulerConfig, opts.usageWindow),
   };
   // Not awaited: the server starts (and /readyz reports) even while Redis is unreachable.
   void bus.listen((e) => {
-    if (e.kind === "token.revoked" || e.kind === "cluster.deleted") principals.clear();
+    if (e.kind === "token.revoked" || e.kind === "cluster.deleted") {
+      principals.clear();
+      void recheckConnections().catch(() => {});
+    }
   });
   const principalFor = async (header: unknown): Promise<Principal | null> => {
     const secret = bearerSecret(header);
@@ -97,20 +113,60 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   // server drops while a client reuses it fails a request with ECONNRESET.
   httpServer.keepAliveTimeout = 65_000;
   httpServer.headersTimeout = 66_000;
-  const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
+  const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql", maxPayload: WS_MAX_PAYLOAD });
   const armor = armorProtection();
-  const connectionPrincipals = new WeakMap<object, Principal | null>();
+  const connections = new Map<object, WsConnection>();
+  // A revoked token (or deleted cluster) closes the sockets it opened, not just later requests.
+  const recheckConnections = async () => {
+    for (const [ctx, c] of connections) {
+      if (!(await principals.principalFor(c.secret))) {
+        connections.delete(ctx);
+        c.socket.close(4403, "Forbidden: the token is no longer valid");
+      }
+    }
+  };
+  const refuseCostly =
+    <R>(run: (args: ExecutionArgs) => R) =>
+    (args: ExecutionArgs): R | ExecutionResult => {
+      const refusal = costRefusal(schema, args.document, args.operationName, args.variableValues);
+      return refusal ? { errors: [refusal] } : run(args);
+    };
   const wsCleanup = useServer<Record<string, unknown>>(
     {
       schema,
       parse: (source) => parse(source, { maxTokens: QUERY_LIMITS.maxTokens }),
       validate: armoredValidate(armor.validationRules),
+      execute: refuseCostly(execute),
+      subscribe: refuseCostly(subscribe),
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
-        connectionPrincipals.set(ctx, await principalFor(params.authorization ?? params.Authorization));
+        const secret = bearerSecret(params.authorization ?? params.Authorization);
+        const principal = secret ? await principals.principalFor(secret) : null;
+        if (!principal || !secret) return false; // closes with 4403 Forbidden
+        connections.set(ctx, { secret, principal, socket: ctx.extra.socket });
         return true;
       },
-      context: (ctx): ApiContext => createContext(deps, connectionPrincipals.get(ctx) ?? null),
+      onSubscribe: async (ctx) => {
+        // Counted before any await: subscribes of one connection arrive in order, each already
+        // in ctx.subscriptions when its hook runs.
+        if (Object.keys(ctx.subscriptions).length > WS_MAX_SUBSCRIPTIONS)
+          return [
+            new GraphQLError(`at most ${WS_MAX_SUBSCRIPTIONS} subscriptions per connection`, {
+              extensions: { code: "BAD_USER_INPUT" },
+            }),
+          ];
+        const c = connections.get(ctx);
+        const principal = c ? await principals.principalFor(c.secret) : null;
+        if (!c || !principal) {
+          ctx.extra.socket.close(4403, "Forbidden: the token is no longer valid");
+          return [
+            new GraphQLError("the token is no longer valid", { extensions: { code: "UNAUTHENTICATED" } }),
+          ];
+        }
+        c.principal = principal;
+      },
+      onClose: (ctx) => void connections.delete(ctx),
+      context: (ctx): ApiContext => createContext(deps, connections.get(ctx)?.principal ?? null),
     },
     wsServer,
   );
@@ -129,6 +185,7 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
     },
     plugins: [
       ...armor.plugins,
+      costLimitPlugin(schema),
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
       ApolloServerPluginCacheControlDisabled(), // no HTTP caching of GraphQL here: skip the per-field hints
@@ -140,7 +197,13 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   app.get("/healthz", healthz);
   app.get("/readyz", readyz(store, bus));
   // Operations and the web dashboard live in their own modules (src/metrics, src/dashboard).
-  mountMetrics(app, store, opts.schedulerConfig, opts.metricsRegistries);
+  mountMetrics(
+    app,
+    store,
+    opts.schedulerConfig,
+    opts.metricsRegistries ?? [],
+    async (req) => (await principalFor(req.headers.authorization)) !== null,
+  );
   mountDashboard(app);
   app.use(
     "/graphql",

@@ -1,5 +1,6 @@
 // The `fleetq` command tree. Global options reach every API command (command-context.ts).
 import { Command } from "commander";
+import { registerAgentAcl } from "./commands/agent-acl.js";
 import { registerCancel } from "./commands/cancel.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerFairShare } from "./commands/fairshare.js";
@@ -46,6 +47,7 @@ export function buildProgram(): Command {
   registerToken(program);
   // running the control plane
   registerServers(program);
+  registerAgentAcl(program);
   registerDemo(program);
   registerSimulate(program);
   return program;

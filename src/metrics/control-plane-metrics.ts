@@ -54,11 +54,18 @@ export function registerControlPlaneMetrics(
   store: Store,
   config?: SchedulerConfig,
 ): void {
-  // One database round per scrape, shared by the gauges (collect() runs for each of them).
+  // One database round per scrape, shared by the gauges (collect() runs for each of them), and
+  // one at a time: scrapes arriving while a sample is read share it, however long it takes.
   let current: { at: number; value: Promise<Sample> } | null = null;
   const read = () => {
-    if (!current || Date.now() - current.at > 1000)
-      current = { at: Date.now(), value: sample(store, config) };
+    if (!current || Date.now() - current.at > 1000) {
+      const entry = { at: Number.POSITIVE_INFINITY, value: sample(store, config) };
+      current = entry;
+      const settled = () => {
+        entry.at = Date.now();
+      };
+      entry.value.then(settled, settled);
+    }
     return current.value;
   };
 

@@ -52,3 +52,14 @@ export class StaleSnapshotError extends Error {
     this.name = "StaleSnapshotError";
   }
 }
+
+/** The caller may not ask for this (e.g. a namespace its queue does not allow). → FORBIDDEN */
+export class ForbiddenError extends Error {
+  constructor(
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = "ForbiddenError";
+  }
+}

@@ -3,10 +3,29 @@ export { DEFAULT_DATABASE_URL, openDatabase, type Database, type PrismaClient, t
 export { createStore, transact, type Actor, type Store } from "./store.js";
 export { discardEvents, type EventSink, type NewEvent, type StoreEvent } from "./events.js";
 export { RedisEventBus, type EventListener } from "./redis-events.js";
-export { ConflictError, InvalidInputError, NotFoundError, StaleSnapshotError } from "./errors.js";
+export {
+  ConflictError,
+  ForbiddenError,
+  InvalidInputError,
+  NotFoundError,
+  StaleSnapshotError,
+} from "./errors.js";
 export { migrateDeploy } from "./migrate/index.js";
 
-export { loadSnapshot, snapshotJobFilter, type LoadedSnapshot } from "./snapshot/load-snapshot.js";
+export {
+  loadSnapshot,
+  snapshotJobFilter,
+  type LoadedSnapshot,
+} from "./snapshot/load-snapshot.js";
+export type { JobRow, PodRow, SnapshotRows } from "./snapshot/rows.js";
+export {
+  type CachedCluster,
+  ClusterCache,
+  type ClusterCacheOptions,
+  type RefreshKind,
+  type RefreshOptions,
+} from "./cache/cluster-cache.js";
+export { pruneChangeTombstones } from "./operations/change-tombstones.js";
 export { commitSession, type CommitResult } from "./operations/commit-session.js";
 
 export { createQueue, deleteQueue, setQueueQuota, updateQueue } from "./operations/queues.js";
@@ -45,12 +64,14 @@ export type { BindRequest, Job, Pod } from "./generated/prisma/client.js";
 export { reassignJobCluster } from "./operations/reassign-job.js";
 export { recordEvents } from "./operations/record-events.js";
 export {
-  admissionCandidates,
   type AdmissionCandidate,
-  type AdmissionCursor,
-  type AdmissionQuery,
-  cursorOf,
+  admissionCandidatesByIds,
+  admissionClusters,
+  admissionSnapshot,
   type LabelMatch,
+  readmissionCandidates,
+  type UnadmittedJob,
+  unadmittedJobs,
 } from "./queries/admission.js";
 export { pendingPodBindFailures, type BindFailure } from "./queries/bind-failures.js";
 export {
@@ -66,7 +87,25 @@ export {
   clusterCondition,
   DEFAULT_CLUSTER_LOST_AFTER_MS,
 } from "./domain/cluster-state.js";
-export { fairShareConfig } from "./queries/fair-share.js";
+export { fairShareConfig, fairShareRows, type FairShareRow } from "./queries/fair-share.js";
 export { DEFAULT_USAGE_WINDOW, type UsageWindow } from "./domain/usage.js";
 export { awaitingAdmission, shortAmounts } from "./domain/pending-reason.js";
 export { assignJobClusters, setJobPendingReasons } from "./operations/admission-decisions.js";
+
+// Queue policy: namespaces and pod security levels (effective, inherited down the tree).
+export { DEFAULT_NAMESPACES, type QueuePolicy } from "./domain/queue-policy.js";
+export { queuePolicies, queuePolicy } from "./queries/queue-policy.js";
+export {
+  DEFAULT_POD_SECURITY,
+  POD_SECURITY_LEVELS,
+  type PodSecurityLevel,
+  podSecurityViolation,
+} from "./validation/pod-security/index.js";
+export {
+  bindRequestsOfJobs,
+  eventsOfJobs,
+  MAX_BIND_REQUESTS_PAGE,
+  MAX_EVENTS_PAGE,
+  MAX_PODS_PAGE,
+  podsOfJobs,
+} from "./queries/job-details.js";

@@ -441,7 +441,7 @@ describe("admin winds down", () => {
         name: "stuck",
         queue: "team-a",
         cluster: "c2",
-        tasks: [{ name: "w", replicas: 1, resources: {} }],
+        tasks: [{ name: "w", replicas: 1, resources: { cpu: 100 } }],
       },
     });
     const busy = await gql(t.url, admin, `mutation { deleteCluster(name: "c2") }`);

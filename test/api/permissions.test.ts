@@ -124,7 +124,7 @@ const cases: (() => Promise<Case>)[] = [
     mutation: "submitJob",
     allowed: ["admin", "member"],
     call: as(`mutation($i: SubmitJobInput!) { submitJob(input: $i) { id } }`, {
-      i: { name: uniq("job"), queue: "team-a", tasks: [{ name: "w", replicas: 1, resources: {} }] },
+      i: { name: uniq("job"), queue: "team-a", tasks: [{ name: "w", replicas: 1, resources: { cpu: 100 } }] },
     }),
   }),
   async () => {
@@ -319,7 +319,7 @@ describe("queries", () => {
       tokens["member-elsewhere"],
       `mutation($i: SubmitJobInput!) { submitJob(input: $i) { id } }`,
       {
-        i: { name: "x", queue: "team-a", tasks: [{ name: "w", replicas: 1, resources: {} }] },
+        i: { name: "x", queue: "team-a", tasks: [{ name: "w", replicas: 1, resources: { cpu: 100 } }] },
       },
     );
     expect(r.errors?.[0]?.message).toMatch(/may use queues team-b and below, not team-a/);

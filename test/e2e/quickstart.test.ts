@@ -115,7 +115,9 @@ it("the README's quick start runs jobs in all three clusters", async () => {
   const page = await fetch(`${dev.baseUrl}/`);
   expect(await page.text()).toContain("<title>fleetq");
   expect((await fetch(`${dev.baseUrl}/readyz`)).status).toBe(200);
-  const metrics = await (await fetch(`${dev.baseUrl}/metrics`)).text();
+  const metrics = await (
+    await fetch(`${dev.baseUrl}/metrics`, { headers: { authorization: `Bearer ${dev.memberToken}` } })
+  ).text();
   for (const name of [
     "fleetq_queue_fair_share",
     "fleetq_dispatch_backlog",

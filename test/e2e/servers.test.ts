@@ -129,7 +129,10 @@ it("migrate, bootstrap token, serve, worker, demo, agent; a job submitted with -
   expect((await fetch(`${url}/healthz`)).status).toBe(200);
   expect((await fetch(`${url}/readyz`)).status).toBe(200);
   expect(await (await fetch(`${url}/`)).text()).toContain('<script type="module" src="/dashboard/app.js">');
-  const apiMetrics = await (await fetch(`${url}/metrics`)).text();
+  expect((await fetch(`${url}/metrics`)).status).toBe(401); // a token is needed
+  const apiMetrics = await (
+    await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${member}` } })
+  ).text();
   expect(apiMetrics).toMatch(
     /fleetq_queue_allocated\{queue="vision",cluster="a100-small",resource="gpu"\} \d/,
   );

@@ -119,7 +119,7 @@ describe("submitJob", () => {
     ["no tasks", job({ tasks: [] }), "tasks", "tasks: a job needs at least one task"],
     [
       "zero replicas",
-      job({ tasks: [{ name: "w", replicas: 0, resources: {} }] }),
+      job({ tasks: [{ name: "w", replicas: 0, resources: { cpu: 100 } }] }),
       "tasks[0].replicas",
       "tasks[0].replicas: replicas must be at least 1",
     ],
@@ -145,8 +145,8 @@ describe("submitJob", () => {
       "duplicate task",
       job({
         tasks: [
-          { name: "w", replicas: 1, resources: {} },
-          { name: "w", replicas: 1, resources: {} },
+          { name: "w", replicas: 1, resources: { cpu: 100 } },
+          { name: "w", replicas: 1, resources: { cpu: 100 } },
         ],
       }),
       "tasks[1].name",
@@ -160,7 +160,7 @@ describe("submitJob", () => {
     ],
     [
       "undeclared sub-group",
-      job({ tasks: [{ name: "w", replicas: 1, resources: {}, subGroup: "s" }] }),
+      job({ tasks: [{ name: "w", replicas: 1, resources: { cpu: 100 }, subGroup: "s" }] }),
       "tasks[0].subGroup",
       'tasks[0].subGroup: sub-group "s" is not declared in subGroups',
     ],
@@ -171,7 +171,7 @@ describe("submitJob", () => {
           { name: "a", minMember: 1, parent: "b" },
           { name: "b", minMember: 1, parent: "a" },
         ],
-        tasks: [{ name: "w", replicas: 1, resources: {}, subGroup: "a" }],
+        tasks: [{ name: "w", replicas: 1, resources: { cpu: 100 }, subGroup: "a" }],
       }),
       "subGroups[0].parent",
       'subGroups[0].parent: sub-group "a" is its own ancestor',

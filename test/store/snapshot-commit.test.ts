@@ -60,8 +60,23 @@ describe("loadSnapshot", () => {
     );
     await submitJob(t.store, admin, job({ name: "elsewhere", cluster: "c2" }));
     await submitJob(t.store, admin, job({ name: "unassigned" }));
-    const { snapshot, generation } = await loadSnapshot(t.db.prisma, "c1", { now: 1_000 });
+    const { snapshot, generation, rows } = await loadSnapshot(t.db.prisma, "c1", { now: 1_000 });
     expect(generation).toBe(await clusterGeneration());
+    // The rows it was built from: the cluster's job and all its pods, nothing else.
+    expect([...rows.jobs.values()]).toEqual([
+      expect.objectContaining({
+        id: a.id,
+        name: "a",
+        queueName: "team-a",
+        clusterName: "c1",
+        state: "PENDING",
+        minMember: 2,
+      }),
+    ]);
+    expect([...rows.pods.values()].map((p) => [p.jobId, p.name, p.state, p.nodeName]).sort()).toEqual([
+      [a.id, "worker-0", "PENDING", null],
+      [a.id, "worker-1", "PENDING", null],
+    ]);
     expect(snapshot.now).toBe(1_000);
     expect(snapshot.nodes.map((n) => n.name)).toEqual(["n1", "n2"]);
     expect(snapshot.nodes[1]).toMatchObject({
@@ -136,10 +151,10 @@ describe("commitSession", () => {
         tasks: [{ name: "w", replicas: 3, resources: { gpu: 4, cpu: 1000 } }],
       }),
     );
-    const { snapshot, generation } = await loadSnapshot(t.db.prisma, "c1");
+    const { snapshot, generation, rows } = await loadSnapshot(t.db.prisma, "c1");
     const result = runSession(snapshot);
     expect(result.binds.filter((b) => b.job === j.id)).toHaveLength(3);
-    const committed = await commitSession(t.store, "c1", generation, result);
+    const committed = await commitSession(t.store, "c1", generation, result, rows);
     expect(committed.generation).toBe(generation + 1);
     expect(await clusterGeneration()).toBe(generation + 1);
 
@@ -196,11 +211,11 @@ describe("commitSession", () => {
       admin,
       job({ name: "too-big", cluster: "c1", tasks: [{ name: "w", replicas: 1, resources: { gpu: 16 } }] }),
     );
-    const { snapshot, generation } = await loadSnapshot(t.db.prisma, "c1");
+    const { snapshot, generation, rows } = await loadSnapshot(t.db.prisma, "c1");
     const result = runSession(snapshot);
     const outcome = result.jobs.find((o) => o.uid === big.id)!;
     expect(outcome.fitErrors.length).toBeGreaterThan(0);
-    await commitSession(t.store, "c1", generation, result);
+    await commitSession(t.store, "c1", generation, result, rows);
     const row = await t.db.prisma.job.findUniqueOrThrow({ where: { id: big.id } });
     expect(row.state).toBe("PENDING");
     expect(row.pendingReason).toEqual({
@@ -210,7 +225,7 @@ describe("commitSession", () => {
     // Unchanged reason in the next cycle: no new event.
     const events = await t.db.prisma.event.count({ where: { jobId: big.id, kind: "job.pending" } });
     const again = await loadSnapshot(t.db.prisma, "c1");
-    await commitSession(t.store, "c1", again.generation, runSession(again.snapshot));
+    await commitSession(t.store, "c1", again.generation, runSession(again.snapshot), again.rows);
     expect(await t.db.prisma.event.count({ where: { jobId: big.id, kind: "job.pending" } })).toBe(events);
     await cancelJob(t.store, admin, { id: big.id });
   });
@@ -229,7 +244,7 @@ describe("commitSession", () => {
     const vPod = await t.db.prisma.pod.findFirstOrThrow({ where: { jobId: victim.id } });
     const wPod = await t.db.prisma.pod.findFirstOrThrow({ where: { jobId: waiter.id } });
     await t.db.prisma.pod.update({ where: { id: vPod.id }, data: { state: "RUNNING", nodeName: "n1" } });
-    const { generation } = await loadSnapshot(t.db.prisma, "c1");
+    const { generation, rows } = await loadSnapshot(t.db.prisma, "c1");
     // A hand-written result in the core's contract: reclaim evicts the victim, pipelines the waiter.
     const result: SessionResult = {
       binds: [],
@@ -245,7 +260,7 @@ describe("commitSession", () => {
       queues: [],
       searchCursors: [],
     };
-    const committed = await commitSession(t.store, "c1", generation, result);
+    const committed = await commitSession(t.store, "c1", generation, result, rows);
     expect(committed.bindRequests.map((b) => [b.kind, b.podId, b.nodeName, b.reason])).toEqual([
       ["EVICT", vPod.id, "n1", "reclaimed for team-b"],
     ]);
@@ -264,15 +279,13 @@ describe("commitSession", () => {
     const loaded = next.snapshot.jobs.find((x) => x.uid === waiter.id)!.pods[0]!;
     expect([loaded.status, loaded.node]).toEqual(["Pending", null]);
     // … and a session that does not pipeline it again returns it to PENDING.
-    await commitSession(t.store, "c1", next.generation, {
-      binds: [],
-      pipelines: [],
-      evictions: [],
-      pods: [],
-      jobs: [],
-      queues: [],
-      searchCursors: [],
-    });
+    await commitSession(
+      t.store,
+      "c1",
+      next.generation,
+      { binds: [], pipelines: [], evictions: [], pods: [], jobs: [], queues: [], searchCursors: [] },
+      next.rows,
+    );
     expect(await t.db.prisma.pod.findUniqueOrThrow({ where: { id: wPod.id } })).toMatchObject({
       state: "PENDING",
       nodeName: null,
@@ -299,7 +312,7 @@ describe("commitSession", () => {
     const [m, d, k] = await Promise.all(
       [moved, dropped, kept].map((j) => t.db.prisma.pod.findFirstOrThrow({ where: { jobId: j.id } })),
     );
-    const { generation } = await loadSnapshot(t.db.prisma, "c1");
+    const { generation, rows } = await loadSnapshot(t.db.prisma, "c1");
     const bind = (jobId: string, pod: string) => ({
       job: jobId,
       pod,
@@ -315,19 +328,25 @@ describe("commitSession", () => {
       action: "consolidation" as const,
       message: "moved to consolidate resources",
     });
-    const committed = await commitSession(t.store, "c1", generation, {
-      binds: [bind(moved.id, m!.id), bind(dropped.id, d!.id), bind(kept.id, k!.id)],
-      pipelines: [{ job: moved.id, pod: m!.id, node: "n2", gpuGroups: [], action: "consolidation" }],
-      evictions: [evict(moved.id, m!.id), evict(dropped.id, d!.id)],
-      pods: [
-        { job: moved.id, pod: m!.id, status: "Pipelined", node: "n2", gpuGroups: [] },
-        { job: dropped.id, pod: d!.id, status: "Releasing", node: "n1", gpuGroups: [] },
-        { job: kept.id, pod: k!.id, status: "Binding", node: "n1", gpuGroups: [] },
-      ],
-      jobs: [],
-      queues: [],
-      searchCursors: [],
-    });
+    const committed = await commitSession(
+      t.store,
+      "c1",
+      generation,
+      {
+        binds: [bind(moved.id, m!.id), bind(dropped.id, d!.id), bind(kept.id, k!.id)],
+        pipelines: [{ job: moved.id, pod: m!.id, node: "n2", gpuGroups: [], action: "consolidation" }],
+        evictions: [evict(moved.id, m!.id), evict(dropped.id, d!.id)],
+        pods: [
+          { job: moved.id, pod: m!.id, status: "Pipelined", node: "n2", gpuGroups: [] },
+          { job: dropped.id, pod: d!.id, status: "Releasing", node: "n1", gpuGroups: [] },
+          { job: kept.id, pod: k!.id, status: "Binding", node: "n1", gpuGroups: [] },
+        ],
+        jobs: [],
+        queues: [],
+        searchCursors: [],
+      },
+      rows,
+    );
     expect(committed.bindRequests.map((b) => [b.kind, b.podId])).toEqual([["BIND", k!.id]]);
     const state = async (id: string) => {
       const p = await t.db.prisma.pod.findUniqueOrThrow({ where: { id } });
@@ -345,7 +364,7 @@ describe("commitSession", () => {
       admin,
       job({ name: "late", cluster: "c1", tasks: [{ name: "w", replicas: 1, resources: { gpu: 1 } }] }),
     );
-    const { snapshot, generation } = await loadSnapshot(t.db.prisma, "c1");
+    const { snapshot, generation, rows } = await loadSnapshot(t.db.prisma, "c1");
     const result = runSession(snapshot);
     expect(result.binds.some((b) => b.job === j.id)).toBe(true);
     // Meanwhile the agent reports a node change: the generation moves.
@@ -357,7 +376,7 @@ describe("commitSession", () => {
       events: await t.db.prisma.event.count(),
       generation: await clusterGeneration(),
     };
-    const err = await commitSession(t.store, "c1", generation, result).then(
+    const err = await commitSession(t.store, "c1", generation, result, rows).then(
       () => null,
       (e: unknown) => e,
     );

@@ -1,29 +1,18 @@
 // Admission passes on their own, against real PostgreSQL and the real core: the documented
 // order (tier, score, then the cluster's name), spreading as clusters fill, and a head of jobs
 // that fit nowhere not hiding the jobs behind it.
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultSchedulerConfig } from "../../src/core/index.js";
 import { registerCluster } from "../../src/store/operations/clusters.js";
 import { createQueue } from "../../src/store/operations/queues.js";
 import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
-import { runAdmission } from "../../workers/index.js";
+import { admissionPass } from "./admission-pass.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 import { admin, gpuNode, job } from "../store/fixtures.js";
 
 let t: TestStore;
 
-const admission = (batch = 1000) =>
-  runAdmission({
-    store: t.store,
-    config: defaultSchedulerConfig(),
-    usageWindow: null,
-    readmitAfterMs: 0,
-    batch,
-    batchPods: 10_000,
-    log: pino({ level: "silent" }),
-  });
+const admission = (batch = 1000) => admissionPass(t.store, { batch });
 
 const gpus = (name: string, replicas: number, gpu: number) =>
   job({ name, tasks: [{ name: "w", replicas, resources: { cpu: 1000, memory: "1Gi", gpu } }] });

@@ -53,13 +53,9 @@ export function assess(
   const total = jobTotal(c.spec);
   const minimum = gangMinimum(c.spec);
   const r = dominantResource(total);
-  const capacity = view.capacity[r];
   const headroom = view.headroom(c.spec.queue);
   const headroomAfter = headroom ? headroom[r] - total[r] : -total[r];
-  const score =
-    capacity > 0
-      ? round(headroomAfter / capacity + (view.free[r] - view.backlog[r] - total[r]) / capacity)
-      : 0;
+  const score = scoreOf(view, c);
 
   const now = view.fitsNow(c.spec.uid);
   if (now.fits) return at(2, `the gang fits now (score ${score})`, null, score);
@@ -84,6 +80,18 @@ export function assess(
       `(${fmt(r, headroom ? headroom[r] : 0)} of headroom for ${fmt(r, total[r])})`,
     positive(sub(minimum, view.free)),
   );
+}
+
+/** The job's score on the view's cluster (the same whether it fits now or not). */
+export function scoreOf(view: ClusterView, c: AdmissionCandidate): number {
+  const total = jobTotal(c.spec);
+  const r = dominantResource(total);
+  const capacity = view.capacity[r];
+  const headroom = view.headroom(c.spec.queue);
+  const headroomAfter = headroom ? headroom[r] - total[r] : -total[r];
+  return capacity > 0
+    ? round(headroomAfter / capacity + (view.free[r] - view.backlog[r] - total[r]) / capacity)
+    : 0;
 }
 
 /** Best first: tier, then score, then the cluster's name (deterministic). */

@@ -1,18 +1,25 @@
-// One cluster as an admission pass sees it: its snapshot, what its nodes have free, what waits
-// there, and the dry runs that tell whether jobs fit — every fit judged by the real core (allocate
-// with the configured plugins), never by totals alone.
+// One cluster as admission sees it: what its nodes have free, what waits there, and the dry runs
+// that tell whether jobs fit — every fit judged by the real core (allocate with the configured
+// plugins), never by totals alone. A ClusterBase is what is kept of a cluster between passes
+// (rebuilt when the cluster changes); a ClusterView is one pass's look at it, carrying what the
+// pass sent there.
 import {
   computeFairShare,
+  type NodeSpec,
   type Placement,
   type PodGroupSpec,
   type QueueShare,
+  type QueueSpec,
+  type QuotaVector,
   runSession,
   type SchedulerConfig,
   type Snapshot,
   type TopologySpec,
 } from "../../src/core/index.js";
 import { type AdmissionCandidate, type ClusterSummary, fairShareConfig } from "../../src/store/index.js";
+import { admissionDryRunsTotal } from "../metrics.js";
 import { type Amounts, add, nodeAmounts, podAmounts, positive, sub, zero } from "./amounts.js";
+import { capacityNode, compactHeld, HELD_JOB } from "./compact.js";
 
 export interface FitResult {
   fits: boolean;
@@ -35,85 +42,301 @@ function heldOnly(job: PodGroupSpec): PodGroupSpec | null {
   };
 }
 
+/** The job with the placed pods holding their nodes (status Binding, node and devices set). */
+function withPlacements(job: PodGroupSpec, where: ReadonlyMap<string, Placement> | undefined): PodGroupSpec {
+  if (!where?.size) return job;
+  return {
+    ...job,
+    pods: job.pods.map((p) => {
+      const b = where.get(p.uid);
+      if (!b) return p;
+      const devices = b.gpuDevices?.length ? { gpuDevices: b.gpuDevices } : {};
+      return { ...p, status: "Binding", node: b.node, gpuGroups: b.gpuGroups, ...devices };
+    }),
+  };
+}
+
+/** The job's pods that wait (Pending), or null when none does. */
+function pendingOnly(job: PodGroupSpec): PodGroupSpec | null {
+  const pods = job.pods.filter((p) => p.status === "Pending");
+  return pods.length ? { ...job, pods } : null;
+}
+
+const hasPending = (j: PodGroupSpec) => j.pods.some((p) => p.status === "Pending");
+
+/** Per job, where an allocate dry run places the waiting jobs' pending pods on `compact` (the
+ * jobs with nothing waiting, compacted). */
+function reservations(
+  compact: Snapshot,
+  waiting: readonly PodGroupSpec[],
+  config: SchedulerConfig,
+): Map<string, Map<string, Placement>> {
+  const out = new Map<string, Map<string, Placement>>();
+  if (!waiting.length) return out;
+  admissionDryRunsTotal.inc({ kind: "reserve" });
+  for (const b of runSession({ ...compact, jobs: [...compact.jobs, ...waiting] }, config).binds) {
+    const m = out.get(b.job) ?? new Map<string, Placement>();
+    m.set(b.pod, b);
+    out.set(b.job, m);
+  }
+  return out;
+}
+
 function mergeTopologies(...lists: readonly TopologySpec[][]): TopologySpec[] {
   const byName = new Map<string, TopologySpec>();
   for (const list of lists) for (const t of list) byName.set(t.name, t);
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** A job's shape (what it asks for, not who it is): equal shapes fit an empty cluster alike. */
+/** A job's shape (what it asks for, not who it is): equal shapes fit empty nodes alike. */
 function shapeKey(job: PodGroupSpec): string {
   const pods = job.pods.map((p) => [p.request, p.nodeSelector ?? [], p.gpuModels ?? [], p.subGroup]);
-  return JSON.stringify([job.queue, job.minMember, job.subGroups, job.topology, pods]);
+  return JSON.stringify([job.minMember, job.subGroups, job.topology, pods]);
 }
 
-export class ClusterView {
+const UNLIMITED = (v: QuotaVector) => v.gpu === -1 && v.cpuMillis === -1 && v.memory === -1;
+
+/**
+ * What of the job's queue can refuse it on an empty cluster: its queue and every ancestor's
+ * limit, and their quota when the job is not preemptible (the core's capacity checks), and
+ * whether the queue is a leaf that exists. Empty for an unlimited preemptible job's leaf queue,
+ * so jobs of one shape in such queues share one empty-cluster dry run.
+ */
+function queueKey(queues: ReadonlyMap<string, QueueSpec>, parents: ReadonlySet<string>, job: PodGroupSpec) {
+  const parts: unknown[] = parents.has(job.queue) ? ["not a leaf"] : [];
+  for (let name: string | null = job.queue; name !== null; ) {
+    const q = queues.get(name);
+    if (!q) {
+      parts.push(["missing", name]);
+      break;
+    }
+    const limit = UNLIMITED(q.limit) ? null : q.limit;
+    const quota = job.preemptible || UNLIMITED(q.deserved) ? null : q.deserved;
+    if (limit || quota) parts.push([q.name, limit, quota]);
+    name = q.parent;
+  }
+  return JSON.stringify(parts);
+}
+
+const allocateOnly = (config: SchedulerConfig): SchedulerConfig => ({ ...config, actions: ["allocate"] });
+
+/** What admission keeps of a cluster between passes; built from one snapshot of it. */
+export class ClusterBase {
   readonly name: string;
   readonly labels: Record<string, string>;
   /** Ready nodes' capacity (what fair shares divide). */
   readonly capacity: Amounts;
-  /** Free on ready, schedulable nodes now, less what this pass placed here. */
-  free: Amounts;
-  /** Pending pods already waiting on this cluster, plus what this pass sent here unplaced. */
-  backlog: Amounts;
-  /** The snapshot's jobs reduced to the pods that hold resources. */
-  private readonly held: PodGroupSpec[];
-  /** Jobs this pass placed here (their placed pods hold their nodes for the rest of the pass). */
-  private readonly placed: PodGroupSpec[] = [];
-  /** Jobs this pass sent here to wait for room (demand in the fair-share computation). */
-  private readonly waiting: PodGroupSpec[] = [];
-  /** Per queue: sent here to wait, and placed since the last evaluation (not yet in `shares`). */
-  private readonly waitingByQueue = new Map<string, Amounts>();
-  private placedSinceEvaluation = new Map<string, Amounts>();
-  private readonly emptyFits = new Map<string, FitResult>();
-  private shares = new Map<string, QueueShare>();
-  private batch = new Map<string, FitResult>();
-  /** The last evaluation's placements, per job. */
-  private placements = new Map<string, Placement[]>();
+  /** Free on ready, schedulable nodes. */
+  readonly free: Amounts;
+  /** Pending pods waiting on this cluster. */
+  readonly backlog: Amounts;
+  /** Per queue: what waits here that the cluster cannot place now. */
+  readonly waitingByQueue = new Map<string, Amounts>();
+  /** The nodes with what holds resources there compacted (compact.ts), the pods the cluster
+   * would place now included: every dry run starts from it. */
+  readonly compact: Snapshot;
+  /** The pods that wait and that the cluster cannot place now (demand for fair shares). */
+  readonly pending: PodGroupSpec[];
+  /** The ready nodes' total as one node (compact.ts). */
+  readonly capacityNode: NodeSpec;
+  /** The compacted jobs that count for queues (the per-node pods count through the queues). */
+  readonly queueJobs: PodGroupSpec[];
+  /** The queues as configured, nothing held (for the empty-cluster check). */
+  readonly queues: ReadonlyMap<string, QueueSpec>;
+  /** Queues that have children (not leaves: their jobs are never scheduled). */
+  readonly parents: ReadonlySet<string>;
+  readonly emptyFits = new Map<string, FitResult>();
+  /** Per node what is free (cpu, memory, GPUs, pods), to tell whether a later base has more room. */
+  private readonly room: Map<string, number[]>;
+  private readonly queueDemand: Map<string, number[]>;
+  private readonly fingerprint: string;
 
   constructor(
     summary: ClusterSummary,
     readonly snapshot: Snapshot,
-    private readonly config: SchedulerConfig,
+    readonly config: SchedulerConfig,
   ) {
     this.name = summary.name;
     this.labels = summary.labels;
-    this.held = snapshot.jobs.map(heldOnly).filter((j): j is PodGroupSpec => j !== null);
-    const usedByNode = new Map<string, Amounts>();
-    let backlog = zero();
-    for (const job of snapshot.jobs)
-      for (const p of job.pods) {
-        if (HOLDING.has(p.status) && p.node)
-          usedByNode.set(p.node, add(usedByNode.get(p.node) ?? zero(), podAmounts(p)));
-        else if (p.status === "Pending") backlog = add(backlog, podAmounts(p));
-      }
-    this.backlog = backlog;
+    this.queues = new Map(snapshot.queues.map((q) => [q.name, q]));
+    this.parents = new Set(snapshot.queues.flatMap((q) => (q.parent === null ? [] : [q.parent])));
+    // Jobs already sent here but not placed yet get their room first: an allocate dry run of the
+    // cluster as it is places what its own cycle would place, and those pods then hold their nodes
+    // in every later dry run, so no job is told it fits on room they will take. Jobs with pods
+    // waiting stay whole in that run (gangs); the others only take room and are compacted.
+    const waiting = snapshot.jobs.filter(hasPending);
+    const settled = compactHeld(
+      snapshot,
+      waiting.length ? snapshot.jobs.filter((j) => !hasPending(j)) : snapshot.jobs,
+    );
+    const reserved = reservations(settled, waiting, allocateOnly(config));
+    const present = waiting.map((j) => withPlacements(j, reserved.get(j.uid)));
+    const heldOfWaiting = present.map(heldOnly).filter((j): j is PodGroupSpec => j !== null);
+    this.compact = { ...settled, jobs: [...settled.jobs, ...heldOfWaiting] };
+    this.queueJobs = this.compact.jobs.filter((j) => j.uid !== HELD_JOB);
+    this.pending = present.map(pendingOnly).filter((j): j is PodGroupSpec => j !== null);
+    // What waits here unplaced counts against its queue's headroom, like what a pass sends.
+    for (const job of this.pending) for (const p of job.pods) this.addWaiting(job.queue, podAmounts(p));
+    const tally = tallyPods(snapshot);
+    this.backlog = tally.backlog;
+    this.queueDemand = tally.demand;
     this.capacity = snapshot.nodes
       .filter((n) => n.ready)
       .map(nodeAmounts)
       .reduce(add, zero());
     this.free = snapshot.nodes
       .filter((n) => n.ready && !n.unschedulable)
-      .map((n) => positive(sub(nodeAmounts(n), usedByNode.get(n.name) ?? zero())))
+      .map((n) => positive(sub(nodeAmounts(n), tally.used.get(n.name) ?? zero())))
       .reduce(add, zero());
+    this.room = roomByNode(this.compact);
+    this.capacityNode = capacityNode(snapshot.nodes);
+    this.fingerprint = JSON.stringify([
+      summary.labels,
+      snapshot.nodes.map((n) => [
+        n.name,
+        n.labels,
+        n.taints,
+        n.unschedulable,
+        n.ready,
+        n.allocatable,
+        n.gpuModel,
+      ]),
+      snapshot.queues.map((q) => ({ ...q, heldElsewhere: null })),
+    ]);
   }
 
-  private allocateOnly(): SchedulerConfig {
-    return { ...this.config, actions: ["allocate"] };
+  private addWaiting(queue: string, amounts: Amounts): void {
+    this.waitingByQueue.set(queue, add(this.waitingByQueue.get(queue) ?? zero(), amounts));
+  }
+
+  /** Takes over the empty-cluster answers of an earlier base of the same nodes and queues. */
+  keepEmptyFits(before: ClusterBase): void {
+    if (before.fingerprint !== this.fingerprint) return;
+    for (const [k, v] of before.emptyFits) this.emptyFits.set(k, v);
+  }
+
+  /**
+   * Whether this base may take a job `before` could not: a node with more room in anything, a
+   * node, label or queue setting changed, or a queue asking for less here (fair shares of the
+   * others grow). Pods placed and jobs sent here only take room and add demand.
+   */
+  mayHaveMoreRoomThan(before: ClusterBase): boolean {
+    if (before.fingerprint !== this.fingerprint) return true;
+    for (const [node, free] of this.room) {
+      const was = before.room.get(node);
+      if (!was || free.some((x, i) => x > was[i]!)) return true;
+    }
+    for (const [queue, was] of before.queueDemand) {
+      const now = this.queueDemand.get(queue);
+      if (!now || was.some((x, i) => x > now[i]!)) return true;
+    }
+    return false;
+  }
+}
+
+/** Per node: cpu, memory, GPUs and pods not held (what the compact snapshot's pods leave). */
+function roomByNode(compact: Snapshot): Map<string, number[]> {
+  const room = new Map(
+    compact.nodes.map((n) => [
+      n.name,
+      [n.allocatable.cpuMillis, n.allocatable.memory, n.allocatable.gpus, n.allocatable.pods],
+    ]),
+  );
+  for (const job of compact.jobs)
+    for (const p of job.pods) {
+      const r = p.node ? room.get(p.node) : undefined;
+      if (!r || !HOLDING.has(p.status)) continue;
+      const a = podAmounts(p);
+      r[0]! -= a.cpuMillis;
+      r[1]! -= a.memory;
+      r[2]! -= a.gpu;
+      r[3]! -= 1;
+    }
+  return room;
+}
+
+/** In one walk over the pods: what they hold per node, what waits (backlog), and per queue what
+ * its pods hold or wait for (cpu, memory, GPUs). */
+function tallyPods(snapshot: Snapshot) {
+  const used = new Map<string, Amounts>();
+  const backlog = zero();
+  const demand = new Map<string, number[]>();
+  for (const job of snapshot.jobs) {
+    const d = demand.get(job.queue) ?? [0, 0, 0];
+    demand.set(job.queue, d);
+    for (const p of job.pods) {
+      const a = podAmounts(p);
+      d[0]! += a.cpuMillis;
+      d[1]! += a.memory;
+      d[2]! += a.gpu;
+      let on: Amounts | undefined;
+      if (HOLDING.has(p.status) && p.node) {
+        on = used.get(p.node) ?? zero();
+        used.set(p.node, on);
+      } else if (p.status === "Pending") on = backlog;
+      if (on) {
+        on.gpu += a.gpu;
+        on.cpuMillis += a.cpuMillis;
+        on.memory += a.memory;
+      }
+    }
+  }
+  return { used, backlog, demand };
+}
+
+/** One pass's look at a cluster: its base and what this pass sent there. */
+export class ClusterView {
+  readonly name: string;
+  readonly labels: Record<string, string>;
+  readonly capacity: Amounts;
+  /** Free on ready, schedulable nodes now, less what this pass placed here. */
+  free: Amounts;
+  /** Pending pods already waiting on this cluster, plus what this pass sent here unplaced. */
+  backlog: Amounts;
+  /** Jobs this pass placed here (their placed pods hold their nodes for the rest of the pass). */
+  private readonly placed: PodGroupSpec[] = [];
+  /** Jobs this pass sent here to wait for room (demand in the fair-share computation). */
+  private readonly waiting: PodGroupSpec[] = [];
+  /** Per queue: what waits here, and placed since the last evaluation (not yet in `shares`). */
+  private readonly waitingByQueue: Map<string, Amounts>;
+  private placedSinceEvaluation = new Map<string, Amounts>();
+  private shares = new Map<string, QueueShare>();
+  private batch = new Map<string, FitResult>();
+  /** The last evaluation's placements, per job. */
+  private placements = new Map<string, Placement[]>();
+
+  constructor(readonly base: ClusterBase) {
+    this.name = base.name;
+    this.labels = base.labels;
+    this.capacity = base.capacity;
+    this.free = base.free;
+    this.backlog = base.backlog;
+    this.waitingByQueue = new Map(base.waitingByQueue);
+  }
+
+  private addWaiting(queue: string, amounts: Amounts): void {
+    this.waitingByQueue.set(queue, add(this.waitingByQueue.get(queue) ?? zero(), amounts));
   }
 
   /**
    * One allocate dry run with every candidate this cluster may take, on its nodes as they are
-   * now (pods that hold resources kept, pods that wait left out, what this pass placed here
-   * added). A candidate placed here fits even if all the others placed with it come here too:
-   * the pass may send any of them. Called again for the candidates still undecided.
+   * now (pods that hold resources kept, pods the cluster would place now placed, what this pass
+   * placed here added). A candidate placed here fits even if all the others placed with it come
+   * here too: the pass may send any of them. Called again for the candidates still undecided.
    */
-  evaluate(candidates: readonly AdmissionCandidate[]): void {
+  evaluate(candidates: readonly AdmissionCandidate[], opts: { shares?: boolean } = {}): void {
     const jobs = candidates.map((c) => c.spec);
-    const topologies = mergeTopologies(this.snapshot.topologies, ...candidates.map((c) => c.topologies));
+    if (!jobs.length) {
+      this.placements = new Map();
+      this.batch = new Map();
+      return;
+    }
+    const compact = this.base.compact;
+    const topologies = mergeTopologies(compact.topologies, ...candidates.map((c) => c.topologies));
+    admissionDryRunsTotal.inc({ kind: "now" });
     const result = runSession(
-      { ...this.snapshot, jobs: [...this.held, ...this.placed, ...jobs], topologies },
-      this.allocateOnly(),
+      { ...compact, jobs: [...compact.jobs, ...this.placed, ...jobs], topologies },
+      allocateOnly(this.base.config),
     );
     this.placements = new Map();
     for (const b of result.binds) this.placements.set(b.job, [...(this.placements.get(b.job) ?? []), b]);
@@ -121,14 +344,23 @@ export class ClusterView {
     this.batch = new Map(
       jobs.map((j) => [j.uid, { fits: this.placements.has(j.uid), fitErrors: errors.get(j.uid) ?? [] }]),
     );
-    // Fair shares as if the candidates' demand came here (what waits here counts too).
+    if (opts.shares !== false) this.evaluateShares(candidates);
+  }
+
+  /** Fair shares as if the candidates' demand came here (what waits here counts too). */
+  evaluateShares(candidates: readonly AdmissionCandidate[]): void {
+    const base = this.base;
+    const jobs = candidates.map((c) => c.spec);
+    // With no pod holding a node in it, the fair-share session needs only the total capacity.
+    const nodes = base.queueJobs.length || this.placed.length ? base.compact.nodes : [base.capacityNode];
     const shares = computeFairShare(
       {
-        ...this.snapshot,
-        jobs: [...this.snapshot.jobs, ...this.placed, ...this.waiting, ...jobs],
-        topologies,
+        ...base.compact,
+        nodes,
+        jobs: [...base.queueJobs, ...base.pending, ...this.placed, ...this.waiting, ...jobs],
+        topologies: mergeTopologies(base.compact.topologies, ...candidates.map((c) => c.topologies)),
       },
-      fairShareConfig(this.config),
+      fairShareConfig(base.config),
     );
     this.shares = new Map(shares.map((s) => [s.queue, s]));
     this.placedSinceEvaluation = new Map();
@@ -138,25 +370,28 @@ export class ClusterView {
     return this.batch.get(uid) ?? { fits: false, fitErrors: ["not evaluated on this cluster"] };
   }
 
-  /** Whether the gang fits this cluster's nodes at all (every node empty). Cached per shape. */
+  /** Whether the gang fits this cluster's nodes at all (every node empty). Cached per shape (and
+   * per queue only where the queue's limits or quota can refuse it). */
   fitsEmpty(c: AdmissionCandidate): FitResult {
-    const key = shapeKey(c.spec);
-    let fit = this.emptyFits.get(key);
+    const base = this.base;
+    const key = shapeKey(c.spec) + queueKey(base.queues, base.parents, c.spec);
+    let fit = base.emptyFits.get(key);
     if (!fit) {
+      admissionDryRunsTotal.inc({ kind: "empty" });
       const result = runSession(
-        { ...this.snapshot, jobs: [c.spec], topologies: mergeTopologies(c.topologies) },
-        this.allocateOnly(),
+        { ...base.snapshot, jobs: [c.spec], topologies: mergeTopologies(c.topologies) },
+        allocateOnly(base.config),
       );
       fit = {
         fits: result.binds.some((b) => b.job === c.spec.uid),
         fitErrors: result.jobs.find((o) => o.uid === c.spec.uid)?.fitErrors ?? [],
       };
-      this.emptyFits.set(key, fit);
+      base.emptyFits.set(key, fit);
     }
     return fit;
   }
 
-  /** The queue's fair share here less what it holds and what this pass already sent here. */
+  /** The queue's fair share here less what it holds, what waits here and what this pass sent. */
   headroom(queue: string): Amounts | null {
     const s = this.shares.get(queue);
     if (!s) return null;
@@ -175,19 +410,13 @@ export class ClusterView {
     const queue = c.spec.queue;
     if (placedNow) {
       const where = new Map((this.placements.get(c.spec.uid) ?? []).map((b) => [b.pod, b]));
-      const job = heldOnly({
-        ...c.spec,
-        pods: c.spec.pods.map((p) => {
-          const b = where.get(p.uid);
-          return b ? { ...p, status: "Binding", node: b.node, gpuGroups: b.gpuGroups } : p;
-        }),
-      });
+      const job = heldOnly(withPlacements(c.spec, where));
       if (job) this.placed.push(job);
       this.placedSinceEvaluation.set(queue, add(this.placedSinceEvaluation.get(queue) ?? zero(), amounts));
       this.free = sub(this.free, amounts);
     } else {
       this.waiting.push(c.spec);
-      this.waitingByQueue.set(queue, add(this.waitingByQueue.get(queue) ?? zero(), amounts));
+      this.addWaiting(queue, amounts);
       this.backlog = add(this.backlog, amounts);
     }
   }

@@ -7,23 +7,24 @@ import type { Logger } from "pino";
 import type { SchedulerConfig } from "../../src/core/index.js";
 import {
   type AdmissionCandidate,
-  type AdmissionCursor,
-  admissionCandidates,
+  admissionCandidatesByIds,
+  admissionClusters,
   assignJobClusters,
   type ClusterSummary,
-  cursorOf,
-  listClusters,
-  loadSnapshot,
   type PendingReason,
+  readmissionCandidates,
   reassignJobCluster,
   setJobPendingReasons,
   type Store,
+  type UnadmittedJob,
   type UsageWindow,
+  unadmittedJobs,
 } from "../../src/store/index.js";
 import { admissionDecisionsTotal, admissionDuration } from "../metrics.js";
 import { jobTotal } from "./amounts.js";
-import { type Assessment, assess, byPreference } from "./assess.js";
+import { type Assessment, assess, byPreference, scoreOf } from "./assess.js";
 import { ClusterView } from "./cluster-view.js";
+import { AdmissionState, fullReads } from "./state.js";
 import { matchesSelector } from "./selector.js";
 
 export interface AdmissionDeps {
@@ -38,6 +39,8 @@ export interface AdmissionDeps {
   batchPods: number;
   /** Called after each chunk's decisions are committed, with the clusters that got jobs. */
   onAssigned?: (clusters: string[]) => Promise<void>;
+  /** What the worker keeps between passes; absent = a pass that starts from nothing. */
+  state?: AdmissionState;
   log: Logger;
 }
 
@@ -55,6 +58,8 @@ export interface AdmissionReport {
   unplaced: number;
   /** Clusters that got jobs: their cycles should run. */
   clusters: string[];
+  /** Nothing to decide: no job not looked at yet, no cluster change that can make room. */
+  skipped?: boolean;
 }
 
 const ADMISSION = { name: "admission" };
@@ -62,41 +67,49 @@ const ADMISSION = { name: "admission" };
 const MAX_ROUNDS = 5;
 
 /**
- * A pass goes through every unadmitted job, in chunks (a page of jobs, cut at about `batchPods`
- * pods): each chunk is decided and committed before the next is read, so the first decisions
- * reach the cycles early and a head of jobs that fit nowhere never hides the ones behind it.
+ * A pass goes through the unadmitted jobs it has not decided yet (every one after a cluster
+ * change that can make room), in chunks (a page of jobs, cut at about `batchPods` pods): each
+ * chunk is decided and committed before the next is read, so the first decisions reach the cycles
+ * early and a head of jobs that fit nowhere never hides the ones behind it.
  */
 export async function runAdmission(deps: AdmissionDeps): Promise<AdmissionReport> {
   const end = admissionDuration.startTimer();
   const now = new Date();
+  const state = deps.state ?? new AdmissionState(fullReads(deps.store));
   const report: AdmissionReport = { considered: 0, assigned: [], reassigned: [], unplaced: 0, clusters: [] };
-  let views: Map<string, ClusterView> | null = null;
-  let clusters: ClusterSummary[] = [];
-  let after: AdmissionCursor | null = null;
-  for (let first = true; ; first = false) {
-    const page = await admissionCandidates(deps.store.prisma, {
-      limit: deps.batch,
-      after,
-      // Re-admission candidates come with the first page only.
-      readmitAfterMs: first && deps.readmitAfterMs > 0 ? deps.readmitAfterMs : undefined,
-      now,
-    });
-    const chunk = withinPods(page, deps.batchPods);
-    if (!chunk.length) break;
-    if (!views) {
-      clusters = await listClusters(deps.store.prisma);
-      views = await loadViews(deps, clusters, now);
-    }
+  const skipped = () => {
+    end();
+    return { ...report, skipped: true };
+  };
+  const found = await lookForJobs(deps, state, now);
+  if (!found.jobs.length && !found.readmit.length) return skipped();
+  const clusters = await admissionClusters(deps.store);
+  await state.refresh(clusters, deps.config, { now: now.getTime(), usage: deps.usageWindow ?? undefined });
+  // After a cluster change that can make room, every job is looked at again.
+  const todo = found.jobs.filter((j) => !state.unplaced.has(j.id));
+  const waiting = found.readmit.filter((c) => !state.unplaced.has(c.spec.uid));
+  if (!todo.length && !waiting.length) return skipped();
+  const views = new Map([...state.bases].map(([name, base]) => [name, new ClusterView(base)]));
+  let first = true;
+  for (const ids of chunks(todo, deps.batch, deps.batchPods)) {
+    // Re-admission candidates come with the first chunk only.
+    const chunk = [...(await admissionCandidatesByIds(deps.store, ids)), ...(first ? waiting : [])];
+    first = false;
+    if (!chunk.length) continue;
     const decided = await decideChunk(deps, clusters, views, chunk);
     report.considered += chunk.length;
     report.assigned.push(...decided.assigned);
     report.reassigned.push(...decided.reassigned);
     report.unplaced += decided.unplaced;
+    for (const job of decided.unplacedJobs) state.unplaced.add(job);
     if (decided.clusters.length) await deps.onAssigned?.(decided.clusters);
-    const lastNew = chunk.filter((c) => c.cluster === null).at(-1);
-    const more = chunk.length < page.length || page.filter((c) => c.cluster === null).length >= deps.batch;
-    if (!lastNew || !more) break;
-    after = cursorOf(lastNew);
+  }
+  if (first && waiting.length) {
+    const decided = await decideChunk(deps, clusters, views, waiting);
+    report.considered += waiting.length;
+    report.reassigned.push(...decided.reassigned);
+    for (const job of decided.unplacedJobs) state.unplaced.add(job);
+    if (decided.clusters.length) await deps.onAssigned?.(decided.clusters);
   }
   report.clusters = [...new Set([...report.assigned, ...report.reassigned].map((d) => d.cluster))].sort();
   end();
@@ -108,13 +121,53 @@ export async function runAdmission(deps: AdmissionDeps): Promise<AdmissionReport
   return report;
 }
 
+/**
+ * Every unadmitted job (and re-admission candidate). When a job the state holds as unplaced has
+ * gone (admitted elsewhere, cancelled), every job is looked at again: the jobs behind it meet
+ * less competition.
+ */
+async function lookForJobs(
+  deps: AdmissionDeps,
+  state: AdmissionState,
+  now: Date,
+): Promise<{ jobs: UnadmittedJob[]; readmit: AdmissionCandidate[] }> {
+  const jobs = await unadmittedJobs(deps.store);
+  const readmit =
+    deps.readmitAfterMs > 0
+      ? await readmissionCandidates(deps.store, { afterMs: deps.readmitAfterMs, now, limit: deps.batch })
+      : [];
+  const present = new Set([...jobs.map((j) => j.id), ...readmit.map((c) => c.spec.uid)]);
+  for (const id of state.unplaced)
+    if (!present.has(id)) {
+      state.unplaced.clear();
+      break;
+    }
+  return { jobs, readmit };
+}
+
+/** Ids in chunks of at most `jobs` jobs and about `pods` pods (always at least one job). */
+function* chunks(list: readonly UnadmittedJob[], jobs: number, pods: number): Generator<string[]> {
+  let chunk: string[] = [];
+  let total = 0;
+  for (const j of list) {
+    if (chunk.length && (chunk.length >= jobs || total + j.pods > pods)) {
+      yield chunk;
+      chunk = [];
+      total = 0;
+    }
+    chunk.push(j.id);
+    total += j.pods;
+  }
+  if (chunk.length) yield chunk;
+}
+
 /** Decides one chunk against the views (which keep what earlier chunks placed) and commits it. */
 async function decideChunk(
   deps: AdmissionDeps,
   clusters: readonly ClusterSummary[],
   views: Map<string, ClusterView>,
   candidates: readonly AdmissionCandidate[],
-): Promise<AdmissionReport> {
+): Promise<AdmissionReport & { unplacedJobs: string[] }> {
   const report: AdmissionReport = {
     considered: candidates.length,
     assigned: [],
@@ -137,8 +190,15 @@ async function decideChunk(
 
   // Rounds: evaluate the undecided jobs on every cluster, send those that fit now where they fit
   // best; what the round placed stays placed in the views, so the next round sees the room left.
+  // One job alone needs no round: clusters are tried best score first, the first where it fits wins.
   let undecided = candidates;
-  for (let round = 0; round < MAX_ROUNDS && undecided.length; round++) {
+  const one = candidates.length === 1 ? candidates[0]! : null;
+  const alone = one ? bestNowAlone(clusters, views, one) : undefined;
+  if (one && alone) {
+    admit(one, alone);
+    undecided = [];
+  }
+  for (let round = 0; round < MAX_ROUNDS && undecided.length && !one; round++) {
     evaluate(views, undecided);
     const before = undecided.length;
     undecided = undecided.filter((c) => {
@@ -149,12 +209,19 @@ async function decideChunk(
     if (undecided.length === before) break;
   }
   // The rest fit nowhere now: new jobs may still go where reclaim will make room (tier 1).
+  const unplacedJobs: string[] = [];
   for (const c of undecided) {
-    if (c.cluster !== null) continue; // re-admission only moves jobs that fit now
+    if (c.cluster !== null) {
+      unplacedJobs.push(c.spec.uid); // re-admission only moves jobs that fit now
+      continue;
+    }
     const ranked = clusters.map((s) => assess(s, views.get(s.name), c)).sort(byPreference);
     const best = ranked[0];
     if (best && best.tier > 0) admit(c, best);
-    else reasons.push({ job: c.spec.uid, reason: unplacedReason(ranked) });
+    else {
+      reasons.push({ job: c.spec.uid, reason: unplacedReason(ranked) });
+      unplacedJobs.push(c.spec.uid);
+    }
   }
 
   const assigned = await assignJobClusters(
@@ -179,45 +246,45 @@ async function decideChunk(
   for (const d of report.reassigned)
     admissionDecisionsTotal.inc({ outcome: "reassigned", cluster: d.cluster });
   admissionDecisionsTotal.inc({ outcome: "unplaced", cluster: "" }, reasons.length);
-  return report;
+  return { ...report, unplacedJobs };
 }
 
-/** The first candidates whose pods add up to at most `pods` (always the first one). */
-function withinPods(candidates: readonly AdmissionCandidate[], pods: number): AdmissionCandidate[] {
-  let total = 0;
-  const out: AdmissionCandidate[] = [];
-  for (const c of candidates) {
-    total += c.spec.pods.length;
-    if (out.length && total > pods) break;
-    out.push(c);
-  }
-  return out;
-}
+/** Whether the job may go to the view's cluster (its selector; not the cluster it waits on). */
+const mayGo = (view: ClusterView, c: AdmissionCandidate) =>
+  c.cluster !== view.name && matchesSelector(view.labels, c.clusterSelector);
 
-/** Snapshots of the ready, uncordoned clusters. */
-async function loadViews(
-  deps: AdmissionDeps,
-  clusters: readonly ClusterSummary[],
-  now: Date,
-): Promise<Map<string, ClusterView>> {
-  const views = new Map<string, ClusterView>();
-  for (const s of clusters) {
-    if (!s.ready || s.cordoned) continue;
-    const { snapshot } = await loadSnapshot(deps.store.prisma, s.name, {
-      now: now.getTime(),
-      usage: deps.usageWindow ?? undefined,
-    });
-    views.set(s.name, new ClusterView(s, snapshot, deps.config));
-  }
-  return views;
-}
-
-/** Each view's dry run with the candidates that may go there (selector; not the one they wait on). */
+/** Each view's dry run with the candidates that may go there. */
 function evaluate(views: Map<string, ClusterView>, candidates: readonly AdmissionCandidate[]): void {
-  for (const view of views.values())
-    view.evaluate(
-      candidates.filter((c) => c.cluster !== view.name && matchesSelector(view.labels, c.clusterSelector)),
-    );
+  for (const view of views.values()) view.evaluate(candidates.filter((c) => mayGo(view, c)));
+}
+
+/**
+ * The best cluster where one job fits now, dry-running clusters in the order of their score (which
+ * does not depend on the fit) and stopping at the first where it fits: what bestNow would choose.
+ * When it fits nowhere, every cluster it may go to has been evaluated with it.
+ */
+function bestNowAlone(
+  clusters: readonly ClusterSummary[],
+  views: Map<string, ClusterView>,
+  c: AdmissionCandidate,
+): Assessment | undefined {
+  const ranked: { summary: ClusterSummary; view: ClusterView; score: number }[] = [];
+  for (const summary of clusters) {
+    const view = views.get(summary.name);
+    if (!view) continue;
+    if (!mayGo(view, c)) {
+      view.evaluate([]);
+      continue;
+    }
+    view.evaluateShares([c]);
+    ranked.push({ summary, view, score: scoreOf(view, c) });
+  }
+  ranked.sort((a, b) => b.score - a.score || (a.summary.name < b.summary.name ? -1 : 1));
+  for (const { summary, view } of ranked) {
+    view.evaluate([c], { shares: false });
+    if (view.fitsNow(c.spec.uid).fits) return assess(summary, view, c);
+  }
+  return undefined;
 }
 
 /** The best cluster where the job fits now, if any (never the one a re-admission candidate waits on). */

@@ -111,7 +111,7 @@ async function decideAndCommit(
   report: CycleReport,
 ): Promise<{ result: SessionResult; commit: CommitResult }> {
   for (let attempt = 0; ; attempt++) {
-    const { snapshot, generation } = await loadSnapshot(deps.store.prisma, cluster, {
+    const { snapshot, generation, rows } = await loadSnapshot(deps.store.prisma, cluster, {
       usage: deps.usageWindow ?? undefined,
     });
     const waiting = gateBackedOffPods(
@@ -133,7 +133,7 @@ async function decideAndCommit(
       return { result, commit: { generation, bindRequests: [], jobs: [] } };
     }
     try {
-      const commit = await commitSession(deps.store, cluster, generation, result);
+      const commit = await commitSession(deps.store, cluster, generation, result, rows);
       deps.memory.set(cluster, { generation: commit.generation, quietAt: null });
       await deps.searchCursors.save(cluster, result.searchCursors);
       return { result, commit };

@@ -16,7 +16,12 @@ export type BackendConfig =
       /** Default one hour; 0 keeps finished pods. */
       finishedPodTtlSeconds?: number;
     }
-  | { kind: "simulated"; clusterFile: string };
+  | {
+      kind: "simulated";
+      clusterFile: string;
+      /** Keeps the cluster's pods across agent restarts (simulated/state-file.ts). */
+      stateFile?: string;
+    };
 
 export async function createBackend(
   config: BackendConfig,
@@ -25,7 +30,7 @@ export async function createBackend(
 ): Promise<ClusterBackend> {
   switch (config.kind) {
     case "simulated":
-      return SimulatedBackend.load(config.clusterFile);
+      return SimulatedBackend.load(config.clusterFile, undefined, config.stateFile);
     case "kubernetes":
       return new KubernetesBackend({
         cluster,

@@ -1,5 +1,5 @@
-// fairShare: the core's proportion plugin on each cluster's current snapshot (src/store/queries).
-import { fairShareRows } from "../../store/queries/fair-share.js";
+// fairShare: the core's proportion plugin on each cluster's current snapshot (src/store/queries),
+// through the server's short-lived cache (fair-share-cache.ts).
 import { anyRole, guarded } from "../auth.js";
 import { asArgs } from "../errors.js";
 import { resourcesOfQuota } from "../views.js";
@@ -7,13 +7,7 @@ import { resourcesOfQuota } from "../views.js";
 export const fairShareResolvers = {
   Query: {
     fairShare: guarded(anyRole, asArgs, async (a: { cluster?: string | null }, ctx) =>
-      (
-        await fairShareRows(ctx.store.prisma, {
-          cluster: a.cluster,
-          config: ctx.schedulerConfig,
-          usageWindow: ctx.usageWindow,
-        })
-      ).map((r) => ({
+      (await ctx.fairShares.rows(a.cluster)).map((r) => ({
         queue: r.queue,
         cluster: r.cluster,
         deserved: resourcesOfQuota(r.deserved),

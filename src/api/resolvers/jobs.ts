@@ -6,11 +6,12 @@ import { cancelJob } from "../../store/operations/jobs.js";
 import { submitJob } from "../../store/operations/submit-job.js";
 import { listJobs } from "../../store/queries/jobs.js";
 import type { SubmitJobInput, SubGroupRow, TopologyConstraint } from "../../store/validation/submit-job.js";
-import { anyRole, guarded, principalOf, requireQueueAccess } from "../auth.js";
+import { anyRole, guarded, maySeeTemplate, principalOf, requireQueueAccess } from "../auth.js";
 import type { ApiContext } from "../context.js";
 import type { EventRow } from "../../store/events.js";
 import { asArgs, badInput, inInput } from "../errors.js";
 import { iso, resourcesOf } from "../views.js";
+import { MAX_BIND_REQUESTS_PAGE, MAX_EVENTS_PAGE, MAX_PODS_PAGE } from "../../store/index.js";
 
 const actor = (ctx: ApiContext) => ({ name: principalOf(ctx).name });
 const isUuid = (s: string) => z.uuid().safeParse(s).success;
@@ -39,6 +40,18 @@ async function jobs(a: JobsArgs, ctx: ApiContext) {
     edges: page.jobs.map((node, i) => ({ node, cursor: page.cursors[i]! })),
     pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.cursors.at(-1) ?? null },
   };
+}
+
+interface PageArgs {
+  first?: number | null;
+}
+
+/** A nested list's page size, checked against its cap. */
+function pageSize(a: PageArgs, max: number): number {
+  const first = a.first ?? 0;
+  if (!Number.isInteger(first) || first < 0 || first > max)
+    throw badInput("first", `first: must be between 0 and ${max}`);
+  return first;
 }
 
 const podResources = (p: Pod | JobTask) =>
@@ -81,25 +94,28 @@ export const jobResolvers = {
     updatedAt: (j: Job) => iso(j.updatedAt),
     startedAt: (j: Job) => iso(j.startedAt),
     finishedAt: (j: Job) => iso(j.finishedAt),
-    pods: (j: Job, _a: unknown, ctx: ApiContext) => ctx.loaders.pods.load(j.id),
-    events: async (j: Job, _a: unknown, ctx: ApiContext) =>
-      (await ctx.loaders.events.load(j.id)).map(eventView),
+    pods: (j: Job, a: PageArgs, ctx: ApiContext) => ctx.loaders.pods(pageSize(a, MAX_PODS_PAGE)).load(j.id),
+    events: async (j: Job, a: PageArgs, ctx: ApiContext) =>
+      (await ctx.loaders.events(pageSize(a, MAX_EVENTS_PAGE)).load(j.id)).map(eventView),
     pendingReason: (j: Job) => (j.state === "PENDING" ? j.pendingReason : null),
-    tasks: async (j: Job, _a: unknown, ctx: ApiContext) => {
-      const pods = await ctx.loaders.pods.load(j.id);
-      const order = new Map(pods.map((p, i) => [p.taskName, i]));
-      return (await ctx.loaders.tasks.load(j.id)).sort(
-        (a, b) => (order.get(a.name) ?? 0) - (order.get(b.name) ?? 0),
-      );
-    },
+    // In the order of their pods' names ("<task>-<index>"), without reading the pods.
+    tasks: async (j: Job, _a: unknown, ctx: ApiContext) =>
+      [...(await ctx.loaders.tasks.load(j.id))].sort((a, b) =>
+        `${a.name}-0`.localeCompare(`${b.name}-0`, "en", { numeric: true }),
+      ),
     subGroups: (j: Job) => j.subGroups as unknown as SubGroupRow[],
     topology: (j: Job) => j.topology as TopologyConstraint | null,
     clusterSelector: (j: Job) => j.clusterSelector,
-    bindRequests: async (j: Job, _a: unknown, ctx: ApiContext) =>
-      (await ctx.loaders.bindRequests.load(j.id)).map(bindRequestView),
+    bindRequests: async (j: Job, a: PageArgs, ctx: ApiContext) =>
+      (await ctx.loaders.bindRequests(pageSize(a, MAX_BIND_REQUESTS_PAGE)).load(j.id)).map(bindRequestView),
   },
   TaskGroup: {
     resources: (t: JobTask) => podResources(t),
+    template: async (t: JobTask, _a: unknown, ctx: ApiContext) => {
+      if (t.template === null) return null;
+      const job = await ctx.loaders.job.load(t.jobId);
+      return job && (await maySeeTemplate(ctx, job)) ? t.template : null;
+    },
   },
   Pod: {
     task: (p: Pod) => p.taskName,

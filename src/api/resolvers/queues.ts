@@ -1,8 +1,13 @@
 // Queues and quotas.
 import { DEFAULT_QUOTA_SCOPE } from "../../store/domain/quotas.js";
+import { DEFAULT_NAMESPACES, DEFAULT_POD_SECURITY } from "../../store/index.js";
 import type { Queue, QueueQuota } from "../../store/generated/prisma/client.js";
 import { createQueue, deleteQueue, setQueueQuota, updateQueue } from "../../store/operations/queues.js";
-import type { CreateQueueInput, SetQueueQuotaInput } from "../../store/operations/queues.js";
+import type {
+  CreateQueueInput,
+  SetQueueQuotaInput,
+  UpdateQueueInput,
+} from "../../store/operations/queues.js";
 import { adminOnly, anyRole, guarded, principalOf } from "../auth.js";
 import type { ApiContext } from "../context.js";
 import { asArgs, inInput } from "../errors.js";
@@ -24,7 +29,7 @@ export const queueResolvers = {
     updateQueue: guarded(
       adminOnly,
       (f) => (f === "name" ? "name" : `input.${f}`),
-      (a: { name: string; input: { parent?: string | null; priority?: number | null } }, ctx) =>
+      (a: { name: string; input: Omit<UpdateQueueInput, "name"> }, ctx) =>
         updateQueue(ctx.store, actor(ctx), { ...a.input, name: a.name }),
     ),
     deleteQueue: guarded(adminOnly, asArgs, (a: { name: string }, ctx) =>
@@ -47,5 +52,9 @@ export const queueResolvers = {
         overQuotaWeight: r.overQuotaWeight,
       })),
     createdAt: (q: Queue) => iso(q.createdAt),
+    namespaces: async (q: Queue, _a: unknown, ctx: ApiContext) =>
+      (await ctx.loaders.queuePolicies()).get(q.name)?.namespaces ?? DEFAULT_NAMESPACES,
+    podSecurity: async (q: Queue, _a: unknown, ctx: ApiContext) =>
+      (await ctx.loaders.queuePolicies()).get(q.name)?.podSecurity ?? DEFAULT_POD_SECURITY,
   },
 };

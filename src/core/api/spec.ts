@@ -183,9 +183,18 @@ export interface QueueSpec {
   overQuotaWeight: QuotaVector;
   /** Decayed recent usage, for time-based fair share; null = none. */
   usage?: QuotaVector | null;
+  /** What pods the snapshot leaves out hold for this queue (a compact snapshot that keeps only
+   * each node's total in use): counted as allocated and requested, as if those pods were there. */
+  heldElsewhere?: HeldElsewhere | null;
   /** Min-runtime protection in seconds; null = inherit from the parent. */
   preemptMinRuntimeSeconds?: number | null;
   reclaimMinRuntimeSeconds?: number | null;
+}
+
+export interface HeldElsewhere {
+  allocated: QuotaVector;
+  /** The part held by non-preemptible jobs. */
+  allocatedNotPreemptible: QuotaVector;
 }
 
 export interface TopologySpec {

@@ -1,6 +1,7 @@
-// After pods changed: recompute each affected job's state from its pods (domain/job-state),
-// keep its pending reason and scheduler bookkeeping, write all jobs in one statement and record
-// an event per state change and per changed pending reason.
+// A job's state follows its pods (domain/job-state); with it go its pending reason and the
+// scheduler's bookkeeping. `refreshJob` is the rule for one job (pure: the commit planner runs it
+// on snapshot rows); `refreshJobs` re-reads jobs after their pods changed and writes all of them
+// in one statement, recording an event per state change and per changed pending reason.
 import type { Tx } from "../db.js";
 import { countPodStates, deriveJobState, type PodStateCounts } from "../domain/job-state.js";
 import {
@@ -9,8 +10,9 @@ import {
   type PendingReason,
   samePendingReason,
 } from "../domain/pending-reason.js";
-import type { RecordEvent } from "../events.js";
+import type { NewEvent, RecordEvent } from "../events.js";
 import type { JobState, PodState } from "../generated/prisma/enums.js";
+import type { JobRow } from "../snapshot/rows.js";
 
 /** What a session (or admission) says about a job besides its pods. Absent fields stay as they are. */
 export interface JobNotes {
@@ -28,16 +30,73 @@ export interface RefreshedJob {
   to: JobState;
 }
 
-interface JobRow {
+/** A job's row with what the refresh changes, and the events saying so. */
+export interface JobRefresh {
+  update: JobUpdate;
+  events: NewEvent[];
+  /** Set when the state changed. */
+  refreshed: RefreshedJob | null;
+}
+
+export interface JobUpdate {
   id: string;
-  name: string;
-  queueName: string;
-  clusterName: string | null;
   state: JobState;
-  minMember: number;
-  pendingReason: unknown;
+  pendingReason: PendingReason | null;
   lastStartAt: Date | null;
   staleSince: Date | null;
+}
+
+/**
+ * What refreshing one job changes: its state from its pods' states (`counts`; absent = its pods
+ * did not change, the state stays), its pending reason and scheduler bookkeeping from `note`.
+ * Null when nothing changes.
+ */
+export function refreshJob(
+  job: JobRow,
+  counts: PodStateCounts | undefined,
+  note: JobNotes,
+): JobRefresh | null {
+  const state = counts ? deriveJobState(job.state, job.minMember, counts) : job.state;
+  const oldReason = job.pendingReason;
+  const reason =
+    state !== "PENDING"
+      ? null
+      : (note.pendingReason ??
+        oldReason ??
+        (job.clusterName ? awaitingScheduler(job.clusterName) : awaitingAdmission()));
+  const lastStartAt = note.lastStartAt === undefined ? job.lastStartAt : note.lastStartAt;
+  const staleSince = note.staleSince === undefined ? job.staleSince : note.staleSince;
+  const reasonChanged = !samePendingReason(oldReason, reason);
+  if (
+    state === job.state &&
+    !reasonChanged &&
+    +(lastStartAt ?? 0) === +(job.lastStartAt ?? 0) &&
+    +(staleSince ?? 0) === +(job.staleSince ?? 0)
+  ) {
+    return null;
+  }
+  const events: NewEvent[] = [];
+  const event = { job: job.id, queue: job.queueName, cluster: job.clusterName };
+  let refreshed: RefreshedJob | null = null;
+  if (state !== job.state) {
+    events.push({
+      ...event,
+      kind: `job.${state.toLowerCase()}`,
+      message: `job ${job.name}: ${job.state} → ${state}`,
+    });
+    refreshed = {
+      id: job.id,
+      name: job.name,
+      queue: job.queueName,
+      cluster: job.clusterName,
+      from: job.state,
+      to: state,
+    };
+  }
+  if (reason && reasonChanged && reason.message !== oldReason?.message) {
+    events.push({ ...event, kind: "job.pending", message: `job ${job.name} pending: ${reason.message}` });
+  }
+  return { update: { id: job.id, state, pendingReason: reason, lastStartAt, staleSince }, events, refreshed };
 }
 
 export async function refreshJobs(
@@ -49,7 +108,7 @@ export async function refreshJobs(
 ): Promise<RefreshedJob[]> {
   if (!jobIds.length) return [];
   const ids = [...new Set(jobIds)];
-  const jobs: JobRow[] = await tx.job.findMany({
+  const jobs = await tx.job.findMany({
     where: { id: { in: ids } },
     select: {
       id: true,
@@ -75,57 +134,30 @@ export async function refreshJobs(
     counts.set(p.jobId, c);
   }
 
-  const updates: Record<string, unknown>[] = [];
+  const updates: JobUpdate[] = [];
   const refreshed: RefreshedJob[] = [];
   for (const job of jobs) {
-    const note = notes.get(job.id) ?? {};
-    const state = deriveJobState(job.state, job.minMember, counts.get(job.id) ?? countPodStates([]));
-    const oldReason = (job.pendingReason ?? null) as PendingReason | null;
-    const reason =
-      state !== "PENDING"
-        ? null
-        : (note.pendingReason ??
-          oldReason ??
-          (job.clusterName ? awaitingScheduler(job.clusterName) : awaitingAdmission()));
-    const lastStartAt = note.lastStartAt === undefined ? job.lastStartAt : note.lastStartAt;
-    const staleSince = note.staleSince === undefined ? job.staleSince : note.staleSince;
-    const reasonChanged = !samePendingReason(oldReason, reason);
-    if (
-      state === job.state &&
-      !reasonChanged &&
-      +(lastStartAt ?? 0) === +(job.lastStartAt ?? 0) &&
-      +(staleSince ?? 0) === +(job.staleSince ?? 0)
-    ) {
-      continue;
-    }
-    updates.push({
-      id: job.id,
-      state,
-      pending_reason: reason,
-      last_start_at: lastStartAt?.toISOString() ?? null,
-      stale_since: staleSince?.toISOString() ?? null,
-    });
-    const event = { job: job.id, queue: job.queueName, cluster: job.clusterName };
-    if (state !== job.state) {
-      record({
-        ...event,
-        kind: `job.${state.toLowerCase()}`,
-        message: `job ${job.name}: ${job.state} → ${state}`,
-      });
-      refreshed.push({
-        id: job.id,
-        name: job.name,
-        queue: job.queueName,
-        cluster: job.clusterName,
-        from: job.state,
-        to: state,
-      });
-    }
-    if (reason && reasonChanged && reason.message !== oldReason?.message) {
-      record({ ...event, kind: "job.pending", message: `job ${job.name} pending: ${reason.message}` });
-    }
+    const row = { ...job, pendingReason: (job.pendingReason ?? null) as PendingReason | null };
+    const r = refreshJob(row, counts.get(job.id) ?? countPodStates([]), notes.get(job.id) ?? {});
+    if (!r) continue;
+    updates.push(r.update);
+    for (const e of r.events) record(e);
+    if (r.refreshed) refreshed.push(r.refreshed);
   }
+  await writeJobUpdates(tx, updates, now);
+  return refreshed;
+}
+
+/** Writes refreshed jobs in one statement, stamping when each was admitted, started, finished. */
+export async function writeJobUpdates(tx: Tx, updates: readonly JobUpdate[], now: Date): Promise<void> {
   if (updates.length) {
+    const rows = updates.map((u) => ({
+      id: u.id,
+      state: u.state,
+      pending_reason: u.pendingReason,
+      last_start_at: u.lastStartAt?.toISOString() ?? null,
+      stale_since: u.staleSince?.toISOString() ?? null,
+    }));
     await tx.$executeRaw`
       UPDATE job j SET
         state = v.state::"JobState",
@@ -136,9 +168,8 @@ export async function refreshJobs(
         admitted_at = CASE WHEN v.state IN ('ADMITTED', 'RUNNING') THEN COALESCE(j.admitted_at, ${now}) ELSE j.admitted_at END,
         started_at = CASE WHEN v.state = 'RUNNING' THEN COALESCE(j.started_at, ${now}) ELSE j.started_at END,
         finished_at = CASE WHEN v.state IN ('SUCCEEDED', 'FAILED', 'CANCELLED') THEN COALESCE(j.finished_at, ${now}) ELSE j.finished_at END
-      FROM jsonb_to_recordset(${JSON.stringify(updates)}::jsonb)
+      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
         AS v(id uuid, state text, pending_reason jsonb, last_start_at timestamp(3), stale_since timestamp(3))
       WHERE j.id = v.id`;
   }
-  return refreshed;
 }

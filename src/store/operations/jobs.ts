@@ -27,13 +27,29 @@ export interface CancelResult {
  */
 export async function cancelJob(store: Store, actor: Actor, input: { id: string }): Promise<CancelResult> {
   const { id } = parseInput(z.object({ id: jobId }).strict(), input);
-  const now = new Date();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await cancelOnce(store, actor, id, new Date());
+    } catch (err) {
+      if (!(err instanceof ClusterMoved) || attempt >= 5) throw err;
+    }
+  }
+}
+
+/** The job changed cluster between the first read and its lock: the cancel starts over. */
+class ClusterMoved extends Error {}
+
+async function cancelOnce(store: Store, actor: Actor, id: string, now: Date): Promise<CancelResult> {
   return transact(store, actor, async (tx, record) => {
     const peek = await tx.job.findUnique({ where: { id }, select: { clusterName: true } });
     if (!peek) throw new NotFoundError("job", id, "id");
-    // Lock the cluster first (the order every pod-changing operation uses), then re-read the job.
+    // Lock the cluster first (the order every pod-changing operation uses), then the job: an
+    // admission or a commit racing the cancel either happened before it and is seen here, or
+    // waits for it and finds the job cancelled.
     const fence = peek.clusterName ? await lockCluster(tx, peek.clusterName) : null;
+    await tx.$queryRaw`SELECT id FROM job WHERE id = ${id}::uuid FOR UPDATE`;
     const job = await tx.job.findUniqueOrThrow({ where: { id } });
+    if (job.clusterName !== peek.clusterName) throw new ClusterMoved();
     if (job.state === "CANCELLED") return { job, bindRequests: [] };
     if (isFinished(job.state))
       throw new ConflictError(`job ${job.name} already ${job.state.toLowerCase()}`, "id");

@@ -5,9 +5,11 @@ import { DEFAULT_QUOTA_SCOPE } from "../domain/quotas.js";
 import { UNFINISHED_JOB_STATES } from "../domain/job-state.js";
 import { QueueTree } from "../domain/queue-tree.js";
 import { ConflictError, NotFoundError } from "../errors.js";
+import type { Prisma } from "../generated/prisma/client.js";
 import type { QuotaResource } from "../generated/prisma/enums.js";
 import { type Actor, type Store, transact } from "../store.js";
-import { queueName, clusterName } from "../validation/names.js";
+import { queueName, clusterName, dnsLabel } from "../validation/names.js";
+import { POD_SECURITY_LEVELS } from "../validation/pod-security/index.js";
 import { invalidAt, parseInput } from "../validation/parse.js";
 import { lockQueueTree } from "./queue-tree-lock.js";
 
@@ -16,8 +18,23 @@ const priority = z
   .min(0, "priority must not be negative")
   .max(1_000_000, "priority must be at most 1000000");
 
+/** Namespaces a queue's jobs may use; null (or absent at creation) = the parent's. */
+const namespaces = z
+  .array(dnsLabel("namespace"), "namespaces must be a list of namespace names")
+  .min(1, "namespaces must name at least one namespace (null inherits the parent's)")
+  .max(100, "namespaces may name at most 100 namespaces")
+  .refine((l) => new Set(l).size === l.length, "namespaces must not repeat a namespace");
+
+const podSecurity = z.enum(POD_SECURITY_LEVELS, "podSecurity must be PRIVILEGED, BASELINE or RESTRICTED");
+
 const createQueueInput = z
-  .object({ name: queueName, parent: queueName.nullish(), priority: priority.nullish() })
+  .object({
+    name: queueName,
+    parent: queueName.nullish(),
+    priority: priority.nullish(),
+    namespaces: namespaces.nullish(),
+    podSecurity: podSecurity.nullish(),
+  })
   .strict();
 export type CreateQueueInput = z.input<typeof createQueueInput>;
 
@@ -49,7 +66,13 @@ export async function createQueue(store: Store, actor: Actor, input: CreateQueue
       await refuseIfHoldsJobs(tx, q.parent, "parent");
     }
     const row = await tx.queue.create({
-      data: { name: q.name, parentName: q.parent ?? null, priority: q.priority ?? undefined },
+      data: {
+        name: q.name,
+        parentName: q.parent ?? null,
+        priority: q.priority ?? undefined,
+        namespaces: q.namespaces ?? [],
+        podSecurity: q.podSecurity ?? null,
+      },
     });
     record({
       kind: "queue.created",
@@ -60,10 +83,10 @@ export async function createQueue(store: Store, actor: Actor, input: CreateQueue
   });
 }
 
-const updateQueueInput = z
-  .object({ name: queueName, parent: queueName.nullish(), priority: priority.nullish() })
-  .strict();
-/** `parent: null` moves the queue to the top; an absent `parent` leaves it where it is. */
+/** The same fields as at creation. */
+const updateQueueInput = createQueueInput;
+/** `parent: null` moves the queue to the top; an absent `parent` leaves it where it is.
+ * `namespaces` / `podSecurity` null: inherit the parent's again; absent: unchanged. */
 export type UpdateQueueInput = z.input<typeof updateQueueInput>;
 
 export async function updateQueue(store: Store, actor: Actor, input: UpdateQueueInput) {
@@ -73,7 +96,7 @@ export async function updateQueue(store: Store, actor: Actor, input: UpdateQueue
     const tree = await loadTree(tx);
     if (!tree.has(q.name)) throw new NotFoundError("queue", q.name, "name");
     const changes: string[] = [];
-    const data: { parentName?: string | null; priority?: number } = {};
+    const data: Prisma.QueueUncheckedUpdateInput = {};
     if (q.parent !== undefined) {
       if (q.parent !== null) {
         if (!tree.has(q.parent)) throw invalidAt(["parent"], `queue "${q.parent}" does not exist`);
@@ -93,6 +116,14 @@ export async function updateQueue(store: Store, actor: Actor, input: UpdateQueue
     if (q.priority != null) {
       data.priority = q.priority;
       changes.push(`priority → ${q.priority}`);
+    }
+    if (q.namespaces !== undefined) {
+      data.namespaces = q.namespaces ?? [];
+      changes.push(`namespaces → ${q.namespaces?.join(", ") ?? "(inherited)"}`);
+    }
+    if (q.podSecurity !== undefined) {
+      data.podSecurity = q.podSecurity;
+      changes.push(`podSecurity → ${q.podSecurity ?? "(inherited)"}`);
     }
     const row = await tx.queue.update({ where: { name: q.name }, data });
     if (changes.length)

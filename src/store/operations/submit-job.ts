@@ -12,6 +12,9 @@ import { ConflictError } from "../errors.js";
 import type { Job } from "../generated/prisma/client.js";
 import { uuidv7 } from "../ids.js";
 import { type Actor, type Store, publishCommitted } from "../store.js";
+import { queuePolicy } from "../queries/queue-policy.js";
+import { jobPolicyError } from "../validation/job-policy.js";
+import { templateResourceError } from "../validation/template-resources.js";
 import { invalidAt, parseInput } from "../validation/parse.js";
 import {
   type JobSpec,
@@ -170,6 +173,12 @@ async function insertJob(
 
 export async function submitJob(store: Store, actor: Actor, input: SubmitJobInput): Promise<SubmitResult> {
   const spec = normaliseJobSpec(parseInput(submitJobInputSchema, input));
+  const overAsk = templateResourceError(spec);
+  if (overAsk) throw overAsk;
+  // A queue that does not exist is refused below, with the reason the insert finds.
+  const policy = await queuePolicy(store.prisma, spec.queue);
+  const refused = policy && jobPolicyError(spec, policy);
+  if (refused) throw refused;
   const hash = specHash(spec);
   const pods = spec.tasks.reduce((n, t) => n + t.replicas, 0);
   const message = `job ${spec.name} submitted to ${spec.queue}${spec.cluster ? ` for cluster ${spec.cluster}` : ""}: ${pods} pod(s), gang minimum ${spec.minMember}`;

@@ -1,12 +1,17 @@
-// What the admission step decides about: PENDING jobs that no cluster has yet and, for
-// re-admission, jobs that have waited long on the cluster admission gave them with none of their
-// pods placed. Each comes as the core's PodGroupSpec (every pod Pending), ready to be added to a
-// cluster's snapshot for a dry run.
+// What the admission step reads: PENDING jobs that no cluster has yet and, for re-admission, jobs
+// that have waited long on the cluster admission gave them with none of their pods placed. Each
+// comes as the core's PodGroupSpec (every pod Pending), ready to be added to a cluster's snapshot
+// for a dry run.
 import type { PodGroupSpec, TopologySpec } from "../../core/api/spec.js";
+import { groupBy } from "../collections.js";
 import type { PrismaClient } from "../db.js";
 import type { PendingReason } from "../domain/pending-reason.js";
 import type { Job, JobTask, Pod } from "../generated/prisma/client.js";
+import type { UsageWindow } from "../domain/usage.js";
+import { loadSnapshot } from "../snapshot/load-snapshot.js";
 import { podGroupSpec, TopologyRegistry } from "../snapshot/map-rows.js";
+import type { Store } from "../store.js";
+import { listClusters } from "./clusters.js";
 
 export interface LabelMatch {
   key: string;
@@ -25,57 +30,66 @@ export interface AdmissionCandidate {
   pendingReason: PendingReason | null;
 }
 
-/** Where a previous page of unadmitted jobs ended (the order is priority desc, created, id). */
-export interface AdmissionCursor {
-  priority: number;
-  createdAt: Date;
+/** An unadmitted job in admission's order, with its number of pods (to cut chunks by). */
+export interface UnadmittedJob {
   id: string;
+  pods: number;
 }
 
-export interface AdmissionQuery {
-  /** At most this many of each kind (unadmitted, re-admission candidates). */
-  limit: number;
-  /** Unadmitted jobs after this one only (the next page). */
-  after?: AdmissionCursor | null;
-  /** Re-admission: jobs given their cluster longer ago than this; absent = none. */
-  readmitAfterMs?: number;
-  now: Date;
+/** Every PENDING job without a cluster, highest priority first, then oldest (one small row each). */
+export async function unadmittedJobs(store: Store): Promise<UnadmittedJob[]> {
+  const rows = await store.prisma.$queryRaw<{ id: string; pods: number }[]>`
+    SELECT j.id::text AS id, (SELECT count(*) FROM pod p WHERE p.job_id = j.id)::int AS pods
+    FROM job j WHERE j.state = 'PENDING' AND j.cluster_name IS NULL
+    ORDER BY j.priority DESC, j.created_at ASC, j.id ASC`;
+  return rows;
 }
 
-/** The cursor just after this candidate. */
-export const cursorOf = (c: AdmissionCandidate): AdmissionCursor => ({
-  priority: c.spec.priority,
-  createdAt: new Date(c.spec.createdAt),
-  id: c.spec.uid,
-});
+/** Jobs admission gave a cluster (not pinned) that have waited unplaced longer than `afterMs`. */
+export async function readmissionCandidates(
+  store: Store,
+  q: { afterMs: number; now: Date; limit: number },
+): Promise<AdmissionCandidate[]> {
+  const waiting = await longWaiting(store.prisma, q.afterMs, q);
+  return candidates(
+    store.prisma,
+    waiting.map((w) => w.job),
+    new Map(waiting.map((w) => [w.job.id, w.assignedAt])),
+  );
+}
+
+/** These unadmitted jobs as candidates, in the order given (those no longer unadmitted left out). */
+export async function admissionCandidatesByIds(
+  store: Store,
+  ids: readonly string[],
+): Promise<AdmissionCandidate[]> {
+  if (!ids.length) return [];
+  const rows = await store.prisma.job.findMany({
+    where: { id: { in: [...ids] }, state: "PENDING", clusterName: null },
+  });
+  const byId = new Map(rows.map((j) => [j.id, j]));
+  const jobs = ids.map((id) => byId.get(id)).filter((j): j is Job => j !== undefined);
+  return candidates(store.prisma, jobs, new Map());
+}
+
+/** The clusters admission chooses among. */
+export const admissionClusters = (store: Store) => listClusters(store.prisma);
+
+/** One cluster's snapshot read in full (when no cache of it is kept). */
+export const admissionSnapshot = (
+  store: Store,
+  cluster: string,
+  opts: { now?: number; usage?: UsageWindow },
+) => loadSnapshot(store.prisma, cluster, opts);
 
 /** Highest priority first, then oldest (the order admission decides in). */
 const ORDER = [{ priority: "desc" as const }, { createdAt: "asc" as const }, { id: "asc" as const }];
 
-export async function admissionCandidates(
+async function candidates(
   prisma: PrismaClient,
-  q: AdmissionQuery,
+  jobs: readonly Job[],
+  assignedAt: ReadonlyMap<string, Date>,
 ): Promise<AdmissionCandidate[]> {
-  const a = q.after;
-  const unadmitted = await prisma.job.findMany({
-    where: {
-      state: "PENDING",
-      clusterName: null,
-      ...(a
-        ? {
-            OR: [
-              { priority: { lt: a.priority } },
-              { priority: a.priority, createdAt: { gt: a.createdAt } },
-              { priority: a.priority, createdAt: a.createdAt, id: { gt: a.id } },
-            ],
-          }
-        : {}),
-    },
-    orderBy: ORDER,
-    take: q.limit,
-  });
-  const waiting = q.readmitAfterMs === undefined ? [] : await longWaiting(prisma, q.readmitAfterMs, q);
-  const jobs = [...unadmitted, ...waiting.map((w) => w.job)];
   if (!jobs.length) return [];
   const ids = jobs.map((j) => j.id);
   const tasks = await prisma.jobTask.findMany({ where: { jobId: { in: ids } } });
@@ -86,9 +100,7 @@ export async function admissionCandidates(
     m.set(t.name, t);
     tasksByJob.set(t.jobId, m);
   }
-  const podsByJob = new Map<string, Pod[]>();
-  for (const p of pods) podsByJob.set(p.jobId, [...(podsByJob.get(p.jobId) ?? []), p]);
-  const assignedAt = new Map(waiting.map((w) => [w.job.id, w.assignedAt]));
+  const podsByJob = groupBy<Pod, string>(pods, (p) => p.jobId);
   return jobs.map((job) => {
     const registry = new TopologyRegistry();
     return {
@@ -112,7 +124,7 @@ export async function admissionCandidates(
 async function longWaiting(
   prisma: PrismaClient,
   afterMs: number,
-  q: AdmissionQuery,
+  q: { now: Date; limit: number },
 ): Promise<{ job: Job; assignedAt: Date }[]> {
   const before = new Date(q.now.getTime() - afterMs);
   const jobs = await prisma.job.findMany({

@@ -23,10 +23,12 @@ export function encodeJobCursor(job: { createdAt: Date; id: string }): string {
   return Buffer.from(`${job.createdAt.toISOString()}|${job.id}`).toString("base64url");
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 function decodeJobCursor(cursor: string): { createdAt: Date; id: string } {
   const [at, id] = Buffer.from(cursor, "base64url").toString().split("|");
   const createdAt = new Date(at ?? "");
-  if (!id || Number.isNaN(createdAt.getTime()))
+  if (!id || !UUID.test(id) || Number.isNaN(createdAt.getTime()))
     throw new InvalidInputError("after", "after: not a cursor of this list");
   return { createdAt, id };
 }

@@ -3,10 +3,14 @@
 import type { z } from "zod";
 import { InvalidInputError } from "../errors.js";
 
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+
+/** `tasks[0].template.spec`; keys that are not identifiers in brackets: `limits["nvidia.com/gpu"]`. */
 export function formatPath(path: readonly PropertyKey[]): string {
   let out = "";
   for (const p of path) {
     if (typeof p === "number") out += `[${p}]`;
+    else if (!IDENTIFIER.test(String(p))) out += `[${JSON.stringify(String(p))}]`;
     else out += out ? `.${String(p)}` : String(p);
   }
   return out;

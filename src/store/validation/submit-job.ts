@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { splitGpu } from "../domain/quantities.js";
 import { clusterName, dnsLabel, labelKey, labelMatches, queueName } from "./names.js";
-import { bytes, cpuMillis, gpuMemoryMiB } from "./quantities.js";
+import { bytes, cpuMillis, gpuMemoryMiB, INT4_MAX } from "./quantities.js";
 
 /** A task's pod template is at most 256 KiB of JSON: agents fetch it once per job and the API
  * server refuses much larger pods anyway (its request limit is about 1.5 MB). */
@@ -25,6 +25,7 @@ export const resourcesInput = z
     gpu: z
       .number("gpu must be a number")
       .min(0, "gpu must not be negative")
+      .max(INT4_MAX, `gpu must be at most ${INT4_MAX} devices`)
       .refine(
         (g) => Number.isInteger(g) || g < 1,
         "gpu must be a whole number of devices, or a fraction below 1 of one device",
@@ -71,6 +72,7 @@ const task = z
     durationSeconds: z
       .int("durationSeconds must be a whole number")
       .min(0, "durationSeconds must not be negative")
+      .max(INT4_MAX, `durationSeconds must be at most ${INT4_MAX}`)
       .nullish(),
     exitFailure: z.boolean().nullish(),
   })
@@ -117,6 +119,9 @@ export const submitJobInputSchema = z
     j.tasks.forEach((t, i) => {
       if (taskNames.has(t.name)) issue(["tasks", i, "name"], `duplicate task name "${t.name}"`);
       taskNames.add(t.name);
+      const r = t.resources;
+      if (!r.cpu && !r.memory && !r.gpu && !r.gpuMemory)
+        issue(["tasks", i, "resources"], "a pod must ask for some cpu, memory, gpu or gpuMemory");
     });
     const total = j.tasks.reduce((n, t) => n + t.replicas, 0);
     if (total > MAX_PODS_PER_JOB)

@@ -1,9 +1,15 @@
 // The Pod the Kubernetes backend creates for a BindRequest: the job's template, named
 // uniquely in its namespace (pod-names.ts), handed to our scheduler name (so kube-scheduler leaves
 // it alone until we bind it), labelled with the job and pod group it belongs to, and pinned
-// to the GPU devices the control plane chose (annotation + NVIDIA_VISIBLE_DEVICES).
+// to the GPU devices the control plane chose (annotation + NVIDIA_VISIBLE_DEVICES), its
+// containers' cpu, memory and GPU requests and limits written from the task's declared resources.
 import type { V1Binding, V1Pod } from "@kubernetes/client-node";
 import type { BindRequestMessage } from "../../../protocol/bind-request.js";
+import {
+  type DeclaredResources,
+  declaredContainerResources,
+  declaredInitContainerResources,
+} from "../../../protocol/pod-resources.js";
 import {
   BIND_REQUEST_KEY,
   GPU_DEVICES_KEY,
@@ -34,7 +40,13 @@ export function podManifest(request: BindRequestMessage, namespace: string, temp
     throw new Error("the job's pod template has no containers");
   }
   spec.schedulerName = SCHEDULER_NAME;
-  spec.containers = pinContainers(spec.containers as Json[], request.gpuDevices);
+  const declared: DeclaredResources = request.pod.resources;
+  spec.containers = pinContainers(
+    declaredContainerResources(spec.containers as Json[], declared),
+    request.gpuDevices,
+  );
+  if (Array.isArray(spec.initContainers))
+    spec.initContainers = declaredInitContainerResources(spec.initContainers as Json[], declared);
   delete spec.nodeName; // placement happens through the Binding, after creation
   const metadata = (source.metadata as Json | undefined) ?? {};
   return {

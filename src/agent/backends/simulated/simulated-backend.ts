@@ -2,9 +2,10 @@
 // pod end, drives every pod's lifetime. The clock is injectable so tests can step time.
 import type { BindRequestMessage } from "../../../protocol/bind-request.js";
 import { StartedBinds } from "../../started-binds.js";
-import type { BackendEvents, ClusterBackend, RequestOutcome } from "../types.js";
+import type { BackendEvents, ClusterBackend, PodStateChange, RequestOutcome } from "../types.js";
 import { expandNodes, loadClusterFile, type ClusterFile } from "./cluster-file.js";
-import { SimulatedCluster, type RequestEffect } from "./simulated-cluster.js";
+import { podKey, SimulatedCluster, type RequestEffect } from "./simulated-cluster.js";
+import { appendBind, readClusterState, type StoredPod, writeClusterState } from "./state-file.js";
 
 export interface SimulationClock {
   now(): number;
@@ -20,27 +21,33 @@ export class SimulatedBackend implements ClusterBackend {
   private timer: NodeJS.Timeout | null = null;
   private armedFor: number | null = null;
   private readonly binds = new StartedBinds();
+  /** Running pods by "job/pod", kept only when the cluster lives in a state file. */
+  private readonly stored = new Map<string, StoredPod>();
 
   constructor(
     readonly cluster: SimulatedCluster,
     /** Labels of the cluster (registerCluster). */
     readonly labels: Record<string, string> = {},
     private readonly clock: SimulationClock = REAL_CLOCK,
+    /** Where the cluster's pods are kept across agent restarts (state-file.ts); null = memory only. */
+    private readonly stateFile: string | null = null,
   ) {}
 
-  static fromClusterFile(file: ClusterFile, clock?: SimulationClock): SimulatedBackend {
+  static fromClusterFile(file: ClusterFile, clock?: SimulationClock, stateFile?: string): SimulatedBackend {
     return new SimulatedBackend(
       new SimulatedCluster(expandNodes(file), file.defaultPodDurationSeconds),
       file.labels,
       clock,
+      stateFile ?? null,
     );
   }
 
-  static async load(path: string, clock?: SimulationClock): Promise<SimulatedBackend> {
-    return SimulatedBackend.fromClusterFile(await loadClusterFile(path), clock);
+  static async load(path: string, clock?: SimulationClock, stateFile?: string): Promise<SimulatedBackend> {
+    return SimulatedBackend.fromClusterFile(await loadClusterFile(path), clock, stateFile);
   }
 
   async start(events: BackendEvents): Promise<void> {
+    this.restore();
     this.events = events;
     events.nodes(this.cluster.listNodes(), true, []);
     // Like a real cluster, the pods it runs are complete: a cluster started empty has none.
@@ -53,7 +60,14 @@ export class SimulatedBackend implements ClusterBackend {
 
   async bind(request: BindRequestMessage): Promise<RequestOutcome> {
     this.binds.add({ jobId: request.job.id, pod: request.pod.name });
-    return this.apply(this.cluster.bind(request, this.clock.now()));
+    const startedAt = this.clock.now();
+    const effect = this.cluster.bind(request, startedAt);
+    if (this.stateFile && effect.changes.length > 0) {
+      const pod = { request, startedAt };
+      this.stored.set(podKey(request.job.id, request.pod.name), pod);
+      appendBind(this.stateFile, pod);
+    }
+    return this.apply(effect);
   }
 
   async evict(request: BindRequestMessage): Promise<RequestOutcome> {
@@ -69,6 +83,7 @@ export class SimulatedBackend implements ClusterBackend {
   /** Ends the pods whose time is up and re-arms the timer for the next one. */
   tick(): void {
     const changes = this.cluster.advance(this.clock.now());
+    this.persist(changes);
     if (changes.length > 0) this.events?.podStates(changes);
     this.arm();
   }
@@ -81,9 +96,26 @@ export class SimulatedBackend implements ClusterBackend {
   }
 
   private apply(effect: RequestEffect): RequestOutcome {
+    this.persist(effect.changes);
     if (effect.changes.length > 0) this.events?.podStates(effect.changes);
     this.arm();
     return effect.outcome;
+  }
+
+  /** Pods of the state file run again, each for what is left of its time. */
+  private restore(): void {
+    if (!this.stateFile) return;
+    for (const pod of readClusterState(this.stateFile).pods) {
+      if (this.cluster.bind(pod.request, pod.startedAt).changes.length > 0)
+        this.stored.set(podKey(pod.request.job.id, pod.request.pod.name), pod);
+    }
+  }
+
+  /** Written before the change is reported: what the agent reports, the file already holds. */
+  private persist(changes: PodStateChange[]): void {
+    if (!this.stateFile || changes.length === 0) return;
+    for (const c of changes) if (c.state !== "RUNNING") this.stored.delete(podKey(c.jobId, c.pod));
+    writeClusterState(this.stateFile, this.stored.values());
   }
 
   private arm(): void {

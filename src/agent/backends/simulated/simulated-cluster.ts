@@ -240,7 +240,8 @@ export class SimulatedCluster {
   }
 }
 
-function podKey(jobId: string, pod: string): string {
+/** A pod's key in a simulated cluster: job id and pod name. */
+export function podKey(jobId: string, pod: string): string {
   return `${jobId}/${pod}`;
 }
 

@@ -102,6 +102,19 @@ export class ProportionPlugin implements Plugin {
   }
 
   private countUsage(ssn: Session): void {
+    for (const q of ssn.queues.values()) {
+      const held = q.spec.heldElsewhere;
+      if (!held) continue;
+      const all = fromQuota(held.allocated);
+      const notPreemptible = fromQuota(held.allocatedNotPreemptible);
+      for (const c of this.chain(q.name))
+        for (const r of RESOURCES) {
+          const s = c.shares[r];
+          s.allocated = snap(r, s.allocated + all[r]);
+          s.request = snap(r, s.request + all[r]);
+          s.allocatedNotPreemptible = snap(r, s.allocatedNotPreemptible + notPreemptible[r]);
+        }
+    }
     const minMem = ssn.params.minNodeGpuMemory;
     for (const job of ssn.jobs.values()) {
       const chain = this.chain(job.queue);

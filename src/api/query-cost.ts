@@ -1,0 +1,156 @@
+// What an operation may cost, counted in the rows it can make the server read: a list field
+// multiplies what it selects by its page size — `first` whether written in the query, passed as
+// a variable or left to its default — and lists without `first` by an estimate of their length.
+// Fields that compute much per call (fairShare) carry a fixed cost. Checked with the request's
+// variables, before anything runs, over HTTP and WebSocket alike.
+import {
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  getNamedType,
+  getNullableType,
+  GraphQLError,
+  type GraphQLField,
+  type GraphQLNamedType,
+  type GraphQLSchema,
+  isListType,
+  isObjectType,
+  isInterfaceType,
+  Kind,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  valueFromAST,
+  valueFromASTUntyped,
+} from "graphql";
+
+export const MAX_QUERY_COST = 20_000;
+
+/** Lists without `first` (queues, clusters, a cluster's nodes, a job's tasks…): their length
+ * is not known before they are read. */
+const UNBOUNDED_LIST_ESTIMATE = 10;
+const LIST_ESTIMATES: Record<string, number> = { "Cluster.nodes": 100 };
+
+/** Work a field does per call beyond the rows it returns. */
+const FIELD_COSTS: Record<string, number> = { "Query.fairShare": 500 };
+
+type Variables = Record<string, unknown>;
+
+interface Walk {
+  schema: GraphQLSchema;
+  fragments: Map<string, FragmentDefinitionNode>;
+  variables: Variables;
+  /** Fragments being expanded (a cycle is a validation error; never loop on one). */
+  open: Set<string>;
+}
+
+function firstOf(field: GraphQLField<unknown, unknown>, node: FieldNode, walk: Walk): number | null {
+  const def = field.args.find((a) => a.name === "first");
+  if (!def) return null;
+  const arg = node.arguments?.find((a) => a.name.value === "first");
+  let value: unknown = def.defaultValue;
+  if (arg) {
+    value =
+      arg.value.kind === Kind.VARIABLE
+        ? (walk.variables[arg.value.name.value] ?? def.defaultValue)
+        : valueFromAST(arg.value, def.type, walk.variables);
+  }
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+function fieldCost(parent: GraphQLNamedType, node: FieldNode, walk: Walk): number {
+  if (!isObjectType(parent) && !isInterfaceType(parent)) return 0;
+  const field = parent.getFields()[node.name.value];
+  if (!field) return 0; // __typename and the like
+  const key = `${parent.name}.${field.name}`;
+  const children = node.selectionSet ? selectionCost(getNamedType(field.type), node.selectionSet, walk) : 0;
+  if (!node.selectionSet) return FIELD_COSTS[key] ?? 0; // scalars come with their row
+  const first = firstOf(field, node, walk);
+  const isList = isListType(getNullableType(field.type));
+  // A connection's page is counted once, where `first` is; its edges are that page.
+  const multiplier =
+    first ??
+    (isList && !parent.name.endsWith("Connection") ? (LIST_ESTIMATES[key] ?? UNBOUNDED_LIST_ESTIMATE) : 1);
+  return (FIELD_COSTS[key] ?? 0) + multiplier * (1 + children);
+}
+
+function selectionCost(type: GraphQLNamedType, set: SelectionSetNode, walk: Walk): number {
+  let cost = 0;
+  for (const s of set.selections) {
+    if (s.kind === Kind.FIELD) cost += fieldCost(type, s, walk);
+    else if (s.kind === Kind.INLINE_FRAGMENT) {
+      const on = s.typeCondition ? (walk.schema.getType(s.typeCondition.name.value) ?? type) : type;
+      cost += selectionCost(on, s.selectionSet, walk);
+    } else {
+      const fragment = walk.fragments.get(s.name.value);
+      if (!fragment || walk.open.has(s.name.value)) continue;
+      walk.open.add(s.name.value);
+      cost += selectionCost(
+        walk.schema.getType(fragment.typeCondition.name.value) ?? type,
+        fragment.selectionSet,
+        walk,
+      );
+      walk.open.delete(s.name.value);
+    }
+  }
+  return cost;
+}
+
+/** The cost of the operation the request runs (the named one, or the only one). */
+export function operationCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Variables | null | undefined,
+): number {
+  const operations = document.definitions.filter(
+    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+  );
+  const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations[0];
+  if (!operation) return 0;
+  const root =
+    operation.operation === "query"
+      ? schema.getQueryType()
+      : operation.operation === "mutation"
+        ? schema.getMutationType()
+        : schema.getSubscriptionType();
+  if (!root) return 0;
+  const values: Variables = {};
+  for (const v of operation.variableDefinitions ?? []) {
+    const given = variables?.[v.variable.name.value];
+    values[v.variable.name.value] =
+      given !== undefined && given !== null
+        ? given
+        : v.defaultValue
+          ? valueFromASTUntyped(v.defaultValue)
+          : given;
+  }
+  const fragments = new Map(
+    document.definitions
+      .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
+      .map((f) => [f.name.value, f]),
+  );
+  return selectionCost(root, operation.selectionSet, {
+    schema,
+    fragments,
+    variables: values,
+    open: new Set(),
+  });
+}
+
+export function tooCostly(cost: number): GraphQLError {
+  return new GraphQLError(
+    `Query cost limit of ${MAX_QUERY_COST} exceeded, found ${cost} (a list counts its page size, \`first\`, times what it selects; ask for smaller pages)`,
+    { extensions: { code: "GRAPHQL_VALIDATION_FAILED", http: { status: 400 } } },
+  );
+}
+
+/** The error to answer with, or null when the operation is within the limit. */
+export function costRefusal(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Variables | null | undefined,
+): GraphQLError | null {
+  const cost = operationCost(schema, document, operationName, variables);
+  return cost > MAX_QUERY_COST ? tooCostly(cost) : null;
+}

@@ -1,0 +1,65 @@
+// A page of each job's pods, events and BindRequests, for many jobs in one pass: the nested
+// lists of the API are capped per job, so a page of jobs never reads every row of its jobs.
+import type { PrismaClient } from "../db.js";
+import { groupBy } from "../collections.js";
+import type { EventRow } from "../events.js";
+import type { BindRequest, Pod } from "../generated/prisma/client.js";
+
+export const MAX_PODS_PAGE = 10_000;
+export const MAX_EVENTS_PAGE = 1_000;
+export const MAX_BIND_REQUESTS_PAGE = 1_000;
+
+const byName = (a: Pod, b: Pod) => a.name.localeCompare(b.name, "en", { numeric: true });
+
+/** The first `first` pods of each job in name order ("w-2" before "w-10"). */
+export async function podsOfJobs(
+  prisma: PrismaClient,
+  jobIds: string[],
+  first: number,
+): Promise<Map<string, Pod[]>> {
+  const ids = await prisma.$queryRaw<{ id: string }[]>`
+    SELECT id FROM (
+      SELECT id, row_number() OVER (PARTITION BY job_id ORDER BY task_name, length(name), name) AS n
+      FROM pod WHERE job_id = ANY(${jobIds}::uuid[])
+    ) p WHERE n <= ${first}`;
+  const rows = await prisma.pod.findMany({ where: { id: { in: ids.map((r) => r.id) } } });
+  rows.sort(byName);
+  return groupBy(rows, (p) => p.jobId);
+}
+
+/** The first `first` events of each job, oldest first. */
+export async function eventsOfJobs(
+  prisma: PrismaClient,
+  jobIds: string[],
+  first: number,
+): Promise<Map<string, EventRow[]>> {
+  const ids = await prisma.$queryRaw<{ id: bigint }[]>`
+    SELECT id FROM (
+      SELECT id, row_number() OVER (PARTITION BY job_id ORDER BY id) AS n
+      FROM event WHERE job_id = ANY(${jobIds}::uuid[])
+    ) e WHERE n <= ${first}`;
+  const rows = await prisma.event.findMany({
+    where: { id: { in: ids.map((r) => r.id) } },
+    orderBy: { id: "asc" },
+  });
+  return groupBy(rows, (e) => e.jobId!);
+}
+
+/** The first `first` BindRequests of each job, oldest first, with their pod's name. */
+export async function bindRequestsOfJobs(
+  prisma: PrismaClient,
+  jobIds: string[],
+  first: number,
+): Promise<Map<string, (BindRequest & { pod: { name: string } })[]>> {
+  const ids = await prisma.$queryRaw<{ id: string }[]>`
+    SELECT id FROM (
+      SELECT id, row_number() OVER (PARTITION BY job_id ORDER BY created_at, id) AS n
+      FROM bind_request WHERE job_id = ANY(${jobIds}::uuid[])
+    ) b WHERE n <= ${first}`;
+  const rows = await prisma.bindRequest.findMany({
+    where: { id: { in: ids.map((r) => r.id) } },
+    include: { pod: { select: { name: true } } },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+  });
+  return groupBy(rows, (b) => b.jobId);
+}

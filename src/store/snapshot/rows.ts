@@ -1,0 +1,70 @@
+// The rows a snapshot was built from, kept beside it so the commit can plan from them without
+// reading the cluster again. A generation match at commit time means they are still current for
+// every pod of the cluster (each change of pod state on a cluster bumps its generation).
+import type { Job, Pod } from "../generated/prisma/client.js";
+import type { JobState, PodState } from "../generated/prisma/enums.js";
+import type { PendingReason } from "../domain/pending-reason.js";
+
+export interface PodRow {
+  id: string;
+  jobId: string;
+  name: string;
+  state: PodState;
+  nodeName: string | null;
+  gpuGroups: string[];
+  gpuDevices: number[];
+  message: string | null;
+}
+
+export interface JobRow {
+  id: string;
+  name: string;
+  queueName: string;
+  clusterName: string | null;
+  state: JobState;
+  /** The gang minimum: with the pods' states it gives the job's state (domain/job-state). */
+  minMember: number;
+  pendingReason: PendingReason | null;
+  lastStartAt: Date | null;
+  staleSince: Date | null;
+}
+
+/** Every job in the snapshot and all its pods, by id. */
+export interface SnapshotRows {
+  pods: ReadonlyMap<string, PodRow>;
+  jobs: ReadonlyMap<string, JobRow>;
+}
+
+export function podRow(p: Pod): PodRow {
+  return {
+    id: p.id,
+    jobId: p.jobId,
+    name: p.name,
+    state: p.state,
+    nodeName: p.nodeName,
+    gpuGroups: p.gpuGroups,
+    gpuDevices: p.gpuDevices,
+    message: p.message,
+  };
+}
+
+export function jobRow(j: Job): JobRow {
+  return {
+    id: j.id,
+    name: j.name,
+    queueName: j.queueName,
+    clusterName: j.clusterName,
+    state: j.state,
+    minMember: j.minMember,
+    pendingReason: (j.pendingReason ?? null) as PendingReason | null,
+    lastStartAt: j.lastStartAt,
+    staleSince: j.staleSince,
+  };
+}
+
+export function snapshotRows(jobs: readonly Job[], pods: readonly Pod[]): SnapshotRows {
+  return {
+    jobs: new Map(jobs.map((j) => [j.id, jobRow(j)])),
+    pods: new Map(pods.map((p) => [p.id, podRow(p)])),
+  };
+}

@@ -1,0 +1,432 @@
+// What must hold whatever fails, checked from the control plane's database and from what the
+// simulated clusters really run (their state files and bind logs):
+// - every accepted submission exists exactly once, and reaches a final or running state;
+// - no pod started more often than the control plane asked, none on two nodes at once;
+// - no node over-committed in any resource (CPU, memory, GPUs, GPU fractions, GPU memory,
+//   devices), neither in the clusters nor in the control plane's own books;
+// - no gang partly running beyond the staleness grace period;
+// - no queue above its limit;
+// - no pod held RUNNING that its cluster does not run.
+// A Watcher samples the transient ones all along; `settle` checks the rest once the load stopped.
+import { existsSync, readFileSync } from "node:fs";
+import pg from "pg";
+import { expandNodes, parseClusterFile } from "../../../src/agent/backends/simulated/cluster-file.js";
+import { bindLogOf, readClusterState } from "../../../src/agent/backends/simulated/state-file.js";
+import type { NodeInventory } from "../../../src/agent/backends/types.js";
+import type { LoadGenerator } from "./load.js";
+import { LIMITED_QUEUE, LIMITED_QUEUE_GPUS, type Topology } from "./topology.js";
+
+/** The scheduler's default staleness grace (a gang below its minimum is evicted after it), plus
+ * a few cycles of slack. */
+const GANG_GRACE_MS = 75_000;
+const EPSILON = 1e-6;
+
+function groupBy<T>(items: Iterable<T>, key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const group = groups.get(k);
+    if (group) group.push(item);
+    else groups.set(k, [item]);
+  }
+  return groups;
+}
+
+export interface ClusterPod {
+  cluster: string;
+  job: string;
+  pod: string;
+  queue: string;
+  node: string;
+  cpuMillis: number;
+  memory: number;
+  gpus: number;
+  gpuFraction: number;
+  gpuMemory: number;
+  gpuGroups: string[];
+  gpuDevices: number[];
+}
+
+export interface Violations {
+  podsBoundTwice: Set<string>;
+  overcommittedNodes: Set<string>;
+  partialGangs: Set<string>;
+  limitBreaches: Set<string>;
+  ghostPods: Set<string>;
+}
+
+function emptyViolations(): Violations {
+  return {
+    podsBoundTwice: new Set(),
+    overcommittedNodes: new Set(),
+    partialGangs: new Set(),
+    limitBreaches: new Set(),
+    ghostPods: new Set(),
+  };
+}
+
+/** What every cluster runs now, from its state file. */
+export function clusterPods(topology: Topology): ClusterPod[] {
+  const pods: ClusterPod[] = [];
+  for (const [cluster, slot] of topology.agents) {
+    for (const { request: r } of readClusterState(slot.stateFile).pods) {
+      pods.push({
+        cluster,
+        job: r.job.id,
+        pod: r.pod.name,
+        queue: r.job.queue,
+        node: r.node,
+        ...r.pod.resources,
+        gpuGroups: r.gpuGroups,
+        gpuDevices: r.gpuDevices,
+      });
+    }
+  }
+  return pods;
+}
+
+/** How many times each pod ("job/pod") was started, per the clusters' bind logs. */
+export function podStarts(topology: Topology): Map<string, number> {
+  const starts = new Map<string, number>();
+  for (const slot of topology.agents.values()) {
+    const log = bindLogOf(slot.stateFile);
+    if (!existsSync(log)) continue;
+    for (const line of readFileSync(log, "utf8").split("\n")) {
+      if (!line) continue;
+      const { job, pod } = JSON.parse(line) as { job: string; pod: string };
+      const key = `${job}/${pod}`;
+      starts.set(key, (starts.get(key) ?? 0) + 1);
+    }
+  }
+  return starts;
+}
+
+/** Every bind log line started after `since` (ms): when the first bind after a fault came. */
+export function firstBindAfter(topology: Topology, since: number): number | null {
+  let first: number | null = null;
+  for (const slot of topology.agents.values()) {
+    const log = bindLogOf(slot.stateFile);
+    if (!existsSync(log)) continue;
+    for (const line of readFileSync(log, "utf8").split("\n")) {
+      if (!line) continue;
+      const { at } = JSON.parse(line) as { at: number };
+      if (at > since && (first === null || at < first)) first = at;
+    }
+  }
+  return first;
+}
+
+interface DbPod {
+  job: string;
+  pod: string;
+  state: string;
+  cluster: string | null;
+  node: string | null;
+  queue: string;
+  min_member: number;
+  cpu_millis: number;
+  memory: string;
+  gpus: number;
+  gpu_fraction: number;
+  gpu_memory: number;
+  gpu_groups: string[];
+  gpu_devices: number[];
+}
+
+export class Checker {
+  private readonly nodes = new Map<string, NodeInventory>();
+  private violations = emptyViolations();
+  private readonly partialSince = new Map<string, number>();
+  private timer: NodeJS.Timeout | null = null;
+  private sampling: Promise<void> | null = null;
+  /** What the samples found, in words (the first few of each window). */
+  details: string[] = [];
+  /** Samples that could not read the database (it was down): skipped, not failed. */
+  skippedSamples = 0;
+
+  constructor(private readonly topology: Topology) {
+    for (const c of topology.clusters) {
+      for (const n of expandNodes(parseClusterFile(`${c.name}.yaml`, c.yaml)))
+        this.nodes.set(`${c.name}/${n.name}`, n);
+    }
+  }
+
+  /** Samples every `everyMs` until stopped. */
+  start(everyMs = 1000): void {
+    this.timer = setInterval(() => {
+      if (this.sampling) return;
+      this.sampling = this.sample().finally(() => {
+        this.sampling = null;
+      });
+    }, everyMs);
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.sampling;
+  }
+
+  /** What was found since the previous call; starts afresh. */
+  take(): Violations {
+    const v = this.violations;
+    this.violations = emptyViolations();
+    this.details = [];
+    return v;
+  }
+
+  async dbPods(): Promise<DbPod[]> {
+    const client = new pg.Client({ connectionString: this.topology.databaseUrl });
+    await client.connect();
+    try {
+      const r = await client.query<DbPod>(
+        `SELECT p.job_id AS job, p.name AS pod, p.state, j.cluster_name AS cluster, p.node_name AS node,
+                j.queue_name AS queue, j.min_member, p.cpu_millis, p.memory::text, p.gpus, p.gpu_fraction,
+                p.gpu_memory, p.gpu_groups, p.gpu_devices
+           FROM pod p JOIN job j ON j.id = p.job_id
+          WHERE p.state IN ('BINDING', 'RUNNING', 'RELEASING')`,
+      );
+      return r.rows;
+    } finally {
+      await client.end();
+    }
+  }
+
+  /** One look at the clusters and the database. */
+  async sample(): Promise<void> {
+    let db: DbPod[];
+    try {
+      db = await this.dbPods();
+    } catch {
+      this.skippedSamples++;
+      return;
+    }
+    const running = clusterPods(this.topology);
+    this.checkOvercommit(
+      running.map((p) => ({ ...p, where: `${p.cluster}/${p.node}` })),
+      "cluster",
+    );
+    this.checkOvercommit(
+      db
+        .filter((p) => p.cluster && p.node)
+        .map((p) => ({
+          where: `${p.cluster}/${p.node}`,
+          job: p.job,
+          pod: `${p.pod}(${p.state})`,
+          cpuMillis: p.cpu_millis,
+          memory: Number(p.memory),
+          gpus: p.gpus,
+          gpuFraction: p.gpu_fraction,
+          gpuMemory: p.gpu_memory,
+          gpuGroups: p.gpu_groups,
+          gpuDevices: p.gpu_devices,
+        })),
+      "books",
+    );
+    this.checkTwice(running, db);
+    this.checkLimit(running);
+    this.checkGangs(running, db);
+  }
+
+  /** Resources of the pods on each node against its capacity; GPU groups against one device. */
+  private checkOvercommit(
+    pods: {
+      where: string;
+      job: string;
+      pod: string;
+      cpuMillis: number;
+      memory: number;
+      gpus: number;
+      gpuFraction: number;
+      gpuMemory: number;
+      gpuGroups: string[];
+      gpuDevices: number[];
+    }[],
+    view: string,
+  ): void {
+    const byNode = groupBy(pods, (p) => p.where);
+    for (const [where, here] of byNode) {
+      const node = this.nodes.get(where);
+      if (!node) continue;
+      const cap = node.capacity;
+      const groups = new Map<string, number>();
+      const devices = new Map<number, string>();
+      let cpu = 0;
+      let memory = 0;
+      let gpus = 0;
+      let deviceClash = false;
+      for (const p of here) {
+        cpu += p.cpuMillis;
+        memory += p.memory;
+        gpus += p.gpus;
+        const shared = p.gpuFraction > 0 || p.gpuMemory > 0;
+        const groupIds = shared ? (p.gpuGroups.length ? p.gpuGroups : [`${p.job}/${p.pod}`]) : [];
+        for (const g of groupIds) {
+          const used = p.gpuMemory > 0 ? p.gpuMemory : p.gpuFraction * cap.gpuMemory;
+          groups.set(g, (groups.get(g) ?? 0) + used / groupIds.length);
+        }
+        for (const d of p.gpuDevices) {
+          if (devices.has(d)) deviceClash = true;
+          devices.set(d, `${p.job}/${p.pod}`);
+        }
+      }
+      const over = [
+        cpu > cap.cpuMillis && `cpu ${cpu}m of ${cap.cpuMillis}m`,
+        memory > cap.memory && `memory ${memory} of ${cap.memory}`,
+        gpus + groups.size > cap.gpus && `${gpus} GPU(s) + ${groups.size} shared of ${cap.gpus}`,
+        ...[...groups]
+          .filter(([, m]) => m > cap.gpuMemory + EPSILON)
+          .map(([g, m]) => `GPU group ${g}: ${m} MiB of ${cap.gpuMemory}`),
+        deviceClash && "a GPU device held twice",
+        here.length > node.maxPods && `${here.length} pods of ${node.maxPods}`,
+      ].filter(Boolean);
+      if (over.length) {
+        const key = `${view}:${where}`;
+        if (!this.violations.overcommittedNodes.has(key))
+          this.details.push(`${key}: ${over.join(", ")} (${here.map((p) => `${p.job}/${p.pod}`).join(" ")})`);
+        this.violations.overcommittedNodes.add(key);
+      }
+    }
+  }
+
+  /** A pod on two nodes (or clusters) at once, or on another node than the books say. */
+  private checkTwice(running: ClusterPod[], db: DbPod[]): void {
+    const seen = new Map<string, string>();
+    for (const p of running) {
+      const key = `${p.job}/${p.pod}`;
+      const where = `${p.cluster}/${p.node}`;
+      if (seen.has(key) && seen.get(key) !== where) this.violations.podsBoundTwice.add(key);
+      seen.set(key, where);
+    }
+    for (const p of db) {
+      const where = seen.get(`${p.job}/${p.pod}`);
+      if (where && p.state === "RUNNING" && where !== `${p.cluster}/${p.node}`)
+        this.violations.podsBoundTwice.add(`${p.job}/${p.pod}`);
+    }
+  }
+
+  /** The limited queue's GPUs per cluster against its limit (a default row: every cluster). */
+  private checkLimit(running: ClusterPod[]): void {
+    const gpus = new Map<string, number>();
+    for (const p of running)
+      if (p.queue === LIMITED_QUEUE) gpus.set(p.cluster, (gpus.get(p.cluster) ?? 0) + p.gpus);
+    for (const [cluster, n] of gpus)
+      if (n > LIMITED_QUEUE_GPUS) this.violations.limitBreaches.add(`${LIMITED_QUEUE}@${cluster}`);
+  }
+
+  /** Gangs with some but fewer than their minimum pods running, for longer than the grace. */
+  private checkGangs(running: ClusterPod[], db: DbPod[]): void {
+    const minMember = new Map(db.map((p) => [p.job, p.min_member]));
+    const runningPods = new Map<string, number>();
+    for (const p of running) runningPods.set(p.job, (runningPods.get(p.job) ?? 0) + 1);
+    const now = Date.now();
+    for (const [job, n] of runningPods) {
+      const min = minMember.get(job);
+      if (min === undefined || n >= min) {
+        this.partialSince.delete(job);
+        continue;
+      }
+      const since = this.partialSince.get(job) ?? now;
+      this.partialSince.set(job, since);
+      if (now - since > GANG_GRACE_MS) this.violations.partialGangs.add(job);
+    }
+    for (const job of this.partialSince.keys()) if (!runningPods.has(job)) this.partialSince.delete(job);
+  }
+
+  /**
+   * Pods the database holds as RUNNING that their cluster does not run, in two looks `gapMs`
+   * apart (a report on its way is not a ghost). Their keys.
+   */
+  async ghostPods(gapMs = 3000): Promise<Set<string>> {
+    const look = async () => {
+      const db = await this.dbPods();
+      const running = new Set(clusterPods(this.topology).map((p) => `${p.cluster}/${p.job}/${p.pod}`));
+      return new Set(
+        db
+          .filter((p) => p.state === "RUNNING" && !running.has(`${p.cluster}/${p.job}/${p.pod}`))
+          .map((p) => `${p.job}/${p.pod}`),
+      );
+    };
+    const first = await look();
+    if (first.size === 0) return first;
+    await new Promise((r) => setTimeout(r, gapMs));
+    const second = await look();
+    return new Set([...first].filter((k) => second.has(k)));
+  }
+
+  /** Pods started more often than the control plane sent BIND requests for them. */
+  async podsStartedTooOften(): Promise<Set<string>> {
+    const client = new pg.Client({ connectionString: this.topology.databaseUrl });
+    await client.connect();
+    let asked: Map<string, number>;
+    try {
+      const r = await client.query<{ key: string; n: number }>(
+        `SELECT b.job_id || '/' || p.name AS key, count(*)::int AS n
+           FROM bind_request b JOIN pod p ON p.id = b.pod_id WHERE b.kind = 'BIND' GROUP BY 1`,
+      );
+      asked = new Map(r.rows.map((row) => [row.key, row.n]));
+    } finally {
+      await client.end();
+    }
+    const twice = new Set<string>();
+    for (const [key, n] of podStarts(this.topology)) {
+      if (n <= (asked.get(key) ?? 0)) continue;
+      twice.add(key);
+      if (twice.size <= 3)
+        this.details.push(`pod ${key} started ${n} times, ${asked.get(key) ?? 0} BIND request(s)`);
+    }
+    return twice;
+  }
+}
+
+export interface JobAccount {
+  /** Accepted submissions with no job, or with more than one. */
+  lost: string[];
+  duplicated: string[];
+  /** Accepted jobs still waiting (not running, not finished). */
+  stuck: string[];
+}
+
+/** Accepted submissions against the jobs in the database. */
+export async function accountJobs(topology: Topology, load: LoadGenerator): Promise<JobAccount> {
+  const client = new pg.Client({ connectionString: topology.databaseUrl });
+  await client.connect();
+  try {
+    const rows = (
+      await client.query<{ id: string; key: string | null; state: string }>(
+        "SELECT id::text, idempotency_key AS key, state::text FROM job",
+      )
+    ).rows;
+    const byKey = groupBy(
+      rows.filter((r) => r.key),
+      (r) => r.key!,
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const lost: string[] = [];
+    const duplicated: string[] = [];
+    const stuck: string[] = [];
+    for (const [key, id] of load.accepted) {
+      const job = byId.get(id);
+      if (!job) lost.push(key);
+      else if (job.state === "PENDING" || job.state === "ADMITTED") stuck.push(key);
+      if ((byKey.get(key)?.length ?? 0) > 1) duplicated.push(key);
+    }
+    return { lost, duplicated, stuck };
+  } finally {
+    await client.end();
+  }
+}
+
+/** Jobs not yet running or finished: the backlog. */
+export async function backlog(topology: Topology): Promise<number> {
+  const client = new pg.Client({ connectionString: topology.databaseUrl });
+  await client.connect();
+  try {
+    const r = await client.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM job WHERE state IN ('PENDING', 'ADMITTED')",
+    );
+    return r.rows[0]!.n;
+  } finally {
+    await client.end();
+  }
+}

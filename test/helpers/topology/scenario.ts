@@ -1,0 +1,184 @@
+// One fault under load: a steady load starts, runs a while (the backlog it makes is the
+// normal one), the fault is injected, the load goes on; then the load stops, everything settles,
+// and the checks run. The result is one row of the fault run's table.
+import { accountJobs, backlog, type Checker, firstBindAfter } from "./checks.js";
+import type { Fault } from "./faults.js";
+import { LoadGenerator } from "./load.js";
+import type { Topology } from "./topology.js";
+
+export interface ScenarioOptions {
+  /** Submissions per second. */
+  rate: number;
+  /** Load before the fault. */
+  warmupSeconds: number;
+  /** Load after the fault is over. */
+  afterSeconds: number;
+  /** How long everything may take to finish once the load stopped. */
+  settleSeconds?: number;
+  seed?: number;
+  /** Progress lines (the backlog as it goes). */
+  log?: (line: string) => void;
+}
+
+export interface FaultResult {
+  fault: string;
+  submissions: number;
+  jobsLost: number;
+  podsBoundTwice: number;
+  overcommittedNodes: number;
+  partialGangs: number;
+  limitBreaches: number;
+  ghostPods: number;
+  /** Fault → backlog back to its level before the fault. */
+  recoverySeconds: number | null;
+  /** Fault → the first pod a cluster started. */
+  firstBindSeconds: number | null;
+  /** Of jobsLost: accepted but never stored, stored twice, and never running or finished. */
+  jobsMissing: number;
+  jobsDuplicated: number;
+  jobsStuck: number;
+  /** Submissions no replica took within the client's patience (not accepted, so not lost). */
+  submissionsRefused: number;
+  /** Requests the clients had to send again. */
+  clientRetries: number;
+  /** Examples of what went wrong, for the report. */
+  details: string[];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function backlogSafe(t: Topology): Promise<number | null> {
+  return backlog(t).catch(() => null);
+}
+
+export async function runScenario(
+  t: Topology,
+  checker: Checker,
+  fault: Fault,
+  o: ScenarioOptions,
+): Promise<FaultResult> {
+  checker.take();
+  const retriesBefore = t.client.retries;
+  const load = new LoadGenerator(t.client, {
+    rate: o.rate,
+    maxSubmissions: Math.ceil(o.rate * (o.warmupSeconds + o.afterSeconds + 120)),
+    clusters: [...t.agents.keys()],
+    quotaEveryMs: 5000,
+    seed: o.seed,
+  });
+  load.start();
+  let recoverySeconds: number | null = null;
+  let firstBindSeconds: number | null = null;
+  try {
+    const levels: number[] = [];
+    for (let s = 0; s < o.warmupSeconds; s++) {
+      await sleep(1000);
+      const b = await backlogSafe(t);
+      if (b !== null && s >= o.warmupSeconds / 2) levels.push(b);
+    }
+    const normal = Math.max(...levels, 0) * 1.2 + 5;
+    o.log?.(`backlog before the fault: ${levels.join(" ")} (normal: at most ${normal.toFixed(0)})`);
+    const at = await fault.inject(t);
+    o.log?.(`fault injected ${((Date.now() - at) / 1000).toFixed(1)} s ago`);
+    const afterEnd = Date.now() + o.afterSeconds * 1000;
+    // recovery is watched up to a limit, not beyond
+    const giveUp = Date.now() + Math.max(o.afterSeconds, 60) * 1000;
+    while (Date.now() < giveUp && (recoverySeconds === null || firstBindSeconds === null)) {
+      const bind = firstBindAfter(t, at);
+      if (bind !== null && firstBindSeconds === null) firstBindSeconds = (bind - at) / 1000;
+      const b = await backlogSafe(t);
+      if (b !== null && b <= normal && recoverySeconds === null) recoverySeconds = (Date.now() - at) / 1000;
+      if (Math.round((Date.now() - at) / 500) % 10 === 0) o.log?.(`backlog ${b ?? "?"}`);
+      await sleep(500);
+    }
+    if (Date.now() < afterEnd) await sleep(afterEnd - Date.now());
+    const bind = firstBindAfter(t, at);
+    if (firstBindSeconds === null && bind !== null) firstBindSeconds = (bind - at) / 1000;
+  } finally {
+    await load.stop();
+  }
+  o.log?.(`load stopped: ${load.accepted.size} accepted; settling`);
+  await settle(t, load, (o.settleSeconds ?? 120) * 1000, o.log);
+  return judge(t, checker, fault, load, retriesBefore, recoverySeconds, firstBindSeconds);
+}
+
+/** Until every accepted job runs or finished and the books agree with the clusters, or the time is up. */
+async function settle(
+  t: Topology,
+  load: LoadGenerator,
+  timeoutMs: number,
+  log?: (line: string) => void,
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (let i = 0; Date.now() < end; i++) {
+    const jobs = await accountJobs(t, load).catch(() => null);
+    const b = await backlogSafe(t);
+    if (jobs && jobs.stuck.length === 0 && b === 0) return;
+    if (i % 10 === 0) log?.(`settling: backlog ${b ?? "?"}, stuck ${jobs?.stuck.length ?? "?"}`);
+    await sleep(1000);
+  }
+}
+
+async function judge(
+  t: Topology,
+  checker: Checker,
+  fault: Fault,
+  load: LoadGenerator,
+  retriesBefore: number,
+  recoverySeconds: number | null,
+  firstBindSeconds: number | null,
+): Promise<FaultResult> {
+  await checker.sample();
+  const jobs = await accountJobs(t, load);
+  const ghosts = await checker.ghostPods();
+  const startedTooOften = await checker.podsStartedTooOften();
+  const sampled = checker.details.slice(0, 8);
+  const v = checker.take();
+  const twice = new Set([...v.podsBoundTwice, ...startedTooOften]);
+  const details = [
+    ...jobs.lost.slice(0, 3).map((k) => `submission ${k} accepted but not stored`),
+    ...jobs.duplicated.slice(0, 3).map((k) => `submission ${k} stored twice`),
+    ...jobs.stuck.slice(0, 3).map((k) => `job of ${k} neither running nor finished`),
+    ...[...twice].slice(0, 3).map((k) => `pod ${k} bound twice`),
+    ...sampled,
+    ...[...v.partialGangs].slice(0, 3).map((j) => `job ${j} partly running beyond the grace period`),
+    ...[...v.limitBreaches].slice(0, 3).map((q) => `queue ${q} above its limit`),
+    ...[...ghosts].slice(0, 3).map((p) => `pod ${p} RUNNING in the books, not in its cluster`),
+    ...[...load.refused.values()].slice(0, 3).map((e) => `submission not accepted: ${e}`),
+    ...load.errors.slice(0, 3),
+  ];
+  return {
+    fault: fault.name,
+    submissions: load.accepted.size,
+    jobsLost: jobs.lost.length + jobs.duplicated.length + jobs.stuck.length,
+    podsBoundTwice: twice.size,
+    overcommittedNodes: v.overcommittedNodes.size,
+    partialGangs: v.partialGangs.size,
+    limitBreaches: v.limitBreaches.size,
+    ghostPods: ghosts.size,
+    recoverySeconds,
+    firstBindSeconds,
+    jobsMissing: jobs.lost.length,
+    jobsDuplicated: jobs.duplicated.length,
+    jobsStuck: jobs.stuck.length,
+    submissionsRefused: load.refused.size,
+    clientRetries: t.client.retries - retriesBefore,
+    details,
+  };
+}
+
+/** The counts that must all be 0. */
+export function failures(r: FaultResult): string[] {
+  const counts = {
+    jobsLost: r.jobsLost,
+    podsBoundTwice: r.podsBoundTwice,
+    overcommittedNodes: r.overcommittedNodes,
+    partialGangs: r.partialGangs,
+    limitBreaches: r.limitBreaches,
+    ghostPods: r.ghostPods,
+    submissionsRefused: r.submissionsRefused,
+  };
+  return Object.entries(counts)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k}: ${n}`);
+}

@@ -1,0 +1,54 @@
+// A backlog larger than the fleet, admitted over several passes with no cycle in between (the
+// jobs sent to a cluster stay unplaced there): a job is sent as fitting now only while the room
+// left by the jobs already sent holds it, in any pass.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { registerCluster } from "../../src/store/operations/clusters.js";
+import { createQueue } from "../../src/store/operations/queues.js";
+import { reportNodes } from "../../src/store/operations/report-nodes.js";
+import { submitJob } from "../../src/store/operations/submit-job.js";
+import type { AdmissionReport } from "../../workers/index.js";
+import { admissionPass } from "./admission-pass.js";
+import { openTestStore, type TestStore } from "../helpers/store.js";
+import { admin, gpuNode, job } from "../store/fixtures.js";
+
+let t: TestStore;
+
+const admission = () => admissionPass(t.store);
+
+beforeAll(async () => {
+  t = await openTestStore();
+  for (const q of ["team-a", "team-b"]) await createQueue(t.store, admin, { name: q });
+  // Room for four gangs of 4 GPUs: two clusters of one 8-GPU node.
+  for (const name of ["alpha", "beta"]) {
+    await registerCluster(t.store, admin, { name });
+    await reportNodes(
+      t.store,
+      { name: `agent:${name}` },
+      { cluster: name, complete: true, nodes: [gpuNode("n1", 8)] },
+    );
+  }
+});
+afterAll(async () => t?.close());
+
+it("never sends a job as fitting now beyond the room the jobs already sent leave", async () => {
+  for (let i = 0; i < 10; i++)
+    await submitJob(
+      t.store,
+      admin,
+      job({
+        name: `gang-${i}`,
+        queue: i % 2 ? "team-b" : "team-a",
+        tasks: [{ name: "w", replicas: 2, resources: { cpu: 1000, memory: "1Gi", gpu: 2 } }],
+      }),
+    );
+  const fitNow: AdmissionReport["assigned"] = [];
+  for (let pass = 0; pass < 3; pass++) {
+    const r = await admission();
+    fitNow.push(...r.assigned.filter((d) => d.tier === 2));
+  }
+  // Each cluster holds two gangs of 4 GPUs; nothing was placed by a cycle in between.
+  const perCluster = new Map<string, number>();
+  for (const d of fitNow) perCluster.set(d.cluster, (perCluster.get(d.cluster) ?? 0) + 1);
+  expect(Object.fromEntries(perCluster)).toEqual({ alpha: 2, beta: 2 });
+  for (const d of fitNow) expect(d.message).not.toMatch(/score -/);
+});

@@ -1,0 +1,127 @@
+// Admission's compact snapshot (each node's held pods folded into one, queues carrying what they
+// hold) answers an allocate dry run exactly as the full snapshot does: same placements, same fit
+// errors, same fair shares, over random clusters with whole-GPU, CPU-only, shared-GPU and
+// releasing pods, nodes that report their devices, queue limits and non-preemptible jobs.
+import { describe, expect, it } from "vitest";
+import {
+  computeFairShare,
+  defaultSchedulerConfig,
+  type NodeSpec,
+  type PodGroupSpec,
+  type PodSpec,
+  type QueueSpec,
+  runSession,
+  type Snapshot,
+} from "../../src/core/index.js";
+import { fairShareConfig } from "../../src/store/index.js";
+import { capacityNode, compactHeld, HELD_JOB } from "../../workers/admission/compact.js";
+import { job, NOW, node, pod, prng, queue } from "../../bench/generate.js";
+
+const GiB = 1024 ** 3;
+
+/** A running pod of whole resources (the kind every node folds). */
+const isWhole = (p: PodSpec) => p.status === "Running" && !p.request.gpuFraction;
+
+function randomCluster(seed: number): {
+  snapshot: Snapshot;
+  held: PodGroupSpec[];
+  candidates: PodGroupSpec[];
+} {
+  const rnd = prng(seed);
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)]!;
+  const nodes: NodeSpec[] = Array.from({ length: 12 }, (_, i) => {
+    const n = node(`node-${i}`, 32_000, 256 * GiB, 8, { zone: `z${i % 3}` });
+    if (i % 4 === 0)
+      n.gpuDevices = Array.from({ length: 8 }, (_, d) => ({ index: d, nvlinkDomain: `d${d >> 2}` }));
+    if (i % 5 === 4) n.allocatable.pods = 6;
+    return n;
+  });
+  const queues: QueueSpec[] = [
+    queue("dept", null, 0, 40),
+    queue("a", "dept", 1, 16),
+    queue("b", "dept", 2, 16),
+  ];
+  queues.push({ ...queue("c", "dept", 3, 8), limit: { gpu: 20, cpuMillis: -1, memory: -1 } });
+  const leaves = ["a", "b", "c"];
+  const used = new Map(nodes.map((n) => [n.name, { gpus: 0, devices: [] as number[], cpu: 0, pods: 0 }]));
+  const held: PodGroupSpec[] = [];
+  for (let j = 0; j < 30; j++) {
+    const pods: PodSpec[] = [];
+    for (let k = 0; k < 1 + Math.floor(rnd() * 4); k++) {
+      const n = pick(nodes);
+      const u = used.get(n.name)!;
+      if (u.pods >= n.allocatable.pods - 1 || u.cpu > 24_000) continue;
+      const kind = rnd();
+      const gpus = kind < 0.5 ? 1 + Math.floor(rnd() * 2) : 0;
+      if (u.gpus + gpus > 8) continue;
+      const p = pod(
+        `h${j}-${k}`,
+        { cpuMillis: 2000, memory: 8 * GiB, gpus },
+        rnd() < 0.15 ? "Releasing" : "Running",
+        n.name,
+      );
+      if (kind > 0.9 && u.gpus < 8) {
+        p.request.gpus = 0;
+        p.request.gpuFraction = 0.5;
+        p.gpuGroups = [`g-${n.name}`];
+      }
+      if (n.gpuDevices && gpus) {
+        p.gpuDevices = Array.from({ length: gpus }, (_, d) => u.gpus + d);
+      }
+      u.gpus += gpus + (p.request.gpuFraction ? 1 : 0);
+      u.cpu += 2000;
+      u.pods++;
+      pods.push(p);
+    }
+    if (pods.length)
+      held.push(job(`held-${j}`, pick(leaves), pods, NOW - 100_000 + j, rnd() < 0.3 ? 120 : 50));
+  }
+  const candidates = Array.from({ length: 14 }, (_, j) => {
+    const gpus = pick([0, 1, 2]);
+    const pods = Array.from({ length: 1 + Math.floor(rnd() * 4) }, (_, k) =>
+      pod(`c${j}-${k}`, { cpuMillis: 4000, memory: 16 * GiB, gpus }),
+    );
+    return job(`cand-${j}`, pick(leaves), pods, NOW - 1000 + j, rnd() < 0.3 ? 120 : 50);
+  });
+  return { snapshot: { now: NOW, nodes, queues, jobs: [], topologies: [] }, held, candidates };
+}
+
+const config = { ...defaultSchedulerConfig(), actions: ["allocate" as const] };
+
+const answers = (s: Snapshot, candidates: PodGroupSpec[]) => {
+  const r = runSession({ ...s, jobs: [...s.jobs, ...candidates] }, config);
+  const ids = new Set(candidates.map((c) => c.uid));
+  return {
+    binds: r.binds.map((b) => [b.job, b.pod, b.node, b.gpuGroups, b.gpuDevices ?? []]),
+    fitErrors: r.jobs.filter((o) => ids.has(o.uid)).map((o) => [o.uid, o.fitErrors]),
+  };
+};
+
+describe("compact snapshot", () => {
+  it("gives the full snapshot's placements, fit errors and fair shares", () => {
+    let foldedPods = 0;
+    for (let seed = 1; seed <= 40; seed++) {
+      const { snapshot, held, candidates } = randomCluster(seed);
+      const full = { ...snapshot, jobs: held };
+      const compact = compactHeld(snapshot, held);
+      foldedPods += held.flatMap((j) => j.pods).length - compact.jobs.flatMap((j) => j.pods).length;
+      expect(answers(compact, candidates), `seed ${seed}`).toEqual(answers(full, candidates));
+      const shares = (s: Snapshot) =>
+        computeFairShare(
+          { ...s, jobs: [...s.jobs, ...candidates] },
+          fairShareConfig(defaultSchedulerConfig()),
+        );
+      expect(shares(compact), `seed ${seed}`).toEqual(shares(full));
+      // Nothing but the folded pods held: the ready capacity as one node gives the same shares.
+      const folded = compactHeld(
+        snapshot,
+        held.map((j) => ({ ...j, pods: j.pods.filter(isWhole) })),
+      );
+      const heldJob = folded.jobs.filter((j) => j.uid === HELD_JOB);
+      expect(shares({ ...folded, nodes: [capacityNode(folded.nodes)], jobs: [] }), `seed ${seed}`).toEqual(
+        shares({ ...folded, jobs: heldJob }),
+      );
+    }
+    expect(foldedPods).toBeGreaterThan(100); // the comparison is about compacted snapshots
+  });
+});
