@@ -14,6 +14,7 @@ import { ApiRejectedError, ApiUnavailableError, GraphQLClient, describe } from "
 import { OutcomeStore } from "./outcome-store.js";
 import { Reporter } from "./reporter.js";
 import { requestHandler } from "./request-handler.js";
+import { TemplateCache } from "./template-cache.js";
 import { BIND_QUEUE_PREFIX } from "../protocol/bind-request.js";
 import { agentOutcomePrefix } from "../protocol/agent-redis-acl.js";
 
@@ -113,6 +114,7 @@ export async function runAgent(options: AgentOptions): Promise<RunningAgent> {
         backend,
         outcomes,
         reporter,
+        templates: new TemplateCache(controlPlane),
         signal: stopSignal.signal,
         log,
       }),

@@ -26,8 +26,8 @@ const bindRequestSchema = z.object({
   }),
   pod: z.object({
     name: z.string().min(1),
+    task: z.string().min(1),
     resources,
-    template: z.unknown(),
     durationSeconds: z.number().nullable(),
     exitFailure: z.boolean(),
   }),

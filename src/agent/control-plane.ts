@@ -75,6 +75,15 @@ export class ControlPlane {
     return data.reportPodGroups;
   }
 
+  /** The pod templates of a job on this cluster, by task. */
+  async jobTemplates(job: string): Promise<{ task: string; template: unknown }[]> {
+    const data = await this.client.request<{ jobTemplates: { task: string; template: unknown }[] }>(
+      "query($job: ID!) { jobTemplates(job: $job) { task template } }",
+      { job },
+    );
+    return data.jobTemplates;
+  }
+
   /** One page of the complete set of the cluster's pods: the pods of the control plane held on
    * the cluster in the page's range that the page does not list are failed. */
   async reportPodInventory(page: InventoryPage): Promise<number> {

@@ -27,10 +27,11 @@ export interface BindRequestMessage {
   };
   pod: {
     name: string;
+    /** The pod's task: its template is fetched by reference (the agents' jobTemplates query),
+     * so a message stays small whatever the template's size. */
+    task: string;
     /** Pod requests, for the agent's own accounting (simulated backend). */
     resources: { cpuMillis: number; memory: number; gpus: number; gpuFraction: number; gpuMemory: number };
-    /** The pod spec to create on Kubernetes (from the job's task template). */
-    template: unknown;
     /** Simulated clusters: how long the pod runs, and whether it ends Failed. */
     durationSeconds: number | null;
     exitFailure: boolean;

@@ -35,7 +35,8 @@ export { assignJobCluster, cancelJob, setJobPendingReason, type CancelResult } f
 export { reportNodes } from "./operations/report-nodes.js";
 export { reportBindResult, reportPodStatus } from "./operations/report-pods.js";
 export { reportPodGroups } from "./operations/report-pod-groups.js";
-export { reportPodInventory } from "./operations/reconcile-pods.js";
+export { reportPodInventory, type ReportPodInventoryInput } from "./operations/reconcile-pods.js";
+export { jobTemplates, type JobTemplates } from "./queries/job-templates.js";
 export {
   bindRequestMessages,
   bindRequestsToDispatch,
@@ -151,5 +152,4 @@ export type { CreateQueueInput, SetQueueQuotaInput, UpdateQueueInput } from "./o
 export type { RegisterClusterInput } from "./operations/clusters.js";
 export type { ReportNodesInput } from "./operations/report-nodes.js";
 export type { ReportBindResultInput, ReportPodStatusInput } from "./operations/report-pods.js";
-export type { ReportPodInventoryInput } from "./operations/reconcile-pods.js";
 export type { CreateTokenInput } from "./operations/tokens.js";

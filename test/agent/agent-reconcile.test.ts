@@ -40,7 +40,7 @@ describe("reconciliation after the agent was away", () => {
           name,
           queue: "team-a",
           cluster: "c1",
-          namespace: "ml",
+          namespace: "default",
           tasks: [
             {
               name: "worker",
@@ -102,7 +102,7 @@ describe("reconciliation after the agent was away", () => {
     // The agent stops; meanwhile the pods on n1 are deleted (kubectl, a node drained, GC).
     await env.agent.stop();
     for (const pod of kube.store.list("pods", (p) => p.spec.nodeName === "n1"))
-      kube.store.remove("pods", `ml/${pod.metadata.name}`);
+      kube.store.remove("pods", `default/${pod.metadata.name}`);
     await env.restart(backend());
 
     await until(async () => {

@@ -138,5 +138,5 @@ describe("agent killed mid-bind and restarted", () => {
         `bind team-a/${q} n2`,
       ].sort(),
     );
-  });
+  }, 180_000); // two agent processes start (tsx) beside every other test file
 });

@@ -19,7 +19,8 @@ export interface RequestShape {
   gpuDevices?: number[];
   durationSeconds?: number | null;
   exitFailure?: boolean;
-  template?: unknown;
+  /** The task (default "main", whose template the recording API serves). */
+  task?: string;
   reason?: string;
 }
 
@@ -52,6 +53,7 @@ export function bindRequest(shape: RequestShape): BindRequestMessage {
     },
     pod: {
       name: shape.pod,
+      task: shape.task ?? "main",
       resources: {
         cpuMillis: shape.cpuMillis ?? 1000,
         memory: shape.memory ?? 2 ** 30,
@@ -59,7 +61,6 @@ export function bindRequest(shape: RequestShape): BindRequestMessage {
         gpuFraction: shape.gpuFraction ?? 0,
         gpuMemory: 0,
       },
-      template: shape.template === undefined ? CONTAINER_TEMPLATE : shape.template,
       durationSeconds: shape.durationSeconds === undefined ? 30 : shape.durationSeconds,
       exitFailure: shape.exitFailure ?? false,
     },

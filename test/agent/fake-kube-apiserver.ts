@@ -27,6 +27,8 @@ export interface Fault {
 export interface RequestRecord {
   method: string;
   path: string;
+  /** A watch (?watch=true) rather than a list. */
+  watch: boolean;
   status: number;
 }
 
@@ -225,7 +227,12 @@ export class FakeKubeApiServer {
   private async handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? "/", this.url);
     const method = req.method ?? "GET";
-    const record: RequestRecord = { method, path: url.pathname, status: 0 };
+    const record: RequestRecord = {
+      method,
+      path: url.pathname,
+      watch: url.searchParams.get("watch") === "true",
+      status: 0,
+    };
     this.requests.push(record);
     res.on("finish", () => {
       record.status = res.statusCode;

@@ -2,6 +2,7 @@
 // (API.md): it checks the bearer token, records every call with its variables, and can be
 // taken down (503) or made to refuse, to test the agent's retries. Once src/api exists,
 // the agent tests can point at the real server instead; the calls are the same.
+import { CONTAINER_TEMPLATE } from "./bind-requests.js";
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -101,6 +102,11 @@ export class GraphQLRecorder {
         return { status: 200, body: { data: { reportPodStatus: (variables.updates as unknown[]).length } } };
       case "reportBindResult":
         return { status: 200, body: { data: { reportBindResult: (variables.results as unknown[]).length } } };
+      case "jobTemplates":
+        return {
+          status: 200,
+          body: { data: { jobTemplates: [{ task: "main", template: CONTAINER_TEMPLATE }] } },
+        };
       case "reportPodInventory":
         return { status: 200, body: { data: { reportPodInventory: 0 } } };
       case "reportPodGroups":

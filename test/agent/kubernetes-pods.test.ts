@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { KubernetesBackend } from "../../src/agent/backends/kubernetes/kubernetes-backend.js";
 import { uniquePodName } from "../../src/agent/backends/kubernetes/pod-names.js";
 import { RecordedEvents } from "./backend-events.js";
-import { bindRequest } from "./bind-requests.js";
+import { CONTAINER_TEMPLATE, type RequestShape, bindRequest } from "./bind-requests.js";
 import { FakeKubeApiServer } from "./fake-kube-apiserver.js";
 import { until } from "./until.js";
 
@@ -13,6 +13,9 @@ const log = pino({ level: "silent" });
 const CREATE = /^\/api\/v1\/namespaces\/team-a\/pods$/;
 const BINDING = /\/binding$/;
 const EVICTION = /\/eviction$/;
+type Shape = RequestShape & { template?: unknown };
+const shape = (s: Shape) => s;
+
 /** The Kubernetes name of a pod of job-1 ("train"). */
 const k8s = (pod: string, jobId = "job-1", jobName = "train") => uniquePodName(jobId, jobName, pod);
 
@@ -36,6 +39,10 @@ describe("Kubernetes backend: pods", () => {
     await backend.start(events);
   });
 
+  /** Binds with the task's template (the agent fetches it by reference). */
+  const bind = (s: Shape) =>
+    backend.bind(bindRequest(s), s.template === undefined ? CONTAINER_TEMPLATE : s.template);
+
   afterEach(async () => {
     await backend.stop();
     await kube.stop();
@@ -49,7 +56,7 @@ describe("Kubernetes backend: pods", () => {
       gpuGroups: ["g-1"],
       gpuFraction: 0.5,
     });
-    expect(await backend.bind(request)).toEqual({ ok: true, message: "bound to n1" });
+    expect(await backend.bind(request, CONTAINER_TEMPLATE)).toEqual({ ok: true, message: "bound to n1" });
 
     const pod = kube.pod("team-a", k8s("train-0"))!;
     expect(pod.spec.schedulerName).toBe("fleetq");
@@ -81,7 +88,7 @@ describe("Kubernetes backend: pods", () => {
       ...(env ? { env } : {}),
       resources: gpus ? { limits: { "nvidia.com/gpu": gpus } } : {},
     });
-    const split = bindRequest({
+    const split = shape({
       id: "br-1",
       pod: "p0",
       node: "n1",
@@ -97,7 +104,7 @@ describe("Kubernetes backend: pods", () => {
         },
       },
     });
-    expect(await backend.bind(split)).toEqual({ ok: true, message: "bound to n1" });
+    expect(await bind(split)).toEqual({ ok: true, message: "bound to n1" });
     const pod = kube.pod("team-a", k8s("p0"))!;
     expect(pod.metadata.annotations["fleetq.io/gpu-devices"]).toBe("4,5,6,7");
     const env = (name: string) => pod.spec.containers.find((c: { name: string }) => c.name === name).env;
@@ -106,7 +113,7 @@ describe("Kubernetes backend: pods", () => {
     expect(env("log")).toBeUndefined();
 
     // Counts that do not add up to the pod's devices: each GPU container sees all of them.
-    const whole = bindRequest({
+    const whole = shape({
       id: "br-2",
       pod: "p1",
       node: "n1",
@@ -114,22 +121,22 @@ describe("Kubernetes backend: pods", () => {
       gpuDevices: [0, 1],
       template: { spec: { containers: [container("main", "1")] } },
     });
-    await backend.bind(whole);
+    await bind(whole);
     expect(kube.pod("team-a", k8s("p1"))!.spec.containers[0].env).toEqual([
       { name: "NVIDIA_VISIBLE_DEVICES", value: "0,1" },
     ]);
     // No devices chosen: nothing pinned.
-    await backend.bind(bindRequest({ id: "br-3", pod: "p2", node: "n1", gpus: 1 }));
+    await bind({ id: "br-3", pod: "p2", node: "n1", gpus: 1 });
     expect(kube.pod("team-a", k8s("p2"))!.metadata.annotations["fleetq.io/gpu-devices"]).toBeUndefined();
   });
 
   it("answers a repeated or conflicting bind truthfully without creating or binding again", async () => {
-    await backend.bind(bindRequest({ id: "br-1", pod: "p0", node: "n1" }));
-    expect(await backend.bind(bindRequest({ id: "br-1", pod: "p0", node: "n1" }))).toEqual({
+    await bind({ id: "br-1", pod: "p0", node: "n1" });
+    expect(await bind({ id: "br-1", pod: "p0", node: "n1" })).toEqual({
       ok: true,
       message: "already bound to n1",
     });
-    const elsewhere = await backend.bind(bindRequest({ id: "br-2", pod: "p0", node: "n2" }));
+    const elsewhere = await bind({ id: "br-2", pod: "p0", node: "n2" });
     expect(elsewhere).toEqual({ ok: false, message: "the pod is already bound to n1, not n2" });
     expect(kube.count("POST", CREATE, 201)).toBe(1);
     expect(kube.count("POST", BINDING, 201)).toBe(1);
@@ -141,8 +148,14 @@ describe("Kubernetes backend: pods", () => {
     const rerun = "0190a1b2-c3d4-7e5f-8a9b-333333333333";
     const request = (id: string, jobId: string) =>
       bindRequest({ id, jobId, jobName: "llm-finetune", pod: "worker-0", node: "n1" });
-    expect(await backend.bind(request("br-1", first))).toEqual({ ok: true, message: "bound to n1" });
-    expect(await backend.bind(request("br-2", second))).toEqual({ ok: true, message: "bound to n1" });
+    expect(await backend.bind(request("br-1", first), CONTAINER_TEMPLATE)).toEqual({
+      ok: true,
+      message: "bound to n1",
+    });
+    expect(await backend.bind(request("br-2", second), CONTAINER_TEMPLATE)).toEqual({
+      ok: true,
+      message: "bound to n1",
+    });
     const names = [first, second].map((job) => k8s("worker-0", job, "llm-finetune"));
     expect(names[0]).not.toBe(names[1]);
     for (const [i, job] of [first, second].entries()) {
@@ -160,7 +173,10 @@ describe("Kubernetes backend: pods", () => {
     );
     kube.setPodPhase("team-a", names[0]!, "Succeeded");
     await until(() => expect(events.statesOf("worker-0")).toContain("SUCCEEDED"));
-    expect(await backend.bind(request("br-3", rerun))).toEqual({ ok: true, message: "bound to n1" });
+    expect(await backend.bind(request("br-3", rerun), CONTAINER_TEMPLATE)).toEqual({
+      ok: true,
+      message: "bound to n1",
+    });
     expect(kube.pod("team-a", k8s("worker-0", rerun, "llm-finetune"))?.spec.nodeName).toBe("n1");
   });
 
@@ -170,7 +186,7 @@ describe("Kubernetes backend: pods", () => {
       metadata: { name: k8s("p0"), namespace: "team-a", labels: { "fleetq.io/job-id": "job-7" } },
       spec: { schedulerName: "fleetq", containers: [container] },
     });
-    const foreign = await backend.bind(bindRequest({ id: "br-1", pod: "p0", node: "n1" }));
+    const foreign = await bind({ id: "br-1", pod: "p0", node: "n1" });
     expect(foreign.ok).toBe(false);
     expect(foreign.message).toContain("not a pod of job job-1");
     // A user's pod waiting for fleetq is adopted only by the job made of that pod group.
@@ -178,7 +194,7 @@ describe("Kubernetes backend: pods", () => {
       metadata: { name: k8s("p1"), namespace: "team-a", annotations: { "fleetq.io/pod-group": "g" } },
       spec: { schedulerName: "fleetq", containers: [container] },
     });
-    const users = await backend.bind(bindRequest({ id: "br-2", pod: "p1", node: "n1" }));
+    const users = await bind({ id: "br-2", pod: "p1", node: "n1" });
     expect(users.ok).toBe(false);
     expect(kube.count("POST", BINDING)).toBe(0);
   });
@@ -195,9 +211,9 @@ describe("Kubernetes backend: pods", () => {
     await backend.stop();
     backend = reaping;
     await backend.start(events);
-    await backend.bind(bindRequest({ id: "br-1", pod: "done-0", node: "n1" }));
-    await backend.bind(bindRequest({ id: "br-2", pod: "failed-0", node: "n1" }));
-    await backend.bind(bindRequest({ id: "br-3", pod: "running-0", node: "n1" }));
+    await bind({ id: "br-1", pod: "done-0", node: "n1" });
+    await bind({ id: "br-2", pod: "failed-0", node: "n1" });
+    await bind({ id: "br-3", pod: "running-0", node: "n1" });
     kube.createPod({
       metadata: { name: "mine", namespace: "ml", annotations: { "fleetq.io/pod-group": "g" } },
       spec: { schedulerName: "fleetq", containers: [{ name: "c", image: "x" }] },
@@ -210,7 +226,7 @@ describe("Kubernetes backend: pods", () => {
       pod: "mine",
       node: "n2",
     });
-    expect(await backend.bind(mine)).toEqual({ ok: true, message: "bound to n2" });
+    expect(await backend.bind(mine, null)).toEqual({ ok: true, message: "bound to n2" });
     kube.setPodPhase("team-a", k8s("done-0"), "Succeeded");
     // Finished an hour ago (the kubelet's record says so): due at once.
     kube.setPodPhase("team-a", k8s("failed-0"), "Failed", "Error", new Date(Date.now() - 3_600_000));
@@ -227,7 +243,7 @@ describe("Kubernetes backend: pods", () => {
   it("binds a pod a previous attempt created but did not bind", async () => {
     // A crashed attempt's leftover: created from the template, never bound.
     kube.hold("POST", BINDING).release("drop");
-    const dropped = backend.bind(bindRequest({ id: "br-1", pod: "p0", node: "n1" }));
+    const dropped = bind({ id: "br-1", pod: "p0", node: "n1" });
     // The dropped connection is a network error: retried, and the retry binds.
     expect(await dropped).toEqual({ ok: true, message: "bound to n1" });
     expect(kube.count("POST", CREATE, 201)).toBe(1);
@@ -237,7 +253,7 @@ describe("Kubernetes backend: pods", () => {
       metadata: { name: k8s("p1"), namespace: "team-a", labels: { "fleetq.io/job-id": "job-1" } },
       spec: { schedulerName: "fleetq", containers: [{ name: "c", image: "x" }] },
     });
-    expect(await backend.bind(bindRequest({ id: "br-2", pod: "p1", node: "n2" }))).toEqual({
+    expect(await bind({ id: "br-2", pod: "p1", node: "n2" })).toEqual({
       ok: true,
       message: "bound to n2",
     });
@@ -246,16 +262,14 @@ describe("Kubernetes backend: pods", () => {
   });
 
   it("refuses binds to unknown nodes and templates that cannot make a pod", async () => {
-    expect(await backend.bind(bindRequest({ id: "a", pod: "p0", node: "n9" }))).toEqual({
+    expect(await bind({ id: "a", pod: "p0", node: "n9" })).toEqual({
       ok: false,
       message: "node n9 is not in the cluster",
     });
-    const noTemplate = await backend.bind(bindRequest({ id: "b", pod: "p1", node: "n1", template: null }));
+    const noTemplate = await bind({ id: "b", pod: "p1", node: "n1", template: null });
     expect(noTemplate.ok).toBe(false);
     expect(noTemplate.message).toContain("has no pod template");
-    const noContainers = await backend.bind(
-      bindRequest({ id: "c", pod: "p2", node: "n1", template: { spec: {} } }),
-    );
+    const noContainers = await bind({ id: "c", pod: "p2", node: "n1", template: { spec: {} } });
     expect(noContainers.message).toContain("has no containers");
     expect(kube.count("POST", CREATE)).toBe(0);
   });
@@ -263,7 +277,7 @@ describe("Kubernetes backend: pods", () => {
   it("retries pod creation and binding through 429 and 500", async () => {
     kube.injectFault({ method: "POST", path: CREATE, status: 429, times: 2, retryAfterSeconds: 0 });
     kube.injectFault({ method: "POST", path: BINDING, status: 500, times: 1 });
-    expect(await backend.bind(bindRequest({ id: "br-1", pod: "p0", node: "n1" }))).toEqual({
+    expect(await bind({ id: "br-1", pod: "p0", node: "n1" })).toEqual({
       ok: true,
       message: "bound to n1",
     });
@@ -274,7 +288,7 @@ describe("Kubernetes backend: pods", () => {
   });
 
   it("evicts through the Eviction API, reports the pod Pending, and answers a late eviction ok", async () => {
-    await backend.bind(bindRequest({ id: "br-1", pod: "p0", node: "n1" }));
+    await bind({ id: "br-1", pod: "p0", node: "n1" });
     await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING"]));
     // A disruption budget (429) and a server error hold it up; both are retried.
     kube.injectFault({ method: "POST", path: EVICTION, status: 429, times: 1, retryAfterSeconds: 0 });
@@ -290,8 +304,28 @@ describe("Kubernetes backend: pods", () => {
     expect(kube.count("POST", EVICTION, 201)).toBe(1);
   });
 
+  it("evicts a pod of the job created under the control plane's name (before pods were named per job), never another job's", async () => {
+    const earlier = (name: string, jobId: string) =>
+      kube.createPod({
+        metadata: {
+          name,
+          namespace: "team-a",
+          labels: { "fleetq.io/job-id": jobId },
+          annotations: { "fleetq.io/job-id": jobId },
+        },
+        spec: { schedulerName: "fleetq", nodeName: "n1", containers: [{ name: "c", image: "x" }] },
+      });
+    earlier("p0", "job-1");
+    earlier("p1", "job-7");
+    const evict = (pod: string) => backend.evict(bindRequest({ id: pod, kind: "evict", pod, node: "n1" }));
+    expect(await evict("p0")).toEqual({ ok: true, message: "evicted from n1" });
+    expect(kube.pod("team-a", "p0")).toBeUndefined();
+    expect(await evict("p1")).toEqual({ ok: true, message: "the pod is already gone" });
+    expect(kube.pod("team-a", "p1")).toBeDefined();
+  });
+
   it("does not evict a later incarnation of the pod on another node", async () => {
-    await backend.bind(bindRequest({ id: "br-1", pod: "p0", node: "n2" }));
+    await bind({ id: "br-1", pod: "p0", node: "n2" });
     const late = await backend.evict(bindRequest({ id: "old", kind: "evict", pod: "p0", node: "n1" }));
     expect(late).toEqual({ ok: true, message: "the pod evicted from n1 is already gone" });
     expect(kube.pod("team-a", k8s("p0"))?.spec.nodeName).toBe("n2");
@@ -299,8 +333,8 @@ describe("Kubernetes backend: pods", () => {
   });
 
   it("reports phases from the watch once each, across a dropped watch and a relist", async () => {
-    await backend.bind(bindRequest({ id: "a", pod: "ok-0", node: "n1" }));
-    await backend.bind(bindRequest({ id: "b", pod: "bad-0", node: "n2" }));
+    await bind({ id: "a", pod: "ok-0", node: "n1" });
+    await bind({ id: "b", pod: "bad-0", node: "n2" });
     await until(() => expect(events.statesOf("bad-0")).toEqual(["RUNNING"]));
     kube.dropWatches();
     kube.setPodPhase("team-a", k8s("ok-0"), "Succeeded");
@@ -371,7 +405,7 @@ describe("Kubernetes backend: pods", () => {
       gpus: 2,
       gpuDevices: [2, 3],
     });
-    expect(await backend.bind({ ...request, pod: { ...request.pod, template: null } })).toEqual({
+    expect(await backend.bind(request, null)).toEqual({
       ok: true,
       message: "bound to n1",
     });

@@ -302,6 +302,17 @@ describe("queries", () => {
     );
   });
 
+  it.each(CALLERS)("jobTemplates: ADMIN or the AGENT of the job's cluster (%s)", async (caller) => {
+    const id = await newJob("team-a");
+    const r = await gql(t.url, tokens[caller], "query($j: ID!) { jobTemplates(job: $j) { task template } }", {
+      j: id,
+    });
+    const denied = caller === "anonymous" || caller === "bad-token" ? "UNAUTHENTICATED" : "FORBIDDEN";
+    if (caller === "admin" || caller === "agent")
+      expect(r.data).toEqual({ jobTemplates: [{ task: "w", template: null }] });
+    else expect(r.errors?.[0]?.extensions?.code).toBe(denied);
+  });
+
   it("a MEMBER may submit below its queue but not elsewhere, and learns why", async () => {
     const r = await gql(
       t.url,

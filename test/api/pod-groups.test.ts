@@ -138,17 +138,19 @@ describe("reportPodGroups", () => {
     expect(await dbState()).toEqual(before);
   });
 
-  it("places the job with a real cycle; its BindRequests carry template null (bind the existing pod)", async () => {
+  it("places the job with a real cycle; its BindRequests say the pods were created in the cluster (bind the existing pod)", async () => {
     const { bindRequests } = await runCycle(t.server.store, "c1");
     expect(bindRequests).toHaveLength(2);
     const messages = await bindRequestMessages(
       t.server.store,
       bindRequests.map((b) => b.id),
     );
-    expect(messages.map((m) => [m.pod.name, m.node, m.pod.template, m.job.namespace]).sort()).toEqual([
-      ["sweep-0", "n1", null, "ml"],
-      ["sweep-1", "n1", null, "ml"],
-    ]);
+    expect(messages.map((m) => [m.pod.name, m.node, m.job.createdInCluster, m.job.namespace]).sort()).toEqual(
+      [
+        ["sweep-0", "n1", true, "ml"],
+        ["sweep-1", "n1", true, "ml"],
+      ],
+    );
     expect((await jobs())[0]!.state).toBe("ADMITTED");
   });
 

@@ -28,9 +28,9 @@ describe("the agent gives each container what the task declared", () => {
         gpus: 0,
         cpuMillis: 1000,
         memory: GiB,
-        template: { spec: { containers: [c("main", undefined, { "nvidia.com/gpu": 8 })] } },
       }),
       "default",
+      { spec: { containers: [c("main", undefined, { "nvidia.com/gpu": 8 })] } },
     );
     expect(pod.spec!.containers[0]!.resources).toEqual({
       requests: { cpu: "1000m", memory: String(GiB) },
@@ -47,9 +47,9 @@ describe("the agent gives each container what the task declared", () => {
         gpus: 2,
         cpuMillis: 4000,
         memory: 8 * GiB,
-        template: { spec: { containers: [c("main")] } },
       }),
       "default",
+      { spec: { containers: [c("main")] } },
     );
     const amounts = { cpu: "4000m", memory: String(8 * GiB), "nvidia.com/gpu": "2" };
     expect(pod.spec!.containers[0]!.resources).toEqual({ requests: amounts, limits: amounts });
@@ -81,9 +81,9 @@ describe("the agent gives each container what the task declared", () => {
         node: "n",
         gpus: 0,
         gpuFraction: 0.5,
-        template: { spec: { containers: [c("main", { "nvidia.com/gpu": "1" })] } },
       }),
       "default",
+      { spec: { containers: [c("main", { "nvidia.com/gpu": "1" })] } },
     );
     expect(pod.spec!.containers[0]!.resources!.limits).not.toHaveProperty("nvidia.com/gpu");
   });

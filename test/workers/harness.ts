@@ -36,8 +36,9 @@ export class ControlPlane {
   readonly agents = new Map<string, RunningAgent>();
   readonly backends = new Map<string, SimulatedBackend>();
   private readonly tokens = new Map<string, string>();
-  /** How often idle agents prove themselves alive (tests of lost clusters shorten it). */
-  heartbeatSeconds = 3600;
+  /** How often idle agents prove themselves alive: well within the workers' clusterLostAfterMs
+   * (2 min), so a long test's quiet cluster is never taken for lost. */
+  heartbeatSeconds = 5;
   readonly children: ChildProcess[] = [];
   workers: RunningWorkers | null = null;
 

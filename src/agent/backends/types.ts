@@ -108,8 +108,12 @@ export interface ClusterBackend {
   readonly kind: "kubernetes" | "simulated";
   /** Starts watching the cluster; resolves once the first complete inventory was delivered. */
   start(events: BackendEvents): Promise<void>;
-  /** Places the request's pod on its node. Idempotent: a repeat of a done bind answers ok. */
-  bind(request: BindRequestMessage): Promise<RequestOutcome>;
+  /** Kubernetes: pods are created from their task's template, which the agent fetches (by
+   * reference, cached per job) and passes to bind. */
+  readonly needsTemplates?: boolean;
+  /** Places the request's pod on its node. Idempotent: a repeat of a done bind answers ok.
+   * `template`: the pod template of the request's task when needsTemplates (null = none). */
+  bind(request: BindRequestMessage, template?: unknown): Promise<RequestOutcome>;
   /** Evicts the request's pod from its node. Idempotent: a pod already gone answers ok. */
   evict(request: BindRequestMessage): Promise<RequestOutcome>;
   stop(): Promise<void>;

@@ -1,6 +1,5 @@
 // The agents' side of the API: inventory, pod phases, BindRequest results, pod groups created
 // in the cluster; and the outbox view.
-import { type ReportPodInventoryInput, reportPodInventory } from "../../store/index.js";
 import {
   bindRequestsOfCluster,
   type BindRequestState,
@@ -17,15 +16,35 @@ import { adminOrAgentOf, agentOf, guarded } from "../auth.js";
 import type { ApiContext } from "../context.js";
 import { asArgs, badInput } from "../errors.js";
 import { bindRequestView } from "./jobs.js";
+import { z } from "zod";
+import { jobTemplates, type ReportPodInventoryInput, reportPodInventory } from "../../store/index.js";
+import { principalOf } from "../auth.js";
+import { forbidden, notFound } from "../errors.js";
 
 const agentActor = (ctx: ApiContext) => ({ name: `agent:${ctx.principal!.name}` });
 /** reportPodGroups is open to ADMINs too (e.g. to end a group whose agent is gone). */
 const reporterActor = (ctx: ApiContext) =>
   ctx.principal!.role === "AGENT" ? agentActor(ctx) : { name: ctx.principal!.name };
 const byCluster = (a: { cluster: string }) => a.cluster;
+/** ADMIN or an AGENT (which cluster is checked once the job is read). */
+const adminOrAnyAgent = (ctx: ApiContext) => {
+  const p = principalOf(ctx);
+  if (p.role !== "ADMIN" && p.role !== "AGENT")
+    throw forbidden(
+      `${p.role} token "${p.name}" may not read pod templates: ADMIN or the job's cluster's AGENT only`,
+    );
+};
 
 export const agentResolvers = {
   Query: {
+    jobTemplates: guarded(adminOrAnyAgent, asArgs, async (a: { job: string }, ctx) => {
+      if (!z.uuid().safeParse(a.job).success) throw badInput("job", `job: "${a.job}" is not a job id`);
+      const found = await jobTemplates(ctx.store, a.job);
+      if (!found) throw notFound(`job ${a.job} not found`, "job");
+      // Templates may hold what only the job's cluster is to see.
+      adminOrAgentOf(() => found.cluster ?? "(none)")(ctx, a);
+      return found.tasks.map((t) => ({ task: t.name, template: t.template }));
+    }),
     bindRequests: guarded(
       adminOrAgentOf(byCluster),
       asArgs,

@@ -1,10 +1,12 @@
 // `fleetq agent --cluster NAME --backend kubernetes|simulated [--config FILE]`: one cluster's
 // agent (src/agent). Token: --token-file, the config file's api.token/api.tokenFile, or
-// FLEETQ_AGENT_TOKEN; API: FLEETQ_API_URL; Redis: FLEETQ_REDIS_URL (or REDIS_URL).
+// FLEETQ_AGENT_TOKEN; API: FLEETQ_API_URL; Redis: FLEETQ_REDIS_URL (or REDIS_URL); probes:
+// FLEETQ_AGENT_HEALTH_PORT (agent-health.ts).
 import { readFileSync } from "node:fs";
 import { AgentAuthError, ConfigFileError, loadAgentOptions, runAgent } from "../../agent/index.js";
 import { CliError } from "../exit-codes.js";
 import { Lifecycle } from "../lifecycle.js";
+import { startAgentHealth } from "./agent-health.js";
 import { createLogger, flushLogger } from "../logger.js";
 
 export interface AgentFlags {
@@ -39,13 +41,19 @@ export async function runAgentCommand(flags: AgentFlags): Promise<void> {
     if (e instanceof ConfigFileError) throw new CliError(e.message);
     throw e;
   }
+  const healthPort = process.env.FLEETQ_AGENT_HEALTH_PORT;
+  if (healthPort !== undefined && !/^\d+$/.test(healthPort))
+    throw new CliError(`FLEETQ_AGENT_HEALTH_PORT: "${healthPort}" is not a port number`);
+  const health = healthPort ? await startAgentHealth(Number(healthPort)) : null;
   const queuePrefix =
     flags.queuePrefix ?? options.queuePrefix ?? (process.env.FLEETQ_BIND_QUEUE_PREFIX || undefined);
   const agent = await runAgent({ ...options, queuePrefix, logger: log }).catch((e: unknown) => {
     throw e instanceof AgentAuthError ? new CliError(e.message) : e;
   });
+  health?.ready();
   const life = new Lifecycle(log);
   life.add({ name: `agent ${flags.cluster}`, stop: () => agent.stop() });
+  if (health) life.add({ name: "agent probes", stop: () => health.close() });
   await life.untilSignal();
   await flushLogger(log);
   // Stopped cleanly; a library\'s leftover timer must not keep the process alive.

@@ -44,7 +44,7 @@ export async function bindRequestMessages(
     where: { id: { in: [...ids] } },
     include: {
       job: { select: { id: true, name: true, namespace: true, queueName: true, createdInCluster: true } },
-      pod: { include: { task: { select: { template: true, durationSeconds: true, exitFailure: true } } } },
+      pod: { include: { task: { select: { durationSeconds: true, exitFailure: true } } } },
     },
   });
   const byId = new Map(rows.map((r) => [r.id, r]));
@@ -65,6 +65,7 @@ export async function bindRequestMessages(
       },
       pod: {
         name: r.pod.name,
+        task: r.pod.taskName,
         resources: {
           cpuMillis: r.pod.cpuMillis,
           memory: Number(r.pod.memory),
@@ -72,7 +73,6 @@ export async function bindRequestMessages(
           gpuFraction: r.pod.gpuFraction,
           gpuMemory: r.pod.gpuMemory,
         },
-        template: r.pod.task.template,
         durationSeconds: r.pod.task.durationSeconds,
         exitFailure: r.pod.task.exitFailure,
       },

@@ -5,6 +5,13 @@ import { splitGpu } from "../domain/quantities.js";
 import { clusterName, dnsLabel, labelKey, labelMatches, queueName } from "./names.js";
 import { bytes, cpuMillis, gpuMemoryMiB, INT4_MAX } from "./quantities.js";
 
+/** A task's pod template is at most 256 KiB of JSON: agents fetch it once per job and the API
+ * server refuses much larger pods anyway (its request limit is about 1.5 MB). */
+export const MAX_TEMPLATE_BYTES = 256 * 1024;
+
+const jsonSize = (value: unknown): number =>
+  value == null ? 0 : Buffer.byteLength(JSON.stringify(value) ?? "", "utf8");
+
 export const DEFAULT_JOB_PRIORITY = 50;
 /** Jobs at or above this priority are not preemptible unless they say otherwise. */
 export const NON_PREEMPTIBLE_PRIORITY = 100;
@@ -56,7 +63,12 @@ const task = z
     subGroup: z.string().min(1, "subGroup must not be empty").nullish(),
     nodeSelector: labelMatches.nullish(),
     gpuModel: z.string().min(1, "gpuModel must not be empty").nullish(),
-    template: z.unknown().nullish(),
+    template: z
+      .unknown()
+      .nullish()
+      .refine((t) => jsonSize(t) <= MAX_TEMPLATE_BYTES, {
+        message: `template must be at most ${MAX_TEMPLATE_BYTES} bytes of JSON (a Kubernetes pod template)`,
+      }),
     durationSeconds: z
       .int("durationSeconds must be a whole number")
       .min(0, "durationSeconds must not be negative")

@@ -39,6 +39,7 @@ const FIELD_SELECTOR = `spec.schedulerName=${SCHEDULER_NAME}`;
 
 export class KubernetesBackend implements ClusterBackend {
   readonly kind = "kubernetes";
+  readonly needsTemplates = true;
   private readonly api: CoreV1Api;
   private readonly watch: Watch;
   private readonly retry: KubeRetryPolicy;
@@ -133,7 +134,7 @@ export class KubernetesBackend implements ClusterBackend {
     return { nodes: this.nodeWatch?.lists ?? 0, pods: this.podWatch?.lists ?? 0 };
   }
 
-  async bind(request: BindRequestMessage): Promise<RequestOutcome> {
+  async bind(request: BindRequestMessage, template: unknown = null): Promise<RequestOutcome> {
     const namespace = request.job.namespace || this.options.defaultNamespace;
     const name = clusterPodName(request);
     this.binds.add({ jobId: request.job.id, pod: request.pod.name });
@@ -142,7 +143,7 @@ export class KubernetesBackend implements ClusterBackend {
     }
     let pod: V1Pod;
     try {
-      pod = await this.createOrFindPod(request, namespace, name);
+      pod = await this.createOrFindPod(request, template, namespace, name);
     } catch (err) {
       return { ok: false, message: `cannot create pod ${namespace}/${name}: ${statusMessage(err)}` };
     }
@@ -174,14 +175,15 @@ export class KubernetesBackend implements ClusterBackend {
 
   async evict(request: BindRequestMessage): Promise<RequestOutcome> {
     const namespace = request.job.namespace || this.options.defaultNamespace;
-    const name = clusterPodName(request);
-    let pod: V1Pod;
+    let found: { pod: V1Pod; name: string } | null;
     try {
-      pod = await this.readPod(namespace, name);
+      found = await this.podToEvict(namespace, request);
     } catch (err) {
-      if (httpStatus(err) === 404) return { ok: true, message: "the pod is already gone" };
+      const name = clusterPodName(request);
       return { ok: false, message: `cannot read pod ${namespace}/${name}: ${statusMessage(err)}` };
     }
+    if (!found) return { ok: true, message: "the pod is already gone" };
+    const { pod, name } = found;
     const jobId = podJobId(pod);
     if (pod.spec?.nodeName !== request.node || (jobId !== null && jobId !== request.job.id)) {
       // A later incarnation of the pod (re-placed elsewhere, or another job's): not ours to evict.
@@ -211,12 +213,13 @@ export class KubernetesBackend implements ClusterBackend {
 
   private async createOrFindPod(
     request: BindRequestMessage,
+    template: unknown,
     namespace: string,
     name: string,
   ): Promise<V1Pod> {
     let manifest: V1Pod | null = null;
     try {
-      manifest = podManifest(request, namespace);
+      manifest = podManifest(request, namespace, template);
     } catch (err) {
       // No usable template: fine if the pod exists already (created by a user for us).
       const existing = await this.readPod(namespace, name).catch(() => null);
@@ -243,6 +246,23 @@ export class KubernetesBackend implements ClusterBackend {
       ok: false,
       message: `a pod named ${pod.metadata?.name} exists that is not a pod of job ${request.job.id}`,
     };
+  }
+
+  /** The pod an eviction is for: under its name or, for a pod created before pods were named
+   * per job, under the control plane's name if it is this job's; null when there is none. */
+  private async podToEvict(
+    namespace: string,
+    request: BindRequestMessage,
+  ): Promise<{ pod: V1Pod; name: string } | null> {
+    const unlessGone = (err: unknown) => {
+      if (httpStatus(err) === 404) return null;
+      throw err;
+    };
+    const name = clusterPodName(request);
+    const pod = await this.readPod(namespace, name).catch(unlessGone);
+    if (pod || request.job.createdInCluster) return pod ? { pod, name } : null;
+    const earlier = await this.readPod(namespace, request.pod.name).catch(unlessGone);
+    return earlier && podJobId(earlier) === request.job.id ? { pod: earlier, name: request.pod.name } : null;
   }
 
   /** Every item of a collection, in pages of listPageSize (limit/continue); the list's

@@ -29,8 +29,7 @@ import { clusterPodName } from "./pod-names.js";
 type Json = Record<string, unknown>;
 
 /** Throws when the job's template cannot make a pod (the bind then fails with the reason). */
-export function podManifest(request: BindRequestMessage, namespace: string): V1Pod {
-  const template = request.pod.template;
+export function podManifest(request: BindRequestMessage, namespace: string, template: unknown): V1Pod {
   if (template === null || typeof template !== "object" || Array.isArray(template)) {
     throw new Error("the job's task has no pod template (a Kubernetes cluster needs one)");
   }

@@ -1,0 +1,133 @@
+// deploy/kubernetes: every document parses and is of a known kind, the pieces refer to each
+// other, and the ClusterRole grants exactly what the agent's Kubernetes backend calls — the
+// calls recorded by the fake API server while the backend lists, watches, binds, collides,
+// evicts and deletes a finished pod.
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { KubernetesBackend } from "../../src/agent/backends/kubernetes/kubernetes-backend.js";
+import { clusterPodName } from "../../src/agent/backends/kubernetes/pod-names.js";
+import { RecordedEvents } from "../agent/backend-events.js";
+import { CONTAINER_TEMPLATE, bindRequest } from "../agent/bind-requests.js";
+import { FakeKubeApiServer, type RequestRecord } from "../agent/fake-kube-apiserver.js";
+import { until } from "../agent/until.js";
+
+const DIR = path.resolve(import.meta.dirname, "../../deploy/kubernetes");
+
+// biome-ignore lint/suspicious/noExplicitAny: free-form Kubernetes YAML, checked below
+type Doc = Record<string, any>;
+
+function documents(): Doc[] {
+  return readdirSync(DIR)
+    .filter((f) => f.endsWith(".yaml"))
+    .flatMap((file) =>
+      parseAllDocuments(readFileSync(path.join(DIR, file), "utf8")).map((doc) => {
+        expect(doc.errors, file).toEqual([]);
+        return doc.toJS() as Doc;
+      }),
+    );
+}
+
+const byKind = (docs: Doc[], kind: string) => {
+  const found = docs.filter((d) => d.kind === kind);
+  expect(found, kind).toHaveLength(1);
+  return found[0]!;
+};
+
+/** The RBAC verb, resource and subresource of one API request. */
+function permission(r: RequestRecord): string {
+  const collection = /^\/api\/v1\/(nodes|pods)$/.exec(r.path);
+  if (r.method === "GET" && collection) return `${r.watch ? "watch" : "list"} ${collection[1]}`;
+  if (r.method === "POST" && /^\/api\/v1\/namespaces\/[^/]+\/pods$/.test(r.path)) return "create pods";
+  const one = /^\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+(?:\/(binding|eviction))?$/.exec(r.path);
+  if (one) {
+    const verb = { GET: "get", DELETE: "delete", POST: "create" }[r.method];
+    if (verb) return `${verb} pods${one[1] ? `/${one[1]}` : ""}`;
+  }
+  throw new Error(`a call the test does not know how to authorise: ${r.method} ${r.path}`);
+}
+
+async function backendCalls(): Promise<Set<string>> {
+  const kube = await FakeKubeApiServer.start();
+  const backend = new KubernetesBackend({
+    cluster: "c1",
+    kubeConfig: kube.kubeConfig(),
+    defaultNamespace: "default",
+    log: pino({ level: "silent" }),
+    finishedPodTtlMs: 1,
+  });
+  try {
+    kube.addNode({ name: "n1", gpus: 8 });
+    await backend.start(new RecordedEvents());
+    const run = bindRequest({ id: "br-1", pod: "p0", node: "n1" });
+    await backend.bind(run, CONTAINER_TEMPLATE);
+    await backend.bind(run, CONTAINER_TEMPLATE); // collides: reads the pod
+    const done = bindRequest({ id: "br-2", pod: "p1", node: "n1" });
+    await backend.bind(done, CONTAINER_TEMPLATE);
+    await backend.evict(bindRequest({ id: "br-3", kind: "evict", pod: "p0", node: "n1" }));
+    kube.setPodPhase("team-a", clusterPodName(done), "Succeeded");
+    await until(() => expect(kube.pod("team-a", clusterPodName(done))).toBeUndefined());
+    return new Set(kube.requests.map(permission));
+  } finally {
+    await backend.stop();
+    await kube.stop();
+  }
+}
+
+describe("deploy/kubernetes", () => {
+  it("parses into the agent's Namespace, ServiceAccount, RBAC, Secret, ConfigMap and Deployment, which refer to each other", () => {
+    const docs = documents();
+    expect(docs.map((d) => d.kind).sort()).toEqual(
+      [
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ConfigMap",
+        "Deployment",
+        "Namespace",
+        "Secret",
+        "ServiceAccount",
+      ].sort(),
+    );
+    const namespace = byKind(docs, "Namespace").metadata.name;
+    for (const d of docs.filter((d) => !d.kind.startsWith("Cluster") && d.kind !== "Namespace"))
+      expect(d.metadata.namespace, d.kind).toBe(namespace);
+    const account = byKind(docs, "ServiceAccount").metadata.name;
+    const binding = byKind(docs, "ClusterRoleBinding");
+    expect(binding.roleRef).toMatchObject({
+      kind: "ClusterRole",
+      name: byKind(docs, "ClusterRole").metadata.name,
+    });
+    expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name: account, namespace }]);
+
+    const deployment = byKind(docs, "Deployment");
+    expect(deployment.spec.replicas).toBe(1);
+    const pod = deployment.spec.template.spec;
+    expect(pod.serviceAccountName).toBe(account);
+    const [agent] = pod.containers;
+    expect(agent.args.slice(0, 1)).toEqual(["agent"]);
+    expect(agent.args).toContain("kubernetes");
+    expect(agent.livenessProbe.httpGet.path).toBe("/healthz");
+    expect(agent.readinessProbe.httpGet.path).toBe("/readyz");
+    expect(agent.resources.requests).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
+    const volumes = new Map(pod.volumes.map((v: Doc) => [v.name, v]));
+    expect((volumes.get("token") as Doc).secret.secretName).toBe(byKind(docs, "Secret").metadata.name);
+    expect((volumes.get("config") as Doc).configMap.name).toBe(byKind(docs, "ConfigMap").metadata.name);
+  });
+
+  it("grants the agent exactly the API calls its Kubernetes backend makes", async () => {
+    const rules: Doc[] = byKind(documents(), "ClusterRole").rules;
+    const granted = new Set(
+      rules.flatMap((rule) => {
+        expect(rule.apiGroups).toEqual([""]);
+        return (rule.resources as string[]).flatMap((resource) =>
+          (rule.verbs as string[]).map((verb) => `${verb} ${resource}`),
+        );
+      }),
+    );
+    const calls = await backendCalls();
+    expect([...calls].filter((call) => !granted.has(call))).toEqual([]);
+    expect([...granted].filter((permission) => !calls.has(permission))).toEqual([]);
+  });
+});
