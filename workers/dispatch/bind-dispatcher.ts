@@ -42,7 +42,11 @@ export class BindDispatcher {
     via: "cycle" | "sweeper",
   ): Promise<number> {
     const byCluster = new Map<string, string[]>();
-    for (const r of rows) byCluster.set(r.clusterName, [...(byCluster.get(r.clusterName) ?? []), r.id]);
+    for (const r of rows) {
+      const ids = byCluster.get(r.clusterName);
+      if (ids) ids.push(r.id);
+      else byCluster.set(r.clusterName, [r.id]);
+    }
     let sent = 0;
     for (const [cluster, ids] of byCluster) {
       for (let i = 0; i < ids.length; i += PAGE) {
