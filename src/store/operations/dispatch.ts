@@ -60,8 +60,9 @@ interface MessageRow {
   attempts: number;
 }
 
-/** The messages for these requests, in the given order (unknown ids are skipped). One query:
- * a page of a thousand requests costs one round trip whatever their jobs and tasks. */
+/** The messages for these requests, in the given order; unknown ids and requests that already
+ * have their result are skipped. One query: a page of a thousand requests costs one round trip
+ * whatever their jobs and tasks. */
 export async function bindRequestMessages(
   store: Store,
   ids: readonly string[],
@@ -75,7 +76,7 @@ export async function bindRequestMessages(
       t.exit_failure AS "exitFailure", b.node_name AS node, b.gpu_groups AS "gpuGroups",
       b.gpu_devices AS "gpuDevices", b.reason, b.attempts
     FROM unnest(${[...ids]}::uuid[]) WITH ORDINALITY AS x(id, n)
-    JOIN bind_request b ON b.id = x.id
+    JOIN bind_request b ON b.id = x.id AND b.state IN ('PENDING', 'DISPATCHED')
     JOIN job j ON j.id = b.job_id
     JOIN pod p ON p.id = b.pod_id
     JOIN job_task t ON t.job_id = p.job_id AND t.name = p.task_name
@@ -119,4 +120,12 @@ export async function markBindRequestsDispatched(
   return store.prisma.$executeRaw`
     UPDATE bind_request SET state = 'DISPATCHED', dispatched_at = ${now}, attempts = attempts + 1
     WHERE id = ANY(${[...ids]}::uuid[]) AND state IN ('PENDING', 'DISPATCHED')`;
+}
+
+/** Of these requests, those still DISPATCHED without a result. */
+export async function openBindRequests(store: Store, ids: readonly string[]): Promise<string[]> {
+  if (!ids.length) return [];
+  const rows = await store.prisma.$queryRaw<{ id: string }[]>`
+    SELECT id::text AS id FROM bind_request WHERE id = ANY(${[...ids]}::uuid[]) AND state = 'DISPATCHED'`;
+  return rows.map((r) => r.id);
 }
