@@ -4,8 +4,12 @@
 // SUCCEEDED and every pod is RUNNING in the database: binds/s through the agent and the API.
 // Each run is on a fresh database; the figures are medians over --runs.
 //
-//   npm run bench:reports -- [--runs 3] [--binds 10000] [--concurrency 1000]
+//   npm run bench:reports -- [--runs 3] [--binds 10000] [--concurrency 1000] [--cpu-profile FILE]
+//
+// --cpu-profile: this process's (the agent's) CPU profile over the measured window of the last run.
 import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import { Session } from "node:inspector/promises";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
@@ -26,6 +30,7 @@ const { values: opt } = parseArgs({
     runs: { type: "string", default: "3" },
     binds: { type: "string", default: "10000" },
     concurrency: { type: "string", default: "1000" },
+    "cpu-profile": { type: "string" },
   },
 });
 const RUNS = Number(opt.runs);
@@ -40,6 +45,8 @@ const CLUSTER = "sim";
 interface RunResult {
   bindsPerSecond: number;
   seconds: number;
+  /** Putting the N requests on the queue (BindDispatcher.send). */
+  dispatchMs: number;
   /** CPU seconds per 1000 binds. */
   cpuPer1000: { api: number | null; agentAndBench: number };
 }
@@ -122,9 +129,16 @@ async function oneRun(): Promise<RunResult> {
     if (commit.bindRequests.length !== BINDS)
       throw new Error(`the cycle made ${commit.bindRequests.length} binds, not ${BINDS}`);
 
+    const profiler = opt["cpu-profile"] ? new Session() : null;
+    if (profiler) {
+      profiler.connect();
+      await profiler.post("Profiler.enable");
+      await profiler.post("Profiler.start");
+    }
     const cpuBefore = [cpuSeconds(api.proc.pid), ownCpuSeconds()];
     const start = performance.now();
     await dispatcher.send(commit.bindRequests, "cycle");
+    const dispatchMs = performance.now() - start;
     for (;;) {
       const [done] = await prisma.$queryRaw<{ closed: number; running: number }[]>`
         SELECT (SELECT count(*)::int FROM bind_request WHERE state = 'SUCCEEDED') AS closed,
@@ -134,11 +148,17 @@ async function oneRun(): Promise<RunResult> {
     }
     const seconds = (performance.now() - start) / 1000;
     const cpuAfter = [cpuSeconds(api.proc.pid), ownCpuSeconds()];
+    if (profiler) {
+      const { profile } = await profiler.post("Profiler.stop");
+      fs.writeFileSync(opt["cpu-profile"]!, JSON.stringify(profile));
+      profiler.disconnect();
+    }
     const api1000 =
       cpuAfter[0] === null || cpuBefore[0] === null ? null : ((cpuAfter[0]! - cpuBefore[0]!) * 1000) / BINDS;
     return {
       bindsPerSecond: BINDS / seconds,
       seconds,
+      dispatchMs,
       cpuPer1000: { api: api1000, agentAndBench: ((cpuAfter[1]! - cpuBefore[1]!) * 1000) / BINDS },
     };
   } finally {
@@ -157,7 +177,8 @@ for (let run = 1; run <= RUNS; run++) {
   const r = await oneRun();
   results.push(r);
   console.log(
-    `run ${run}: ${BINDS} binds carried out and reported in ${r.seconds.toFixed(2)} s: ${r.bindsPerSecond.toFixed(0)} binds/s; ` +
+    `run ${run}: ${BINDS} binds carried out and reported in ${r.seconds.toFixed(2)} s: ${r.bindsPerSecond.toFixed(0)} binds/s ` +
+      `(dispatch ${r.dispatchMs.toFixed(0)} ms, ${((r.dispatchMs * 1000) / BINDS).toFixed(0)} ms per 1000); ` +
       `CPU s per 1000 binds: api ${r.cpuPer1000.api?.toFixed(2) ?? "?"}, agent+bench ${r.cpuPer1000.agentAndBench.toFixed(2)}`,
   );
 }
