@@ -64,6 +64,9 @@ export interface CycleReport {
   jobsChanged: number;
   /** The cycle could not decide anything new (skip-check.ts): not run. */
   skipped: boolean;
+  /** Where the time went (ms; over every attempt): the view's refresh with the bind backoff and
+   * search cursors, the session, the commit, sending the BindRequests. */
+  timings: { loadMs: number; sessionMs: number; commitMs: number; dispatchMs: number };
   error: string | null;
 }
 
@@ -82,6 +85,7 @@ export async function runCycle(deps: CycleDeps, cluster: string, reason: string)
     staleRetries: 0,
     jobsChanged: 0,
     skipped: false,
+    timings: { loadMs: 0, sessionMs: 0, commitMs: 0, dispatchMs: 0 },
     error: null,
   };
   try {
@@ -98,8 +102,10 @@ export async function runCycle(deps: CycleDeps, cluster: string, reason: string)
     report.jobsChanged = commit.jobs.length;
     if (commit.bindRequests.length)
       deps.log.info({ cluster, bindRequests: commit.bindRequests.length }, "cycle committed; dispatching");
+    const sending = performance.now();
     report.dispatched = await deps.dispatcher.send(commit.bindRequests, "cycle");
     report.dispatched += await deps.dispatcher.sendPending(cluster);
+    report.timings.dispatchMs = performance.now() - sending;
   } catch (err) {
     report.error = (err as Error).message;
     taskErrorsTotal.inc({ task: "cycle" });
@@ -116,16 +122,24 @@ async function decideAndCommit(
   cluster: string,
   report: CycleReport,
 ): Promise<{ result: SessionResult; commit: CommitResult } | null> {
+  const t = report.timings;
   for (let attempt = 0; ; attempt++) {
+    let started = performance.now();
     const now = Date.now();
     const view = await deps.cache.refresh(cluster, { now, usage: deps.usageWindow ?? undefined });
     const cursors = await deps.searchCursors.load(cluster);
-    if (canSkip(deps.memory.get(cluster), view, cursors.length, now)) return null;
+    if (canSkip(deps.memory.get(cluster), view, cursors.length, now)) {
+      t.loadMs += performance.now() - started;
+      return null;
+    }
     const { snapshot, generation, rows } = view;
     const failures = await pendingPodBindFailures(deps.store.prisma, cluster);
     const waiting = gateBackedOffPods(snapshot, failures, deps.backoff);
     snapshot.searchCursors = cursors;
+    t.loadMs += performance.now() - started;
+    started = performance.now();
     const result = runSession(snapshot, deps.config);
+    t.sessionMs += performance.now() - started;
     stoppedSearches.set({ cluster }, result.searchCursors.length);
     for (const outcome of result.jobs) {
       const note = waiting.get(outcome.uid);
@@ -140,12 +154,15 @@ async function decideAndCommit(
       await deps.searchCursors.save(cluster, result.searchCursors);
       return { result, commit: { generation, bindRequests: [], jobs: [] } };
     }
+    started = performance.now();
     try {
       const commit = await commitSession(deps.store, cluster, generation, result, rows);
+      t.commitMs += performance.now() - started;
       deps.memory.set(cluster, decided);
       await deps.searchCursors.save(cluster, result.searchCursors);
       return { result, commit };
     } catch (err) {
+      t.commitMs += performance.now() - started;
       deps.memory.delete(cluster);
       if (!(err instanceof StaleSnapshotError) || attempt >= deps.staleRetries) throw err;
       report.staleRetries++;
