@@ -9,7 +9,7 @@
 //   await workers.stop();
 import { Redis } from "ioredis";
 import { pino } from "pino";
-import { openDatabase, RedisEventBus, type Store, createStore } from "../src/store/index.js";
+import { ClusterCache, openDatabase, RedisEventBus, type Store, createStore } from "../src/store/index.js";
 import { runAdmission } from "./admission/run-admission.js";
 import { ClusterCycles } from "./cluster-cycles.js";
 import { runCycle } from "./cycle/run-cycle.js";
@@ -80,6 +80,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     logIdleCycles: o.logIdleCycles,
     workerId: o.workerId,
     log,
+    cache: new ClusterCache(store),
     memory: new Map(),
     searchCursors: new SearchCursorStore(connection, o.prefix, log),
   };

@@ -2,6 +2,7 @@
 // `DATABASE_URL=pglite:<dir>` (zero-setup demos: one process, one connection, no isolation levels).
 import path from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import { PrismaClient } from "./generated/prisma/client.js";
 
 export type { Prisma } from "./generated/prisma/client.js";
@@ -14,6 +15,12 @@ export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$trans
 export const DEFAULT_DATABASE_URL = "pglite:./.data/pglite";
 
 const MAX_NAMED_STATEMENTS = 500;
+
+/** The pg pool behind a PostgreSQL client: the snapshot reader reads large row sets through it
+ * directly, as arrays, without Prisma's per-row objects. PGlite clients have none. */
+const pools = new WeakMap<object, pg.Pool>();
+
+export const poolOf = (prisma: PrismaClient | Tx): pg.Pool | undefined => pools.get(prisma);
 
 export interface Database {
   prisma: PrismaClient;
@@ -47,22 +54,22 @@ export async function openDatabase(
     };
   }
   const statementNames = new Map<string, string>();
-  const adapter = new PrismaPg(
-    { connectionString: url, max: opts.poolSize ?? 10 },
-    {
-      // Named statements are prepared once per connection and reused: the hot paths (submit,
-      // snapshot) repeat a few dozen distinct queries. Past the cap (texts that vary with list
-      // lengths), statements stay unnamed: pg's `name: undefined` = the unnamed statement.
-      statementNameGenerator: (q) => {
-        let name = statementNames.get(q.sql);
-        if (!name && statementNames.size < MAX_NAMED_STATEMENTS) {
-          name = `fq${statementNames.size}`;
-          statementNames.set(q.sql, name);
-        }
-        return name as string;
-      },
+  const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
+  const adapter = new PrismaPg(pool, {
+    disposeExternalPool: true,
+    // Named statements are prepared once per connection and reused: the hot paths (submit,
+    // snapshot) repeat a few dozen distinct queries. Past the cap (texts that vary with list
+    // lengths), statements stay unnamed: pg's `name: undefined` = the unnamed statement.
+    statementNameGenerator: (q) => {
+      let name = statementNames.get(q.sql);
+      if (!name && statementNames.size < MAX_NAMED_STATEMENTS) {
+        name = `fq${statementNames.size}`;
+        statementNames.set(q.sql, name);
+      }
+      return name as string;
     },
-  );
+  });
   const prisma = new PrismaClient({ adapter });
+  pools.set(prisma, pool);
   return { prisma, kind: "postgres", url, close: () => prisma.$disconnect() };
 }

@@ -6,8 +6,20 @@ export { RedisEventBus, type EventListener } from "./redis-events.js";
 export { ConflictError, InvalidInputError, NotFoundError, StaleSnapshotError } from "./errors.js";
 export { migrateDeploy } from "./migrate/index.js";
 
-export { loadSnapshot, snapshotJobFilter, type LoadedSnapshot } from "./snapshot/load-snapshot.js";
+export {
+  loadSnapshot,
+  snapshotJobFilter,
+  type LoadedSnapshot,
+} from "./snapshot/load-snapshot.js";
 export type { JobRow, PodRow, SnapshotRows } from "./snapshot/rows.js";
+export {
+  type CachedCluster,
+  ClusterCache,
+  type ClusterCacheOptions,
+  type RefreshKind,
+  type RefreshOptions,
+} from "./cache/cluster-cache.js";
+export { pruneChangeTombstones } from "./operations/change-tombstones.js";
 export { commitSession, type CommitResult } from "./operations/commit-session.js";
 
 export { createQueue, deleteQueue, setQueueQuota, updateQueue } from "./operations/queues.js";

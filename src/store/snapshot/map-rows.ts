@@ -1,4 +1,6 @@
-// Database rows → the core's snapshot types (src/core/api/spec.ts), one mapping per kind.
+// Database rows → the core's snapshot types (src/core/api/spec.ts), one mapping per kind. The
+// rows are compact records (snapshot/records.ts) read by one SQL reader, so the full loader and
+// the workers' cluster caches build exactly the same specs from the same rows.
 import type {
   GpuDeviceSpec,
   LabelRequirement,
@@ -11,10 +13,12 @@ import type {
   TopologyConstraintSpec,
   TopologySpec,
 } from "../../core/api/spec.js";
+import { isFinished } from "../domain/job-state.js";
 import type { EffectiveQuota } from "../domain/quotas.js";
-import type { Job, JobTask, Node, Pod, Queue } from "../generated/prisma/client.js";
+import type { Job, JobTask, Pod } from "../generated/prisma/client.js";
 import type { PodState } from "../generated/prisma/enums.js";
-import type { SubGroupRow, TopologyConstraint } from "../validation/submit-job.js";
+import type { TopologyConstraint } from "../validation/submit-job.js";
+import type { JobRecord, NodeRecord, PodRecord, QueueRecord, TaskRecord } from "./records.js";
 
 /** PIPELINED is session-only in the core: a pipelined pod is loaded as Pending (its nomination
  * is a hint of the last session, not a placement). */
@@ -30,18 +34,17 @@ export const CORE_POD_STATUS: Record<PodState, PodStatus> = {
 
 const HOLDS_NODE: readonly PodStatus[] = ["Binding", "Running", "Releasing"];
 
-export function nodeSpec(n: Node, clusterCordoned: boolean): NodeSpec {
-  const devices = n.gpuDevices as unknown as GpuDeviceSpec[];
+export function nodeSpec(n: NodeRecord, clusterCordoned: boolean): NodeSpec {
   return {
     name: n.name,
-    labels: n.labels as Record<string, string>,
-    taints: n.taints as unknown as Taint[],
+    labels: n.labels,
+    taints: n.taints as Taint[],
     // A cordoned cluster takes no new pods: every node is unschedulable to the session.
     unschedulable: n.unschedulable || clusterCordoned,
     ready: n.ready,
     allocatable: {
       cpuMillis: n.cpuMillis,
-      memory: Number(n.memory),
+      memory: n.memory,
       gpus: n.gpus,
       pods: n.maxPods,
       extended: {},
@@ -51,16 +54,16 @@ export function nodeSpec(n: Node, clusterCordoned: boolean): NodeSpec {
     gpuModel: n.gpuModel,
     migStrategy: null,
     // Only nodes that reported their device topology: the core then chooses whole-GPU devices.
-    ...(devices.length ? { gpuDevices: devices } : {}),
+    ...(n.gpuDevices.length ? { gpuDevices: n.gpuDevices as GpuDeviceSpec[] } : {}),
   };
 }
 
-export function queueSpec(q: Queue, quota: EffectiveQuota): QueueSpec {
+export function queueSpec(q: QueueRecord, quota: EffectiveQuota): QueueSpec {
   return {
     name: q.name,
     parent: q.parentName,
     priority: q.priority,
-    createdAt: q.createdAt.getTime(),
+    createdAt: q.createdAt,
     deserved: quota.deserved,
     limit: quota.limit,
     overQuotaWeight: quota.overQuotaWeight,
@@ -81,20 +84,40 @@ export class TopologyRegistry {
     return { topology: name, required: t.required, preferred: t.preferred };
   }
 
-  topologies(): TopologySpec[] {
-    return [...this.byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  /** Every topology seen, or only those `jobs` use. */
+  topologies(jobs?: Iterable<PodGroupSpec>): TopologySpec[] {
+    let specs = [...this.byName.values()];
+    if (jobs) {
+      const used = new Set<string>();
+      for (const j of jobs) {
+        if (j.topology?.topology) used.add(j.topology.topology);
+        for (const g of j.subGroups) if (g.topology?.topology) used.add(g.topology.topology);
+      }
+      specs = specs.filter((t) => used.has(t.name));
+    }
+    return specs.sort((a, b) => a.name.localeCompare(b.name));
   }
 }
 
 // One collator for every comparison: localeCompare with a locale argument builds one per call,
 // which dominated loading a snapshot of a few thousand pods.
 const numericOrder = new Intl.Collator("en", { numeric: true });
-const podOrder = (a: Pod, b: Pod) => numericOrder.compare(a.name, b.name);
+const podOrder = (a: PodRecord, b: PodRecord) => numericOrder.compare(a.name, b.name);
 
-function podSpec(p: Pod, task: JobTask, namespace: string, grouped: boolean): PodSpec {
+/** A task's node selector as the core wants it: one array shared by the task's pods. */
+const selectorCache = new WeakMap<TaskRecord, LabelRequirement[]>();
+function taskSelector(task: TaskRecord): LabelRequirement[] {
+  let s = selectorCache.get(task);
+  if (!s) {
+    s = task.nodeSelector.map((m): LabelRequirement => ({ key: m.key, operator: "In", values: m.values }));
+    selectorCache.set(task, s);
+  }
+  return s;
+}
+
+function podSpec(p: PodRecord, task: TaskRecord, namespace: string, grouped: boolean): PodSpec {
   const status = CORE_POD_STATUS[p.state];
   const holdsNode = HOLDS_NODE.includes(status);
-  const selector = task.nodeSelector as { key: string; values: string[] }[];
   return {
     uid: p.id,
     name: p.name,
@@ -103,7 +126,7 @@ function podSpec(p: Pod, task: JobTask, namespace: string, grouped: boolean): Po
     node: holdsNode ? p.nodeName : null,
     request: {
       cpuMillis: p.cpuMillis,
-      memory: Number(p.memory),
+      memory: p.memory,
       gpus: p.gpus,
       gpuFraction: p.gpuFraction,
       gpuMemory: p.gpuMemory,
@@ -116,8 +139,8 @@ function podSpec(p: Pod, task: JobTask, namespace: string, grouped: boolean): Po
     labels: {},
     subGroup: grouped ? task.subGroup : null,
     priority: null,
-    createdAt: p.createdAt.getTime(),
-    nodeSelector: selector.map((m): LabelRequirement => ({ key: m.key, operator: "In", values: m.values })),
+    createdAt: p.createdAt,
+    nodeSelector: taskSelector(task),
     gpuModels: task.gpuModel ? [task.gpuModel] : [],
   };
 }
@@ -126,17 +149,17 @@ function podSpec(p: Pod, task: JobTask, namespace: string, grouped: boolean): Po
  * A finished (e.g. cancelled) job appears only through the pods that still hold node resources,
  * as a plain gang of exactly those pods, so the session accounts for them and schedules nothing.
  */
-export function podGroupSpec(
-  job: Job,
-  tasks: Map<string, JobTask>,
-  pods: Pod[],
-  finished: boolean,
+export function jobSpec(
+  job: JobRecord,
+  tasks: ReadonlyMap<string, TaskRecord>,
+  pods: readonly PodRecord[],
   topologies: TopologyRegistry,
+  finished = isFinished(job.state),
 ): PodGroupSpec {
-  const included = (finished ? pods.filter((p) => HOLDS_NODE.includes(CORE_POD_STATUS[p.state])) : pods).sort(
-    podOrder,
-  );
-  const subGroups = finished ? [] : (job.subGroups as unknown as SubGroupRow[]);
+  const included = (
+    finished ? pods.filter((p) => HOLDS_NODE.includes(CORE_POD_STATUS[p.state])) : [...pods]
+  ).sort(podOrder);
+  const subGroups = finished ? [] : job.subGroups;
   return {
     uid: job.id,
     name: job.name,
@@ -145,16 +168,78 @@ export function podGroupSpec(
     priority: job.priority,
     preemptible: job.preemptible,
     minMember: finished ? included.length : job.minMember,
-    createdAt: job.createdAt.getTime(),
-    lastStartAt: job.lastStartAt?.getTime() ?? null,
-    staleSince: job.staleSince?.getTime() ?? null,
+    createdAt: job.createdAt,
+    lastStartAt: job.lastStartAt,
+    staleSince: job.staleSince,
     subGroups: subGroups.map((g) => ({
       name: g.name,
       minMember: g.minMember,
       parent: g.parent,
       topology: topologies.constraint(g.topology),
     })),
-    topology: finished ? null : topologies.constraint(job.topology as TopologyConstraint | null),
+    topology: finished ? null : topologies.constraint(job.topology),
     pods: included.map((p) => podSpec(p, tasks.get(p.taskName)!, job.namespace, subGroups.length > 0)),
+  };
+}
+
+/** The same mapping from Prisma's objects (queries that read jobs through Prisma). */
+export function podGroupSpec(
+  job: Job,
+  tasks: Map<string, JobTask>,
+  pods: Pod[],
+  finished: boolean,
+  topologies: TopologyRegistry,
+): PodGroupSpec {
+  const taskRecords = new Map([...tasks].map(([name, t]) => [name, taskRecordOf(t)]));
+  return jobSpec(jobRecordOf(job), taskRecords, pods.map(podRecordOf), topologies, finished);
+}
+
+function jobRecordOf(j: Job): JobRecord {
+  return {
+    id: j.id,
+    name: j.name,
+    namespace: j.namespace,
+    queueName: j.queueName,
+    clusterName: j.clusterName,
+    state: j.state,
+    priority: j.priority,
+    preemptible: j.preemptible,
+    minMember: j.minMember,
+    subGroups: j.subGroups as unknown as JobRecord["subGroups"],
+    topology: j.topology as unknown as JobRecord["topology"],
+    createdAt: j.createdAt.getTime(),
+    lastStartAt: j.lastStartAt?.getTime() ?? null,
+    staleSince: j.staleSince?.getTime() ?? null,
+    pendingReason: j.pendingReason as JobRecord["pendingReason"],
+  };
+}
+
+function taskRecordOf(t: JobTask): TaskRecord {
+  return {
+    jobId: t.jobId,
+    name: t.name,
+    subGroup: t.subGroup,
+    nodeSelector: t.nodeSelector as unknown as TaskRecord["nodeSelector"],
+    gpuModel: t.gpuModel,
+  };
+}
+
+function podRecordOf(p: Pod): PodRecord {
+  return {
+    id: p.id,
+    jobId: p.jobId,
+    taskName: p.taskName,
+    name: p.name,
+    state: p.state,
+    nodeName: p.nodeName,
+    gpuGroups: p.gpuGroups,
+    gpuDevices: p.gpuDevices,
+    message: p.message,
+    cpuMillis: p.cpuMillis,
+    memory: Number(p.memory),
+    gpus: p.gpus,
+    gpuFraction: p.gpuFraction,
+    gpuMemory: p.gpuMemory,
+    createdAt: p.createdAt.getTime(),
   };
 }

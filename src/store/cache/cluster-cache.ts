@@ -1,0 +1,203 @@
+// The workers' cluster cache: each cluster's snapshot rows kept in memory and brought up to date
+// by reading only what changed since the last refresh (docs/worker-cache.md). The cursor is the
+// xmin of the last read's snapshot: every transaction that read could not see has an id >= xmin,
+// so rows it wrote carry change_xid >= cursor and the next delta reads them (some rows twice:
+// harmless, they replace what they replace). A cluster is loaded in full when first seen, when
+// its cursor is older than the tombstones kept or than maxIdleMs, and when a drift check finds
+// counts that differ from the database's. PostgreSQL stays the truth: a cached snapshot may be
+// stale, and the commit's generation fence refuses what was decided on it.
+import { queueUsageFractions, usageFrom } from "../snapshot/queue-usage.js";
+import type { QuotaVector } from "../../core/api/spec.js";
+import type { UsageBucket, UsageWindow } from "../domain/usage.js";
+import { NotFoundError } from "../errors.js";
+import { pruneChangeTombstones } from "../operations/change-tombstones.js";
+import { ClusterState, type LoadedSnapshot } from "../snapshot/cluster-state.js";
+import { readAll } from "../snapshot/load-snapshot.js";
+import {
+  type Query,
+  readChanges,
+  readCluster,
+  readConsistent,
+  readCounts,
+  readJobs,
+  readNodes,
+  readPoint,
+  readQueues,
+  readUsage,
+} from "../snapshot/read-rows.js";
+import type { Store } from "../store.js";
+
+export interface CachedCluster extends LoadedSnapshot {
+  /** No row of the cluster (nor queue, quota or usage) changed since the previous refresh. */
+  unchanged: boolean;
+  /** Grows with every refresh that found a change (or loaded in full): two views of one cluster
+   * with the same version were built from the same rows. */
+  version: number;
+}
+
+export interface ClusterCacheOptions {
+  /** Every this many delta refreshes of a cluster, its counts are compared with the database's
+   * (a mismatch: full load). 0 = never. */
+  driftCheckEvery?: number;
+  /** A cluster not refreshed for this long is loaded in full. */
+  maxIdleMs?: number;
+  /** Tombstones older than this are pruned (at most every tenth of it, by any cache). */
+  tombstoneRetentionMs?: number;
+}
+
+export interface RefreshOptions {
+  now?: number;
+  usage?: UsageWindow;
+}
+
+/** How the last refresh of a cluster went (metrics, tests). */
+export type RefreshKind = "full" | "delta";
+
+interface Entry {
+  state: ClusterState;
+  cursor: bigint;
+  refreshedAt: number;
+  deltas: number;
+  usage: Map<string, QuotaVector> | null;
+}
+
+const DEFAULTS: Required<ClusterCacheOptions> = {
+  driftCheckEvery: 50,
+  maxIdleMs: 10 * 60_000,
+  tombstoneRetentionMs: 3600_000,
+};
+
+export class ClusterCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly busy = new Map<string, Promise<unknown>>();
+  private readonly versions = new Map<string, number>();
+  private readonly opts: Required<ClusterCacheOptions>;
+  private prunedAt = 0;
+  /** Per cluster, how its last refresh went. */
+  readonly lastRefresh = new Map<string, RefreshKind>();
+  fullLoads = 0;
+
+  constructor(
+    private readonly store: Store,
+    opts: ClusterCacheOptions = {},
+  ) {
+    this.opts = { ...DEFAULTS, ...opts };
+  }
+
+  /** Brings one cluster up to date and returns a consistent view of it. Refreshes of one cluster
+   * run one after the other; the rows of a view stay valid until the cluster's next refresh. */
+  refresh(cluster: string, opts: RefreshOptions = {}): Promise<CachedCluster> {
+    const previous = this.busy.get(cluster) ?? Promise.resolve();
+    const next = previous.catch(() => {}).then(() => this.bringUpToDate(cluster, opts));
+    this.busy.set(cluster, next);
+    void next
+      .finally(() => {
+        if (this.busy.get(cluster) === next) this.busy.delete(cluster);
+      })
+      .catch(() => {});
+    return next;
+  }
+
+  /** Drops what is held of a cluster (the next refresh loads it in full). */
+  forget(cluster: string): void {
+    this.entries.delete(cluster);
+  }
+
+  private async bringUpToDate(cluster: string, opts: RefreshOptions): Promise<CachedCluster> {
+    const now = opts.now ?? Date.now();
+    const wallClock = Date.now();
+    await this.pruneTombstones(wallClock);
+    const held = this.entries.get(cluster);
+    let outcome: { entry: Entry; changed: boolean; buckets: Map<string, UsageBucket[]> | null };
+    try {
+      outcome = await readConsistent(this.store.prisma, async (q) => {
+        const point = await readPoint(q);
+        const fresh = (): Entry => ({
+          state: new ClusterState(cluster),
+          cursor: point.cursor,
+          refreshedAt: wallClock,
+          deltas: 0,
+          usage: null,
+        });
+        if (held && held.cursor > point.prunedXid && wallClock - held.refreshedAt <= this.opts.maxIdleMs) {
+          const delta = await this.readDelta(q, held, opts.usage, now);
+          if (delta) {
+            held.cursor = point.cursor;
+            held.refreshedAt = wallClock;
+            return { entry: held, ...delta };
+          }
+        }
+        const entry = fresh();
+        const apply = await readAll(q, entry.state, now, opts.usage);
+        return { entry, changed: true, buckets: apply() };
+      });
+    } catch (err) {
+      // A half-applied delta must not survive: the next refresh starts over.
+      this.entries.delete(cluster);
+      throw err;
+    }
+    const { entry, buckets } = outcome;
+    let changed = outcome.changed;
+    if (entry !== held) {
+      this.fullLoads++;
+      this.lastRefresh.set(cluster, "full");
+    } else this.lastRefresh.set(cluster, "delta");
+    this.entries.set(cluster, entry);
+    let usage: Map<string, QuotaVector> | null = null;
+    if (buckets && opts.usage) {
+      usage = queueUsageFractions(buckets, entry.state.readyCapacity(), new Date(now), opts.usage);
+      if (!sameUsage(usage, entry.usage)) changed = true;
+    } else if (entry.usage) changed = true;
+    entry.usage = usage;
+    const version = (this.versions.get(cluster) ?? 0) + (changed ? 1 : 0);
+    this.versions.set(cluster, version);
+    return { ...entry.state.snapshot(now, usage), unchanged: !changed, version };
+  }
+
+  /** Reads and applies what changed since the entry's cursor; null when the entry has drifted
+   * (the caller loads in full). Runs inside the read's transaction, applying as it goes: a
+   * failure drops the entry. */
+  private async readDelta(q: Query, entry: Entry, usage: UsageWindow | undefined, now: number) {
+    const { state } = entry;
+    const cluster = await readCluster(q, state.cluster);
+    if (!cluster) throw new NotFoundError("cluster", state.cluster);
+    const changes = await readChanges(q, state.cluster, entry.cursor);
+    const addedNode = changes.nodes.some((n) => !state.hasNode(n));
+    const nodes =
+      changes.removedNodes.length || addedNode
+        ? { all: await readNodes(q, state.cluster) }
+        : { some: changes.nodes.length ? await readNodes(q, state.cluster, entry.cursor) : [] };
+    const queues = changes.queues ? await readQueues(q, state.cluster) : null;
+    const jobs = changes.jobs.length ? await readJobs(q, state.cluster, changes.jobs) : null;
+    const buckets = usage ? await readUsage(q, state.cluster, usageFrom(now, usage)) : null;
+    const drift = this.opts.driftCheckEvery > 0 && ++entry.deltas % this.opts.driftCheckEvery === 0;
+    const counts = drift ? await readCounts(q, state.cluster) : null;
+
+    let changed = state.setCluster(cluster);
+    if ("all" in nodes && nodes.all) state.setNodes(nodes.all);
+    else if (nodes.some?.length) state.updateNodes(nodes.some);
+    if (queues) state.setQueues(queues.queues, queues.quotas);
+    if (jobs) state.updateJobs(changes.jobs, jobs);
+    changed ||= changes.queues || changes.nodes.length > 0 || changes.removedNodes.length > 0 || !!jobs;
+    if (counts) {
+      const held = state.counts();
+      if (held.nodes !== counts.nodes || held.jobs !== counts.jobs || held.pods !== counts.pods) return null;
+    }
+    return { changed, buckets };
+  }
+
+  private async pruneTombstones(wallClock: number): Promise<void> {
+    if (wallClock - this.prunedAt < this.opts.tombstoneRetentionMs / 10) return;
+    this.prunedAt = wallClock;
+    await pruneChangeTombstones(this.store.prisma, this.opts.tombstoneRetentionMs);
+  }
+}
+
+function sameUsage(a: ReadonlyMap<string, QuotaVector>, b: ReadonlyMap<string, QuotaVector> | null): boolean {
+  if (!b || a.size !== b.size) return false;
+  for (const [queue, v] of a) {
+    const w = b.get(queue);
+    if (!w || w.gpu !== v.gpu || w.cpuMillis !== v.cpuMillis || w.memory !== v.memory) return false;
+  }
+  return true;
+}

@@ -1,0 +1,94 @@
+// The rows a cluster's snapshot is built from, as compact records: only the columns the
+// snapshot and the committer need, numbers for times (ms since the epoch) and amounts.
+import type { JobState, PodState, QuotaResource } from "../generated/prisma/enums.js";
+import type { PendingReason } from "../domain/pending-reason.js";
+import type { SubGroupRow, TopologyConstraint } from "../validation/submit-job.js";
+import type { JobRow } from "./rows.js";
+
+export interface NodeRecord {
+  name: string;
+  labels: Record<string, string>;
+  taints: unknown[];
+  unschedulable: boolean;
+  ready: boolean;
+  cpuMillis: number;
+  memory: number;
+  gpus: number;
+  gpuMemory: number;
+  maxPods: number;
+  gpuModel: string | null;
+  gpuDevices: unknown[];
+}
+
+export interface QueueRecord {
+  name: string;
+  parentName: string | null;
+  priority: number;
+  createdAt: number;
+}
+
+export interface QuotaRecord {
+  queueName: string;
+  scope: string;
+  resource: QuotaResource;
+  deserved: number | null;
+  limit: number | null;
+  overQuotaWeight: number | null;
+}
+
+export interface JobRecord {
+  id: string;
+  name: string;
+  namespace: string;
+  queueName: string;
+  clusterName: string | null;
+  state: JobState;
+  priority: number;
+  preemptible: boolean;
+  minMember: number;
+  subGroups: SubGroupRow[];
+  topology: TopologyConstraint | null;
+  createdAt: number;
+  lastStartAt: number | null;
+  staleSince: number | null;
+  pendingReason: PendingReason | null;
+}
+
+/** The committer's view of a job (snapshot/rows.ts). */
+export const jobRowOf = (j: JobRecord): JobRow => ({
+  id: j.id,
+  name: j.name,
+  queueName: j.queueName,
+  clusterName: j.clusterName,
+  state: j.state,
+  minMember: j.minMember,
+  pendingReason: j.pendingReason,
+  lastStartAt: j.lastStartAt === null ? null : new Date(j.lastStartAt),
+  staleSince: j.staleSince === null ? null : new Date(j.staleSince),
+});
+
+export interface TaskRecord {
+  jobId: string;
+  name: string;
+  subGroup: string | null;
+  nodeSelector: { key: string; values: string[] }[];
+  gpuModel: string | null;
+}
+
+export interface PodRecord {
+  id: string;
+  jobId: string;
+  taskName: string;
+  name: string;
+  state: PodState;
+  nodeName: string | null;
+  gpuGroups: string[];
+  gpuDevices: number[];
+  message: string | null;
+  cpuMillis: number;
+  memory: number;
+  gpus: number;
+  gpuFraction: number;
+  gpuMemory: number;
+  createdAt: number;
+}

@@ -1,0 +1,199 @@
+// The workers' cluster cache against real PostgreSQL: after random sequences of API operations,
+// agent reports and cycles, every cluster's cached view equals a fresh full load field by field
+// (caches refreshed after every step, caches that catch up over many steps, caches whose drift
+// check runs every time), and a refresh with nothing changed says so.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { defaultSchedulerConfig, runSession } from "../../src/core/index.js";
+import {
+  assignJobCluster,
+  type CachedCluster,
+  cancelJob,
+  ClusterCache,
+  commitSession,
+  cordonCluster,
+  createQueue,
+  type LoadedSnapshot,
+  loadSnapshot,
+  registerCluster,
+  reportBindResult,
+  reportNodes,
+  reportPodStatus,
+  setQueueQuota,
+  StaleSnapshotError,
+  submitJob,
+  updateQueue,
+} from "../../src/store/index.js";
+import { type Prng, prng } from "../helpers/prng.js";
+import { openTestStore, type TestStore } from "../helpers/store.js";
+import { admin, gpuNode, job } from "./fixtures.js";
+
+const CLUSTERS = ["c1", "c2"];
+const NOW = 1_000_000;
+let t: TestStore;
+
+beforeAll(async () => {
+  t = await openTestStore();
+  await createQueue(t.store, admin, { name: "org" });
+  await createQueue(t.store, admin, { name: "team-a", parent: "org" });
+  await createQueue(t.store, admin, { name: "team-b", parent: "org" });
+  for (const c of CLUSTERS) {
+    await registerCluster(t.store, admin, { name: c });
+    await reportNodes(t.store, { name: `agent:${c}` }, { cluster: c, complete: true, nodes: nodes(c, 3) });
+  }
+});
+afterAll(async () => t?.close());
+
+const nodes = (cluster: string, n: number, rack = 2) =>
+  Array.from({ length: n }, (_, i) =>
+    gpuNode(`${cluster}-n${i}`, 4, [{ key: "rack", value: `r${i % rack}` }]),
+  );
+
+/** What two loads must agree on: the snapshot, the generation and the rows (maps as sorted lists). */
+const comparable = (l: LoadedSnapshot) => ({
+  snapshot: l.snapshot,
+  generation: l.generation,
+  jobs: [...l.rows.jobs.entries()].sort(([a], [b]) => (a < b ? -1 : 1)),
+  pods: [...l.rows.pods.entries()].sort(([a], [b]) => (a < b ? -1 : 1)),
+});
+
+async function cycle(cache: ClusterCache, cluster: string): Promise<void> {
+  const view = await cache.refresh(cluster, { now: Date.now() });
+  try {
+    await commitSession(
+      t.store,
+      cluster,
+      view.generation,
+      runSession(view.snapshot, defaultSchedulerConfig()),
+      view.rows,
+    );
+  } catch (err) {
+    if (!(err instanceof StaleSnapshotError)) throw err;
+  }
+}
+
+async function randomStep(r: Prng, cache: ClusterCache, step: number): Promise<string> {
+  const cluster = r.pick(CLUSTERS);
+  const agent = { name: `agent:${cluster}` };
+  const op = r.int(10);
+  switch (op) {
+    case 0:
+    case 1: {
+      const gpus = r.int(2);
+      await submitJob(
+        t.store,
+        admin,
+        job({
+          name: `j${step}`,
+          queue: r.pick(["team-a", "team-b"]),
+          cluster: r.next() < 0.8 ? cluster : undefined,
+          tasks: [{ name: "w", replicas: 1 + r.int(3), resources: { cpu: 500, memory: "1Gi", gpu: gpus } }],
+        }),
+      );
+      return "submit";
+    }
+    case 2: {
+      const waiting = await t.db.prisma.job.findMany({ where: { clusterName: null, state: "PENDING" } });
+      if (waiting.length) await assignJobCluster(t.store, admin, { job: r.pick(waiting).id, cluster });
+      return "assign";
+    }
+    case 3: {
+      const open = await t.db.prisma.job.findMany({
+        where: { state: { in: ["PENDING", "ADMITTED", "RUNNING"] } },
+      });
+      if (open.length) await cancelJob(t.store, admin, { id: r.pick(open).id });
+      return "cancel";
+    }
+    case 4:
+      await setQueueQuota(t.store, admin, {
+        queue: r.pick(["team-a", "team-b"]),
+        cluster: r.next() < 0.5 ? cluster : undefined,
+        resource: "GPU",
+        deserved: r.int(8),
+      });
+      await updateQueue(t.store, admin, { name: r.pick(["team-a", "team-b"]), priority: 50 + r.int(100) });
+      return "quota";
+    case 5: {
+      const c = await t.db.prisma.cluster.findUniqueOrThrow({ where: { name: cluster } });
+      await cordonCluster(t.store, admin, { name: cluster, cordoned: !c.cordoned && r.next() < 0.5 });
+      return "cordon";
+    }
+    case 6:
+      await reportNodes(t.store, agent, {
+        cluster,
+        complete: true,
+        nodes: nodes(cluster, 2 + r.int(3), 1 + r.int(2)),
+      });
+      return "nodes";
+    case 7: {
+      const requests = await t.db.prisma.bindRequest.findMany({
+        where: { clusterName: cluster, state: { in: ["PENDING", "DISPATCHED"] } },
+      });
+      const some = requests.filter(() => r.next() < 0.7);
+      if (some.length)
+        await reportBindResult(t.store, agent, {
+          cluster,
+          results: some.map((b) => ({ bindRequest: b.id, ok: r.next() < 0.8 })),
+        });
+      return "bind results";
+    }
+    case 8: {
+      const pods = await t.db.prisma.pod.findMany({
+        where: { state: { in: ["BINDING", "RUNNING", "RELEASING"] }, job: { clusterName: cluster } },
+      });
+      const some = pods.filter(() => r.next() < 0.5);
+      if (some.length)
+        await reportPodStatus(t.store, agent, {
+          cluster,
+          updates: some.map((p) => ({
+            job: p.jobId,
+            pod: p.name,
+            state: p.state === "BINDING" ? ("RUNNING" as const) : r.pick(["SUCCEEDED", "FAILED"] as const),
+          })),
+        });
+      return "pod phases";
+    }
+    default:
+      await cycle(cache, cluster);
+      return "cycle";
+  }
+}
+
+describe("ClusterCache", () => {
+  it.each([
+    1, 2, 3,
+  ])("equals a fresh full load after every step of a random sequence (seed %i)", async (seed) => {
+    const r = prng(seed);
+    const eager = new ClusterCache(t.store);
+    const lazy = new ClusterCache(t.store);
+    const checked = new ClusterCache(t.store, { driftCheckEvery: 1 });
+    const worker = new ClusterCache(t.store);
+    for (let step = 0; step < 40; step++) {
+      const op = await randomStep(r, worker, seed * 1000 + step);
+      const caches = step % 7 === 6 ? [eager, lazy, checked] : [eager, checked];
+      for (const cluster of CLUSTERS) {
+        const fresh = comparable(await loadSnapshot(t.db.prisma, cluster, { now: NOW }));
+        for (const cache of caches) {
+          const view: CachedCluster = await cache.refresh(cluster, { now: NOW });
+          expect(comparable(view), `after step ${step} (${op}) on ${cluster}`).toEqual(fresh);
+        }
+      }
+    }
+    // Caches that kept up read deltas, not full loads.
+    expect(eager.fullLoads).toBe(CLUSTERS.length);
+    expect(checked.fullLoads).toBe(CLUSTERS.length);
+  });
+
+  it("says unchanged when nothing was written since its last refresh, and not otherwise", async () => {
+    const cache = new ClusterCache(t.store);
+    expect((await cache.refresh("c1", { now: NOW })).unchanged).toBe(false);
+    expect((await cache.refresh("c1", { now: NOW })).unchanged).toBe(true);
+    await updateQueue(t.store, admin, { name: "team-a", priority: 77 });
+    expect((await cache.refresh("c1", { now: NOW })).unchanged).toBe(false);
+    expect((await cache.refresh("c1", { now: NOW })).unchanged).toBe(true);
+    await submitJob(t.store, admin, job({ name: "late", cluster: "c1" }));
+    expect((await cache.refresh("c1", { now: NOW })).unchanged).toBe(false);
+    expect(cache.lastRefresh.get("c1")).toBe("delta");
+    expect((await cache.refresh("c2", { now: NOW })).unchanged).toBe(false);
+    expect((await cache.refresh("c2", { now: NOW })).unchanged).toBe(true);
+  });
+});
