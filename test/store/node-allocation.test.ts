@@ -7,7 +7,7 @@ import { createQueue } from "../../src/store/operations/queues.js";
 import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { reportBindResult, reportPodStatus } from "../../src/store/operations/report-pods.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
-import { allocatedByNode } from "../../src/store/queries/allocation.js";
+import { addSums, allocatedByCluster, allocatedByNode, zeroSum } from "../../src/store/queries/allocation.js";
 import { runCycle } from "../helpers/cycle.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 import { admin, gpuNode, job } from "./fixtures.js";
@@ -57,6 +57,9 @@ it("follows every change of what pods hold, node by node", async () => {
   expect(bindRequests).toHaveLength(8);
   expect((await kept()).size).toBe(2);
   expect(await kept()).toEqual(await summedOverPods());
+  expect((await allocatedByCluster(t.db.prisma, ["c1"])).get("c1")).toEqual(
+    [...(await summedOverPods()).values()].reduce(addSums, zeroSum()),
+  );
 
   const pods = await t.db.prisma.pod.findMany({ where: { jobId: { in: [a.id, b.id] } } });
   await reportBindResult(t.store, agent, {

@@ -33,8 +33,8 @@ async function nodeAllocated(n: Node, ctx: ApiContext): Promise<ResourceSum> {
 }
 
 // Pods on nodes that are gone still count as allocated until the agent reports them.
-const clusterAllocated = async (c: Cluster, ctx: ApiContext): Promise<ResourceSum> =>
-  [...(await ctx.loaders.allocation.load(c.name)).values()].reduce(addSums, zeroSum());
+const clusterAllocated = (c: Cluster, ctx: ApiContext): Promise<ResourceSum> =>
+  ctx.loaders.clusterAllocation.load(c.name);
 
 async function clusterTotals(c: Cluster, ctx: ApiContext) {
   const nodes = await ctx.loaders.nodes.load(c.name);

@@ -46,3 +46,25 @@ export async function allocatedByNode(
   }
   return out;
 }
+
+/** cluster → what pods hold on its nodes, in all (pods on nodes that are gone included): one
+ * row per cluster. */
+export async function allocatedByCluster(
+  prisma: PrismaClient,
+  clusters: readonly string[],
+): Promise<Map<string, ResourceSum>> {
+  if (!clusters.length) return new Map();
+  const rows = await prisma.$queryRaw<
+    { cluster: string; cpu: bigint; memory: string; gpu: number; gpu_memory: bigint }[]
+  >`
+    SELECT cluster_name AS cluster, sum(cpu_millis)::bigint AS cpu, trunc(sum(memory))::text AS memory,
+           sum(gpu)::float8 AS gpu, sum(gpu_memory)::bigint AS gpu_memory
+    FROM node_allocation WHERE cluster_name = ANY(${[...clusters]}::text[])
+    GROUP BY 1`;
+  return new Map(
+    rows.map((r) => [
+      r.cluster,
+      { cpuMillis: Number(r.cpu), memory: BigInt(r.memory), gpu: r.gpu, gpuMemory: Number(r.gpu_memory) },
+    ]),
+  );
+}
