@@ -1,6 +1,7 @@
 // The per-request loaders behind nested fields (Job.pods, Job.queue, Cluster.nodes…): one query
 // per kind of lookup per request, however many parents ask.
 import {
+  allocationByCluster,
   allocationByNode,
   type BindRequest,
   bindRequestsOfJobs,
@@ -27,6 +28,7 @@ import {
   quotasOf,
   type ResourceSum,
   type Store,
+  zeroSum,
   tasksOf,
 } from "../store/index.js";
 import { BatchLoader } from "./loaders.js";
@@ -78,6 +80,11 @@ export function createLoaders(store: Store) {
     nodes: new BatchLoader<string, Node[]>(
       async (clusters) => groupBy(await nodesOf(store, clusters), (n) => n.clusterName),
       [],
+    ),
+    /** cluster → what its pods hold, in all */
+    clusterAllocation: new BatchLoader<string, ResourceSum>(
+      async (clusters) => allocationByCluster(store, clusters),
+      zeroSum(),
     ),
     /** cluster → node → what its pods hold */
     allocation: new BatchLoader<string, Map<string, ResourceSum>>(

@@ -41,6 +41,7 @@ export {
   bindRequestMessages,
   bindRequestsToDispatch,
   markBindRequestsDispatched,
+  openBindRequests,
 } from "./operations/dispatch.js";
 export { recordQueueUsage, type UsageRecord } from "./operations/usage.js";
 export {
@@ -111,6 +112,7 @@ export {
 } from "./queries/job-details.js";
 // For the API, the metrics and the CLI: the reads they need, their inputs and row types.
 export {
+  allocationByCluster,
   allocationByNode,
   bindLatency,
   bindRequestsOfCluster,

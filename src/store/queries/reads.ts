@@ -5,7 +5,7 @@ import type { BindRequestState } from "../generated/prisma/enums.js";
 import type { EventRow } from "../events.js";
 import { loadSnapshot, type LoadedSnapshot } from "../snapshot/load-snapshot.js";
 import type { Store } from "../store.js";
-import { allocatedByNode, type ResourceSum } from "./allocation.js";
+import { allocatedByCluster, allocatedByNode, type ResourceSum } from "./allocation.js";
 import { type ClusterSummary, listClusters } from "./clusters.js";
 import { type FairShareRow, fairShareRows } from "./fair-share.js";
 import { type JobListFilter, type JobPage, listJobs } from "./jobs.js";
@@ -181,6 +181,14 @@ export function jobsPage(
 }
 
 /** cluster → node → what its pods hold. */
+/** cluster → what its pods hold, in all (one row per cluster). */
+export function allocationByCluster(
+  store: Store,
+  clusters: readonly string[],
+): Promise<Map<string, ResourceSum>> {
+  return allocatedByCluster(store.prisma, clusters);
+}
+
 export function allocationByNode(
   store: Store,
   clusters: readonly string[],
