@@ -8,10 +8,9 @@
 //   npm run bench:e2e -- [--runs 3] [--jobs 500] [--pods 8] [--concurrency 32] [--named 0]
 //
 // --named: the share of jobs (0..1) that name their cluster; the rest go through admission.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
-import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -22,6 +21,7 @@ import { SimulatedBackend } from "../src/agent/backends/simulated/simulated-back
 import { RedisEventBus } from "../src/store/redis-events.js";
 import { createTestDatabase, type TestDatabase } from "../test/helpers/db.js";
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../test/helpers/redis.js";
+import { cpuSeconds, gql, httpAgent, ownCpuSeconds, startProcess } from "./processes.js";
 
 const { values: opt } = parseArgs({
   options: {
@@ -51,74 +51,6 @@ const clusterYaml = `
 nodeGroups:
   - { name: gpu, count: ${nodesPerCluster}, cpu: 128, memory: 1Ti, gpus: 8, gpuModel: H100, gpuMemoryMiB: 81920 }
 `;
-
-interface Proc {
-  proc: ChildProcess;
-  output: string;
-}
-
-function startProcess(
-  script: string,
-  env: Record<string, string>,
-  ready: RegExp,
-): Promise<Proc & { match: RegExpExecArray }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", script], {
-    cwd: root,
-    env: { ...process.env, NODE_ENV: "production", FLEETQ_LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const p: Proc = { proc, output: "" };
-  proc.stderr!.on("data", (d: Buffer) => {
-    p.output += d.toString();
-  });
-  return new Promise((resolve, reject) => {
-    proc.stdout!.on("data", (d: Buffer) => {
-      p.output += d.toString();
-      const m = ready.exec(p.output);
-      if (m) resolve({ ...p, match: m });
-    });
-    proc.once("exit", (code) => reject(new Error(`${script} exited with ${code}:\n${p.output}`)));
-  });
-}
-
-const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-
-function gql<T = Record<string, unknown>>(
-  url: string,
-  token: string,
-  query: string,
-  variables: object = {},
-): Promise<T> {
-  const body = JSON.stringify({ query, variables });
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      {
-        method: "POST",
-        agent: httpAgent,
-        headers: {
-          "content-type": "application/json",
-          "content-length": Buffer.byteLength(body),
-          authorization: `Bearer ${token}`,
-        },
-      },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (d: string) => {
-          text += d;
-        });
-        res.on("end", () => {
-          const parsed = JSON.parse(text) as { data?: T; errors?: { message: string }[] };
-          if (parsed.errors?.length) reject(new Error(parsed.errors[0]!.message));
-          else resolve(parsed.data!);
-        });
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
-}
 
 async function submit(
   url: string,
@@ -168,21 +100,6 @@ interface RunResult {
   /** CPU seconds each process spent in the measured window, per 1000 pods. */
   cpuPer1000Pods: { api: number | null; workers: number | null; agentsAndLoad: number };
 }
-
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux); null elsewhere. */
-function cpuSeconds(pid: number | undefined): number | null {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return null;
-  }
-}
-
-const ownCpuSeconds = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-};
 
 async function oneRun(run: number): Promise<RunResult> {
   const db: TestDatabase = await createTestDatabase();

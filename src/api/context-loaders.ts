@@ -10,7 +10,12 @@ import type {
   Queue,
   QueueQuota,
 } from "../store/generated/prisma/client.js";
-import { allocatedByNode, type ResourceSum } from "../store/queries/allocation.js";
+import {
+  allocatedByCluster,
+  allocatedByNode,
+  type ResourceSum,
+  zeroSum,
+} from "../store/queries/allocation.js";
 import { QueueTree } from "../store/domain/queue-tree.js";
 import type { EventRow } from "../store/events.js";
 import type { Store } from "../store/store.js";
@@ -64,6 +69,11 @@ export function createLoaders(store: Store) {
           (n) => n.clusterName,
         ),
       [],
+    ),
+    /** cluster → what its pods hold, in all */
+    clusterAllocation: new BatchLoader<string, ResourceSum>(
+      async (clusters) => allocatedByCluster(db, clusters),
+      zeroSum(),
     ),
     /** cluster → node → what its pods hold */
     allocation: new BatchLoader<string, Map<string, ResourceSum>>(

@@ -33,6 +33,7 @@ export {
   bindRequestMessages,
   bindRequestsToDispatch,
   markBindRequestsDispatched,
+  openBindRequests,
 } from "./operations/dispatch.js";
 export { recordQueueUsage, type UsageRecord } from "./operations/usage.js";
 export {

@@ -16,6 +16,21 @@ import { dispatchedTotal } from "../metrics.js";
 
 const PAGE = 1000;
 
+export type QueueState = "queued" | "finished" | "missing";
+
+type Row = Pick<BindRequest, "id" | "clusterName">;
+
+/** Rows by cluster, in their order (linear: 40,000 rows cost per row what 40 do). */
+function byCluster<T extends Row>(rows: readonly T[]): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const r of rows) {
+    const list = out.get(r.clusterName);
+    if (list) list.push(r);
+    else out.set(r.clusterName, [r]);
+  }
+  return out;
+}
+
 export class BindDispatcher {
   private readonly queues = new Map<string, Queue>();
 
@@ -36,15 +51,33 @@ export class BindDispatcher {
     return q;
   }
 
+  /**
+   * Where each request's job stands on its cluster's queue: "queued" (waiting, delayed or being
+   * carried out), "finished" (completed or failed, still kept) or "missing". One HMGET of the
+   * job's hash per request, pipelined: the same cost whatever the queue's backlog.
+   */
+  async queueStates(rows: readonly Row[]): Promise<Map<string, QueueState>> {
+    const states = new Map<string, QueueState>();
+    for (const [cluster, list] of byCluster(rows)) {
+      const queue = this.queue(cluster);
+      const pipeline = this.connection.pipeline();
+      for (const r of list) pipeline.hmget(queue.toKey(r.id), "timestamp", "finishedOn");
+      const replies = (await pipeline.exec()) ?? [];
+      list.forEach((r, i) => {
+        const [err, fields] = replies[i] ?? [new Error("no reply"), null];
+        if (err) throw err;
+        const [createdAt, finishedOn] = fields as (string | null)[];
+        states.set(r.id, createdAt === null ? "missing" : finishedOn === null ? "queued" : "finished");
+      });
+    }
+    return states;
+  }
+
   /** Sends these rows; returns how many were put on queues. */
-  async send(
-    rows: readonly Pick<BindRequest, "id" | "clusterName">[],
-    via: "cycle" | "sweeper",
-  ): Promise<number> {
-    const byCluster = new Map<string, string[]>();
-    for (const r of rows) byCluster.set(r.clusterName, [...(byCluster.get(r.clusterName) ?? []), r.id]);
+  async send(rows: readonly Row[], via: "cycle" | "sweeper"): Promise<number> {
     let sent = 0;
-    for (const [cluster, ids] of byCluster) {
+    for (const [cluster, list] of byCluster(rows)) {
+      const ids = list.map((r) => r.id);
       for (let i = 0; i < ids.length; i += PAGE) {
         const page = ids.slice(i, i + PAGE);
         const messages = await bindRequestMessages(this.store, page);

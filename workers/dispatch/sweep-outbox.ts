@@ -1,9 +1,14 @@
 // The outbox sweeper: BindRequests committed but never sent (a worker died between its commit and
 // its send), and requests sent long ago without a result, go (again) to their cluster's queue.
 // A request whose job is still on the queue is left alone — the agent has not got to it yet; one
-// whose job ended without the result reaching us (failed, or removed) is sent afresh.
-import type { JobState } from "bullmq";
-import { bindRequestsToDispatch, type Store } from "../../src/store/index.js";
+// whose job ended without the result reaching us (failed, or removed) is sent afresh. Looking a
+// job up costs one hash read, whatever the queue's backlog.
+import {
+  type BindRequest,
+  bindRequestsToDispatch,
+  openBindRequests,
+  type Store,
+} from "../../src/store/index.js";
 import type { BindDispatcher } from "./bind-dispatcher.js";
 
 export interface SweepOptions {
@@ -25,14 +30,6 @@ export interface SweepReport {
   stillQueued: number;
 }
 
-const IN_FLIGHT: readonly (JobState | "unknown")[] = [
-  "waiting",
-  "active",
-  "delayed",
-  "prioritized",
-  "waiting-children",
-];
-
 export async function sweepOutbox(
   store: Store,
   dispatcher: BindDispatcher,
@@ -44,14 +41,32 @@ export async function sweepOutbox(
     limit: o.limit ?? 5000,
     now: o.now,
   });
+  return sweepRows(store, dispatcher, rows);
+}
+
+/** The sweep of rows read at its start (bindRequestsToDispatch). */
+export async function sweepRows(
+  store: Store,
+  dispatcher: BindDispatcher,
+  rows: readonly BindRequest[],
+): Promise<SweepReport> {
   const pending = rows.filter((r) => r.state === "PENDING");
   const dispatched = rows.filter((r) => r.state === "DISPATCHED");
-  const states = await Promise.all(dispatched.map((r) => dispatcher.queue(r.clusterName).getJobState(r.id)));
-  const resend = dispatched.filter((_, i) => !IN_FLIGHT.includes(states[i]!));
+  const states = await dispatcher.queueStates(dispatched);
+  const left = dispatched.filter((r) => states.get(r.id) !== "queued");
+  // The agent completes a queue job only once the API has its result: a request that got its
+  // result while the rows were read and looked up is closed now, and is not sent again.
+  const open = new Set(
+    await openBindRequests(
+      store,
+      left.map((r) => r.id),
+    ),
+  );
+  const resend = left.filter((r) => open.has(r.id));
   // A finished job keeps its id: remove it so the new send is a new job, not a no-op.
-  const finished = dispatched.filter((_, i) => states[i] === "completed" || states[i] === "failed");
+  const finished = resend.filter((r) => states.get(r.id) === "finished");
   await Promise.all(finished.map((r) => dispatcher.queue(r.clusterName).remove(r.id)));
   const sent = await dispatcher.send(pending, "sweeper");
   const resent = await dispatcher.send(resend, "sweeper");
-  return { sent, resent, stillQueued: dispatched.length - resend.length };
+  return { sent, resent, stillQueued: dispatched.length - left.length };
 }

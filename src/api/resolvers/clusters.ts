@@ -32,13 +32,14 @@ async function nodeAllocated(n: Node, ctx: ApiContext): Promise<ResourceSum> {
   return (await ctx.loaders.allocation.load(n.clusterName)).get(n.name) ?? zeroSum();
 }
 
+// Pods on nodes that are gone still count as allocated until the agent reports them.
+const clusterAllocated = (c: Cluster, ctx: ApiContext): Promise<ResourceSum> =>
+  ctx.loaders.clusterAllocation.load(c.name);
+
 async function clusterTotals(c: Cluster, ctx: ApiContext) {
   const nodes = await ctx.loaders.nodes.load(c.name);
-  const allocation = await ctx.loaders.allocation.load(c.name);
   const capacity = nodes.map(capacityOf).reduce(addSums, zeroSum());
-  // Pods on nodes that are gone still count as allocated until the agent reports them.
-  const allocated = [...allocation.values()].reduce(addSums, zeroSum());
-  return { capacity, allocated };
+  return { capacity, allocated: await clusterAllocated(c, ctx) };
 }
 
 export const clusterResolvers = {
@@ -66,7 +67,7 @@ export const clusterResolvers = {
     capacity: async (c: Cluster, _a: unknown, ctx: ApiContext) =>
       resourcesOf((await clusterTotals(c, ctx)).capacity),
     allocated: async (c: Cluster, _a: unknown, ctx: ApiContext) =>
-      resourcesOf((await clusterTotals(c, ctx)).allocated),
+      resourcesOf(await clusterAllocated(c, ctx)),
     free: async (c: Cluster, _a: unknown, ctx: ApiContext) => {
       const t = await clusterTotals(c, ctx);
       return resourcesOf(freeOf(t.capacity, t.allocated));

@@ -35,49 +35,79 @@ export async function bindRequestsToDispatch(store: Store, q: OutboxQuery = {}):
   });
 }
 
-/** The messages for these requests, in the given order (unknown ids are skipped). */
+interface MessageRow {
+  id: string;
+  kind: "BIND" | "EVICT";
+  cluster: string;
+  generation: bigint;
+  jobId: string;
+  jobName: string;
+  namespace: string;
+  queue: string;
+  podName: string;
+  cpuMillis: number;
+  memory: bigint;
+  gpus: number;
+  gpuFraction: number;
+  gpuMemory: number;
+  template: unknown;
+  durationSeconds: number | null;
+  exitFailure: boolean;
+  node: string;
+  gpuGroups: string[];
+  gpuDevices: number[];
+  reason: string;
+  attempts: number;
+}
+
+/** The messages for these requests, in the given order; unknown ids and requests that already
+ * have their result are skipped. One query: a page of a thousand requests costs one round trip
+ * whatever their jobs and tasks. */
 export async function bindRequestMessages(
   store: Store,
   ids: readonly string[],
 ): Promise<BindRequestMessage[]> {
-  const rows = await store.prisma.bindRequest.findMany({
-    where: { id: { in: [...ids] } },
-    include: {
-      job: { select: { id: true, name: true, namespace: true, queueName: true } },
-      pod: { include: { task: { select: { template: true, durationSeconds: true, exitFailure: true } } } },
-    },
-  });
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return ids.flatMap((id) => {
-    const r = byId.get(id);
-    if (!r) return [];
-    const message: BindRequestMessage = {
+  if (!ids.length) return [];
+  const rows = await store.prisma.$queryRaw<MessageRow[]>`
+    SELECT b.id::text AS id, b.kind::text AS kind, b.cluster_name AS cluster, b.generation,
+      j.id::text AS "jobId", j.name AS "jobName", j.namespace, j.queue_name AS queue,
+      p.name AS "podName", p.cpu_millis AS "cpuMillis", p.memory, p.gpus, p.gpu_fraction AS "gpuFraction",
+      p.gpu_memory AS "gpuMemory", t.template, t.duration_seconds AS "durationSeconds",
+      t.exit_failure AS "exitFailure", b.node_name AS node, b.gpu_groups AS "gpuGroups",
+      b.gpu_devices AS "gpuDevices", b.reason, b.attempts
+    FROM unnest(${[...ids]}::uuid[]) WITH ORDINALITY AS x(id, n)
+    JOIN bind_request b ON b.id = x.id AND b.state IN ('PENDING', 'DISPATCHED')
+    JOIN job j ON j.id = b.job_id
+    JOIN pod p ON p.id = b.pod_id
+    JOIN job_task t ON t.job_id = p.job_id AND t.name = p.task_name
+    ORDER BY x.n`;
+  return rows.map(
+    (r): BindRequestMessage => ({
       id: r.id,
       kind: r.kind === "BIND" ? "bind" : "evict",
-      cluster: r.clusterName,
+      cluster: r.cluster,
       generation: Number(r.generation),
-      job: { id: r.job.id, name: r.job.name, namespace: r.job.namespace, queue: r.job.queueName },
+      job: { id: r.jobId, name: r.jobName, namespace: r.namespace, queue: r.queue },
       pod: {
-        name: r.pod.name,
+        name: r.podName,
         resources: {
-          cpuMillis: r.pod.cpuMillis,
-          memory: Number(r.pod.memory),
-          gpus: r.pod.gpus,
-          gpuFraction: r.pod.gpuFraction,
-          gpuMemory: r.pod.gpuMemory,
+          cpuMillis: r.cpuMillis,
+          memory: Number(r.memory),
+          gpus: r.gpus,
+          gpuFraction: r.gpuFraction,
+          gpuMemory: r.gpuMemory,
         },
-        template: r.pod.task.template,
-        durationSeconds: r.pod.task.durationSeconds,
-        exitFailure: r.pod.task.exitFailure,
+        template: r.template,
+        durationSeconds: r.durationSeconds,
+        exitFailure: r.exitFailure,
       },
-      node: r.nodeName,
+      node: r.node,
       gpuGroups: r.gpuGroups,
       gpuDevices: r.gpuDevices,
       reason: r.reason,
       attempt: r.attempts + 1,
-    };
-    return [message];
-  });
+    }),
+  );
 }
 
 /** After the messages were put on the queue: PENDING/DISPATCHED → DISPATCHED, one more attempt. */
@@ -90,4 +120,12 @@ export async function markBindRequestsDispatched(
   return store.prisma.$executeRaw`
     UPDATE bind_request SET state = 'DISPATCHED', dispatched_at = ${now}, attempts = attempts + 1
     WHERE id = ANY(${[...ids]}::uuid[]) AND state IN ('PENDING', 'DISPATCHED')`;
+}
+
+/** Of these requests, those still DISPATCHED without a result. */
+export async function openBindRequests(store: Store, ids: readonly string[]): Promise<string[]> {
+  if (!ids.length) return [];
+  const rows = await store.prisma.$queryRaw<{ id: string }[]>`
+    SELECT id::text AS id FROM bind_request WHERE id = ANY(${[...ids]}::uuid[]) AND state = 'DISPATCHED'`;
+  return rows.map((r) => r.id);
 }

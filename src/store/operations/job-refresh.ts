@@ -3,7 +3,7 @@
 // on snapshot rows); `refreshJobs` re-reads jobs after their pods changed and writes all of them
 // in one statement, recording an event per state change and per changed pending reason.
 import type { Tx } from "../db.js";
-import { countPodStates, deriveJobState, type PodStateCounts } from "../domain/job-state.js";
+import { deriveJobState, type PodStateCounts } from "../domain/job-state.js";
 import {
   awaitingAdmission,
   awaitingScheduler,
@@ -11,7 +11,7 @@ import {
   samePendingReason,
 } from "../domain/pending-reason.js";
 import type { NewEvent, RecordEvent } from "../events.js";
-import type { JobState, PodState } from "../generated/prisma/enums.js";
+import type { JobState } from "../generated/prisma/enums.js";
 import type { JobRow } from "../snapshot/rows.js";
 
 /** What a session (or admission) says about a job besides its pods. Absent fields stay as they are. */
@@ -108,37 +108,20 @@ export async function refreshJobs(
 ): Promise<RefreshedJob[]> {
   if (!jobIds.length) return [];
   const ids = [...new Set(jobIds)];
-  const jobs = await tx.job.findMany({
-    where: { id: { in: ids } },
-    select: {
-      id: true,
-      name: true,
-      queueName: true,
-      clusterName: true,
-      state: true,
-      minMember: true,
-      pendingReason: true,
-      lastStartAt: true,
-      staleSince: true,
-    },
-  });
-  const pods = await tx.pod.groupBy({
-    by: ["jobId", "state"],
-    where: { jobId: { in: ids } },
-    _count: { _all: true },
-  });
-  const counts = new Map<string, PodStateCounts>();
-  for (const p of pods) {
-    const c = counts.get(p.jobId) ?? {};
-    c[p.state as PodState] = p._count._all;
-    counts.set(p.jobId, c);
-  }
+  // Each job with its pods' state counts, in one query over the jobs' pods only.
+  const jobs = await tx.$queryRaw<(JobRow & { counts: PodStateCounts | null })[]>`
+    SELECT j.id::text AS id, j.name, j.queue_name AS "queueName", j.cluster_name AS "clusterName",
+      j.state::text AS state, j.min_member AS "minMember", j.pending_reason AS "pendingReason",
+      j.last_start_at AS "lastStartAt", j.stale_since AS "staleSince",
+      (SELECT jsonb_object_agg(c.state, c.n) FROM
+        (SELECT p.state::text AS state, count(*)::int AS n FROM pod p WHERE p.job_id = j.id GROUP BY p.state) c
+      ) AS counts
+    FROM job j WHERE j.id = ANY(${ids}::uuid[])`;
 
   const updates: JobUpdate[] = [];
   const refreshed: RefreshedJob[] = [];
-  for (const job of jobs) {
-    const row = { ...job, pendingReason: (job.pendingReason ?? null) as PendingReason | null };
-    const r = refreshJob(row, counts.get(job.id) ?? countPodStates([]), notes.get(job.id) ?? {});
+  for (const { counts, ...job } of jobs) {
+    const r = refreshJob(job, counts ?? {}, notes.get(job.id) ?? {});
     if (!r) continue;
     updates.push(r.update);
     for (const e of r.events) record(e);

@@ -2,7 +2,8 @@
 // Both are idempotent: repeating a report changes nothing the second time.
 import { z } from "zod";
 import { NotFoundError } from "../errors.js";
-import type { PodState } from "../generated/prisma/enums.js";
+import type { Tx } from "../db.js";
+import type { BindRequestState, JobState, PodState } from "../generated/prisma/enums.js";
 import { type Actor, type Store, transact } from "../store.js";
 import { clusterName } from "../validation/names.js";
 import { invalidAt, parseInput } from "../validation/parse.js";
@@ -51,16 +52,29 @@ export async function reportPodStatus(
     const jobIds = [...new Set(r.updates.map((u) => u.job))];
     const jobs = new Map(
       (
-        await tx.job.findMany({
-          where: { id: { in: jobIds } },
-          select: { id: true, clusterName: true, state: true, name: true, queueName: true },
-        })
+        await tx.$queryRaw<
+          { id: string; clusterName: string | null; state: JobState; name: string; queueName: string }[]
+        >`
+          SELECT id::text AS id, cluster_name AS "clusterName", state::text AS state, name, queue_name AS "queueName"
+          FROM job WHERE id = ANY(${jobIds}::uuid[])`
       ).map((j) => [j.id, j]),
     );
-    const pods = await tx.pod.findMany({
-      where: { jobId: { in: jobIds } },
-      select: { id: true, jobId: true, name: true, state: true, nodeName: true, message: true },
-    });
+    // Only the pods named (a report names a few pods of big jobs as often as all of small ones).
+    const named = JSON.stringify(r.updates.map((u) => ({ job: u.job, pod: u.pod })));
+    const pods = await tx.$queryRaw<
+      {
+        id: string;
+        jobId: string;
+        name: string;
+        state: PodState;
+        nodeName: string | null;
+        message: string | null;
+      }[]
+    >`
+      SELECT DISTINCT p.id::text AS id, p.job_id::text AS "jobId", p.name, p.state::text AS state,
+        p.node_name AS "nodeName", p.message
+      FROM jsonb_to_recordset(${named}::jsonb) AS v(job uuid, pod text)
+      JOIN pod p ON p.job_id = v.job AND p.name = v.pod`;
     const podByKey = new Map(pods.map((p) => [`${p.jobId}/${p.name}`, p]));
 
     const changes = new Map<string, PodChange>();
@@ -95,16 +109,16 @@ export async function reportPodStatus(
     // A pod confirmed running where the scheduler bound it changes nothing a session decides on
     // (both states hold the node): such reports leave the fence alone, so a busy cluster's
     // stream of confirmations does not refuse every session planned meanwhile.
-    const podState = new Map(pods.map((p) => [p.id, p.state]));
-    if ([...changes.values()].some((c) => !(c.state === "RUNNING" && podState.get(c.id) === "BINDING")))
+    const podById = new Map(pods.map((p) => [p.id, p]));
+    if ([...changes.values()].some((c) => !(c.state === "RUNNING" && podById.get(c.id)?.state === "BINDING")))
       await bumpGeneration(tx, r.cluster);
     const byJob = new Map<string, string[]>();
     for (const c of changes.values()) {
-      const pod = pods.find((p) => p.id === c.id)!;
-      byJob.set(pod.jobId, [
-        ...(byJob.get(pod.jobId) ?? []),
-        `${pod.name} ${c.state}${c.message ? ` (${c.message})` : ""}`,
-      ]);
+      const pod = podById.get(c.id)!;
+      const line = `${pod.name} ${c.state}${c.message ? ` (${c.message})` : ""}`;
+      const lines = byJob.get(pod.jobId);
+      if (lines) lines.push(line);
+      else byJob.set(pod.jobId, [line]);
     }
     for (const [id, lines] of byJob) {
       const job = jobs.get(id)!;
@@ -155,17 +169,7 @@ export async function reportBindResult(
   return transact(store, actor, async (tx, record) => {
     if (!(await lockCluster(tx, r.cluster))) throw new NotFoundError("cluster", r.cluster, "cluster");
     const ids = [...new Set(r.results.map((x) => x.bindRequest))];
-    const requests = new Map(
-      (
-        await tx.bindRequest.findMany({
-          where: { id: { in: ids } },
-          include: {
-            pod: { select: { id: true, name: true, state: true, nodeName: true } },
-            job: { select: { name: true, queueName: true, state: true } },
-          },
-        })
-      ).map((b) => [b.id, b]),
-    );
+    const requests = new Map((await requestsWithPods(tx, ids)).map((b) => [b.id, b]));
     const closed = new Set<string>();
     const succeeded: string[] = [];
     const failed: { id: string; error: string }[] = [];
@@ -185,7 +189,9 @@ export async function reportBindResult(
       const pod = req.pod;
       const onNode = pod.nodeName === req.nodeName;
       const what = `${req.kind === "BIND" ? "bind" : "eviction"} of ${pod.name} on ${req.nodeName} ${res.ok ? "succeeded" : `failed: ${res.message ?? "no reason given"}`}`;
-      lines.set(req.jobId, [...(lines.get(req.jobId) ?? []), what]);
+      const list = lines.get(req.jobId);
+      if (list) list.push(what);
+      else lines.set(req.jobId, [what]);
       if (req.kind === "BIND" && !res.ok && onNode && pod.state === "BINDING") {
         podChanges.set(pod.id, {
           id: pod.id,
@@ -216,22 +222,14 @@ export async function reportBindResult(
           });
       }
     }
-    await tx.bindRequest.updateMany({
-      where: { id: { in: succeeded } },
-      data: { state: "SUCCEEDED", completedAt: now, lastError: null },
-    });
-    for (const f of failed) {
-      await tx.bindRequest.update({
-        where: { id: f.id },
-        data: { state: "FAILED", completedAt: now, lastError: f.error },
-      });
-    }
+    await closeBindRequests(tx, [...succeeded.map((id) => ({ id, error: null })), ...failed], now);
     if (podChanges.size) {
       await writePodChanges(tx, [...podChanges.values()], now);
       await bumpGeneration(tx, r.cluster);
     }
+    const jobOf = new Map([...requests.values()].map((b) => [b.jobId, b.job]));
     for (const [jobId, list] of lines) {
-      const job = [...requests.values()].find((b) => b.jobId === jobId)!.job;
+      const job = jobOf.get(jobId)!;
       record({
         kind: "bind.result",
         job: jobId,
@@ -243,4 +241,63 @@ export async function reportBindResult(
     await refreshJobs(tx, [...lines.keys()], now, record);
     return closed.size;
   });
+}
+
+interface RequestWithPod {
+  id: string;
+  clusterName: string;
+  kind: "BIND" | "EVICT";
+  state: BindRequestState;
+  jobId: string;
+  nodeName: string;
+  reason: string;
+  pod: { id: string; name: string; state: PodState; nodeName: string | null };
+  job: { name: string; queueName: string; state: JobState };
+}
+
+/** The requests with their pod and job, in one query. */
+async function requestsWithPods(tx: Tx, ids: readonly string[]): Promise<RequestWithPod[]> {
+  const rows = await tx.$queryRaw<
+    (Omit<RequestWithPod, "pod" | "job"> & {
+      podId: string;
+      podName: string;
+      podState: PodState;
+      podNode: string | null;
+      jobName: string;
+      queueName: string;
+      jobState: JobState;
+    })[]
+  >`
+    SELECT b.id::text AS id, b.cluster_name AS "clusterName", b.kind::text AS kind, b.state::text AS state,
+      b.job_id::text AS "jobId", b.node_name AS "nodeName", b.reason,
+      p.id::text AS "podId", p.name AS "podName", p.state::text AS "podState", p.node_name AS "podNode",
+      j.name AS "jobName", j.queue_name AS "queueName", j.state::text AS "jobState"
+    FROM bind_request b JOIN pod p ON p.id = b.pod_id JOIN job j ON j.id = b.job_id
+    WHERE b.id = ANY(${[...ids]}::uuid[])`;
+  return rows.map((r) => ({
+    id: r.id,
+    clusterName: r.clusterName,
+    kind: r.kind,
+    state: r.state,
+    jobId: r.jobId,
+    nodeName: r.nodeName,
+    reason: r.reason,
+    pod: { id: r.podId, name: r.podName, state: r.podState, nodeName: r.podNode },
+    job: { name: r.jobName, queueName: r.queueName, state: r.jobState },
+  }));
+}
+
+/** Closes requests in one statement: SUCCEEDED (error null) or FAILED with the agent's message. */
+async function closeBindRequests(
+  tx: Tx,
+  closing: readonly { id: string; error: string | null }[],
+  now: Date,
+): Promise<void> {
+  if (!closing.length) return;
+  await tx.$executeRaw`
+    UPDATE bind_request b SET
+      state = CASE WHEN v.error IS NULL THEN 'SUCCEEDED' ELSE 'FAILED' END::"BindRequestState",
+      completed_at = ${now}, last_error = v.error
+    FROM jsonb_to_recordset(${JSON.stringify(closing)}::jsonb) AS v(id uuid, error text)
+    WHERE b.id = v.id`;
 }

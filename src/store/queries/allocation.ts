@@ -1,5 +1,6 @@
-// What pods hold on nodes: sums of the requests of pods in BINDING, RUNNING or RELEASING,
-// per cluster and node, in one grouped query.
+// What pods hold on nodes: sums of the requests of pods in BINDING, RUNNING or RELEASING, per
+// cluster and node, read from node_allocation (kept by triggers on pod as pods change) instead of
+// summing every pod of the cluster.
 import type { PrismaClient } from "../db.js";
 
 export interface ResourceSum {
@@ -29,12 +30,10 @@ export async function allocatedByNode(
   const rows = await prisma.$queryRaw<
     { cluster: string; node: string; cpu: bigint; memory: string; gpu: number; gpu_memory: bigint }[]
   >`
-    SELECT j.cluster_name AS cluster, p.node_name AS node, sum(p.cpu_millis)::bigint AS cpu,
-           sum(p.memory)::text AS memory, sum(p.gpus + p.gpu_fraction)::float8 AS gpu, sum(p.gpu_memory)::bigint AS gpu_memory
-    FROM pod p JOIN job j ON j.id = p.job_id
-    WHERE p.state IN ('BINDING', 'RUNNING', 'RELEASING') AND p.node_name IS NOT NULL
-      AND j.cluster_name = ANY(${[...clusters]}::text[])
-    GROUP BY 1, 2`;
+    SELECT cluster_name AS cluster, node_name AS node, cpu_millis AS cpu, trunc(memory)::text AS memory,
+           gpu::float8 AS gpu, gpu_memory
+    FROM node_allocation
+    WHERE cluster_name = ANY(${[...clusters]}::text[]) AND pods > 0`;
   for (const r of rows) {
     const nodes = out.get(r.cluster) ?? new Map<string, ResourceSum>();
     nodes.set(r.node, {
@@ -46,4 +45,26 @@ export async function allocatedByNode(
     out.set(r.cluster, nodes);
   }
   return out;
+}
+
+/** cluster → what pods hold on its nodes, in all (pods on nodes that are gone included): one
+ * row per cluster. */
+export async function allocatedByCluster(
+  prisma: PrismaClient,
+  clusters: readonly string[],
+): Promise<Map<string, ResourceSum>> {
+  if (!clusters.length) return new Map();
+  const rows = await prisma.$queryRaw<
+    { cluster: string; cpu: bigint; memory: string; gpu: number; gpu_memory: bigint }[]
+  >`
+    SELECT cluster_name AS cluster, sum(cpu_millis)::bigint AS cpu, trunc(sum(memory))::text AS memory,
+           sum(gpu)::float8 AS gpu, sum(gpu_memory)::bigint AS gpu_memory
+    FROM node_allocation WHERE cluster_name = ANY(${[...clusters]}::text[])
+    GROUP BY 1`;
+  return new Map(
+    rows.map((r) => [
+      r.cluster,
+      { cpuMillis: Number(r.cpu), memory: BigInt(r.memory), gpu: r.gpu, gpuMemory: Number(r.gpu_memory) },
+    ]),
+  );
 }

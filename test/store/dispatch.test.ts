@@ -1,0 +1,78 @@
+// The outbox's messages, field by field, for a bind and an eviction, in the order asked for.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { registerCluster } from "../../src/store/operations/clusters.js";
+import { bindRequestMessages, markBindRequestsDispatched } from "../../src/store/operations/dispatch.js";
+import { cancelJob } from "../../src/store/operations/jobs.js";
+import { createQueue } from "../../src/store/operations/queues.js";
+import { reportNodes } from "../../src/store/operations/report-nodes.js";
+import { submitJob } from "../../src/store/operations/submit-job.js";
+import { runCycle } from "../helpers/cycle.js";
+import { openTestStore, type TestStore } from "../helpers/store.js";
+import { admin, gpuNode, job } from "./fixtures.js";
+
+let t: TestStore;
+
+beforeAll(async () => {
+  t = await openTestStore();
+  await createQueue(t.store, admin, { name: "team-a" });
+  await registerCluster(t.store, admin, { name: "c1" });
+  await reportNodes(
+    t.store,
+    { name: "agent:c1" },
+    { cluster: "c1", complete: true, nodes: [gpuNode("n1", 8)] },
+  );
+});
+afterAll(async () => t?.close());
+
+describe("bindRequestMessages", () => {
+  it("builds each message from its request, job, pod and task, in the order of the ids", async () => {
+    const template = { spec: { containers: [{ name: "main", image: "trainer:1" }] } };
+    const { job: j } = await submitJob(
+      t.store,
+      admin,
+      job({
+        name: "msg",
+        cluster: "c1",
+        tasks: [
+          {
+            name: "worker",
+            replicas: 2,
+            resources: { cpu: 1500, memory: "2Gi", gpu: 1 },
+            template,
+            durationSeconds: 30,
+          },
+        ],
+      }),
+    );
+    const { bindRequests, generation } = await runCycle(t.store, "c1");
+    expect(bindRequests).toHaveLength(2);
+    await markBindRequestsDispatched(t.store, [bindRequests[1]!.id]);
+    const ids = [bindRequests[1]!.id, "00000000-0000-7000-8000-000000000000", bindRequests[0]!.id];
+    const messages = await bindRequestMessages(t.store, ids);
+    const pods = await t.db.prisma.pod.findMany({ where: { jobId: j.id }, orderBy: { name: "asc" } });
+    const expected = (i: number, attempt: number) => ({
+      id: bindRequests[i]!.id,
+      kind: "bind",
+      cluster: "c1",
+      generation,
+      job: { id: j.id, name: "msg", namespace: "default", queue: "team-a" },
+      pod: {
+        name: bindRequests[i]!.podId === pods[0]!.id ? "worker-0" : "worker-1",
+        resources: { cpuMillis: 1500, memory: 2 * 2 ** 30, gpus: 1, gpuFraction: 0, gpuMemory: 0 },
+        template,
+        durationSeconds: 30,
+        exitFailure: false,
+      },
+      node: "n1",
+      gpuGroups: [],
+      gpuDevices: bindRequests[i]!.gpuDevices,
+      reason: "allocate",
+      attempt,
+    });
+    expect(messages).toEqual([expected(1, 2), expected(0, 1)]);
+
+    const { bindRequests: evictions } = await cancelJob(t.store, admin, { id: j.id });
+    const [evict] = await bindRequestMessages(t.store, [evictions[0]!.id]);
+    expect(evict).toMatchObject({ kind: "evict", reason: "job cancelled by test-admin", attempt: 1 });
+  });
+});
