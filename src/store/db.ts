@@ -56,7 +56,6 @@ export async function openDatabase(
   const statementNames = new Map<string, string>();
   const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
   const adapter = new PrismaPg(pool, {
-    disposeExternalPool: true,
     // Named statements are prepared once per connection and reused: the hot paths (submit,
     // snapshot) repeat a few dozen distinct queries. Past the cap (texts that vary with list
     // lengths), statements stay unnamed: pg's `name: undefined` = the unnamed statement.
@@ -71,5 +70,13 @@ export async function openDatabase(
   });
   const prisma = new PrismaClient({ adapter });
   pools.set(prisma, pool);
-  return { prisma, kind: "postgres", url, close: () => prisma.$disconnect() };
+  return {
+    prisma,
+    kind: "postgres",
+    url,
+    close: async () => {
+      await prisma.$disconnect();
+      if (!pool.ended) await pool.end();
+    },
+  };
 }

@@ -1,7 +1,8 @@
 // The workers' cluster cache against real PostgreSQL: after random sequences of API operations,
 // agent reports and cycles, every cluster's cached view equals a fresh full load field by field
 // (caches refreshed after every step, caches that catch up over many steps, caches whose drift
-// check runs every time), and a refresh with nothing changed says so.
+// check runs every time, the cache cycles ran from), a cycle from the cache decides exactly what
+// a cycle from a full load decides, and a refresh with nothing changed says so.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultSchedulerConfig, runSession } from "../../src/core/index.js";
 import {
@@ -56,16 +57,17 @@ const comparable = (l: LoadedSnapshot) => ({
   pods: [...l.rows.pods.entries()].sort(([a], [b]) => (a < b ? -1 : 1)),
 });
 
+/** A cycle from `cache`: its session decides exactly what a session on a fresh full load decides. */
 async function cycle(cache: ClusterCache, cluster: string): Promise<void> {
-  const view = await cache.refresh(cluster, { now: Date.now() });
+  const now = Date.now();
+  const view = await cache.refresh(cluster, { now });
+  const fresh = await loadSnapshot(t.db.prisma, cluster, { now });
+  const result = runSession(view.snapshot, defaultSchedulerConfig());
+  expect(result, `a cycle on ${cluster} from the cache`).toEqual(
+    runSession(fresh.snapshot, defaultSchedulerConfig()),
+  );
   try {
-    await commitSession(
-      t.store,
-      cluster,
-      view.generation,
-      runSession(view.snapshot, defaultSchedulerConfig()),
-      view.rows,
-    );
+    await commitSession(t.store, cluster, view.generation, result, view.rows);
   } catch (err) {
     if (!(err instanceof StaleSnapshotError)) throw err;
   }
@@ -169,7 +171,8 @@ describe("ClusterCache", () => {
     const worker = new ClusterCache(t.store);
     for (let step = 0; step < 40; step++) {
       const op = await randomStep(r, worker, seed * 1000 + step);
-      const caches = step % 7 === 6 ? [eager, lazy, checked] : [eager, checked];
+      // The worker's cache too: its specs went through sessions, which must not have changed them.
+      const caches = step % 7 === 6 ? [eager, lazy, checked, worker] : [eager, checked];
       for (const cluster of CLUSTERS) {
         const fresh = comparable(await loadSnapshot(t.db.prisma, cluster, { now: NOW }));
         for (const cache of caches) {

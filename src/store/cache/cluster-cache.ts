@@ -174,11 +174,12 @@ export class ClusterCache {
     const counts = drift ? await readCounts(q, state.cluster) : null;
 
     let changed = state.setCluster(cluster);
-    if ("all" in nodes && nodes.all) state.setNodes(nodes.all);
-    else if (nodes.some?.length) state.updateNodes(nodes.some);
-    if (queues) state.setQueues(queues.queues, queues.quotas);
-    if (jobs) state.updateJobs(changes.jobs, jobs);
-    changed ||= changes.queues || changes.nodes.length > 0 || changes.removedNodes.length > 0 || !!jobs;
+    if ("all" in nodes && nodes.all) {
+      state.setNodes(nodes.all);
+      changed = true;
+    } else if (nodes.some?.length && state.updateNodes(nodes.some)) changed = true;
+    if (queues && state.setQueues(queues.queues, queues.quotas)) changed = true;
+    if (jobs && state.updateJobs(changes.jobs, jobs)) changed = true;
     if (counts) {
       const held = state.counts();
       if (held.nodes !== counts.nodes || held.jobs !== counts.jobs || held.pods !== counts.pods) return null;

@@ -29,9 +29,16 @@ export interface LoadedSnapshot {
 
 interface JobEntry {
   job: JobRecord;
+  tasks: TaskRecord[];
   pods: PodRecord[];
   spec: PodGroupSpec;
 }
+
+/** Rows read again are often the same rows (a delta re-reads what a transaction still open at
+ * the last read may have written): they change nothing. */
+const sameRows = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 const jobOrder = (a: JobEntry, b: JobEntry) =>
   a.job.createdAt - b.job.createdAt || (a.job.id < b.job.id ? -1 : a.job.id > b.job.id ? 1 : 0);
@@ -76,13 +83,17 @@ export class ClusterState {
     for (const [i, n] of nodes.entries()) this.nodeIndex.set(n.name, i);
   }
 
-  /** Nodes already held, read again. */
-  updateNodes(nodes: readonly NodeRecord[]): void {
+  /** Nodes already held, read again. Returns whether any differs from the one held. */
+  updateNodes(nodes: readonly NodeRecord[]): boolean {
+    let changed = false;
     for (const n of nodes) {
       const i = this.nodeIndex.get(n.name)!;
+      if (sameRows(this.nodes[i], n)) continue;
+      changed = true;
       this.nodes[i] = n;
       this.nodeSpecs[i] = nodeSpec(n, this.cordoned);
     }
+    return changed;
   }
 
   readyCapacity(): { gpu: number; cpuMillis: number; memory: number } {
@@ -96,11 +107,13 @@ export class ClusterState {
     return c;
   }
 
-  setQueues(queues: readonly QueueRecord[], quotas: readonly QuotaRecord[]): void {
+  /** Returns whether the queue specs differ from those held. */
+  setQueues(queues: readonly QueueRecord[], quotas: readonly QuotaRecord[]): boolean {
     const byQueue = groupBy(quotas, (q) => q.queueName);
-    this.queueSpecs = queues.map((q) =>
-      queueSpec(q, effectiveQuota(byQueue.get(q.name) ?? [], this.cluster)),
-    );
+    const specs = queues.map((q) => queueSpec(q, effectiveQuota(byQueue.get(q.name) ?? [], this.cluster)));
+    if (sameRows(specs, this.queueSpecs)) return false;
+    this.queueSpecs = specs;
+    return true;
   }
 
   /** All the cluster's snapshot jobs (rows in snapshot order). */
@@ -110,20 +123,27 @@ export class ClusterState {
     this.jobRows.clear();
     this.upsert(rows);
     this.order = [...this.entries.values()];
+    this.jobSpecs = null;
   }
 
-  /** Jobs read again (`ids`): those `rows` does not hold have left the snapshot. */
-  updateJobs(ids: readonly string[], rows: JobRows): void {
+  /** Jobs read again (`ids`): those `rows` does not hold have left the snapshot. Returns
+   * whether anything differs from what was held. */
+  updateJobs(ids: readonly string[], rows: JobRows): boolean {
     const found = new Set(rows.jobs.map((j) => j.id));
+    let changed = false;
     for (const id of ids) {
       const e = this.entries.get(id);
       if (!e || found.has(id)) continue;
       this.drop(e);
       this.entries.delete(id);
       this.order = null;
+      changed = true;
     }
-    if (this.upsert(rows)) this.order = null;
-    this.jobSpecs = null;
+    const upserted = this.upsert(rows);
+    if (upserted.added) this.order = null;
+    if (upserted.changed) this.jobSpecs = null;
+    if (changed) this.jobSpecs = null;
+    return changed || upserted.changed;
   }
 
   private drop(e: JobEntry): void {
@@ -131,31 +151,35 @@ export class ClusterState {
     for (const p of e.pods) this.podRows.delete(p.id);
   }
 
-  /** Returns whether a job came into the snapshot (its order must be sorted again). */
-  private upsert(rows: JobRows): boolean {
+  /** `added`: a job came into the snapshot (the order must be sorted again); `changed`: some
+   * job's rows differ from those held. */
+  private upsert(rows: JobRows): { added: boolean; changed: boolean } {
     const tasksByJob = groupBy<TaskRecord, string>(rows.tasks, (t) => t.jobId);
     const podsByJob = groupBy<PodRecord, string>(rows.pods, (p) => p.jobId);
     let added = false;
+    let changed = false;
     for (const job of rows.jobs) {
-      const pods = podsByJob.get(job.id) ?? [];
-      const tasks = new Map((tasksByJob.get(job.id) ?? []).map((t) => [t.name, t]));
-      const spec = jobSpec(job, tasks, pods, this.registry);
+      const pods = (podsByJob.get(job.id) ?? []).sort(byId);
+      const tasks = (tasksByJob.get(job.id) ?? []).sort(byName);
       const held = this.entries.get(job.id);
+      if (held && sameRows([held.job, held.tasks, held.pods], [job, tasks, pods])) continue;
+      changed = true;
+      const spec = jobSpec(job, new Map(tasks.map((t) => [t.name, t])), pods, this.registry);
       if (held) {
         // Same job, same place in the order (its creation time and id never change).
         this.drop(held);
         held.job = job;
+        held.tasks = tasks;
         held.pods = pods;
         held.spec = spec;
       } else {
-        this.entries.set(job.id, { job, pods, spec });
+        this.entries.set(job.id, { job, tasks, pods, spec });
         added = true;
       }
       this.jobRows.set(job.id, jobRowOf(job));
       for (const p of pods) this.podRows.set(p.id, p);
     }
-    this.jobSpecs = null;
-    return added;
+    return { added, changed };
   }
 
   counts(): ClusterCounts {

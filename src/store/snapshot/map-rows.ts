@@ -104,44 +104,76 @@ export class TopologyRegistry {
 const numericOrder = new Intl.Collator("en", { numeric: true });
 const podOrder = (a: PodRecord, b: PodRecord) => numericOrder.compare(a.name, b.name);
 
-/** A task's node selector as the core wants it: one array shared by the task's pods. */
-const selectorCache = new WeakMap<TaskRecord, LabelRequirement[]>();
-function taskSelector(task: TaskRecord): LabelRequirement[] {
-  let s = selectorCache.get(task);
+/** What a task's pods share (the core reads specs, never changes them): one node selector,
+ * GPU model list and request per task, so a large snapshot does not hold a copy per pod. */
+interface TaskShared {
+  selector: LabelRequirement[];
+  gpuModels: string[];
+  request: PodSpec["request"] | null;
+}
+const taskShared = new WeakMap<TaskRecord, TaskShared>();
+function sharedOf(task: TaskRecord): TaskShared {
+  let s = taskShared.get(task);
   if (!s) {
-    s = task.nodeSelector.map((m): LabelRequirement => ({ key: m.key, operator: "In", values: m.values }));
-    selectorCache.set(task, s);
+    s = {
+      selector: task.nodeSelector.map(
+        (m): LabelRequirement => ({ key: m.key, operator: "In", values: m.values }),
+      ),
+      gpuModels: task.gpuModel ? [task.gpuModel] : [],
+      request: null,
+    };
+    taskShared.set(task, s);
   }
   return s;
+}
+
+const NO_LABELS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+/** The pod's request: the task's shared one when equal (pods copy their task's requests). */
+function requestOf(p: PodRecord, shared: TaskShared): PodSpec["request"] {
+  const r = shared.request;
+  if (
+    r &&
+    r.cpuMillis === p.cpuMillis &&
+    r.memory === p.memory &&
+    r.gpus === p.gpus &&
+    r.gpuFraction === p.gpuFraction &&
+    r.gpuMemory === p.gpuMemory
+  )
+    return r;
+  const request = {
+    cpuMillis: p.cpuMillis,
+    memory: p.memory,
+    gpus: p.gpus,
+    gpuFraction: p.gpuFraction,
+    gpuMemory: p.gpuMemory,
+    mig: {},
+    extended: {},
+  };
+  shared.request ??= request;
+  return request;
 }
 
 function podSpec(p: PodRecord, task: TaskRecord, namespace: string, grouped: boolean): PodSpec {
   const status = CORE_POD_STATUS[p.state];
   const holdsNode = HOLDS_NODE.includes(status);
+  const shared = sharedOf(task);
   return {
     uid: p.id,
     name: p.name,
     namespace,
     status,
     node: holdsNode ? p.nodeName : null,
-    request: {
-      cpuMillis: p.cpuMillis,
-      memory: p.memory,
-      gpus: p.gpus,
-      gpuFraction: p.gpuFraction,
-      gpuMemory: p.gpuMemory,
-      mig: {},
-      extended: {},
-    },
+    request: requestOf(p, shared),
     gpuGroups: p.gpuGroups,
     // The devices a pod holds are part of its placement: only pods on a node carry them.
     ...(holdsNode && p.gpuDevices.length ? { gpuDevices: p.gpuDevices } : {}),
-    labels: {},
+    labels: NO_LABELS,
     subGroup: grouped ? task.subGroup : null,
     priority: null,
     createdAt: p.createdAt,
-    nodeSelector: taskSelector(task),
-    gpuModels: task.gpuModel ? [task.gpuModel] : [],
+    nodeSelector: shared.selector,
+    gpuModels: shared.gpuModels,
   };
 }
 

@@ -53,7 +53,10 @@ export async function readConsistent<T>(prisma: PrismaClient, fn: (q: Query) => 
 }
 
 const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", ");
-const ms = (column: string) => `(extract(epoch from ${column}) * 1000)::float8`;
+/** A time as ms since the epoch, named after its column: on PGlite rows come back as objects
+ * (Prisma's raw queries), so every selected column needs a name of its own. */
+const ms = (column: string) =>
+  `(extract(epoch from ${column}) * 1000)::float8 AS ${column.replace(/\W/g, "_")}_ms`;
 
 /** Jobs of the cluster the scheduler must see: unfinished ones, and finished ones whose pods
  * still hold node resources (a cancelled job's pods until the agent confirms their eviction). */
@@ -69,8 +72,8 @@ export interface ReadPoint {
 
 export async function readPoint(q: Query): Promise<ReadPoint> {
   const [row] = await q(
-    `SELECT pg_snapshot_xmin(pg_current_snapshot())::text,
-            (SELECT pruned_xid::text FROM change_horizon WHERE id = 1)`,
+    `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
+            (SELECT pruned_xid::text FROM change_horizon WHERE id = 1) AS pruned`,
     [],
   );
   return { cursor: BigInt(row![0] as string), prunedXid: BigInt((row![1] as string | null) ?? "0") };
@@ -274,9 +277,9 @@ export interface ClusterCounts {
 
 export async function readCounts(q: Query, cluster: string): Promise<ClusterCounts> {
   const [row] = await q(
-    `SELECT (SELECT count(*) FROM node WHERE cluster_name = $1)::int,
-            (SELECT count(*) FROM job j WHERE ${SNAPSHOT_JOB})::int,
-            (SELECT count(*) FROM pod p JOIN job j ON j.id = p.job_id WHERE ${SNAPSHOT_JOB})::int`,
+    `SELECT (SELECT count(*) FROM node WHERE cluster_name = $1)::int AS nodes,
+            (SELECT count(*) FROM job j WHERE ${SNAPSHOT_JOB})::int AS jobs,
+            (SELECT count(*) FROM pod p JOIN job j ON j.id = p.job_id WHERE ${SNAPSHOT_JOB})::int AS pods`,
     [cluster],
   );
   return { nodes: row![0] as number, jobs: row![1] as number, pods: row![2] as number };
