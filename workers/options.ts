@@ -31,6 +31,10 @@ export interface WorkerOptions {
   pendingDispatchGraceMs?: number;
   /** How often allocations are recorded as usage history (default 60 000 ms). */
   usageIntervalMs?: number;
+  /** Events, closed BindRequests and finished jobs older than this are deleted (default 30; 0 = kept). */
+  retentionDays?: number;
+  /** How often the retention task runs (default 3 600 000 ms). */
+  retentionIntervalMs?: number;
   /** Time-based fair share: decayed usage feeds the proportion plugin. Default off (plain fair share). */
   timeBasedFairShare?: { halfLifeSeconds: number; windowSeconds?: number } | null;
   /** A job admission placed that is still entirely unplaced after this long may move to another
@@ -84,6 +88,8 @@ const DEFAULTS = {
   redispatchAfterMs: 30_000,
   pendingDispatchGraceMs: 2000,
   usageIntervalMs: 60_000,
+  retentionDays: 30,
+  retentionIntervalMs: 3_600_000,
   readmitAfterMs: 600_000,
   admissionBatch: 1000,
   admissionBatchPods: 2000,
@@ -124,12 +130,19 @@ export function resolveOptions(o: WorkerOptions): ResolvedOptions {
     "sweepIntervalMs",
     "redispatchAfterMs",
     "usageIntervalMs",
+    "retentionIntervalMs",
     "lockDurationMs",
     "stalledIntervalMs",
     "clusterRefreshMs",
   ] as const)
     positive(r[k], k);
-  for (const k of ["pendingDispatchGraceMs", "readmitAfterMs", "triggerDelayMs", "staleRetries"] as const)
+  for (const k of [
+    "pendingDispatchGraceMs",
+    "readmitAfterMs",
+    "triggerDelayMs",
+    "staleRetries",
+    "retentionDays",
+  ] as const)
     nonNegative(r[k], k);
   check(
     Number.isInteger(r.admissionBatch) && r.admissionBatch > 0,

@@ -80,3 +80,4 @@ export {
   MAX_PODS_PAGE,
   podsOfJobs,
 } from "./queries/job-details.js";
+export { pruneHistory, type PruneReport } from "./operations/prune-history.js";
