@@ -5,15 +5,13 @@
 // the scheduled send time (a slow server cannot hide its queueing from the figures).
 //
 //   npm run bench:api -- [--runs 3] [--rate 200] [--seconds 10] [--step-seconds 5]
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
-import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { createTestDatabase } from "../test/helpers/db.js";
-import { TEST_REDIS_URL, testRedisPrefix } from "../test/helpers/redis.js";
+import { openLoop, post, quantile, root, startServer } from "./api-server.js";
 
 const { values: opt } = parseArgs({
   options: {
@@ -31,73 +29,12 @@ const STEP_SECONDS = Number(opt["step-seconds"]);
 const P99_LIMIT = Number(opt["p99-limit"]);
 const STEPS = [50, 100, 150, 200, 300, 400, 500, 600, 800, 1000, 1200, 1500, 2000];
 
-const root = path.resolve(import.meta.dirname, "..");
 const adminToken = `fq_bench_${randomBytes(16).toString("hex")}`;
-
-async function startServer(databaseUrl: string): Promise<{ url: string; proc: ChildProcess }> {
-  const proc = spawn(process.execPath, [path.join(root, "bin", "fleetq.mjs"), "serve"], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: TEST_REDIS_URL,
-      FLEETQ_REDIS_PREFIX: testRedisPrefix("fleetq-bench"),
-      FLEETQ_PORT: "0",
-      FLEETQ_HOST: "127.0.0.1",
-      FLEETQ_ADMIN_TOKEN: adminToken,
-      NODE_ENV: "production",
-      FLEETQ_LOG_LEVEL: "info", // the readiness line is an info log
-    },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    proc.stdout!.on("data", (d: Buffer) => {
-      out += d.toString();
-      const m = /"url":"([^"]+)"[^\n]*"msg":"api listening"/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    proc.once("exit", (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  return { url, proc };
-}
 
 const SUBMIT = "mutation($i: SubmitJobInput!) { submitJob(input: $i) { id state } }";
 let seq = 0;
 /** A few distinct error messages, shown at the end (a run with errors does not count as held). */
 const firstErrors = new Set<string>();
-
-// node:http with a keep-alive agent: the load generator shares the machine with the server, so it
-// should cost as little CPU as it can (fetch costs noticeably more per request).
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-
-function post(url: string, body: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      {
-        method: "POST",
-        agent,
-        headers: {
-          "content-type": "application/json",
-          "content-length": Buffer.byteLength(body),
-          authorization: `Bearer ${adminToken}`,
-        },
-      },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (d: string) => {
-          text += d;
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
-}
 
 async function submit(url: string): Promise<boolean> {
   const n = ++seq;
@@ -113,7 +50,7 @@ async function submit(url: string): Promise<boolean> {
     },
   });
   try {
-    const res = await post(url, body);
+    const res = await post(url, body, adminToken);
     const parsed = JSON.parse(res.text) as { errors?: { message: string }[] };
     if (parsed.errors && firstErrors.size < 5) firstErrors.add(parsed.errors[0]?.message ?? "?");
     return res.status === 200 && !parsed.errors;
@@ -142,8 +79,6 @@ function cpuSeconds(pid: number): number | null {
   }
 }
 
-const quantile = (sorted: number[], q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 const median = (xs: number[]) =>
   quantile(
     [...xs].sort((a, b) => a - b),
@@ -152,27 +87,10 @@ const median = (xs: number[]) =>
 
 /** `rate` submissions per second for `seconds`, each timed from its scheduled start. */
 async function fixedRate(url: string, rate: number, seconds: number): Promise<Step> {
-  const total = Math.round(rate * seconds);
-  const latencies: number[] = [];
-  let errors = 0;
-  const start = performance.now() + 20;
-  const inflight: Promise<void>[] = [];
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    inflight.push(
-      submit(url).then((ok) => {
-        if (!ok) errors++;
-        latencies.push(performance.now() - due);
-      }),
-    );
-  }
-  await Promise.all(inflight);
-  latencies.sort((a, b) => a - b);
+  const { sent, errors, latencies } = await openLoop(rate, seconds, () => submit(url));
   return {
     rate,
-    sent: total,
+    sent,
     errors,
     p50: quantile(latencies, 0.5),
     p99: quantile(latencies, 0.99),
@@ -185,11 +103,12 @@ const fmt = (s: Step) =>
 
 async function main() {
   const db = await createTestDatabase();
-  const { url, proc } = await startServer(db.url);
+  const { url, proc } = await startServer(db.url, adminToken);
   try {
     const setup = await post(
       url,
       JSON.stringify({ query: `mutation { createQueue(input: { name: "bench" }) { name } }` }),
+      adminToken,
     );
     if (setup.status !== 200 || setup.text.includes('"errors"'))
       throw new Error(`setup failed: ${setup.text}`);

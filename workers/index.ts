@@ -1,5 +1,5 @@
-// The workers: per-cluster scheduling cycles, admission, the BindRequest outbox sweeper and the
-// usage recorder, each a BullMQ queue of its own that runs one job at a time across every worker
+// The workers: per-cluster scheduling cycles, admission, the BindRequest outbox sweeper, the
+// usage recorder and retention (old history pruned), each a BullMQ queue of its own that runs one job at a time across every worker
 // process (serial-task.ts). Timers (BullMQ job schedulers) run them regularly; committed events
 // (Redis pub/sub from the store) trigger them sooner, deduplicated. Run as many worker processes
 // as you like: different clusters' cycles run in parallel, one cluster's never overlap.
@@ -14,6 +14,7 @@ import {
   clusterIsLost,
   createStore,
   openDatabase,
+  pruneHistory,
   RedisEventBus,
   type Store,
 } from "../src/store/index.js";
@@ -178,6 +179,23 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
         ),
       }),
     );
+    if (o.retentionDays > 0) {
+      tasks.push(
+        await SerialTask.start({
+          ...task,
+          prefix: workersPrefix,
+          name: "retention",
+          intervalMs: o.retentionIntervalMs,
+          log,
+          run: guarded("retention", async () => {
+            const before = new Date(Date.now() - o.retentionDays * 86_400_000);
+            const pruned = await pruneHistory(store, before);
+            if (pruned.events || pruned.bindRequests || pruned.jobs)
+              log.info({ ...pruned, before }, "pruned history past the retention period");
+          }),
+        }),
+      );
+    }
   } catch (err) {
     await Promise.allSettled([cycles.stop(), ...tasks.map((t) => t.stop())]);
     await closeConnections();

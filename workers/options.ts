@@ -31,6 +31,10 @@ export interface WorkerOptions {
   pendingDispatchGraceMs?: number;
   /** How often allocations are recorded as usage history (default 60 000 ms). */
   usageIntervalMs?: number;
+  /** Events, closed BindRequests and finished jobs older than this are deleted (default 30; 0 = kept). */
+  retentionDays?: number;
+  /** How often the retention task runs (default 3 600 000 ms). */
+  retentionIntervalMs?: number;
   /** Time-based fair share: decayed usage feeds the proportion plugin. Default off (plain fair share). */
   timeBasedFairShare?: { halfLifeSeconds: number; windowSeconds?: number } | null;
   /** A job admission placed that is still entirely unplaced after this long may move to another
@@ -92,6 +96,8 @@ const DEFAULTS = {
   redispatchAfterMs: 30_000,
   pendingDispatchGraceMs: 2000,
   usageIntervalMs: 60_000,
+  retentionDays: 30,
+  retentionIntervalMs: 3_600_000,
   readmitAfterMs: 600_000,
   admissionBatch: 1000,
   admissionBatchPods: 2000,
@@ -135,6 +141,7 @@ export function resolveOptions(o: WorkerOptions): ResolvedOptions {
     "sweepIntervalMs",
     "redispatchAfterMs",
     "usageIntervalMs",
+    "retentionIntervalMs",
     "lockDurationMs",
     "stalledIntervalMs",
     "clusterRefreshMs",
@@ -148,6 +155,7 @@ export function resolveOptions(o: WorkerOptions): ResolvedOptions {
     "triggerDelayMs",
     "staleRetries",
     "requeueLostAfterMs",
+    "retentionDays",
   ] as const)
     nonNegative(r[k], k);
   check(

@@ -27,6 +27,7 @@ export function workerOptionsFromEnv(
     sweepIntervalMs: numberEnv("FLEETQ_SWEEP_INTERVAL_MS", env),
     redispatchAfterMs: numberEnv("FLEETQ_REDISPATCH_AFTER_MS", env),
     usageIntervalMs: numberEnv("FLEETQ_USAGE_INTERVAL_MS", env),
+    retentionDays: numberEnv("FLEETQ_RETENTION_DAYS", env),
     readmitAfterMs: numberEnv("FLEETQ_READMIT_AFTER_MS", env),
     lockDurationMs: numberEnv("FLEETQ_LOCK_DURATION_MS", env),
     stalledIntervalMs: numberEnv("FLEETQ_STALLED_INTERVAL_MS", env),

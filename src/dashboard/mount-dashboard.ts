@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Express, Request, Response } from "express";
+import type { Express, NextFunction, Request, Response } from "express";
 
 /** public/ beside this module (sources, tsc output), else dist/src/dashboard/public above it (the
  * bundled CLI runs from dist/cli/). */
@@ -53,7 +53,30 @@ const staticFile = (file: string, type: string) => {
     void res.type(type).setHeader("cache-control", "no-cache").send(text);
 };
 
+/** The page loads only its own files and talks only to this server; it sends no Referer (the
+ * address may still carry a token for an instant) and cannot be framed. */
+export const DASHBOARD_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self' ws: wss:",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+const securityHeaders = (_req: Request, res: Response, next: NextFunction) => {
+  res.setHeader("referrer-policy", "no-referrer");
+  res.setHeader("content-security-policy", DASHBOARD_CSP);
+  res.setHeader("x-content-type-options", "nosniff");
+  next();
+};
+
 export function mountDashboard(app: Express): void {
+  app.use((req, res, next) =>
+    req.path === "/" || req.path.startsWith("/dashboard/") ? securityHeaders(req, res, next) : next(),
+  );
   app.get("/", staticFile("index.html", "html"));
   app.get("/dashboard/style.css", staticFile("style.css", "css"));
   app.get("/favicon.ico", (_req, res) => void res.status(204).end());

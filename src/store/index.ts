@@ -155,3 +155,4 @@ export type { RegisterClusterInput } from "./operations/clusters.js";
 export type { ReportNodesInput } from "./operations/report-nodes.js";
 export type { ReportBindResultInput, ReportPodStatusInput } from "./operations/report-pods.js";
 export type { CreateTokenInput } from "./operations/tokens.js";
+export { pruneHistory, type PruneReport } from "./operations/prune-history.js";

@@ -89,7 +89,8 @@ async function dbState() {
 beforeAll(async () => {
   t = await startTestApi();
   const admin = (q: string) => gqlOk(t.url, t.adminToken, q);
-  await admin(`mutation { createQueue(input: { name: "org" }) { name } }`);
+  // The pods users create in namespace ml charge org's queues.
+  await admin(`mutation { createQueue(input: { name: "org", namespaces: ["ml"] }) { name } }`);
   await admin(`mutation { createQueue(input: { name: "team-a", parent: "org" }) { name } }`);
   await admin(`mutation { registerCluster(input: { name: "c1" }) { name } }`);
   agent = (

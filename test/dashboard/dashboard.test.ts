@@ -55,7 +55,7 @@ it("shows the demo's queues, clusters and fair share, and updates live when a jo
   const page = await browser.newPage();
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(e.message));
-  await page.goto(`${dev.baseUrl}/?token=${dev.adminToken}`);
+  await page.goto(`${dev.baseUrl}/#token=${dev.viewerToken}`); // the link `fleetq dev` prints
 
   // the queue tree, in tree order, with a bar column per cluster and the total
   for (const q of DEMO_QUEUES) await page.locator(`tr[data-queue="${q}"]`).waitFor({ timeout: 60_000 });

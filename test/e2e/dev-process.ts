@@ -7,6 +7,7 @@ export interface DevProcess {
   baseUrl: string;
   adminToken: string;
   memberToken: string;
+  viewerToken: string;
   banner: string;
   output(): { stdout: string; stderr: string };
   /** Ctrl-C to the process group; resolves with how the command (e.g. npm) ended. */
@@ -64,6 +65,7 @@ export async function startDevProcess(
     baseUrl: field(/API\s+(http:\/\/\S+)\/graphql/),
     adminToken: field(/^\s+admin\s+(\S+)/m),
     memberToken: field(/^\s+member\s+(\S+)/m),
+    viewerToken: field(/^\s+viewer\s+(\S+)/m),
     output: () => ({ stdout, stderr }),
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) signalGroup("SIGINT");

@@ -95,7 +95,7 @@ it("migrate, bootstrap token, serve, worker, demo, agent; a job submitted with -
   const tokens = mkdtempSync(path.join(tmpdir(), "fleetq-tokens-"));
   const demo = await runCli(["demo", "--tokens-dir", tokens], { url, token: admin });
   expect(demo.code, demo.stderr).toBe(0);
-  expect(demo.stdout).toContain("7 queue(s), 3 cluster(s) and 4 token(s) created");
+  expect(demo.stdout).toContain("7 queue(s), 3 cluster(s) and 5 token(s) created");
   // idempotent: a second run creates nothing
   expect((await runCli(["demo", "--tokens-dir", tokens], { url, token: admin })).stdout).toContain(
     "0 queue(s), 0 cluster(s) and 0 token(s) created",

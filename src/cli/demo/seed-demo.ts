@@ -24,6 +24,8 @@ export interface DemoTokens {
   members: Record<string, string>;
   /** AGENT tokens by cluster */
   agents: Record<string, string>;
+  /** A VIEWER token: the dashboard link's */
+  viewer: string;
 }
 
 export interface SeedResult {
@@ -34,6 +36,7 @@ export interface SeedResult {
 }
 
 export const agentTokenName = (cluster: string) => `agent-${cluster}`;
+export const DEMO_VIEWER = "demo-viewer";
 
 export async function seedDemo(
   admin: ApiClient,
@@ -44,7 +47,7 @@ export async function seedDemo(
     createdQueues: [],
     registeredClusters: [],
     createdTokens: [],
-    tokens: { members: {}, agents: {} },
+    tokens: { members: {}, agents: {}, viewer: "" },
   };
 
   // Clusters first: quota overrides name them.
@@ -87,6 +90,7 @@ export async function seedDemo(
   for (const c of clusters) {
     result.tokens.agents[c.name] = await token(agentTokenName(c.name), { role: "AGENT", cluster: c.name });
   }
+  result.tokens.viewer = await token(DEMO_VIEWER, { role: "VIEWER" });
   return result;
 }
 

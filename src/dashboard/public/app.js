@@ -1,4 +1,4 @@
-// The dashboard: signs in with a token (?token= or the form, kept in localStorage), loads the
+// The dashboard: signs in with a token (#token= or the form, kept in localStorage), loads the
 // queue tree, fair share, clusters and jobs, and reloads whenever the queueEvents subscription
 // reports a change (debounced), polling as a fallback while the WebSocket is down.
 import {
@@ -160,12 +160,17 @@ $("resource").addEventListener("change", (e) => {
   draw();
 });
 
-// ?token=… signs in and is then removed from the address bar (and so from the history).
-const params = new URLSearchParams(location.search);
-if (params.get("token")) {
-  localStorage.setItem(STORAGE_KEY, params.get("token"));
-  params.delete("token");
-  history.replaceState(null, "", `${location.pathname}${params.size ? `?${params}` : ""}`);
+// #token=… signs in and is then removed from the address bar (and so from the history). In the
+// fragment, it never reaches a server, a proxy's log or a Referer header.
+const fragment = new URLSearchParams(location.hash.slice(1));
+if (fragment.get("token")) {
+  localStorage.setItem(STORAGE_KEY, fragment.get("token"));
+  fragment.delete("token");
+  history.replaceState(
+    null,
+    "",
+    `${location.pathname}${location.search}${fragment.size ? `#${fragment}` : ""}`,
+  );
 }
 const saved = localStorage.getItem(STORAGE_KEY);
 if (saved) start(saved);

@@ -6,7 +6,10 @@ import type { Tx } from "../db.js";
 import { isFinished } from "../domain/job-state.js";
 import { NotFoundError } from "../errors.js";
 import { type Actor, type Store, transact } from "../store.js";
+import type { QueuePolicy } from "../domain/queue-policy.js";
+import { queuePolicy } from "../queries/queue-policy.js";
 import { invalidAt, parseInput } from "../validation/parse.js";
+import { cappedPriority, podGroupRefusal } from "../validation/pod-group-policy.js";
 import {
   normalisePodGroups,
   type PodGroupSpec,
@@ -19,22 +22,35 @@ import { createGroupJob, endGroupJob } from "./pod-group-jobs.js";
 import type { GroupJob } from "./pod-group-rows.js";
 import { updateGroupJob } from "./pod-group-update.js";
 
+interface GroupQueue {
+  policy: QueuePolicy;
+  /** The highest priority the queue's pod groups get. */
+  priority: number;
+}
+
 /** Every group with pods must name an existing leaf queue. The rows are held (FOR KEY SHARE)
  * against concurrent tree changes, which hold FOR UPDATE while they change the tree. An empty
- * group (gone from the cluster) names no queue that matters: it is not checked. */
-async function checkQueues(tx: Tx, groups: readonly PodGroupSpec[]): Promise<void> {
+ * group (gone from the cluster) names no queue that matters: it is not checked. Returns each
+ * named queue's policy and priority. */
+async function checkQueues(tx: Tx, groups: readonly PodGroupSpec[]): Promise<Map<string, GroupQueue>> {
   const names = [...new Set(groups.filter((g) => g.pods.length).map((g) => g.queue))];
-  if (!names.length) return;
-  const rows = await tx.$queryRaw<{ name: string; parent: boolean }[]>`
-    SELECT q.name, EXISTS (SELECT 1 FROM queue c WHERE c.parent_name = q.name) AS parent
+  if (!names.length) return new Map();
+  const rows = await tx.$queryRaw<{ name: string; parent: boolean; priority: number }[]>`
+    SELECT q.name, q.priority, EXISTS (SELECT 1 FROM queue c WHERE c.parent_name = q.name) AS parent
     FROM queue q WHERE q.name = ANY(${names}::text[]) FOR KEY SHARE OF q`;
-  const found = new Map(rows.map((r) => [r.name, r.parent]));
+  const found = new Map(rows.map((r) => [r.name, r]));
   groups.forEach((g, i) => {
     if (!g.pods.length) return;
     if (!found.has(g.queue)) throw invalidAt(["groups", i, "queue"], `queue "${g.queue}" does not exist`);
-    if (found.get(g.queue))
+    if (found.get(g.queue)!.parent)
       throw invalidAt(["groups", i, "queue"], `queue "${g.queue}" has child queues; jobs go to leaf queues`);
   });
+  const queues = new Map<string, GroupQueue>();
+  for (const row of rows) {
+    const policy = await queuePolicy(tx, row.name);
+    if (policy) queues.set(row.name, { policy, priority: row.priority });
+  }
+  return queues;
 }
 
 /** The jobs made from this group, newest first, with their pods and tasks. */
@@ -94,10 +110,18 @@ export async function reportPodGroups(
   return transact(store, actor, async (tx, record) => {
     // The cluster row lock serialises the reports of a cluster: one job per group, never two.
     if (!(await lockCluster(tx, r.cluster))) throw new NotFoundError("cluster", r.cluster, "cluster");
-    await checkQueues(tx, groups);
+    const queues = await checkQueues(tx, groups);
     let changed = 0;
     let fence = false;
-    for (const reported of groups) {
+    for (const asked of groups) {
+      const queue = queues.get(asked.queue);
+      const refused = queue && podGroupRefusal(asked, queue.policy);
+      if (refused) {
+        // One user's group must not fail the report of the whole cluster: it is refused alone.
+        record({ kind: "podgroup.refused", queue: asked.queue, cluster: r.cluster, message: refused });
+        continue;
+      }
+      const reported = queue ? cappedPriority(asked, queue.priority) : asked;
       const [latest, ...older] = await groupJobs(tx, r.cluster, reported);
       const open = latest && !isFinished(latest.state) ? latest : null;
       // Oldest first: the newest job that had a pod of a name has the last word on it.

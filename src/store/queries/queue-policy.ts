@@ -1,5 +1,5 @@
 // Queues' effective namespace and pod-security policy (see domain/queue-policy.ts).
-import type { PrismaClient } from "../db.js";
+import type { PrismaClient, Tx } from "../db.js";
 import {
   effectivePolicies,
   effectivePolicy,
@@ -10,7 +10,7 @@ import type { Store } from "../store.js";
 import type { PodSecurityLevel } from "../validation/pod-security/index.js";
 
 /** The policy of one queue, its ancestors read in one statement; null when it does not exist. */
-export async function queuePolicy(prisma: PrismaClient, queue: string): Promise<QueuePolicy | null> {
+export async function queuePolicy(prisma: PrismaClient | Tx, queue: string): Promise<QueuePolicy | null> {
   const rows = await prisma.$queryRaw<
     {
       name: string;

@@ -1,0 +1,152 @@
+// One VIEWER sending the heaviest queries the API allows, as fast as it can (a few in flight),
+// while submissions arrive at a fixed rate (default 200/s): the submissions' p50 / p99, with and
+// without the reader. The queries: fifteen aliased fairShare fields, a page of jobs with their
+// pods, events and BindRequests as large as the cost limit lets, every cluster with its nodes.
+// Open loop for the submissions, latency from the scheduled send time (as bench:api).
+//
+//   npm run bench:api-reader -- [--rate 200] [--seconds 10] [--readers 4] [--clusters 3] [--nodes 200]
+import { randomBytes } from "node:crypto";
+import os from "node:os";
+import { parseArgs } from "node:util";
+import { createTestDatabase } from "../test/helpers/db.js";
+import { openLoop, post, quantile, startServer } from "./api-server.js";
+
+const { values: opt } = parseArgs({
+  options: {
+    rate: { type: "string", default: "200" },
+    seconds: { type: "string", default: "10" },
+    readers: { type: "string", default: "4" },
+    clusters: { type: "string", default: "3" },
+    nodes: { type: "string", default: "200" },
+    jobs: { type: "string", default: "300" },
+  },
+});
+const RATE = Number(opt.rate);
+const SECONDS = Number(opt.seconds);
+const READERS = Number(opt.readers);
+const CLUSTERS = Number(opt.clusters);
+const NODES = Number(opt.nodes);
+const JOBS = Number(opt.jobs);
+const admin = `fq_bench_${randomBytes(16).toString("hex")}`;
+
+const R = "{ cpu memory gpu gpuMemory }";
+const HEAVY = [
+  `{ ${Array.from({ length: 15 }, (_, i) => `f${i}: fairShare { queue cluster deserved ${R} fairShare ${R} allocated ${R} requested ${R} limit ${R} }`).join(" ")} }`,
+  `query($n: Int) { jobs(first: $n) { edges { node { id name state pods { name state node } events { kind message }
+    bindRequests { id state } } } } }`,
+  `{ clusters { name nodes { name capacity ${R} allocated ${R} free ${R} } } }`,
+];
+
+async function gql(url: string, token: string, query: string, variables: Record<string, unknown> = {}) {
+  const res = await post(url, JSON.stringify({ query, variables }), token);
+  const body = JSON.parse(res.text) as { data?: Record<string, unknown>; errors?: { message: string }[] };
+  if (body.errors?.length) throw new Error(body.errors[0]!.message);
+  return body.data!;
+}
+
+async function setup(url: string): Promise<string> {
+  await gql(url, admin, `mutation { createQueue(input: { name: "bench" }) { name } }`);
+  for (let c = 0; c < CLUSTERS; c++) {
+    const name = `c${c}`;
+    await gql(url, admin, `mutation { registerCluster(input: { name: "${name}" }) { name } }`);
+    const agent = (await gql(
+      url,
+      admin,
+      `mutation { createToken(input: { name: "agent-${name}", role: AGENT, cluster: "${name}" }) { secret } }`,
+    )) as {
+      createToken: { secret: string };
+    };
+    const nodes = Array.from({ length: NODES }, (_, i) => ({
+      name: `n${i}`,
+      capacity: { cpu: 64_000, memory: "512Gi", gpu: 8 },
+      labels: [{ key: "rack", value: `r${i % 16}` }],
+    }));
+    await gql(
+      url,
+      agent.createToken.secret,
+      `mutation($n: [NodeReport!]!) { reportNodes(cluster: "${name}", nodes: $n, complete: true) }`,
+      { n: nodes },
+    );
+  }
+  for (let j = 0; j < JOBS; j++) await submit(url, `seed-${j}`);
+  return (
+    (await gql(
+      url,
+      admin,
+      `mutation { createToken(input: { name: "reader", role: VIEWER }) { secret } }`,
+    )) as { createToken: { secret: string } }
+  ).createToken.secret;
+}
+
+let seq = 0;
+async function submit(url: string, name = `job-${++seq}`): Promise<boolean> {
+  const body = JSON.stringify({
+    query: "mutation($i: SubmitJobInput!) { submitJob(input: $i) { id } }",
+    variables: {
+      i: {
+        name,
+        queue: "bench",
+        tasks: [{ name: "w", replicas: 4, resources: { cpu: 1000, memory: "4Gi", gpu: 1 } }],
+      },
+    },
+  });
+  const res = await post(url, body, admin).catch(() => null);
+  return res !== null && res.status === 200 && !res.text.includes('"errors"');
+}
+
+/** Submissions at `RATE` for `SECONDS`: p50 / p99 from the scheduled send time. */
+async function submissions(url: string) {
+  const { sent, errors, latencies } = await openLoop(RATE, SECONDS, () => submit(url));
+  return { p50Ms: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99), errors, sent };
+}
+
+/** The reader: READERS queries in flight, round robin over HEAVY, until `stop`. */
+function reader(url: string, token: string, stop: { done: boolean }) {
+  const counts = { answered: 0, refused: 0 };
+  const loop = async (k: number) => {
+    for (let i = k; !stop.done; i++) {
+      const res = await post(
+        url,
+        JSON.stringify({ query: HEAVY[i % HEAVY.length], variables: { n: 60 } }),
+        token,
+      ).catch(() => null);
+      if (res && res.status === 200 && !res.text.includes('"errors"')) counts.answered++;
+      else counts.refused++;
+    }
+  };
+  return { counts, done: Promise.all(Array.from({ length: READERS }, (_, k) => loop(k))) };
+}
+
+async function main() {
+  const db = await createTestDatabase();
+  const { url, proc } = await startServer(db.url, admin);
+  try {
+    const viewer = await setup(url);
+    await submissions(url); // warm-up
+    const alone = await submissions(url);
+    const stop = { done: false };
+    const r = reader(url, viewer, stop);
+    const withReader = await submissions(url);
+    stop.done = true;
+    await r.done;
+    const summary = {
+      date: new Date().toISOString(),
+      machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}`,
+      rate: RATE,
+      seconds: SECONDS,
+      clusters: CLUSTERS,
+      nodesPerCluster: NODES,
+      submitsAlone: alone,
+      submitsWithReader: withReader,
+      reader: { inFlight: READERS, ...r.counts, perSecond: Number((r.counts.answered / SECONDS).toFixed(1)) },
+      loadAverageAtEnd: os.loadavg().map((l) => Number(l.toFixed(2))),
+    };
+    console.log(JSON.stringify(summary, null, 2));
+  } finally {
+    proc.kill("SIGTERM");
+    await new Promise((res) => proc.once("exit", res));
+    await db.drop();
+  }
+}
+
+await main();
