@@ -82,6 +82,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     logIdleCycles: o.logIdleCycles,
     workerId: o.workerId,
     log,
+    cache: new ClusterCache(store),
     memory: new Map(),
     searchCursors: new SearchCursorStore(connection, o.prefix, log),
   };

@@ -19,3 +19,4 @@ export { searchCursorError } from "./framework/search-cursors.js";
 export { PluginRegistry, defaultPluginRegistry, type PluginFactory } from "./plugins/registry.js";
 export { runSession, computeFairShare, openSession, sessionResult, type RunOptions } from "./scheduler.js";
 export { advanceSnapshot } from "./advance.js";
+export { resultHoldsUntil } from "./holds-until.js";

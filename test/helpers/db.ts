@@ -20,8 +20,9 @@ function urlFor(name: string): string {
   return u.toString();
 }
 
-async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: TEST_PG_URL });
+/** Runs `fn` on a connection of its own to `url` (default: the test server's admin database). */
+export async function admin<T>(fn: (c: pg.Client) => Promise<T>, url = TEST_PG_URL): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     return await fn(client);

@@ -23,6 +23,7 @@ import {
   submitJob,
   updateQueue,
 } from "../../src/store/index.js";
+import { type Prng, prng } from "../helpers/prng.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 import { admin, gpuNode, job } from "./fixtures.js";
 
@@ -47,22 +48,6 @@ const nodes = (cluster: string, n: number, rack = 2) =>
     gpuNode(`${cluster}-n${i}`, 4, [{ key: "rack", value: `r${i % rack}` }]),
   );
 
-/** mulberry32: a small seeded generator, so a failing sequence can be replayed. */
-function prng(seed: number) {
-  let a = seed;
-  const next = () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (n: number) => Math.floor(next() * n),
-    pick: <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)]!,
-  };
-}
-
 /** What two loads must agree on: the snapshot, the generation and the rows (maps as sorted lists). */
 const comparable = (l: LoadedSnapshot) => ({
   snapshot: l.snapshot,
@@ -86,7 +71,7 @@ async function cycle(cache: ClusterCache, cluster: string): Promise<void> {
   }
 }
 
-async function randomStep(r: ReturnType<typeof prng>, cache: ClusterCache, step: number): Promise<string> {
+async function randomStep(r: Prng, cache: ClusterCache, step: number): Promise<string> {
   const cluster = r.pick(CLUSTERS);
   const agent = { name: `agent:${cluster}` };
   const op = r.int(10);

@@ -13,7 +13,21 @@ export interface BackoffPolicy {
 export const backoffDelay = (failures: number, p: BackoffPolicy): number =>
   Math.min(p.maxMs, p.baseMs * 2 ** Math.max(0, failures - 1));
 
-/** Gates the held-back pods in the snapshot (in place); returns job id → why it waits. */
+const backoffEnd = (f: BindFailure, p: BackoffPolicy): number =>
+  f.lastFailedAt.getTime() + backoffDelay(f.failures, p);
+
+/** The first moment after `now` a held-back pod may be placed again (Infinity: none waits). */
+export function backoffExpiry(failures: readonly BindFailure[], policy: BackoffPolicy, now: number): number {
+  let first = Number.POSITIVE_INFINITY;
+  for (const f of failures) {
+    const until = backoffEnd(f, policy);
+    if (until > now && until < first) first = until;
+  }
+  return first;
+}
+
+/** Gates the held-back pods of the snapshot: their jobs are replaced by copies (the specs may be
+ * a cache's, shared with later snapshots). Returns job id → why it waits. */
 export function gateBackedOffPods(
   snapshot: Snapshot,
   failures: readonly BindFailure[],
@@ -21,23 +35,25 @@ export function gateBackedOffPods(
 ): Map<string, string> {
   const waiting = new Map<string, BindFailure & { until: number }>();
   for (const f of failures) {
-    const until = f.lastFailedAt.getTime() + backoffDelay(f.failures, policy);
+    const until = backoffEnd(f, policy);
     if (until > snapshot.now) waiting.set(f.podId, { ...f, until });
   }
   const notes = new Map<string, string>();
   if (!waiting.size) return notes;
-  for (const job of snapshot.jobs) {
-    for (const pod of job.pods) {
+  snapshot.jobs = snapshot.jobs.map((job) => {
+    if (!job.pods.some((p) => waiting.has(p.uid) && p.status === "Pending")) return job;
+    const pods = job.pods.map((pod) => {
       const w = waiting.get(pod.uid);
-      if (!w || pod.status !== "Pending") continue;
-      pod.status = "Gated";
+      if (!w || pod.status !== "Pending") return pod;
       if (!notes.has(job.uid))
         notes.set(
           job.uid,
           `bind of pod ${pod.name} to node ${w.lastNode} failed (${w.lastError ?? "no reason given"}; ` +
             `${w.failures} failure(s)); retrying after ${new Date(w.until).toISOString()}`,
         );
-    }
-  }
+      return { ...pod, status: "Gated" as const };
+    });
+    return { ...job, pods };
+  });
   return notes;
 }

@@ -1,14 +1,16 @@
-// One scheduling cycle of one cluster: load a consistent snapshot → hold back pods in bind
+// One scheduling cycle of one cluster: bring the process's cached view of the cluster up to date
+// → skip when nothing it could decide has changed (skip-check.ts) → hold back pods in bind
 // backoff → run the session (configured actions and plugins) → commit, fenced by the cluster's
-// generation (a snapshot gone stale meanwhile is reloaded and the session re-run) → send the new
-// BindRequests to the cluster's agent. Victim searches the last cycle's budget stopped go on. Recorded as metrics and, when it did something or failed,
-// as a "cycle.completed"/"cycle.failed" event whose message carries its start and end.
+// generation (a view gone stale meanwhile is refreshed and the session re-run) → send the new
+// BindRequests to the cluster's agent. Victim searches the last cycle's budget stopped go on.
+// Recorded as metrics and, when it did something or failed, as a "cycle.completed"/"cycle.failed"
+// event whose message carries its start and end.
 import type { Logger } from "pino";
 import { runSession, type SchedulerConfig, type SessionResult } from "../../src/core/index.js";
 import {
+  type ClusterCache,
   type CommitResult,
   commitSession,
-  loadSnapshot,
   pendingPodBindFailures,
   recordEvents,
   StaleSnapshotError,
@@ -27,21 +29,23 @@ import {
 import { type BackoffPolicy, gateBackedOffPods } from "./bind-backoff.js";
 import { isIdleResult } from "./idle-result.js";
 import type { SearchCursorStore } from "./search-cursor-store.js";
-import { type ClusterMemory, canSkip } from "./skip-check.js";
+import { type CycleMemory, canSkip, cycleHoldsUntil } from "./skip-check.js";
 
 export interface CycleDeps {
   store: Store;
   config: SchedulerConfig;
   dispatcher: BindDispatcher;
-  /** Time-based fair share: the usage window loadSnapshot decays with; null = off. */
+  /** Time-based fair share: the usage window snapshots decay with; null = off. */
   usageWindow: UsageWindow | null;
   backoff: BackoffPolicy;
   staleRetries: number;
   logIdleCycles: boolean;
   workerId: string;
   log: Logger;
-  /** Per cluster, what this process's last cycle saw (skip-check.ts). */
-  memory: Map<string, ClusterMemory>;
+  /** The process's cached views of the clusters. */
+  cache: ClusterCache;
+  /** Per cluster, what this process's last cycle decided on (skip-check.ts). */
+  memory: Map<string, CycleMemory>;
   /** The victim searches the last cycle's budget stopped, per cluster. */
   searchCursors: SearchCursorStore;
 }
@@ -58,8 +62,11 @@ export interface CycleReport {
   staleRetries: number;
   /** Jobs whose state the commit changed. */
   jobsChanged: number;
-  /** Nothing could have changed since this process's last cycle (skip-check.ts): not run. */
+  /** The cycle could not decide anything new (skip-check.ts): not run. */
   skipped: boolean;
+  /** Where the time went (ms; over every attempt): the view's refresh with the bind backoff and
+   * search cursors, the session, the commit, sending the BindRequests. */
+  timings: { loadMs: number; sessionMs: number; commitMs: number; dispatchMs: number };
   error: string | null;
 }
 
@@ -78,23 +85,27 @@ export async function runCycle(deps: CycleDeps, cluster: string, reason: string)
     staleRetries: 0,
     jobsChanged: 0,
     skipped: false,
+    timings: { loadMs: 0, sessionMs: 0, commitMs: 0, dispatchMs: 0 },
     error: null,
   };
   try {
-    if (await canSkip(deps.store, deps.memory, cluster, reason)) {
+    const decided = await decideAndCommit(deps, cluster, report);
+    if (!decided) {
       report.skipped = true;
       cyclesTotal.inc({ cluster, outcome: "skipped" });
       return report;
     }
-    const { result, commit } = await decideAndCommit(deps, cluster, report);
+    const { result, commit } = decided;
     report.binds = result.binds.length;
     report.evictions = result.evictions.length;
     report.pipelines = result.pipelines.length;
     report.jobsChanged = commit.jobs.length;
     if (commit.bindRequests.length)
       deps.log.info({ cluster, bindRequests: commit.bindRequests.length }, "cycle committed; dispatching");
+    const sending = performance.now();
     report.dispatched = await deps.dispatcher.send(commit.bindRequests, "cycle");
     report.dispatched += await deps.dispatcher.sendPending(cluster);
+    report.timings.dispatchMs = performance.now() - sending;
   } catch (err) {
     report.error = (err as Error).message;
     taskErrorsTotal.inc({ task: "cycle" });
@@ -105,39 +116,54 @@ export async function runCycle(deps: CycleDeps, cluster: string, reason: string)
   return report;
 }
 
+/** null: skipped. */
 async function decideAndCommit(
   deps: CycleDeps,
   cluster: string,
   report: CycleReport,
-): Promise<{ result: SessionResult; commit: CommitResult }> {
+): Promise<{ result: SessionResult; commit: CommitResult } | null> {
+  const t = report.timings;
   for (let attempt = 0; ; attempt++) {
-    const { snapshot, generation, rows } = await loadSnapshot(deps.store.prisma, cluster, {
-      usage: deps.usageWindow ?? undefined,
-    });
-    const waiting = gateBackedOffPods(
-      snapshot,
-      await pendingPodBindFailures(deps.store.prisma, cluster),
-      deps.backoff,
-    );
-    snapshot.searchCursors = await deps.searchCursors.load(cluster);
+    let started = performance.now();
+    const now = Date.now();
+    const view = await deps.cache.refresh(cluster, { now, usage: deps.usageWindow ?? undefined });
+    const cursors = await deps.searchCursors.load(cluster);
+    if (canSkip(deps.memory.get(cluster), view, cursors.length, now)) {
+      t.loadMs += performance.now() - started;
+      return null;
+    }
+    const { snapshot, generation, rows } = view;
+    const failures = await pendingPodBindFailures(deps.store.prisma, cluster);
+    const waiting = gateBackedOffPods(snapshot, failures, deps.backoff);
+    snapshot.searchCursors = cursors;
+    t.loadMs += performance.now() - started;
+    started = performance.now();
     const result = runSession(snapshot, deps.config);
+    t.sessionMs += performance.now() - started;
     stoppedSearches.set({ cluster }, result.searchCursors.length);
     for (const outcome of result.jobs) {
       const note = waiting.get(outcome.uid);
       if (note) outcome.fitErrors = [note, ...outcome.fitErrors];
     }
+    const decided: CycleMemory = {
+      version: view.version,
+      holdsUntil: cycleHoldsUntil(snapshot, result, deps.config, failures, deps.backoff),
+    };
     if (isIdleResult(snapshot, result)) {
-      const quiet = result.jobs.every((o) => o.staleSince === null);
-      deps.memory.set(cluster, { generation, quietAt: quiet ? Date.now() : null });
+      deps.memory.set(cluster, decided);
       await deps.searchCursors.save(cluster, result.searchCursors);
       return { result, commit: { generation, bindRequests: [], jobs: [] } };
     }
+    started = performance.now();
     try {
       const commit = await commitSession(deps.store, cluster, generation, result, rows);
-      deps.memory.set(cluster, { generation: commit.generation, quietAt: null });
+      t.commitMs += performance.now() - started;
+      deps.memory.set(cluster, decided);
       await deps.searchCursors.save(cluster, result.searchCursors);
       return { result, commit };
     } catch (err) {
+      t.commitMs += performance.now() - started;
+      deps.memory.delete(cluster);
       if (!(err instanceof StaleSnapshotError) || attempt >= deps.staleRetries) throw err;
       report.staleRetries++;
       staleRetriesTotal.inc({ cluster });

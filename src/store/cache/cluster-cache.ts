@@ -30,6 +30,9 @@ import type { Store } from "../store.js";
 export interface CachedCluster extends LoadedSnapshot {
   /** No row of the cluster (nor queue, quota or usage) changed since the previous refresh. */
   unchanged: boolean;
+  /** Grows with every refresh that found a change (or loaded in full): two views of one cluster
+   * with the same version were built from the same rows. */
+  version: number;
 }
 
 export interface ClusterCacheOptions {
@@ -67,6 +70,7 @@ const DEFAULTS: Required<ClusterCacheOptions> = {
 export class ClusterCache {
   private readonly entries = new Map<string, Entry>();
   private readonly busy = new Map<string, Promise<unknown>>();
+  private readonly versions = new Map<string, number>();
   private readonly opts: Required<ClusterCacheOptions>;
   private prunedAt = 0;
   /** Per cluster, how its last refresh went. */
@@ -145,7 +149,9 @@ export class ClusterCache {
       if (!sameUsage(usage, entry.usage)) changed = true;
     } else if (entry.usage) changed = true;
     entry.usage = usage;
-    return { ...entry.state.snapshot(now, usage), unchanged: !changed };
+    const version = (this.versions.get(cluster) ?? 0) + (changed ? 1 : 0);
+    this.versions.set(cluster, version);
+    return { ...entry.state.snapshot(now, usage), unchanged: !changed, version };
   }
 
   /** Reads and applies what changed since the entry's cursor; null when the entry has drifted

@@ -38,9 +38,16 @@ function keepsMinimum(v: Victim): boolean {
   return true;
 }
 
+/** The plugin's default minimum runtimes (seconds), for queues that set none. */
+export function defaultMinRuntimes(args: PluginArguments = {}): { preempt: number; reclaim: number } {
+  return {
+    preempt: durationArg(args, ["defaultPreemptMinRuntime", "preemptMinRuntime"]),
+    reclaim: durationArg(args, ["defaultReclaimMinRuntime", "reclaimMinRuntime"]),
+  };
+}
+
 export function create(args: PluginArguments = {}): Plugin {
-  const defaultPreempt = durationArg(args, ["defaultPreemptMinRuntime", "preemptMinRuntime"]);
-  const defaultReclaim = durationArg(args, ["defaultReclaimMinRuntime", "reclaimMinRuntime"]);
+  const { preempt: defaultPreempt, reclaim: defaultReclaim } = defaultMinRuntimes(args);
   const method = (args.reclaimResolveMethod as string | undefined) ?? "lca";
   if (method !== "lca" && method !== "queue")
     throw new Error(
