@@ -19,7 +19,15 @@ import { ClusterCache, createStore, openDatabase } from "../src/store/index.js";
 import { submitJob } from "../src/store/operations/submit-job.js";
 import { createTestDatabase } from "../test/helpers/db.js";
 import { type AdmissionReport, AdmissionState, runAdmission } from "../workers/index.js";
+import { metrics } from "../workers/metrics.js";
 import { median } from "./timing.js";
+
+/** Allocate dry runs admission ran so far (all kinds). */
+const dryRuns = async () =>
+  (await metrics.getSingleMetric("fleetq_admission_dry_runs_total")!.get()).values.reduce(
+    (n, v) => n + v.value,
+    0,
+  );
 
 const { values: opt } = parseArgs({
   options: {
@@ -139,6 +147,7 @@ interface Timed {
   wallMs: number;
   /** This process's CPU time in the pass (the database's not included). */
   cpuMs: number;
+  dryRuns: number;
   considered: number;
   assigned: number;
   skipped: boolean;
@@ -154,6 +163,7 @@ async function run(): Promise<Timed[]> {
     const store = createStore(db.prisma);
     const state = new AdmissionState(new ClusterCache(store));
     const pass = async (name: Pass): Promise<Timed> => {
+      const runs0 = await dryRuns();
       const cpu0 = process.cpuUsage();
       const t0 = performance.now();
       const r: AdmissionReport = await runAdmission({
@@ -172,6 +182,7 @@ async function run(): Promise<Timed[]> {
         pass: name,
         wallMs,
         cpuMs: (cpu.user + cpu.system) / 1000,
+        dryRuns: (await dryRuns()) - runs0,
         considered: r.considered,
         assigned: r.assigned.length,
         skipped: !!r.skipped,
@@ -215,6 +226,7 @@ for (const name of PASSES) {
     pass: name,
     wallMs: Math.round(median(runs.map((t) => t.wallMs)) * 10) / 10,
     cpuMs: Math.round(median(runs.map((t) => t.cpuMs)) * 10) / 10,
+    dryRuns: runs[0]!.dryRuns,
     considered: runs[0]!.considered,
     assigned: runs[0]!.assigned,
     skipped: runs[0]!.skipped,
@@ -222,6 +234,6 @@ for (const name of PASSES) {
   if (opt.json) console.log(JSON.stringify(row));
   else
     console.log(
-      `${name.padEnd(12)} ${String(row.wallMs).padStart(9)} ms (cpu ${row.cpuMs} ms)  considered ${row.considered}, assigned ${row.assigned}${row.skipped ? " (skipped)" : ""}`,
+      `${name.padEnd(12)} ${String(row.wallMs).padStart(9)} ms (cpu ${row.cpuMs} ms)  ${row.dryRuns} dry runs, considered ${row.considered}, assigned ${row.assigned}${row.skipped ? " (skipped)" : ""}`,
     );
 }

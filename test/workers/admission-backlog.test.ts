@@ -1,21 +1,20 @@
 // A backlog larger than the fleet, admitted over several passes with no cycle in between (the
 // jobs sent to a cluster stay unplaced there): a job is sent as fitting now only while the room
 // left by the jobs already sent holds it, in any pass.
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterEach, expect, it } from "vitest";
+import { ClusterCache } from "../../src/store/index.js";
 import { registerCluster } from "../../src/store/operations/clusters.js";
 import { createQueue } from "../../src/store/operations/queues.js";
 import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
-import type { AdmissionReport } from "../../workers/index.js";
+import { type AdmissionReport, AdmissionState } from "../../workers/index.js";
 import { admissionPass } from "./admission-pass.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 import { admin, gpuNode, job } from "../store/fixtures.js";
 
 let t: TestStore;
 
-const admission = () => admissionPass(t.store);
-
-beforeAll(async () => {
+async function fleet(): Promise<void> {
   t = await openTestStore();
   for (const q of ["team-a", "team-b"]) await createQueue(t.store, admin, { name: q });
   // Room for four gangs of 4 GPUs: two clusters of one 8-GPU node.
@@ -27,10 +26,17 @@ beforeAll(async () => {
       { cluster: name, complete: true, nodes: [gpuNode("n1", 8)] },
     );
   }
-});
-afterAll(async () => t?.close());
+}
+afterEach(async () => t?.close());
 
-it("never sends a job as fitting now beyond the room the jobs already sent leave", async () => {
+// Each pass from nothing, and passes of one worker that keeps its state and cluster cache.
+it.each([
+  ["each pass reading every cluster", false],
+  ["passes keeping bases on a cluster cache", true],
+])("never sends a job as fitting now beyond the room the jobs already sent leave (%s)", async (_, kept) => {
+  await fleet();
+  const state = kept ? new AdmissionState(new ClusterCache(t.store)) : undefined;
+  const admission = () => admissionPass(t.store, { state });
   for (let i = 0; i < 10; i++)
     await submitJob(
       t.store,

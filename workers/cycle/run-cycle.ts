@@ -133,7 +133,7 @@ async function decideAndCommit(
       return null;
     }
     const { snapshot, generation, rows } = view;
-    const failures = await pendingPodBindFailures(deps.store.prisma, cluster);
+    const failures = await pendingPodBindFailures(deps.store, cluster);
     const waiting = gateBackedOffPods(snapshot, failures, deps.backoff);
     snapshot.searchCursors = cursors;
     t.loadMs += performance.now() - started;

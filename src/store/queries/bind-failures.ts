@@ -1,6 +1,6 @@
 // Failed binds of pods that wait to be placed again: the workers hold such a pod back for a
 // while (backoff growing with the number of failures) before the scheduler may retry it.
-import type { PrismaClient } from "../db.js";
+import type { Store } from "../store.js";
 
 export interface BindFailure {
   podId: string;
@@ -13,8 +13,8 @@ export interface BindFailure {
 }
 
 /** Pods of `cluster` in state PENDING with failed BIND requests since their last successful one. */
-export async function pendingPodBindFailures(prisma: PrismaClient, cluster: string): Promise<BindFailure[]> {
-  const rows = await prisma.$queryRaw<
+export async function pendingPodBindFailures(store: Store, cluster: string): Promise<BindFailure[]> {
+  const rows = await store.prisma.$queryRaw<
     {
       pod_id: string;
       job_id: string;
