@@ -35,9 +35,8 @@ describe.sequential("faults under load", () => {
         settleSeconds: 240,
       });
       expect(r.submissions).toBeGreaterThan(0);
-      // The books' own over-commit (placements counted onto what RELEASING pods or a full shared
-      // GPU still hold) is left out: the clusters refuse such binds, and it shows without any
-      // fault; bench:faults reports it.
+      // The books' own over-commit (pods made BINDING onto what RELEASING pods still hold) is
+      // left out: the clusters refuse such binds; bench:faults reports it.
       expect(failures(r, ["overcommittedInBooks"]), r.details.join("\n")).toEqual([]);
     }, 900_000);
   }
