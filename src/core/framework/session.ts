@@ -410,14 +410,23 @@ export class Session {
 
   /**
    * A fresh id for a device newly shared on `node`: the device's index when the node
-   * reports its devices, else a session-unique name. `taken` are ids already picked
-   * for the same pod.
+   * reports its devices, else a name no group on the node has (groups of earlier sessions
+   * keep theirs). `taken` are ids already picked for the same pod.
    */
   newGpuGroupId(node: NodeInfo, taken: readonly string[] = []): string {
     const device = node.freeDeviceFor(taken);
     if (device !== null) return device;
-    this.gpuGroupSeq++;
-    return `${node.name}-gpu-${this.gpuGroupSeq}`;
+    const inUse = (id: string) =>
+      taken.includes(id) ||
+      node.shared.usedMemory.has(id) ||
+      node.shared.allocatedMemory.has(id) ||
+      node.shared.releasingMemory.has(id);
+    let id: string;
+    do {
+      this.gpuGroupSeq++;
+      id = `${node.name}-gpu-${this.gpuGroupSeq}`;
+    } while (inUse(id));
+    return id;
   }
 
   /** Evict at once, outside any action statement (stale gangs). */

@@ -50,6 +50,8 @@ export interface ClusterPod {
 export interface Violations {
   podsBoundTwice: Set<string>;
   overcommittedNodes: Set<string>;
+  /** Of those, the ones over-committed in the control plane's books only. */
+  overcommittedInBooks: Set<string>;
   partialGangs: Set<string>;
   limitBreaches: Set<string>;
   ghostPods: Set<string>;
@@ -59,6 +61,7 @@ function emptyViolations(): Violations {
   return {
     podsBoundTwice: new Set(),
     overcommittedNodes: new Set(),
+    overcommittedInBooks: new Set(),
     partialGangs: new Set(),
     limitBreaches: new Set(),
     ghostPods: new Set(),
@@ -285,6 +288,7 @@ export class Checker {
         if (!this.violations.overcommittedNodes.has(key))
           this.details.push(`${key}: ${over.join(", ")} (${here.map((p) => `${p.job}/${p.pod}`).join(" ")})`);
         this.violations.overcommittedNodes.add(key);
+        if (view === "books") this.violations.overcommittedInBooks.add(key);
       }
     }
   }
@@ -295,14 +299,21 @@ export class Checker {
     for (const p of running) {
       const key = `${p.job}/${p.pod}`;
       const where = `${p.cluster}/${p.node}`;
-      if (seen.has(key) && seen.get(key) !== where) this.violations.podsBoundTwice.add(key);
+      const before = seen.get(key);
+      if (before && before !== where) this.twice(key, `runs on ${before} and on ${where}`);
       seen.set(key, where);
     }
     for (const p of db) {
-      const where = seen.get(`${p.job}/${p.pod}`);
+      const key = `${p.job}/${p.pod}`;
+      const where = seen.get(key);
       if (where && p.state === "RUNNING" && where !== `${p.cluster}/${p.node}`)
-        this.violations.podsBoundTwice.add(`${p.job}/${p.pod}`);
+        this.twice(key, `runs on ${where}, RUNNING on ${p.cluster}/${p.node} in the books`);
     }
+  }
+
+  private twice(key: string, why: string): void {
+    if (!this.violations.podsBoundTwice.has(key)) this.details.push(`pod ${key} ${why}`);
+    this.violations.podsBoundTwice.add(key);
   }
 
   /** The limited queue's GPUs per cluster against its limit (a default row: every cluster). */

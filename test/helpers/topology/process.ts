@@ -71,7 +71,7 @@ export class FleetqProcess {
   }
 
   /** The first line (already logged or to come) with this message. */
-  waitForLog(msg: string, timeoutMs = 120_000): Promise<LogLine> {
+  waitForLog(msg: string, timeoutMs = 300_000): Promise<LogLine> {
     const seen = this.lines.find((l) => l.msg === msg);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {

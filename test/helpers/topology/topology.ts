@@ -114,10 +114,9 @@ export class Topology {
         await topology.startApi(i);
       }
       await topology.setUp();
-      await Promise.all([
-        ...[...topology.agents.keys()].map((c) => topology!.startAgent(c)),
-        ...Array.from({ length: opts.workers ?? 2 }, () => topology!.startWorker()),
-      ]);
+      // one at a time: on a busy machine, starting several at once only makes each slower
+      for (const c of topology.agents.keys()) await topology.startAgent(c);
+      for (let i = 0; i < (opts.workers ?? 2); i++) await topology.startWorker();
       return topology;
     } catch (err) {
       if (topology) await topology.stop();
