@@ -83,6 +83,10 @@ describe("pod groups created in a Kubernetes cluster", () => {
       }),
       logger: log,
     });
+    // The groups' namespace charges the queue only where the queue maps it.
+    await env.admin(
+      `mutation { updateQueue(name: "research", input: { namespaces: ["default", "ml"] }) { name } }`,
+    );
   });
 
   afterAll(async () => {

@@ -55,11 +55,11 @@ describe("bindRequestMessages", () => {
       kind: "bind",
       cluster: "c1",
       generation,
-      job: { id: j.id, name: "msg", namespace: "default", queue: "team-a" },
+      job: { id: j.id, name: "msg", namespace: "default", queue: "team-a", createdInCluster: false },
       pod: {
         name: bindRequests[i]!.podId === pods[0]!.id ? "worker-0" : "worker-1",
+        task: "worker",
         resources: { cpuMillis: 1500, memory: 2 * 2 ** 30, gpus: 1, gpuFraction: 0, gpuMemory: 0 },
-        template,
         durationSeconds: 30,
         exitFailure: false,
       },

@@ -197,7 +197,7 @@ describe("submitJob", () => {
       "leaf sub-group without minMember",
       job({
         subGroups: [{ name: "all" }, { name: "a", parent: "all" }],
-        tasks: [{ name: "w", replicas: 1, resources: {}, subGroup: "a" }],
+        tasks: [{ name: "w", replicas: 1, resources: { cpu: 100 }, subGroup: "a" }],
       }),
       "subGroups[1].minMember",
       'subGroups[1].minMember: minMember is required on leaf sub-group "a"',
