@@ -1,4 +1,4 @@
-// The agent's side of the GraphQL contract (API.md): the agent mutations and the
+// The agent's side of the GraphQL contract (schema.graphql): the agent mutations and the
 // conversion of backend data into their input types. Nothing else of the API is used.
 import type { ExternalPodGroup, NodeInventory, PodRef, PodState } from "./backends/types.js";
 import type { GraphQLClient } from "./graphql-client.js";
@@ -65,7 +65,7 @@ export class ControlPlane {
     return data.reportBindResult;
   }
 
-  /** Not in API.md's required core: pods created in the cluster with our scheduler name
+  /** Not in the contract's required core: pods created in the cluster with our scheduler name
    * become (or update) a job with exactly these pod names. Idempotent on namespace/name. */
   async reportPodGroups(groups: ExternalPodGroup[]): Promise<number> {
     const data = await this.client.request<{ reportPodGroups: number }>(
@@ -101,7 +101,7 @@ function toLabels(labels: Record<string, string>): { key: string; value: string 
 }
 
 function toResources(r: { cpuMillis: number; memory: number; gpus: number; gpuMemory: number }) {
-  // Bytes travel as decimal strings (API.md).
+  // Bytes travel as decimal strings (schema.graphql's Bytes scalar).
   return { cpu: r.cpuMillis, memory: String(r.memory), gpu: r.gpus, gpuMemory: r.gpuMemory };
 }
 

@@ -128,7 +128,7 @@ export class Reporter {
     this.bindResults.abandon();
   }
 
-  /** reportPodGroups is not in API.md's required core: an API without it is told once in
+  /** reportPodGroups is not in the contract's required core: an API without it is told once in
    * the log, and pods users create in the cluster are then not reported. */
   private async sendPodGroups(groups: ExternalPodGroup[]): Promise<void> {
     if (this.podGroupsUnsupported) return;

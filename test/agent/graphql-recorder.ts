@@ -1,5 +1,5 @@
 // A small in-test GraphQL endpoint standing in for the API server's agent mutations
-// (API.md): it checks the bearer token, records every call with its variables, and can be
+// (schema.graphql): it checks the bearer token, records every call with its variables, and can be
 // taken down (503) or made to refuse, to test the agent's retries. Once src/api exists,
 // the agent tests can point at the real server instead; the calls are the same.
 import { CONTAINER_TEMPLATE } from "./bind-requests.js";

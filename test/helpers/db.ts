@@ -1,5 +1,5 @@
 // A fresh PostgreSQL database per test file, with every migration applied, dropped at the end.
-// Tests of different engineers run concurrently on one server: names are random, nothing shared.
+// Test runs may share one server concurrently: names are random, nothing shared.
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { migrateDeploy } from "../../src/store/migrate/index.js";

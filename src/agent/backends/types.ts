@@ -4,7 +4,7 @@
 // control plane itself; the agent loop does the reporting.
 import type { BindRequestMessage } from "../../protocol/bind-request.js";
 
-/** Pod states as the API's PodState enum spells them (API.md). */
+/** Pod states as the API's PodState enum spells them (schema.graphql). */
 export type PodState = "PENDING" | "PIPELINED" | "BINDING" | "RUNNING" | "RELEASING" | "SUCCEEDED" | "FAILED";
 
 /** One node as the cluster reports it; mirrors the API's NodeReport. */
