@@ -5,7 +5,7 @@
 //   FLEETQ_REDISPATCH_AFTER_MS, FLEETQ_USAGE_INTERVAL_MS, FLEETQ_READMIT_AFTER_MS,
 //   FLEETQ_USAGE_HALF_LIFE_SECONDS (turns time-based fair share on), FLEETQ_LOCK_DURATION_MS,
 //   FLEETQ_STALLED_INTERVAL_MS, FLEETQ_TRIGGER_DELAY_MS, FLEETQ_CLUSTER_LOST_AFTER_MS,
-//   FLEETQ_REQUEUE_LOST_AFTER_MS, FLEETQ_LOG_IDLE_CYCLES=1.
+//   FLEETQ_REQUEUE_LOST_AFTER_MS, FLEETQ_RUNTIME_LIMIT_INTERVAL_MS, FLEETQ_LOG_IDLE_CYCLES=1.
 import type { Logger } from "pino";
 import type { WorkerOptions } from "../../workers/index.js";
 import { numberEnv } from "./env.js";
@@ -34,6 +34,7 @@ export function workerOptionsFromEnv(
     triggerDelayMs: numberEnv("FLEETQ_TRIGGER_DELAY_MS", env),
     clusterLostAfterMs: numberEnv("FLEETQ_CLUSTER_LOST_AFTER_MS", env),
     requeueLostAfterMs: numberEnv("FLEETQ_REQUEUE_LOST_AFTER_MS", env),
+    runtimeLimitIntervalMs: numberEnv("FLEETQ_RUNTIME_LIMIT_INTERVAL_MS", env),
     timeBasedFairShare: halfLife ? { halfLifeSeconds: halfLife } : null,
     logIdleCycles: env.FLEETQ_LOG_IDLE_CYCLES === "1",
   };

@@ -85,6 +85,12 @@ export {
 } from "./queries/clusters.js";
 export { markLostClusters, type LostClusterReport } from "./operations/lost-clusters.js";
 export {
+  type RuntimeLimitReport,
+  runtimeLimitReason,
+  type StoppedJob,
+  stopJobsPastRuntimeLimit,
+} from "./operations/runtime-limits.js";
+export {
   type ClusterCondition,
   clusterCondition,
   DEFAULT_CLUSTER_LOST_AFTER_MS,
