@@ -43,7 +43,57 @@ export function parseJobSpec(text: string, file: string, overrides: SpecOverride
   if (doc.errors.length) {
     throw new CliError(`${file}: not valid YAML: ${doc.errors[0]!.message.split("\n")[0]}`);
   }
-  const spec: unknown = doc.toJS();
+  const warnings: string[] = [];
+  return { input: specOf(doc.toJS(), file, overrides, warnings), warnings };
+}
+
+export interface LoadedSpecs {
+  /** One per YAML document (empty documents are skipped). */
+  inputs: Record<string, unknown>[];
+  warnings: string[];
+}
+
+/**
+ * A file of one or more job specs (YAML documents separated by `---`: a CI matrix). With several,
+ * --name is refused and --idempotency-key KEY gives the i-th document (from 0) the key KEY-i.
+ */
+export function parseJobSpecs(text: string, file: string, overrides: SpecOverrides = {}): LoadedSpecs {
+  const docs = yaml().parseAllDocuments(text, { prettyErrors: true });
+  const list = Array.isArray(docs) ? docs : [docs];
+  for (const [i, doc] of list.entries()) {
+    if (doc.errors.length) {
+      const where = list.length > 1 ? `${file}: document ${i + 1}` : file;
+      throw new CliError(`${where}: not valid YAML: ${doc.errors[0]!.message.split("\n")[0]}`);
+    }
+  }
+  const values = list.map((d) => d.toJS() as unknown).filter((v) => v !== null && v !== undefined);
+  if (values.length <= 1) {
+    const warnings: string[] = [];
+    return { inputs: [specOf(values[0] ?? null, file, overrides, warnings)], warnings };
+  }
+  if (overrides.name)
+    throw new CliError(`--name names one job; ${file} has ${values.length} job specs (set name in each)`);
+  const warnings: string[] = [];
+  const inputs = values.map((v, i) =>
+    specOf(
+      v,
+      `${file}: document ${i + 1}`,
+      {
+        ...overrides,
+        idempotencyKey: overrides.idempotencyKey ? `${overrides.idempotencyKey}-${i}` : undefined,
+      },
+      warnings,
+    ),
+  );
+  return { inputs, warnings };
+}
+
+function specOf(
+  spec: unknown,
+  file: string,
+  overrides: SpecOverrides,
+  warnings: string[],
+): Record<string, unknown> {
   if (spec === null || typeof spec !== "object" || Array.isArray(spec)) {
     throw new CliError(
       `${file}: a job spec is a YAML mapping with the fields of SubmitJobInput (docs/job-spec.md)`,
@@ -63,7 +113,6 @@ export function parseJobSpec(text: string, file: string, overrides: SpecOverride
   if (!Array.isArray(input.tasks) || input.tasks.length === 0) {
     throw new CliError(`${file}: field tasks is required: a list of task groups (name, replicas, resources)`);
   }
-  const warnings: string[] = [];
   input.tasks = input.tasks.map((task: unknown, i: number) => {
     if (task === null || typeof task !== "object" || Array.isArray(task)) {
       throw new CliError(`${file}: field tasks[${i}] must be a mapping (name, replicas, resources)`);
@@ -82,24 +131,39 @@ export function parseJobSpec(text: string, file: string, overrides: SpecOverride
     }
     return t;
   });
-  return { input, warnings };
+  return input;
 }
 
-/** Reads the file ("-" = standard input). */
-export function loadJobSpec(path: string, overrides: SpecOverrides = {}): LoadedSpec {
-  let text: string;
+/** Reads the file ("-" = standard input): one job spec or several. */
+export function loadJobSpecs(path: string, overrides: SpecOverrides = {}): LoadedSpecs {
+  return parseJobSpecs(readSpecFile(path), path === "-" ? "<stdin>" : path, overrides);
+}
+
+function readSpecFile(path: string): string {
   try {
-    text = readFileSync(path === "-" ? 0 : path, "utf8");
+    return readFileSync(path === "-" ? 0 : path, "utf8");
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new CliError(
       `cannot read job spec ${path}: ${code === "ENOENT" ? "no such file" : (e as Error).message}`,
     );
   }
-  return parseJobSpec(text, path === "-" ? "<stdin>" : path, overrides);
+}
+
+/** Reads the file ("-" = standard input). */
+export function loadJobSpec(path: string, overrides: SpecOverrides = {}): LoadedSpec {
+  return parseJobSpec(readSpecFile(path), path === "-" ? "<stdin>" : path, overrides);
 }
 
 /** The API's field paths are "input.tasks[0]…": name them as fields of the file. */
 export function specFieldOf(apiField: string | undefined): string | undefined {
   return apiField?.replace(/^input\.?/, "") || undefined;
+}
+
+/** submitJobs' field paths are "inputs[2].tasks[0]…": the document (from 1) and its field. */
+export function batchFieldOf(
+  apiField: string | undefined,
+): { document: number; field: string | undefined } | null {
+  const m = /^inputs\[(\d+)\]\.?(.*)$/.exec(apiField ?? "");
+  return m ? { document: Number(m[1]) + 1, field: m[2] || undefined } : null;
 }

@@ -10,6 +10,7 @@ import { registerServers } from "./commands/servers.js";
 import { registerSimulate } from "./commands/simulate.js";
 import { registerSubmit } from "./commands/submit.js";
 import { registerToken } from "./commands/token.js";
+import { registerWait } from "./commands/wait.js";
 import { registerWhy } from "./commands/why.js";
 import { EXIT } from "./exit-codes.js";
 import { projectVersion } from "./paths.js";
@@ -43,6 +44,7 @@ export function buildProgram(): Command {
   registerFairShare(program);
   registerWhy(program);
   registerCancel(program);
+  registerWait(program);
   registerQueue(program);
   registerToken(program);
   // running the control plane

@@ -2,11 +2,12 @@
 const RESOURCES = "{ cpu memory gpu gpuMemory }";
 
 export const JOB_FIELDS = `id name state queue { name } cluster { name } requestedCluster priority minMember
-  createdAt startedAt finishedAt submittedBy
+  createdAt startedAt finishedAt submittedBy labels { key value } maxRuntimeSeconds expectedRuntimeSeconds
   pods { name state node task message }
   pendingReason { message clusters { cluster message short { resource amount } } }`;
 
 export const SUBMIT_JOB = `mutation Submit($input: SubmitJobInput!) { submitJob(input: $input) { ${JOB_FIELDS} } }`;
+export const SUBMIT_JOBS = `mutation SubmitMany($inputs: [SubmitJobInput!]!) { submitJobs(inputs: $inputs) { ${JOB_FIELDS} } }`;
 export const GET_JOB = `query Job($id: ID!) { job(id: $id) { ${JOB_FIELDS} events { at kind message actor } } }`;
 export const JOB_UPDATED = `subscription JobUpdated($id: ID!) { jobUpdated(id: $id) { ${JOB_FIELDS} } }`;
 export const CANCEL_JOB = `mutation Cancel($id: ID!) { cancelJob(id: $id) { ${JOB_FIELDS} } }`;
@@ -16,6 +17,14 @@ export const LIST_JOBS = `query Jobs($filter: JobFilter, $first: Int, $after: St
     edges { node { ${JOB_FIELDS} } }
     pageInfo { hasNextPage endCursor }
   } }`;
+
+/** What `wait` follows: the states of jobs (by labels), a page at a time. */
+export const LIST_JOB_STATES = `query JobStates($filter: JobFilter, $first: Int, $after: String) {
+  jobs(filter: $filter, first: $first, after: $after) {
+    edges { node { id name state } }
+    pageInfo { hasNextPage endCursor }
+  } }`;
+export const GET_JOB_STATE = `query JobState($id: ID!) { job(id: $id) { id name state } }`;
 
 export const QUEUE_FIELDS =
   "name priority parent { name } quotas { cluster resource deserved limit overQuotaWeight }";

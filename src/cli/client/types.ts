@@ -43,6 +43,9 @@ export interface JobView {
   startedAt: string | null;
   finishedAt: string | null;
   submittedBy: string;
+  labels: { key: string; value: string }[];
+  maxRuntimeSeconds: number | null;
+  expectedRuntimeSeconds: number | null;
   pods: PodView[];
   pendingReason: PendingReason | null;
 }

@@ -5,6 +5,7 @@ import type { ClusterDetail, ClusterView, JobDetail, JobState, JobView, QueueVie
 import { clusterDetailView } from "../output/cluster-views.js";
 import { action, apiClientOf, outputFormat, print, printJson } from "../command-context.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { parseLabelSelectors } from "../label-selector.js";
 import { formatAge, formatResource } from "../output/format.js";
 import { jobDetailView, jobsTable } from "../output/job-views.js";
 import { queuesTable } from "../output/queue-views.js";
@@ -34,17 +35,31 @@ export function registerGet(program: Command): void {
     .option("-q, --queue <queue>", "only this queue and the queues below it")
     .option("-s, --state <state>", `only this state (${JOB_STATES.join(", ")})`)
     .option("-c, --cluster <cluster>", "only jobs on this cluster")
+    .option(
+      "-l, --selector <key=value,...>",
+      "only jobs with these labels (all of them; repeatable)",
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
     .option("-n, --limit <n>", "at most this many", "50")
     .action(
       action(
-        async (opts: { queue?: string; state?: string; cluster?: string; limit: string }, cmd: Command) => {
+        async (
+          opts: { queue?: string; state?: string; cluster?: string; selector?: string[]; limit: string },
+          cmd: Command,
+        ) => {
           const state = opts.state?.toUpperCase();
           if (state && !JOB_STATES.includes(state as JobState)) {
             throw new CliError(`--state: "${opts.state}" is not one of ${JOB_STATES.join(", ")}`);
           }
           const limit = positiveInt(opts.limit, "--limit");
           const client = apiClientOf(cmd);
-          const filter = { queue: opts.queue, state, cluster: opts.cluster };
+          const labels = parseLabelSelectors(opts.selector, "--selector");
+          const filter = {
+            queue: opts.queue,
+            state,
+            cluster: opts.cluster,
+            labels: labels.length ? labels : undefined,
+          };
           const jobs: JobView[] = [];
           let after: string | null = null;
           while (jobs.length < limit) {

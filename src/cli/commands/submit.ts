@@ -3,15 +3,17 @@
 // 2 timed out, 3 rejected) — the command CI pipelines call.
 import type { Command } from "commander";
 import { ApiError } from "../client/api-client.js";
-import { CANCEL_JOB, SUBMIT_JOB } from "../client/queries.js";
+import type { ApiClient } from "../client/api-client.js";
+import { CANCEL_JOB, SUBMIT_JOB, SUBMIT_JOBS } from "../client/queries.js";
 import type { JobView } from "../client/types.js";
 import { waitForJob } from "../client/wait-for-job.js";
 import { action, apiClientOf, outputFormat, print, printErr, printJson } from "../command-context.js";
 import { parseDuration } from "../duration.js";
-import { CliError, EXIT } from "../exit-codes.js";
-import { loadJobSpec, specFieldOf } from "../job-spec.js";
+import { CliError, EXIT, type ExitCode } from "../exit-codes.js";
+import { batchFieldOf, loadJobSpecs, specFieldOf } from "../job-spec.js";
 import { JobProgress } from "../output/job-progress.js";
 import { formatSeconds } from "../output/format.js";
+import { waitForJobSet } from "./wait.js";
 
 interface SubmitOptions {
   queue?: string;
@@ -26,14 +28,17 @@ interface SubmitOptions {
 export function registerSubmit(program: Command): void {
   program
     .command("submit")
-    .description("submit a job spec (YAML with the fields of SubmitJobInput; docs/job-spec.md)")
+    .description(
+      "submit a job spec (YAML with the fields of SubmitJobInput; docs/job-spec.md); a file of several\n" +
+        "documents (---) submits them all in one transaction",
+    )
     .argument("<file>", 'the job spec ("-" = standard input)')
     .option("-q, --queue <queue>", "the queue (overrides the file's)")
     .option("-c, --cluster <cluster>", "the cluster (overrides the file's; default: admission chooses)")
     .option("--name <name>", "the job name (overrides the file's)")
     .option(
       "--idempotency-key <key>",
-      "a retried submit with the same key returns the same job (CI: the run id)",
+      "a retried submit with the same key returns the same job (CI: the run id); several documents: KEY-0, KEY-1, …",
     )
     .option(
       "-w, --wait",
@@ -52,10 +57,12 @@ export function registerSubmit(program: Command): void {
         if (timeoutMs !== undefined && !opts.wait) throw new CliError("--timeout needs --wait");
         if (opts.cancelOnTimeout && timeoutMs === undefined)
           throw new CliError("--cancel-on-timeout needs --timeout");
-        const { input, warnings } = loadJobSpec(file, opts);
+        const { inputs, warnings } = loadJobSpecs(file, opts);
         for (const w of warnings) printErr(`fleetq: warning: ${w}`);
         const client = apiClientOf(cmd);
         const json = outputFormat(cmd) === "json";
+        if (inputs.length > 1) return submitMany(client, file, inputs, { ...opts, timeoutMs }, json);
+        const input = inputs[0]!;
 
         let job: JobView;
         try {
@@ -114,4 +121,45 @@ export function registerSubmit(program: Command): void {
         return result.job.state === "SUCCEEDED" ? EXIT.OK : EXIT.JOB_FAILED;
       }),
     );
+}
+
+/** Several documents: one submitJobs call (all or none); with --wait, until every job finished. */
+async function submitMany(
+  client: ApiClient,
+  file: string,
+  inputs: Record<string, unknown>[],
+  opts: SubmitOptions & { timeoutMs?: number },
+  json: boolean,
+): Promise<ExitCode> {
+  let jobs: JobView[];
+  try {
+    jobs = (await client.request<{ submitJobs: JobView[] }>(SUBMIT_JOBS, { inputs })).submitJobs;
+  } catch (e) {
+    const at = e instanceof ApiError ? batchFieldOf(e.field) : null;
+    if (e instanceof ApiError && at) {
+      throw new CliError(
+        `${file}: document ${at.document}${at.field ? `: field ${at.field}` : ""}: ${e.message.replace(/^inputs\[\d+\][^:]*: /, "")}`,
+        e.exitCode,
+      );
+    }
+    throw e;
+  }
+  if (json) printJson(jobs);
+  else for (const j of jobs) print(j.id);
+  printErr(`${jobs.length} jobs submitted from ${file}`);
+  if (!opts.wait) return EXIT.OK;
+  const code = await waitForJobSet(
+    client,
+    { ids: [...new Set(jobs.map((j) => j.id))] },
+    {
+      timeoutMs: opts.timeoutMs,
+      timeoutText: opts.timeout,
+      json: false,
+    },
+  );
+  if (code === EXIT.TIMED_OUT && opts.cancelOnTimeout) {
+    for (const j of jobs) await client.request(CANCEL_JOB, { id: j.id }).catch(() => {});
+    printErr(`fleetq: ${jobs.length} jobs cancelled`);
+  }
+  return code;
 }

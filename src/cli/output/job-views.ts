@@ -1,6 +1,7 @@
 // Tables and detail views of jobs: `get jobs`, `get job ID`, `why JOB`.
 import type { JobDetail, JobView, PendingReason, ResourceName } from "../client/types.js";
-import { formatAge, formatBytes, formatCpu, formatGpu } from "./format.js";
+import { formatLabels } from "../label-selector.js";
+import { formatAge, formatBytes, formatCpu, formatGpu, formatSeconds } from "./format.js";
 import { podCounts } from "./job-progress.js";
 import { renderTable } from "./table.js";
 
@@ -21,6 +22,10 @@ export function jobsTable(jobs: readonly JobView[], now = Date.now()): string {
         align: "right",
       },
       { header: "AGE", value: (j) => formatAge(j.createdAt, now), align: "right" },
+      // only when some job has labels
+      ...(jobs.some((j) => j.labels?.length)
+        ? [{ header: "LABELS", value: (j: JobView) => formatLabels(j.labels ?? []) }]
+        : []),
     ],
     jobs,
   );
@@ -64,6 +69,16 @@ export function jobDetailView(job: JobDetail, now = Date.now()): string {
     `Pods:       ${c.pending} pending, ${c.running} running, ${c.succeeded} succeeded, ${c.failed} failed`,
     `Submitted:  ${job.createdAt} by ${job.submittedBy} (${formatAge(job.createdAt, now)} ago)`,
   ];
+  if (job.labels?.length) lines.push(`Labels:     ${formatLabels(job.labels)}`);
+  if (job.maxRuntimeSeconds != null || job.expectedRuntimeSeconds != null) {
+    const parts = [
+      job.maxRuntimeSeconds != null ? `limit ${formatSeconds(job.maxRuntimeSeconds)}` : "no limit",
+      ...(job.expectedRuntimeSeconds != null
+        ? [`expected ${formatSeconds(job.expectedRuntimeSeconds)}`]
+        : []),
+    ];
+    lines.push(`Run time:   ${parts.join(", ")}`);
+  }
   if (job.startedAt) lines.push(`Started:    ${job.startedAt}`);
   if (job.finishedAt) lines.push(`Finished:   ${job.finishedAt}`);
   if (job.pendingReason) lines.push("", pendingReasonView(job.pendingReason));
