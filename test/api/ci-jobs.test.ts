@@ -277,6 +277,18 @@ describe("submitJobs", () => {
       pods: before.pods + 50,
       events: before.events + 25,
     });
+    // one pod per replica, named <task>-<i>, with UUIDv7 ids of the job's millisecond
+    const pods = await t.server.store.prisma.pod.findMany({
+      where: { jobId: submitJobs[0]!.id },
+      orderBy: { name: "asc" },
+    });
+    expect(pods.map((p) => [p.name, p.taskName, p.cpuMillis, p.state])).toEqual([
+      ["w-0", "w", 100, "PENDING"],
+      ["w-1", "w", 100, "PENDING"],
+    ]);
+    for (const p of pods)
+      expect(p.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(pods[0]!.id.slice(0, 13)).toBe(submitJobs[0]!.id.slice(0, 13));
     // newest first: the batch in reverse
     const listed = await names({ labels: [{ key: "matrix", values: inputs.map((_, i) => String(i)) }] });
     expect(listed).toEqual(inputs.map((i) => i.name).reverse());

@@ -161,21 +161,9 @@ async function insertJobs(
   const tasks = fresh.flatMap((e) =>
     e.spec.tasks.map((t) => ({ ...t, jobId: e.job.id, memory: t.memory.toString() })),
   );
-  const pods = fresh.flatMap((e) =>
-    e.spec.tasks.flatMap((t) =>
-      Array.from({ length: t.replicas }, (_, i) => ({
-        id: uuidv7(now.getTime()),
-        jobId: e.job.id,
-        task: t.name,
-        name: `${t.name}-${i}`,
-        cpu: t.cpuMillis,
-        memory: t.memory.toString(),
-        gpus: t.gpus,
-        fraction: t.gpuFraction,
-        gpuMemory: t.gpuMemory,
-      })),
-    ),
-  );
+  // Pods are made in SQL from their task rows (one per replica, "<task>-<i>"), ids UUIDv7 of
+  // the submission's millisecond: a matrix of 1,000 jobs sends 1,000 task rows, not every pod.
+  const ms = BigInt(now.getTime());
   const rows = await tx.$queryRaw<
     { id: bigint; at: Date; jobId: string; message: string; queueName: string; clusterName: string | null }[]
   >`
@@ -194,21 +182,23 @@ async function insertJobs(
       FROM v ORDER BY v.ordinality
       ON CONFLICT (queue_name, idempotency_key) DO NOTHING
       RETURNING id
+    ), x AS (
+      SELECT x.* FROM jsonb_to_recordset(${JSON.stringify(tasks)}::jsonb) AS x("jobId" uuid, "name" text, replicas int,
+        "cpuMillis" int, memory bigint, gpus int, "gpuFraction" float8, "gpuMemory" int, "subGroup" text, "nodeSelector" jsonb,
+        "gpuModel" text, template jsonb, "durationSeconds" int, "exitFailure" boolean)
+      JOIN j ON j.id = x."jobId"
     ), t AS (
       INSERT INTO job_task (job_id, name, replicas, cpu_millis, memory, gpus, gpu_fraction, gpu_memory, sub_group, node_selector,
         gpu_model, template, duration_seconds, exit_failure)
       SELECT x."jobId", x."name", x.replicas, x."cpuMillis", x.memory, x.gpus, x."gpuFraction", x."gpuMemory", x."subGroup",
         x."nodeSelector", x."gpuModel", NULLIF(x.template, 'null'::jsonb), x."durationSeconds", x."exitFailure"
-      FROM jsonb_to_recordset(${JSON.stringify(tasks)}::jsonb) AS x("jobId" uuid, "name" text, replicas int, "cpuMillis" int,
-        memory bigint, gpus int, "gpuFraction" float8, "gpuMemory" int, "subGroup" text, "nodeSelector" jsonb, "gpuModel" text,
-        template jsonb, "durationSeconds" int, "exitFailure" boolean)
-      JOIN j ON j.id = x."jobId"
+      FROM x
     ), p AS (
       INSERT INTO pod (id, job_id, task_name, name, cpu_millis, memory, gpus, gpu_fraction, gpu_memory, created_at, updated_at)
-      SELECT x.id, x."jobId", x.task, x."name", x.cpu, x.memory, x.gpus, x.fraction, x."gpuMemory", ${now}, ${now}
-      FROM jsonb_to_recordset(${JSON.stringify(pods)}::jsonb) AS x(id uuid, "jobId" uuid, task text, "name" text, cpu int,
-        memory bigint, gpus int, fraction float8, "gpuMemory" int)
-      JOIN j ON j.id = x."jobId"
+      SELECT encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send(${ms}::bigint) FROM 3)
+          FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid,
+        x."jobId", x."name", x."name" || '-' || g.i, x."cpuMillis", x.memory, x.gpus, x."gpuFraction", x."gpuMemory", ${now}, ${now}
+      FROM x CROSS JOIN generate_series(0, x.replicas - 1) AS g(i)
     ), e AS (
       INSERT INTO event (kind, message, job_id, queue_name, cluster_name, actor, at)
       SELECT 'job.submitted', v.message, v.id, v.queue, v.cluster, ${actor.name}, ${now}
