@@ -40,7 +40,9 @@ export function specHash(spec: JobSpec): string {
     ...(maxRuntimeSeconds !== null ? { maxRuntimeSeconds } : {}),
     ...(expectedRuntimeSeconds !== null ? { expectedRuntimeSeconds } : {}),
   };
-  const json = JSON.stringify(rest, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
+  // memory is the only bigint: as a string, where it stands (the same text a replacer would give,
+  // without calling one for every value of the templates)
+  const json = JSON.stringify({ ...rest, tasks: rest.tasks.map((t) => ({ ...t, memory: t.memory.toString() })) });
   return createHash("sha256").update(json).digest("hex");
 }
 
