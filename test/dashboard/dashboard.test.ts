@@ -101,13 +101,15 @@ it("shows the demo's queues, clusters and fair share, and updates live when a jo
   const tooBig = path.join(stateDir, "too-big.yaml");
   writeFileSync(
     tooBig,
-    'name: too-big\nqueue: llm\ntasks:\n  - name: w\n    replicas: 1\n    resources: { cpu: "1", memory: 1Gi, gpu: 64 }\n',
+    'name: too-big\nqueue: llm\nlabels: [{ key: pipeline, value: "42" }]\ntasks:\n  - name: w\n    replicas: 1\n    resources: { cpu: "1", memory: 1Gi, gpu: 64 }\n',
   );
   const pendingJob = await runCli(["submit", tooBig], { url: dev.baseUrl, token: dev.memberToken });
   expect(pendingJob.code, pendingJob.stderr).toBe(0);
   const pendingRow = page.locator(`[data-testid=pending] tr[data-job-id="${pendingJob.stdout.trim()}"]`);
   await pendingRow.waitFor({ timeout: 120_000 });
   await expect.poll(() => pendingRow.innerText(), { timeout: 120_000 }).toMatch(/a100-small: .+/);
+  // with its labels under its name
+  expect(await pendingRow.locator(".label").allInnerTexts()).toEqual(["pipeline=42"]);
   await page.selectOption("[data-testid=resource]", "cpu");
   await page.screenshot({ path: path.join(SCREENSHOTS, "dashboard-live.png"), fullPage: true });
   expect(errors).toEqual([]);

@@ -59,7 +59,7 @@ export const DASHBOARD_QUERY = `query Dashboard {
 // Three small queries rather than one: the API's cost limit counts depth (graphql-armor).
 export const PENDING_QUERY = `query Pending {
   pending: jobs(filter: { state: PENDING }, first: 50) { edges { node { id name createdAt requestedCluster
-    queue { name } pods { state } pendingReason { message clusters { cluster message } } } } }
+    labels { key value } queue { name } pods { state } pendingReason { message clusters { cluster message } } } } }
 }`;
 
 export const SHORTFALL_QUERY = `query Shortfalls {
@@ -69,5 +69,5 @@ export const SHORTFALL_QUERY = `query Shortfalls {
 
 export const RUNNING_QUERY = `query Running {
   running: jobs(filter: { state: RUNNING }, first: 50) { edges { node { id name startedAt
-    queue { name } cluster { name } pods { state } } } }
+    labels { key value } queue { name } cluster { name } pods { state } } } }
 }`;

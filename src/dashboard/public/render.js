@@ -156,6 +156,16 @@ export function renderClusters(el, clusters) {
   );
 }
 
+/** A job's labels (key=value), under its name. */
+function jobLabels(labels) {
+  if (!labels?.length) return [];
+  return h(
+    "div",
+    { class: "labels" },
+    labels.map((l) => h("span", { class: "label", "data-label": l.key }, `${l.key}=${l.value}`)),
+  );
+}
+
 export function renderPending(el, jobs) {
   if (!jobs.length) return replace(el, h("p", { class: "empty" }, "No pending jobs."));
   replace(
@@ -171,7 +181,7 @@ export function renderPending(el, jobs) {
           h(
             "tr",
             { "data-job-id": j.id },
-            h("td", {}, j.name),
+            h("td", {}, j.name, jobLabels(j.labels)),
             h("td", {}, j.queue.name),
             h("td", {}, j.requestedCluster ?? "any"),
             h("td", { class: "num" }, String(j.pods.length)),
@@ -210,7 +220,7 @@ export function renderRunning(el, jobs) {
           h(
             "tr",
             { "data-job-id": j.id },
-            h("td", {}, j.name),
+            h("td", {}, j.name, jobLabels(j.labels)),
             h("td", {}, j.queue.name),
             h("td", {}, j.cluster?.name ?? "-"),
             h(
