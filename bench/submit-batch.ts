@@ -74,7 +74,8 @@ async function main() {
       JSON.stringify({ query: `mutation { createQueue(input: { name: "bench" }) { name } }` }),
       adminToken,
     );
-    if (setup.status !== 200 || setup.text.includes('"errors"')) throw new Error(`setup failed: ${setup.text}`);
+    if (setup.status !== 200 || setup.text.includes('"errors"'))
+      throw new Error(`setup failed: ${setup.text}`);
     await submitBatch(url, "warm-up", Math.min(JOBS, 200)); // JIT, prepared statements, pools
 
     const seconds: number[] = [];

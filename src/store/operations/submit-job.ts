@@ -42,7 +42,10 @@ export function specHash(spec: JobSpec): string {
   };
   // memory is the only bigint: as a string, where it stands (the same text a replacer would give,
   // without calling one for every value of the templates)
-  const json = JSON.stringify({ ...rest, tasks: rest.tasks.map((t) => ({ ...t, memory: t.memory.toString() })) });
+  const json = JSON.stringify({
+    ...rest,
+    tasks: rest.tasks.map((t) => ({ ...t, memory: t.memory.toString() })),
+  });
   return createHash("sha256").update(json).digest("hex");
 }
 
