@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { graphqlEndpoint, resolveConnection } from "../../src/cli/client/config.js";
 import { parseDuration } from "../../src/cli/duration.js";
 import { CliError } from "../../src/cli/exit-codes.js";
-import { parseJobSpec } from "../../src/cli/job-spec.js";
+import { parseJobSpec, parseJobSpecs } from "../../src/cli/job-spec.js";
 import { renderTable } from "../../src/cli/output/table.js";
 
 const refused = (fn: () => unknown): string => {
@@ -79,10 +79,30 @@ describe("job spec files", () => {
     const specs = readdirSync(dir).filter((f) => f.endsWith(".yaml"));
     expect(specs.length).toBeGreaterThanOrEqual(5);
     for (const f of specs) {
-      const { input, warnings } = parseJobSpec(readFileSync(path.join(dir, f), "utf8"), f);
+      const { inputs, warnings } = parseJobSpecs(readFileSync(path.join(dir, f), "utf8"), f);
       expect(warnings, f).toEqual([]);
-      expect(input.name, f).toMatch(/^[a-z0-9-]+$/);
+      for (const input of inputs) expect(input.name, f).toMatch(/^[a-z0-9-]+$/);
     }
+  });
+
+  it("a file of several documents is several specs; --name is refused, --idempotency-key numbered", () => {
+    const two =
+      "name: a\nqueue: q\ntasks: [{ name: w, replicas: 1 }]\n---\nname: b\nqueue: q\ntasks: [{ name: w, replicas: 1 }]\n---\n";
+    const { inputs } = parseJobSpecs(two, "m.yaml", { idempotencyKey: "run-9", queue: "other" });
+    expect(inputs.map((i) => [i.name, i.queue, i.idempotencyKey])).toEqual([
+      ["a", "other", "run-9-0"],
+      ["b", "other", "run-9-1"],
+    ]);
+    expect(refused(() => parseJobSpecs(two, "m.yaml", { name: "x" }))).toContain(
+      "--name names one job; m.yaml has 2",
+    );
+    expect(refused(() => parseJobSpecs(`${two}name: c\n`, "m.yaml"))).toContain(
+      "m.yaml: document 3: field queue is required",
+    );
+    // one document: as before (the key as given)
+    expect(
+      parseJobSpecs("name: a\nqueue: q\ntasks: [{ name: w }]\n", "j.yaml", { idempotencyKey: "k" }).inputs,
+    ).toEqual([{ name: "a", queue: "q", tasks: [{ name: "w" }], idempotencyKey: "k" }]);
   });
 });
 
