@@ -12,6 +12,8 @@ export interface SpecOverrides {
   cluster?: string;
   name?: string;
   idempotencyKey?: string;
+  /** --label key=value: added to every job's labels (replacing a label of the same key). */
+  label?: string[];
 }
 
 export interface LoadedSpec {
@@ -104,6 +106,7 @@ function specOf(
   if (overrides.cluster) input.cluster = overrides.cluster;
   if (overrides.name) input.name = overrides.name;
   if (overrides.idempotencyKey) input.idempotencyKey = overrides.idempotencyKey;
+  if (overrides.label?.length) input.labels = withLabels(input.labels, overrides.label, file);
   for (const field of ["name", "queue"] as const) {
     if (input[field] === undefined || input[field] === null || input[field] === "") {
       const flag = field === "queue" ? " (or pass --queue)" : " (or pass --name)";
@@ -166,4 +169,20 @@ export function batchFieldOf(
 ): { document: number; field: string | undefined } | null {
   const m = /^inputs\[(\d+)\]\.?(.*)$/.exec(apiField ?? "");
   return m ? { document: Number(m[1]) + 1, field: m[2] || undefined } : null;
+}
+
+/** The file's labels with those of --label key=value added (a key given again is replaced). */
+function withLabels(labels: unknown, extra: readonly string[], file: string): unknown {
+  if (labels != null && !Array.isArray(labels)) return labels; // the API names the field
+  const out = new Map<string, unknown>();
+  for (const l of (labels as unknown[] | null) ?? []) {
+    const key = (l as { key?: unknown } | null)?.key;
+    out.set(typeof key === "string" ? key : `\u0000${out.size}`, l);
+  }
+  for (const term of extra) {
+    const eq = term.indexOf("=");
+    if (eq <= 0) throw new CliError(`--label: "${term}" is not key=value (${file})`);
+    out.set(term.slice(0, eq), { key: term.slice(0, eq), value: term.slice(eq + 1) });
+  }
+  return [...out.values()];
 }

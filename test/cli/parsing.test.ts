@@ -99,6 +99,26 @@ describe("job spec files", () => {
     expect(refused(() => parseJobSpecs(`${two}name: c\n`, "m.yaml"))).toContain(
       "m.yaml: document 3: field queue is required",
     );
+    // --label adds to every document's labels, replacing a label of the same key
+    const labelled = parseJobSpecs(
+      `labels: [{ key: pipeline, value: "1" }, { key: stage, value: test }]\n${two}`,
+      "m.yaml",
+      { label: ["pipeline=gh-7", "extra="] },
+    ).inputs;
+    expect(labelled.map((i) => i.labels)).toEqual([
+      [
+        { key: "pipeline", value: "gh-7" },
+        { key: "stage", value: "test" },
+        { key: "extra", value: "" },
+      ],
+      [
+        { key: "pipeline", value: "gh-7" },
+        { key: "extra", value: "" },
+      ],
+    ]);
+    expect(refused(() => parseJobSpecs(two, "m.yaml", { label: ["nokey"] }))).toContain(
+      '--label: "nokey" is not key=value',
+    );
     // one document: as before (the key as given)
     expect(
       parseJobSpecs("name: a\nqueue: q\ntasks: [{ name: w }]\n", "j.yaml", { idempotencyKey: "k" }).inputs,

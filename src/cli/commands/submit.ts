@@ -20,6 +20,7 @@ interface SubmitOptions {
   cluster?: string;
   name?: string;
   idempotencyKey?: string;
+  label?: string[];
   wait?: boolean;
   timeout?: string;
   cancelOnTimeout?: boolean;
@@ -39,6 +40,11 @@ export function registerSubmit(program: Command): void {
     .option(
       "--idempotency-key <key>",
       "a retried submit with the same key returns the same job (CI: the run id); several documents: KEY-0, KEY-1, …",
+    )
+    .option(
+      "--label <key=value>",
+      "add a label to the job (every job of the file); repeatable (CI: --label pipeline=$CI_PIPELINE_ID)",
+      (v: string, prev: string[] = []) => [...prev, v],
     )
     .option(
       "-w, --wait",
