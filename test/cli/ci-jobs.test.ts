@@ -47,7 +47,7 @@ describe("a matrix: several documents, one transaction", () => {
       "matrix.yaml",
       [1, 2, 3].map((i) => doc(`m${i}`, { pipeline: "77", shard: String(i) })).join("---\n"),
     );
-    const r = await cli(["submit", matrix]);
+    const r = await cli(["submit", matrix, "--label", "run=r1"]);
     expect(r.stderr).toContain("3 jobs submitted");
     expect(r.code).toBe(0);
     const ids = r.stdout.trim().split("\n");
@@ -58,12 +58,12 @@ describe("a matrix: several documents, one transaction", () => {
     const rows = listed.stdout.trim().split("\n");
     expect(rows[0]).toMatch(/^ID\s+NAME\s+QUEUE\s+CLUSTER\s+STATE\s+PODS\s+AGE\s+LABELS$/);
     expect(rows.slice(1).map((l) => l.split(/\s+/)[1])).toEqual(["m2"]);
-    expect(rows[1]).toContain("pipeline=77,shard=2");
+    expect(rows[1]).toContain("pipeline=77,run=r1,shard=2");
     const all = await cli(["-o", "json", "get", "jobs", "-l", "pipeline=77"]);
     expect((JSON.parse(all.stdout) as { name: string }[]).map((j) => j.name)).toEqual(["m3", "m2", "m1"]);
 
     const one = await cli(["get", "job", ids[0]!]);
-    expect(one.stdout).toContain("Labels:     pipeline=77,shard=1");
+    expect(one.stdout).toContain("Labels:     pipeline=77,run=r1,shard=1");
     expect(one.stdout).toContain("Run time:   limit 1h, expected 1m30s");
 
     // wait -l: every one of them succeeds
