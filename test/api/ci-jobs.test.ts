@@ -317,6 +317,31 @@ describe("submitJobs", () => {
     expect(twice.submitJobs[0]!.id).toBe(twice.submitJobs[1]!.id);
   });
 
+  it("concurrent retries of overlapping batches, in any order, make one job per key", async () => {
+    const inputs = Array.from({ length: 100 }, (_, i) =>
+      spec({ name: `race-${i}`, idempotencyKey: `race-${i}` }),
+    );
+    const before = await counts();
+    const batches = [inputs, [...inputs].reverse(), inputs.slice(25, 75), [...inputs.slice(50)].reverse()];
+    const answers = await Promise.all(
+      [...batches, ...batches].map((i) =>
+        gqlOk<{ submitJobs: JobOut[] }>(t.url, t.adminToken, SUBMIT_MANY, { i }),
+      ),
+    );
+    const idOf = new Map<string, string>();
+    for (const a of answers)
+      for (const j of a.submitJobs) {
+        expect(idOf.get(j.name) ?? j.id).toBe(j.id);
+        idOf.set(j.name, j.id);
+      }
+    expect(idOf.size).toBe(100);
+    expect(await counts()).toEqual({
+      jobs: before.jobs + 100,
+      pods: before.pods + 200,
+      events: before.events + 100,
+    });
+  });
+
   it("a reused key with another spec is a CONFLICT naming the input; nothing is stored", async () => {
     await gqlOk(t.url, t.adminToken, SUBMIT, { i: spec({ name: "taken", idempotencyKey: "taken" }) });
     const before = await counts();

@@ -29,6 +29,7 @@ import {
 } from "./submit-job.js";
 
 export const MAX_BATCH_JOBS = 1000;
+const DEADLOCK_DETECTED = "40P01";
 /** All the pods of one batch: one transaction writes them. */
 export const MAX_BATCH_PODS = 100_000;
 
@@ -179,7 +180,8 @@ async function insertJobs(
       SELECT v.id, v."name", v.namespace, v.queue, v.cluster, v.cluster, v.selector, v.priority, v.preemptible,
         v."minMember", v."subGroups", NULLIF(v.topology, 'null'::jsonb), 'PENDING', v.reason, v."key", v.hash, ${actor.name},
         ${now}, ${now}, v.labels, v."maxRuntime", v."expectedRuntime"
-      FROM v ORDER BY v.ordinality
+      -- keys in one order for every batch: two batches sharing keys wait for each other, never in a cycle
+      FROM v ORDER BY v.queue, v."key", v.ordinality
       ON CONFLICT (queue_name, idempotency_key) DO NOTHING
       RETURNING id
     ), x AS (
@@ -272,7 +274,8 @@ export async function submitJobs(
       await publishCommitted(store, events);
       return results;
     } catch (e) {
-      if (pgCode(e) !== LOCK_NOT_AVAILABLE) throw e;
+      const code = pgCode(e);
+      if (code !== LOCK_NOT_AVAILABLE && code !== DEADLOCK_DETECTED) throw e;
       if (attempt >= 20) throw new ConflictError("a queue of the batch is being changed; submit again", "");
       await new Promise((r) => setTimeout(r, 5 * attempt)); // the queue tree is being changed
     }
