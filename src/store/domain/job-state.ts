@@ -1,6 +1,6 @@
 // A job's state follows from its pods' states (and its gang minimum). One rule, used by every
 // operation that changes pods, so the job state can never disagree with its pods.
-import type { JobState, PodState } from "../generated/prisma/enums.js";
+import type { JobState, PodState } from "../types.js";
 
 export type PodStateCounts = Partial<Record<PodState, number>>;
 

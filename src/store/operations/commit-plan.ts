@@ -7,7 +7,7 @@ import type { SessionResult } from "../../core/api/result.js";
 import { RESOURCE_HOLDING_POD_STATES } from "../domain/job-state.js";
 import { pendingReasonFromOutcome } from "../domain/pending-reason.js";
 import type { NewEvent } from "../events.js";
-import type { PodState } from "../generated/prisma/enums.js";
+import type { PodState } from "../types.js";
 import type { PodRow, SnapshotRows } from "../snapshot/rows.js";
 import type { NewBindRequest } from "./bind-request-rows.js";
 import { type JobNotes, refreshJob } from "./job-refresh.js";

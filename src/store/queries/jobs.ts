@@ -1,7 +1,6 @@
 // Reading jobs for the API: filtered, newest first, cursor-paginated on (createdAt, id).
 import type { Prisma, PrismaClient } from "../db.js";
-import type { Job } from "../generated/prisma/client.js";
-import type { JobState } from "../generated/prisma/enums.js";
+import type { Job, JobState } from "../types.js";
 import { InvalidInputError } from "../errors.js";
 
 export interface JobListFilter {

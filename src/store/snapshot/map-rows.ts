@@ -15,8 +15,7 @@ import type {
 } from "../../core/api/spec.js";
 import { isFinished } from "../domain/job-state.js";
 import type { EffectiveQuota } from "../domain/quotas.js";
-import type { Job, JobTask, Pod } from "../generated/prisma/client.js";
-import type { PodState } from "../generated/prisma/enums.js";
+import type { Job, JobTask, Pod, PodState } from "../types.js";
 import type { TopologyConstraint } from "../validation/submit-job.js";
 import type { JobRecord, NodeRecord, PodRecord, QueueRecord, TaskRecord } from "./records.js";
 
