@@ -66,7 +66,7 @@ await build({
     },
     {
       // zod's `locales` namespace holds every language's messages; fleetq's are English only, and
-      // the other ~40 locales would be most of what `fleetq simulate` loads.
+      // the other ~40 locales would be most of what the commands that check input with zod load.
       name: "zod-english-only",
       setup(b) {
         b.onResolve({ filter: /\/locales\/index\.js$/ }, (a) =>

@@ -39,12 +39,65 @@ function target(file: string, spec: string): string | null {
 
 const under = (p: string, dir: string) => p === dir || p.startsWith(`${dir}/`);
 
+/** An import of Prisma's generated client (src/store/generated) or of @prisma/client. */
+function isPrismaImport(file: string, spec: string): boolean {
+  if (spec === "@prisma/client" || spec.startsWith("@prisma/client/")) return true;
+  const t = target(file, spec);
+  return t !== null && under(t, "src/store/generated");
+}
+
+/** `{ a, type B, c as d }` → the names it gives: a, B, d. */
+const exportedNames = (list: string) =>
+  list
+    .split(",")
+    .map(
+      (n) =>
+        n
+          .replace(/^\s*type\s+/, "")
+          .trim()
+          .split(/\s+as\s+/)
+          .at(-1)!,
+    )
+    .filter(Boolean);
+
+const EXPORT_FROM = /\bexport\s+(?:type\s+)?\{([^}]*)\}\s*from\s*["']([^"']+)["']/g;
+
+/** The names a store module takes from Prisma: imported or re-exported from the generated
+ * client, and the client types db.ts re-exports. */
+function prismaNames(file: string, text: string): Set<string> {
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+  const names = new Set(["PrismaClient", "Prisma", "Tx"]);
+  for (const m of code.matchAll(/\b(?:import|export)\s+(?:type\s+)?\{([^}]*)\}\s*from\s*["']([^"']+)["']/g))
+    if (isPrismaImport(file, m[2]!)) for (const n of exportedNames(m[1]!)) names.add(n);
+  return names;
+}
+
+/** What the store's index exports that is Prisma's: re-exports from the generated client, and
+ * names it hands on from a store module that took them from Prisma. */
+function prismaReexports(index: string, text: string, read: (file: string) => string): string[] {
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+  const out: string[] = [];
+  for (const m of code.matchAll(EXPORT_FROM)) {
+    const spec = m[2]!;
+    const names = exportedNames(m[1]!);
+    if (isPrismaImport(index, spec)) {
+      out.push(...names.map((n) => `${n} from ${spec}`));
+      continue;
+    }
+    const t = target(index, spec);
+    if (!t) continue;
+    const taken = prismaNames(t, read(t));
+    out.push(...names.filter((n) => taken.has(n)).map((n) => `${n} from ${spec} (Prisma's)`));
+  }
+  return out;
+}
+
 /** The rules a file breaks with one import (messages name the file, the import and the rule). */
 function violations(file: string, spec: string): string[] {
   const out: string[] = [];
   const t = target(file, spec);
   const outsideStore = !under(file, "src/store");
-  if (outsideStore && (spec === "@prisma/client" || spec.startsWith("@prisma/client/")))
+  if (outsideStore && isPrismaImport(file, spec))
     out.push(`${file} imports ${spec}: Prisma is the store's, behind src/store/index.ts`);
   if (t === null) return out;
   if (under(file, "src/core") && !under(t, "src/core"))
@@ -53,7 +106,7 @@ function violations(file: string, spec: string): string[] {
     out.push(`${file} imports ${spec}: src/agent does not import the store, the API or the workers`);
   if (!outsideStore && ["src/api", "src/cli", "workers"].some((d) => under(t, d)))
     out.push(`${file} imports ${spec}: src/store does not import the API, the CLI or the workers`);
-  if (outsideStore && under(t, "src/store") && t !== "src/store/index.ts")
+  if (outsideStore && under(t, "src/store") && t !== "src/store/index.ts" && !isPrismaImport(file, spec))
     out.push(`${file} imports ${spec}: outside the store, only src/store/index.ts`);
   return out;
 }
@@ -81,6 +134,23 @@ describe("layers", () => {
     expect([...found.values()].flat()).toEqual([]);
   });
 
+  it("no benchmark, script or test outside the store's own imports Prisma's generated client", () => {
+    const others = [...sources("bench"), ...sources("scripts"), ...sources("test")].filter(
+      (f) => !under(f, "test/store"),
+    );
+    const uses = others.flatMap((file) =>
+      importsOf(readFileSync(path.join(ROOT, file), "utf8"))
+        .filter((spec) => isPrismaImport(file, spec))
+        .map((spec) => `${file} imports ${spec}`),
+    );
+    expect(uses).toEqual([]);
+  });
+
+  it("the store's index, and the modules it hands on, export plain types only, never Prisma's", () => {
+    const read = (file: string) => readFileSync(path.join(ROOT, file), "utf8");
+    expect(prismaReexports("src/store/index.ts", read("src/store/index.ts"), read)).toEqual([]);
+  });
+
   it("catches each kind of violation", () => {
     expect(violations("src/core/a.ts", "../store/index.js")).toHaveLength(1);
     expect(violations("src/core/x/a.ts", "../b.js")).toEqual([]);
@@ -92,6 +162,23 @@ describe("layers", () => {
     expect(violations("src/api/a.ts", "../store/generated/prisma/client.js")).toHaveLength(1);
     expect(violations("workers/a.ts", "@prisma/client/runtime/client")).toHaveLength(1);
     expect(violations("src/store/a.ts", "./generated/prisma/client.js")).toEqual([]);
+    expect(isPrismaImport("test/api/a.test.ts", "../../src/store/generated/prisma/client.js")).toBe(true);
+    expect(isPrismaImport("bench/a.ts", "../src/store/index.js")).toBe(false);
+    const files: Record<string, string> = {
+      "src/store/db.ts":
+        'import { PrismaClient } from "./generated/prisma/client.js";\nexport { PrismaClient };',
+      "src/store/q.ts": 'import type { Node } from "./generated/prisma/client.js";\nexport type { Node };',
+      "src/store/types.ts": "export interface Job {}",
+    };
+    const leaks = (index: string) => prismaReexports("src/store/index.ts", index, (f) => files[f] ?? "");
+    expect(leaks('export type { Job } from "./generated/prisma/client.js";')).toEqual([
+      "Job from ./generated/prisma/client.js",
+    ]);
+    expect(leaks('export type { Node } from "./q.js";')).toEqual(["Node from ./q.js (Prisma's)"]);
+    expect(leaks('export { openDatabase, type PrismaClient } from "./db.js";')).toEqual([
+      "PrismaClient from ./db.js (Prisma's)",
+    ]);
+    expect(leaks('export type { Job } from "./types.js";')).toEqual([]);
     expect(prismaUses("src/api/a.ts", "await ctx.store.prisma.job.findMany()")).toHaveLength(1);
     expect(prismaUses("src/api/a.ts", "// store.prisma in a comment\nconst prismaLike = 1;")).toEqual([]);
     expect(prismaUses("src/store/a.ts", "store.prisma.job")).toEqual([]);

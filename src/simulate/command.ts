@@ -3,6 +3,8 @@
 // is not a valid scenario).
 import { dirname, relative } from "node:path";
 import { findScenarioFiles, readScenario } from "./files.js";
+
+export { preloadYaml } from "./files.js";
 import { runScenario } from "./run.js";
 import { ScenarioError } from "./scenario.js";
 

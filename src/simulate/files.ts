@@ -1,10 +1,26 @@
 // Finding and reading scenario files (JSON or YAML), sorted by path.
 import { readFileSync, readdirSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { extname, join } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { type Scenario, ScenarioError, validateScenario } from "./scenario.js";
 
 const EXTS = new Set([".json", ".yaml", ".yml"]);
+
+type Yaml = typeof import("yaml");
+let yaml: Yaml | undefined;
+
+/** Loads the YAML parser ahead (asynchronously, so a bundle keeps it in a chunk of its own): a run
+ * of JSON files never loads it. */
+export async function preloadYaml(): Promise<void> {
+  // a CommonJS package: bundled, its namespace is the module's `default`
+  const m = (await import("yaml")) as Yaml & { default?: Yaml };
+  yaml ??= typeof m.parse === "function" ? m : m.default;
+}
+
+function parseYaml(text: string): unknown {
+  yaml ??= createRequire(import.meta.url)("yaml") as Yaml;
+  return yaml.parse(text);
+}
 
 /** Scenario files under the given paths: files as given, directories searched recursively. */
 export function findScenarioFiles(paths: string[]): { file: string; root: string }[] {

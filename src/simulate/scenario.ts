@@ -1,16 +1,30 @@
-// The scenario file contract (shared/scenario-format.md) as a strict schema: unknown
-// keys and wrong types are refused with the field's path.
-import { z } from "zod";
+// The scenario file contract (docs/scenario-format.md) as strict checks: unknown keys and wrong
+// types are refused with the field's path.
 import { isActiveUsed } from "../core/api/status.js";
+import {
+  anything,
+  array,
+  bool,
+  either,
+  maybe,
+  num,
+  object,
+  oneOf,
+  optional,
+  type Out,
+  record,
+  ShapeError,
+  type ShapePath,
+  str,
+} from "./shape.js";
 
-const num = z.number();
-const quota = z.strictObject({
-  gpu: num.nullable().optional(),
-  cpuMillis: num.nullable().optional(),
-  memory: num.nullable().optional(),
+const quota = object({
+  gpu: maybe(num),
+  cpuMillis: maybe(num),
+  memory: maybe(num),
 });
-const labels = z.record(z.string(), z.string());
-const counts = z.record(z.string(), num);
+const labels = record(str);
+const counts = record(num);
 const STATES = [
   "Pending",
   "Running",
@@ -24,194 +38,169 @@ const STATES = [
   "Gated",
 ] as const;
 const ACTIONS = ["allocate", "consolidation", "reclaim", "preempt", "stalegangeviction"] as const;
-const affinityTerm = z.strictObject({ matchLabels: labels, topologyKey: z.string() });
-const topologyConstraint = z.strictObject({
-  topologyName: z.string().nullable().optional(),
-  required: z.string().nullable().optional(),
-  preferred: z.string().nullable().optional(),
+const EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"] as const;
+const affinityTerm = object({ matchLabels: labels, topologyKey: str });
+const topologyConstraint = object({
+  topologyName: maybe(str),
+  required: maybe(str),
+  preferred: maybe(str),
 });
 const request = {
-  gpus: num.nullable().optional(),
-  cpuMillis: num.nullable().optional(),
-  memory: num.nullable().optional(),
-  gpuMemory: num.nullable().optional(),
+  gpus: maybe(num),
+  cpuMillis: maybe(num),
+  memory: maybe(num),
+  gpuMemory: maybe(num),
 };
 
-export const nodeSchema = z.strictObject({
-  gpus: num.optional(),
-  cpuMillis: num.optional(),
-  memory: num.optional(),
-  gpuMemory: num.optional(),
-  gpuMemorySynced: z.boolean().optional(),
-  gpuModel: z.string().nullable().optional(),
-  maxPods: num.optional(),
-  migStrategy: z.enum(["single", "mixed"]).nullable().optional(),
-  migInstances: counts.nullable().optional(),
-  labels: labels.optional(),
-  taints: z
-    .array(
-      z.strictObject({
-        key: z.string(),
-        value: z.string().optional(),
-        effect: z.enum(["NoSchedule", "PreferNoSchedule", "NoExecute"]),
-      }),
-    )
-    .optional(),
-  unschedulable: z.boolean().optional(),
+export const nodeSchema = object({
+  gpus: optional(num),
+  cpuMillis: optional(num),
+  memory: optional(num),
+  gpuMemory: optional(num),
+  gpuMemorySynced: optional(bool),
+  gpuModel: maybe(str),
+  maxPods: optional(num),
+  migStrategy: maybe(oneOf(["single", "mixed"])),
+  migInstances: maybe(counts),
+  labels: optional(labels),
+  taints: optional(array(object({ key: str, value: optional(str), effect: oneOf(EFFECTS) }))),
+  unschedulable: optional(bool),
   /** Device topology (one entry per GPU, in index order): which NVLink/NVSwitch domain and NUMA node. */
-  gpuDevices: z
-    .array(
-      z.strictObject({ nvlinkDomain: z.string().nullable().optional(), numaNode: num.nullable().optional() }),
-    )
-    .optional(),
+  gpuDevices: optional(array(object({ nvlinkDomain: maybe(str), numaNode: maybe(num) }))),
 });
 
-export const taskSchema = z.strictObject({
-  name: z.string().optional(),
-  state: z.enum(STATES).optional(),
-  node: z.string().nullable().optional(),
+export const taskSchema = object({
+  name: optional(str),
+  state: optional(oneOf(STATES)),
+  node: maybe(str),
   ...request,
-  migInstances: counts.nullable().optional(),
-  legacyMig: z.boolean().optional(),
-  gpuGroups: z.array(z.string()).nullable().optional(),
-  gpuDevices: z.array(num).nullable().optional(),
-  subGroup: z.string().nullable().optional(),
-  nodeAffinity: z.array(z.string()).nullable().optional(),
-  priority: num.nullable().optional(),
-  labels: labels.nullable().optional(),
-  podAffinity: z.array(affinityTerm).nullable().optional(),
-  podAntiAffinity: z.array(affinityTerm).nullable().optional(),
-  gpuModels: z.array(z.string()).nullable().optional(),
-  preferredGpuModels: z.array(z.string()).nullable().optional(),
-  tolerations: z
-    .array(
-      z.strictObject({
-        key: z.string().optional(),
-        operator: z.enum(["Equal", "Exists"]).optional(),
-        value: z.string().optional(),
-        effect: z.enum(["NoSchedule", "PreferNoSchedule", "NoExecute"]).optional(),
+  migInstances: maybe(counts),
+  legacyMig: optional(bool),
+  gpuGroups: maybe(array(str)),
+  gpuDevices: maybe(array(num)),
+  subGroup: maybe(str),
+  nodeAffinity: maybe(array(str)),
+  priority: maybe(num),
+  labels: maybe(labels),
+  podAffinity: maybe(array(affinityTerm)),
+  podAntiAffinity: maybe(array(affinityTerm)),
+  gpuModels: maybe(array(str)),
+  preferredGpuModels: maybe(array(str)),
+  tolerations: maybe(
+    array(
+      object({
+        key: optional(str),
+        operator: optional(oneOf(["Equal", "Exists"])),
+        value: optional(str),
+        effect: optional(oneOf(EFFECTS)),
       }),
-    )
-    .nullable()
-    .optional(),
+    ),
+  ),
 });
 
-export const jobSchema = z.strictObject({
-  name: z.string(),
-  namespace: z.string().optional(),
-  queue: z.string(),
-  priority: num.optional(),
-  preemptible: z.boolean().nullable().optional(),
-  minMember: num.nullable().optional(),
-  ageMinutes: num.optional(),
-  lastStartMinutesAgo: num.nullable().optional(),
-  staleSeconds: num.nullable().optional(),
-  deleteOnEvict: z.boolean().optional(),
-  perTask: z.strictObject(request).optional(),
-  subGroups: z
-    .array(
-      z.strictObject({
-        name: z.string(),
+export const jobSchema = object({
+  name: str,
+  namespace: optional(str),
+  queue: str,
+  priority: optional(num),
+  preemptible: maybe(bool),
+  minMember: maybe(num),
+  ageMinutes: optional(num),
+  lastStartMinutesAgo: maybe(num),
+  staleSeconds: maybe(num),
+  deleteOnEvict: optional(bool),
+  perTask: optional(object(request)),
+  subGroups: maybe(
+    array(
+      object({
+        name: str,
         // required on a leaf; a parent only groups others (checkReferences)
-        minMember: num.nullable().optional(),
-        parent: z.string().nullable().optional(),
-        topology: topologyConstraint.nullable().optional(),
+        minMember: maybe(num),
+        parent: maybe(str),
+        topology: maybe(topologyConstraint),
       }),
-    )
-    .nullable()
-    .optional(),
-  topology: topologyConstraint.nullable().optional(),
-  tasks: z.array(taskSchema),
+    ),
+  ),
+  topology: maybe(topologyConstraint),
+  tasks: array(taskSchema),
 });
 
-const expectEntry = z.strictObject({
-  status: z.enum(STATES).optional(),
-  node: z.string().nullable().optional(),
-  gpus: num.nullable().optional(),
-  cpuMillis: num.nullable().optional(),
-  memory: num.nullable().optional(),
-  gpusAccepted: num.nullable().optional(),
-  gpuGroups: z.array(z.string()).nullable().optional(),
-  lastStartOlderThanSeconds: num.nullable().optional(),
-  fitError: z.string().nullable().optional(),
+const expectEntry = object({
+  status: optional(oneOf(STATES)),
+  node: maybe(str),
+  gpus: maybe(num),
+  cpuMillis: maybe(num),
+  memory: maybe(num),
+  gpusAccepted: maybe(num),
+  gpuGroups: maybe(array(str)),
+  lastStartOlderThanSeconds: maybe(num),
+  fitError: maybe(str),
 });
 
-export const scenarioSchema = z.strictObject({
-  name: z.string(),
-  source: z.string().optional(),
-  origin: z.record(z.string(), z.unknown()).optional(),
-  features: z.array(z.string()).optional(),
-  actions: z.array(z.enum(ACTIONS)).min(1),
-  config: z
-    .strictObject({
-      placement: z
-        .strictObject({
-          gpu: z.enum(["binpack", "spread"]).optional(),
-          cpu: z.enum(["binpack", "spread"]).optional(),
-        })
-        .optional(),
-      plugins: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
-      queueDepthPerAction: z
-        .union([num, z.record(z.string(), num)])
-        .nullable()
-        .optional(),
-      tiers: z
-        .array(
-          z.strictObject({
-            plugins: z.array(
-              z.strictObject({ name: z.string(), arguments: z.record(z.string(), z.unknown()).optional() }),
-            ),
-          }),
-        )
-        .optional(),
-      session: z
-        .strictObject({
-          allowConsolidatingReclaim: z.boolean().optional(),
-          maxConsolidationPreemptees: num.optional(),
-          stalenessGracePeriodSeconds: num.optional(),
-          useSchedulingSignatures: z.boolean().optional(),
-          maxScenariosPerJob: num.optional(),
-          maxScenariosPerAction: num.optional(),
-          searchCursorIdleSeconds: num.optional(),
-        })
-        .optional(),
-    })
-    .optional(),
-  rounds: z.strictObject({ untilMatch: num.optional(), afterMatch: num.optional() }).nullable().optional(),
-  nodes: z.record(z.string(), nodeSchema),
-  queues: z.array(
-    z.strictObject({
-      name: z.string(),
-      parent: z.string().nullable().optional(),
-      priority: num.optional(),
-      deserved: quota.optional(),
-      limit: quota.nullable().optional(),
-      overQuotaWeight: quota.optional(),
-      preemptMinRuntime: z.union([z.string(), num]).nullable().optional(),
-      reclaimMinRuntime: z.union([z.string(), num]).nullable().optional(),
+export const scenarioSchema = object({
+  name: str,
+  source: optional(str),
+  origin: optional(record(anything)),
+  features: optional(array(str)),
+  actions: array(oneOf(ACTIONS), { min: 1 }),
+  config: optional(
+    object({
+      placement: optional(
+        object({
+          gpu: optional(oneOf(["binpack", "spread"])),
+          cpu: optional(oneOf(["binpack", "spread"])),
+        }),
+      ),
+      plugins: optional(record(record(anything))),
+      queueDepthPerAction: maybe(either(num, record(num), "a number or an object of numbers")),
+      tiers: optional(
+        array(object({ plugins: array(object({ name: str, arguments: optional(record(anything)) })) })),
+      ),
+      session: optional(
+        object({
+          allowConsolidatingReclaim: optional(bool),
+          maxConsolidationPreemptees: optional(num),
+          stalenessGracePeriodSeconds: optional(num),
+          useSchedulingSignatures: optional(bool),
+          maxScenariosPerJob: optional(num),
+          maxScenariosPerAction: optional(num),
+          searchCursorIdleSeconds: optional(num),
+        }),
+      ),
     }),
   ),
-  jobs: z.array(jobSchema),
-  topologies: z.array(z.strictObject({ name: z.string(), levels: z.array(z.string()) })).optional(),
-  expect: z
-    .strictObject({
-      jobs: z.record(z.string(), expectEntry).optional(),
-      tasks: z.record(z.string(), expectEntry).optional(),
-      nodes: z
-        .record(z.string(), z.strictObject({ idleGpus: num.optional(), releasingGpus: num.optional() }))
-        .optional(),
-      maxBinds: num.nullable().optional(),
-      maxEvictions: num.nullable().optional(),
-      maxPipelines: num.nullable().optional(),
-    })
-    .nullable()
-    .optional(),
+  rounds: maybe(object({ untilMatch: optional(num), afterMatch: optional(num) })),
+  nodes: record(nodeSchema),
+  queues: array(
+    object({
+      name: str,
+      parent: maybe(str),
+      priority: optional(num),
+      deserved: optional(quota),
+      limit: maybe(quota),
+      overQuotaWeight: optional(quota),
+      preemptMinRuntime: maybe(either(str, num, "a duration or a number of seconds")),
+      reclaimMinRuntime: maybe(either(str, num, "a duration or a number of seconds")),
+    }),
+  ),
+  jobs: array(jobSchema),
+  topologies: optional(array(object({ name: str, levels: array(str) }))),
+  expect: maybe(
+    object({
+      jobs: optional(record(expectEntry)),
+      tasks: optional(record(expectEntry)),
+      nodes: optional(record(object({ idleGpus: optional(num), releasingGpus: optional(num) }))),
+      maxBinds: maybe(num),
+      maxEvictions: maybe(num),
+      maxPipelines: maybe(num),
+    }),
+  ),
 });
 
-export type Scenario = z.infer<typeof scenarioSchema>;
-export type ScenarioJob = z.infer<typeof jobSchema>;
-export type ScenarioTask = z.infer<typeof taskSchema>;
-export type ExpectEntry = z.infer<typeof expectEntry>;
+export type Scenario = Out<typeof scenarioSchema>;
+export type ScenarioJob = Out<typeof jobSchema>;
+export type ScenarioTask = Out<typeof taskSchema>;
+export type ExpectEntry = Out<typeof expectEntry>;
 
 /** A scenario file that cannot be used, naming the field. */
 export class ScenarioError extends Error {
@@ -224,23 +213,26 @@ export class ScenarioError extends Error {
   }
 }
 
+/** "jobs[0].tasks[1].node"; "(root)" for the document itself. */
+function fieldOf(path: ShapePath): string {
+  if (!path.length) return "(root)";
+  return path
+    .map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`))
+    .join("")
+    .replace(/^\./, "");
+}
+
 /** Validate a parsed document; throws ScenarioError naming the first bad field. */
 export function validateScenario(doc: unknown, file: string): Scenario {
-  const r = scenarioSchema.safeParse(doc);
-  if (!r.success) {
-    const issue = r.error.issues[0]!;
-    const field = issue.path.length
-      ? issue.path
-          .map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))
-          .join("")
-          .replace(/^\./, "")
-      : "(root)";
-    const msg =
-      issue.code === "unrecognized_keys" ? `unknown field(s) ${issue.keys.join(", ")}` : issue.message;
-    throw new ScenarioError(file, field, msg);
+  let s: Scenario;
+  try {
+    s = scenarioSchema(doc, []);
+  } catch (e) {
+    if (e instanceof ShapeError) throw new ScenarioError(file, fieldOf(e.path), e.reason);
+    throw e;
   }
-  checkReferences(r.data, file);
-  return r.data;
+  checkReferences(s, file);
+  return s;
 }
 
 function checkReferences(s: Scenario, file: string): void {

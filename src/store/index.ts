@@ -1,5 +1,5 @@
 // The store's public surface: what the API, workers, agents' reports and the CLI use.
-export { DEFAULT_DATABASE_URL, openDatabase, type Database, type PrismaClient, type Tx } from "./db.js";
+export { DEFAULT_DATABASE_URL, openDatabase, type Database } from "./db.js";
 export { createStore, transact, type Actor, type Store } from "./store.js";
 export { discardEvents, type EventSink, type NewEvent, type StoreEvent } from "./events.js";
 export { RedisEventBus, type EventListener } from "./redis-events.js";
@@ -60,7 +60,6 @@ export { deriveJobState } from "./domain/job-state.js";
 export type { ClusterShortfall, PendingReason, ResourceAmount } from "./domain/pending-reason.js";
 export { submitJobInputSchema, type JobSpec, type SubmitJobInput } from "./validation/submit-job.js";
 export type { ReportPodGroupsInput } from "./validation/pod-group-report.js";
-export type { BindRequest, Job, Pod } from "./generated/prisma/client.js";
 
 // For the workers: admission, re-admission, bind backoff, cycle events, usage history.
 export { reassignJobCluster } from "./operations/reassign-job.js";
@@ -155,7 +154,20 @@ export { groupBy } from "./collections.js";
 export { QueueTree } from "./domain/queue-tree.js";
 export { DEFAULT_QUOTA_SCOPE } from "./domain/quotas.js";
 export { parseBytes } from "./domain/quantities.js";
-export type { BindRequestState, JobState } from "./generated/prisma/enums.js";
+export type {
+  ApiToken,
+  BindRequest,
+  BindRequestKind,
+  BindRequestState,
+  ClusterState,
+  Job,
+  JobState,
+  JsonValue,
+  Pod,
+  PodState,
+  QuotaResource,
+  Role,
+} from "./types.js";
 export type { SubGroupRow, TopologyConstraint } from "./validation/submit-job.js";
 export type { CreateQueueInput, SetQueueQuotaInput, UpdateQueueInput } from "./operations/queues.js";
 export type { RegisterClusterInput } from "./operations/clusters.js";

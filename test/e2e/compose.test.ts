@@ -9,6 +9,7 @@ import path from "node:path";
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { agentRedisUrlFile } from "../../src/cli/commands/agent-acl.js";
 import { DEMO_CLUSTER_FILES } from "../../src/cli/demo/demo-plan.js";
 import { buildProgram } from "../../src/cli/program.js";
 import { ROOT } from "../cli/run-cli.js";
@@ -43,10 +44,19 @@ function subcommand(program: Command, name: string): Command {
 }
 
 describe("docker-compose.yml", () => {
-  it("has the services of the demo: postgres, redis, migrate, api, worker, demo, one agent per demo cluster", () => {
+  it("has the services of the demo: postgres, redis, migrate, api, worker, demo, agent-acl, one agent per demo cluster", () => {
     const clusters = DEMO_CLUSTER_FILES.map((f) => f.replace(/\.yaml$/, ""));
     expect(Object.keys(services).sort()).toEqual(
-      ["postgres", "redis", "migrate", "api", "worker", "demo", ...clusters.map((c) => `agent-${c}`)].sort(),
+      [
+        "postgres",
+        "redis",
+        "migrate",
+        "api",
+        "worker",
+        "demo",
+        "agent-acl",
+        ...clusters.map((c) => `agent-${c}`),
+      ].sort(),
     );
   });
 
@@ -83,11 +93,21 @@ describe("docker-compose.yml", () => {
         "--backend=simulated",
         `--cluster-file=examples/clusters/${file}`,
         `--token-file=/var/lib/fleetq/tokens/agent-${cluster}.token`,
+        `--redis-url-file=${agentRedisUrlFile("/var/lib/fleetq/tokens", cluster)}`,
       ]);
       expect(agent.environment?.CLUSTER).toBe(cluster);
       expect(agent.depends_on?.demo?.condition).toBe("service_completed_successfully");
+      expect(agent.depends_on?.["agent-acl"]?.condition).toBe("service_completed_successfully");
     }
     expect(services.demo!.command).toEqual(["demo", "--tokens-dir", "/var/lib/fleetq/tokens"]);
+    // the agents' Redis users, their URLs written where the agents read them
+    expect(services["agent-acl"]!.command).toEqual([
+      "agent-acl",
+      ...DEMO_CLUSTER_FILES.map((f) => f.replace(/\.yaml$/, "")),
+      "--apply",
+      "--url-dir=/var/lib/fleetq/tokens",
+    ]);
+    expect(services["agent-acl"]!.volumes).toEqual(["tokens:/var/lib/fleetq/tokens"]);
   });
 
   it("has health checks on every long-running service, and dependencies on real services", () => {

@@ -1,8 +1,6 @@
 // Agent credentials are scoped in Redis: with the ACL fleetq prints for each cluster, agent A's
 // user can consume its own bind queue but cannot enqueue onto, read or plant outcomes in B's.
 // Runs its own redis-server: ACL changes never touch the shared one.
-import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,50 +11,12 @@ import {
   agentRedisUser,
 } from "../../src/protocol/agent-redis-acl.js";
 import { BIND_QUEUE_PREFIX } from "../../src/protocol/bind-request.js";
+import { type OwnRedis, startRedisServer } from "../helpers/redis-server.js";
 
-let server: ChildProcess;
+let server: OwnRedis;
 let url: string;
 let admin: Redis;
 const closers: (() => Promise<unknown>)[] = [];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-    {
-      stdio: "ignore",
-    },
-  );
-  for (let i = 0; i < 100; i++) {
-    const probe = new Redis({
-      port,
-      host: "127.0.0.1",
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-    });
-    try {
-      await probe.connect();
-      await probe.ping();
-      probe.disconnect();
-      return child;
-    } catch {
-      probe.disconnect();
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  throw new Error("redis-server did not start");
-}
 
 const agentConnection = (cluster: string) => {
   const r = new Redis(agentRedisUrl(url, cluster, `pw-${cluster}`), { maxRetriesPerRequest: null });
@@ -66,9 +26,8 @@ const agentConnection = (cluster: string) => {
 };
 
 beforeAll(async () => {
-  const port = await freePort();
-  server = await startRedis(port);
-  url = `redis://127.0.0.1:${port}`;
+  server = await startRedisServer();
+  url = server.url;
   admin = new Redis(url, { maxRetriesPerRequest: null });
   admin.on("error", () => {});
   for (const cluster of ["a", "b"])
@@ -78,7 +37,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const close of closers.reverse()) await close().catch(() => {});
   admin?.disconnect();
-  server?.kill();
+  server?.stop();
 });
 
 describe("agent credentials scoped in Redis", () => {

@@ -5,6 +5,7 @@
 // pass sent there.
 import {
   computeFairShare,
+  holdsNode,
   type NodeSpec,
   type Placement,
   type PodGroupSpec,
@@ -27,11 +28,9 @@ export interface FitResult {
   fitErrors: string[];
 }
 
-const HOLDING = new Set(["Binding", "Running", "Releasing", "Bound", "Allocated"]);
-
 /** A job reduced to the pods that hold node resources: it takes space, asks for nothing. */
 function heldOnly(job: PodGroupSpec): PodGroupSpec | null {
-  const pods = job.pods.filter((p) => HOLDING.has(p.status));
+  const pods = job.pods.filter((p) => holdsNode(p.status));
   if (!pods.length) return null;
   return {
     ...job,
@@ -245,7 +244,7 @@ function roomByNode(compact: Snapshot): Map<string, number[]> {
   for (const job of compact.jobs)
     for (const p of job.pods) {
       const r = p.node ? room.get(p.node) : undefined;
-      if (!r || !HOLDING.has(p.status)) continue;
+      if (!r || !holdsNode(p.status)) continue;
       const a = podAmounts(p);
       r[0]! -= a.cpuMillis;
       r[1]! -= a.memory;
@@ -270,7 +269,7 @@ function tallyPods(snapshot: Snapshot) {
       d[1]! += a.memory;
       d[2]! += a.gpu;
       let on: Amounts | undefined;
-      if (HOLDING.has(p.status) && p.node) {
+      if (holdsNode(p.status) && p.node) {
         on = used.get(p.node) ?? zero();
         used.set(p.node, on);
       } else if (p.status === "Pending") on = backlog;

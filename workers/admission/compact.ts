@@ -5,6 +5,7 @@
 // against the full snapshot by a test).
 import {
   type HeldElsewhere,
+  holdsNode,
   isAllocated,
   type NodeSpec,
   type PodGroupSpec,
@@ -16,8 +17,6 @@ import {
 
 /** The job of the per-node pods: its queue is in no snapshot, so no queue counts them twice. */
 export const HELD_JOB = "\u0000held";
-
-const HOLDS_NODE: ReadonlySet<string> = new Set(["Allocated", "Binding", "Bound", "Running", "Releasing"]);
 
 function isEmpty(o: Record<string, number> | undefined): boolean {
   for (const _ in o) return false;
@@ -81,7 +80,7 @@ export function compactHeld(snapshot: Snapshot, held: readonly PodGroupSpec[]): 
   for (const job of held)
     for (const pod of job.pods) {
       const node = pod.node ? nodes.get(pod.node) : undefined;
-      if (!node || !HOLDS_NODE.has(pod.status)) continue;
+      if (!node || !holdsNode(pod.status)) continue;
       let at = onNode.get(node.name);
       if (!at) {
         at = { jobs: [], pods: [], plain: true };
@@ -120,7 +119,7 @@ export function compactHeld(snapshot: Snapshot, held: readonly PodGroupSpec[]): 
   // The jobs with pods left that hold a node, reduced to those pods.
   const kept: PodGroupSpec[] = [];
   for (const j of held) {
-    const pods = j.pods.filter((p) => !folded.has(p) && HOLDS_NODE.has(p.status));
+    const pods = j.pods.filter((p) => !folded.has(p) && holdsNode(p.status));
     if (!pods.length) continue;
     kept.push(
       pods.length === j.pods.length ? j : { ...j, pods, minMember: Math.min(j.minMember, pods.length) },

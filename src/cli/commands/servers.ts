@@ -47,6 +47,10 @@ export function registerServers(program: Command): void {
     )
     .option("--token-file <file>", "a file holding the AGENT token (e.g. a mounted secret)")
     .option(
+      "--redis-url-file <file>",
+      "a file holding the Redis URL (e.g. the agent's own Redis user, from `fleetq agent-acl --url-dir`)",
+    )
+    .option(
       "--queue-prefix <prefix>",
       "key prefix of the bind queues (default FLEETQ_BIND_QUEUE_PREFIX, else bind)",
     )

@@ -10,7 +10,8 @@ export function registerSimulate(program: Command): void {
     .option("--summary", "print only failures, then counts per directory and feature, then totals")
     .action(async (paths: string[], opts: { json?: boolean; summary?: boolean }) => {
       // loaded when run: the core is not needed by the other commands
-      const { simulate } = await import("../../simulate/command.js");
+      const { preloadYaml, simulate } = await import("../../simulate/command.js");
+      if (!paths.every((p) => p.endsWith(".json"))) await preloadYaml();
       const code = simulate(
         paths,
         opts,

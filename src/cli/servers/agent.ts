@@ -1,6 +1,7 @@
 // `fleetq agent --cluster NAME --backend kubernetes|simulated [--config FILE]`: one cluster's
 // agent (src/agent). Token: --token-file, the config file's api.token/api.tokenFile, or
-// FLEETQ_AGENT_TOKEN; API: FLEETQ_API_URL; Redis: FLEETQ_REDIS_URL (or REDIS_URL); probes:
+// FLEETQ_AGENT_TOKEN; API: FLEETQ_API_URL; Redis: --redis-url-file, FLEETQ_REDIS_URL (or
+// REDIS_URL); probes:
 // FLEETQ_AGENT_HEALTH_PORT (agent-health.ts).
 import { readFileSync } from "node:fs";
 import { AgentAuthError, ConfigFileError, loadAgentOptions, runAgent } from "../../agent/index.js";
@@ -15,6 +16,7 @@ export interface AgentFlags {
   config?: string;
   clusterFile?: string;
   tokenFile?: string;
+  redisUrlFile?: string;
   queuePrefix?: string;
 }
 
@@ -23,7 +25,8 @@ export async function runAgentCommand(flags: AgentFlags): Promise<void> {
     throw new CliError(`--backend: "${flags.backend}" is not one of kubernetes, simulated`);
   }
   const env = { ...process.env };
-  if (flags.tokenFile) env.FLEETQ_AGENT_TOKEN = readToken(flags.tokenFile);
+  if (flags.tokenFile) env.FLEETQ_AGENT_TOKEN = readSecret(flags.tokenFile, "--token-file");
+  if (flags.redisUrlFile) env.FLEETQ_REDIS_URL = readSecret(flags.redisUrlFile, "--redis-url-file");
   env.FLEETQ_REDIS_URL ??= process.env.REDIS_URL;
   const log = createLogger("fleetq-agent");
   let options: Awaited<ReturnType<typeof loadAgentOptions>>;
@@ -60,13 +63,14 @@ export async function runAgentCommand(flags: AgentFlags): Promise<void> {
   process.exit(0);
 }
 
-function readToken(file: string): string {
+/** A secret kept in a file (a mounted secret, a file another service wrote), trimmed. */
+function readSecret(file: string, option: string): string {
   try {
-    const token = readFileSync(file, "utf8").trim();
-    if (!token) throw new CliError(`--token-file ${file} is empty`);
-    return token;
+    const secret = readFileSync(file, "utf8").trim();
+    if (!secret) throw new CliError(`${option} ${file} is empty`);
+    return secret;
   } catch (e) {
     if (e instanceof CliError) throw e;
-    throw new CliError(`--token-file: cannot read ${file}: ${(e as Error).message}`);
+    throw new CliError(`${option}: cannot read ${file}: ${(e as Error).message}`);
   }
 }

@@ -3,7 +3,7 @@
 //   READY      its agent reports
 //   LOST       its agent was silent for clusterLostAfter (marked by the workers' lost-cluster
 //              check, markLostClusters); READY again after the agent's next complete report
-import type { ClusterState } from "../generated/prisma/enums.js";
+import type { ClusterState } from "../types.js";
 
 export type ClusterCondition = "NOT_READY" | "READY" | "LOST";
 

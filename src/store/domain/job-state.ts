@@ -1,6 +1,7 @@
 // A job's state follows from its pods' states (and its gang minimum). One rule, used by every
 // operation that changes pods, so the job state can never disagree with its pods.
-import type { JobState, PodState } from "../generated/prisma/enums.js";
+import type { JobState, PodState } from "../types.js";
+import { RESOURCE_HOLDING_POD_STATES } from "./pod-states.js";
 
 export type PodStateCounts = Partial<Record<PodState, number>>;
 
@@ -11,8 +12,7 @@ export const isFinished = (s: JobState): boolean => TERMINAL_JOB_STATES.includes
 /** Job states whose pods the scheduler still works on. */
 export const UNFINISHED_JOB_STATES: JobState[] = ["PENDING", "ADMITTED", "RUNNING"];
 
-/** Pod states that hold (or are about to hold) node resources. */
-export const RESOURCE_HOLDING_POD_STATES: PodState[] = ["BINDING", "RUNNING", "RELEASING"];
+export { RESOURCE_HOLDING_POD_STATES } from "./pod-states.js";
 
 /**
  *  PENDING   fewer than minMember pods placed (BINDING/RUNNING/SUCCEEDED)
@@ -25,7 +25,8 @@ export const RESOURCE_HOLDING_POD_STATES: PodState[] = ["BINDING", "RUNNING", "R
 export function deriveJobState(current: JobState, minMember: number, pods: PodStateCounts): JobState {
   if (isFinished(current)) return current;
   const n = (s: PodState) => pods[s] ?? 0;
-  const active = n("BINDING") + n("RUNNING") + n("RELEASING");
+  let active = 0;
+  for (const s of RESOURCE_HOLDING_POD_STATES) active += n(s);
   if (active === 0 && n("FAILED") > 0) return "FAILED";
   if (active === 0 && n("SUCCEEDED") > 0 && n("SUCCEEDED") >= minMember) return "SUCCEEDED";
   if (n("RUNNING") + n("SUCCEEDED") >= minMember && n("RUNNING") > 0) return "RUNNING";

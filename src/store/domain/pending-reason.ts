@@ -3,7 +3,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { QuotaVector } from "../../core/api/spec.js";
 import type { JobOutcome } from "../../core/api/result.js";
-import type { QuotaResource } from "../generated/prisma/enums.js";
+import type { QuotaResource } from "../types.js";
 
 export interface ResourceAmount {
   resource: QuotaResource;

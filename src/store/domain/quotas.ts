@@ -1,7 +1,7 @@
 // Effective quotas: per resource, a cluster's override row wins field by field over the default
 // row (scope "*"); a field set nowhere takes the built-in default.
 import type { QuotaVector } from "../../core/api/spec.js";
-import type { QuotaResource } from "../generated/prisma/enums.js";
+import type { QuotaResource } from "../types.js";
 
 /** The scope of the default quota row, which applies to every cluster. */
 export const DEFAULT_QUOTA_SCOPE = "*";

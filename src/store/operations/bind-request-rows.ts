@@ -3,7 +3,7 @@
 // createManyAndReturn spent ~0.4 s of CPU on 800 rows, this ~20 ms). Ids are UUIDv7 like
 // Prisma's @default(uuid(7)), increasing in the order of `requests`; rows come back in that order.
 import type { Tx } from "../db.js";
-import type { BindRequest } from "../generated/prisma/client.js";
+import type { BindRequest } from "../types.js";
 import { uuidv7 } from "../ids.js";
 
 export interface NewBindRequest {

@@ -4,10 +4,10 @@
 // generation still matches, which the writer checks before applying the plan.
 import type { PodStatus } from "../../core/api/spec.js";
 import type { SessionResult } from "../../core/api/result.js";
-import { RESOURCE_HOLDING_POD_STATES } from "../domain/job-state.js";
+import { holdsNodeState, keepsNodeName } from "../domain/pod-states.js";
 import { pendingReasonFromOutcome } from "../domain/pending-reason.js";
 import type { NewEvent } from "../events.js";
-import type { PodState } from "../generated/prisma/enums.js";
+import type { PodState } from "../types.js";
 import type { PodRow, SnapshotRows } from "../snapshot/rows.js";
 import type { NewBindRequest } from "./bind-request-rows.js";
 import { type JobNotes, refreshJob } from "./job-refresh.js";
@@ -41,15 +41,6 @@ const STORED_STATE: Partial<Record<PodStatus, PodState>> = {
   Succeeded: "SUCCEEDED",
   Failed: "FAILED",
 };
-
-const HOLDS_NODE: readonly PodState[] = [
-  "PIPELINED",
-  "BINDING",
-  "RUNNING",
-  "RELEASING",
-  "SUCCEEDED",
-  "FAILED",
-];
 
 interface FinalStatus {
   job: string;
@@ -146,11 +137,10 @@ function podChanges(
     let state = STORED_STATE[f.status];
     if (!state) throw new Error(`session result gives pod ${podId} the unknown status ${f.status}`);
     const pod = rows.pods.get(podId)!;
-    let node = HOLDS_NODE.includes(state) ? f.node : null;
+    let node = keepsNodeName(state) ? f.node : null;
     if (takenBack.has(podId)) {
       // Already on that node before the session (evicted, then placed there again): it stays.
-      if (pod.nodeName === evictedFrom.get(podId) && RESOURCE_HOLDING_POD_STATES.includes(pod.state))
-        continue;
+      if (pod.nodeName === evictedFrom.get(podId) && holdsNodeState(pod.state)) continue;
       // Never reached the node: unless re-nominated elsewhere, it waits for a node again.
       if (state !== "PIPELINED") {
         state = "PENDING";

@@ -4,7 +4,7 @@
 // A DISPATCHED request without a result after a while may be sent again (same id: agents are
 // idempotent on it, BullMQ dedupes on it); every send counts one attempt.
 import type { BindRequestMessage } from "../../protocol/bind-request.js";
-import type { BindRequest } from "../generated/prisma/client.js";
+import type { BindRequest } from "../types.js";
 import type { Store } from "../store.js";
 
 export interface OutboxQuery {

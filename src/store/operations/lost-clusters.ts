@@ -8,6 +8,7 @@
 // cluster still run it.
 import type { Tx } from "../db.js";
 import { awaitingAdmission } from "../domain/pending-reason.js";
+import { PLACED_POD_STATES } from "../domain/pod-states.js";
 import type { RecordEvent } from "../events.js";
 import { toJson } from "../json.js";
 import { type Actor, type Store, transact } from "../store.js";
@@ -142,7 +143,7 @@ async function requeuePlacedJobs(
   silentMs: number,
 ): Promise<number> {
   const pods = await tx.pod.findMany({
-    where: { job: { clusterName: cluster }, state: { in: ["PIPELINED", "BINDING", "RUNNING", "RELEASING"] } },
+    where: { job: { clusterName: cluster }, state: { in: [...PLACED_POD_STATES] } },
     select: { id: true, jobId: true },
   });
   if (!pods.length) return 0;

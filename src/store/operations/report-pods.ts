@@ -1,6 +1,7 @@
 // Agent: pod phases on its cluster, and the results of the BindRequests it carried out.
 // Both are idempotent: repeating a report changes nothing the second time.
 import { z } from "zod";
+import { keepsNodeName, TERMINAL_POD_STATES } from "../domain/pod-states.js";
 import { NotFoundError } from "../errors.js";
 import type { Tx } from "../db.js";
 import type { BindRequestState, JobState, PodState } from "../generated/prisma/enums.js";
@@ -32,8 +33,6 @@ const podStatusInput = z
   })
   .strict();
 export type ReportPodStatusInput = z.input<typeof podStatusInput>;
-
-const TERMINAL_POD: readonly PodState[] = ["SUCCEEDED", "FAILED"];
 
 /**
  * Applies pod phases. A finished pod stays finished (late reports are ignored); a pod reported
@@ -85,7 +84,7 @@ export async function reportPodStatus(
       const pod = podByKey.get(`${u.job}/${u.pod}`);
       if (!pod) throw invalidAt(["updates", i, "pod"], `job ${job.name} has no pod "${u.pod}"`);
       const current = changes.get(pod.id)?.state ?? pod.state;
-      if (TERMINAL_POD.includes(current)) return;
+      if (TERMINAL_POD_STATES.includes(current)) return;
       let state: PodState = u.state;
       let message = u.message ?? null;
       // Off its node for good: the job was cancelled or stopped (its run-time limit).
@@ -94,7 +93,7 @@ export async function reportPodStatus(
         message = job.state === "CANCELLED" ? "job cancelled" : (pod.message ?? "job failed");
       }
       if (state === current && message === (pod.message ?? null)) return;
-      const keepsNode = state === "RUNNING" || state === "RELEASING" || TERMINAL_POD.includes(state);
+      const keepsNode = keepsNodeName(state);
       changes.set(pod.id, {
         id: pod.id,
         state,

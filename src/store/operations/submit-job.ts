@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import { awaitingAdmission, awaitingScheduler } from "../domain/pending-reason.js";
 import { ConflictError } from "../errors.js";
-import type { Job } from "../generated/prisma/client.js";
+import type { Job } from "../types.js";
 import { uuidv7 } from "../ids.js";
 import { type Actor, type Store, publishCommitted } from "../store.js";
 import type { QueuePolicy } from "../domain/queue-policy.js";

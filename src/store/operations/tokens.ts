@@ -2,7 +2,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { z } from "zod";
 import { NotFoundError } from "../errors.js";
-import type { Role } from "../generated/prisma/enums.js";
+import type { Role } from "../types.js";
 import { type Actor, type Store, transact } from "../store.js";
 import { clusterName, queueName } from "../validation/names.js";
 import { invalidAt, parseInput } from "../validation/parse.js";

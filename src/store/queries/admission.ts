@@ -6,7 +6,7 @@ import type { PodGroupSpec, TopologySpec } from "../../core/api/spec.js";
 import { groupBy } from "../collections.js";
 import type { PrismaClient } from "../db.js";
 import type { PendingReason } from "../domain/pending-reason.js";
-import type { Job, JobTask, Pod } from "../generated/prisma/client.js";
+import type { Job, JobTask, Pod } from "../types.js";
 import type { UsageWindow } from "../domain/usage.js";
 import { loadSnapshot } from "../snapshot/load-snapshot.js";
 import { podGroupSpec, TopologyRegistry } from "../snapshot/map-rows.js";

@@ -2,7 +2,7 @@
 // lists of the API are capped per job, so a page of jobs never reads every row of its jobs.
 import { groupBy } from "../collections.js";
 import type { EventRow } from "../events.js";
-import type { BindRequest, Pod } from "../generated/prisma/client.js";
+import type { BindRequest, Pod } from "../types.js";
 import type { Store } from "../store.js";
 
 export const MAX_PODS_PAGE = 10_000;

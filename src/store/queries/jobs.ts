@@ -1,7 +1,7 @@
 // Reading jobs for the API: filtered, newest first, cursor-paginated on (createdAt, id).
 import type { PrismaClient } from "../db.js";
-import { type Job, Prisma } from "../generated/prisma/client.js";
-import type { JobState } from "../generated/prisma/enums.js";
+import { Prisma } from "../generated/prisma/client.js";
+import type { Job, JobState } from "../types.js";
 import { InvalidInputError } from "../errors.js";
 import { jobLabelMatches } from "../validation/names.js";
 import { parseInput } from "../validation/parse.js";

@@ -1,7 +1,6 @@
 // The reads of the API, the metrics and the CLI: named queries returning plain rows, so that no
 // code outside the store holds the Prisma client. Lookups by key take many keys at once (the
 // API's per-request loaders batch them) and return rows in a stable order.
-import type { BindRequestState } from "../generated/prisma/enums.js";
 import type { EventRow } from "../events.js";
 import { loadSnapshot, type LoadedSnapshot } from "../snapshot/load-snapshot.js";
 import type { Store } from "../store.js";
@@ -12,6 +11,7 @@ import { type JobListFilter, type JobPage, listJobs } from "./jobs.js";
 import type {
   ApiToken,
   BindRequest,
+  BindRequestState,
   Cluster,
   Job,
   JobTask,
@@ -19,7 +19,7 @@ import type {
   Pod,
   Queue,
   QueueQuota,
-} from "../generated/prisma/client.js";
+} from "../types.js";
 
 export type { ApiToken, Cluster, JobTask, Node, Queue, QueueQuota };
 export type BindRequestWithPod = BindRequest & { pod: { name: string } };

@@ -7,32 +7,18 @@ import type {
   NodeSpec,
   PodGroupSpec,
   PodSpec,
-  PodStatus,
   QueueSpec,
   Taint,
   TopologyConstraintSpec,
   TopologySpec,
 } from "../../core/api/spec.js";
+import { holdsNode } from "../../core/api/status.js";
 import { isFinished } from "../domain/job-state.js";
+import { CORE_POD_STATUS } from "../domain/pod-states.js";
 import type { EffectiveQuota } from "../domain/quotas.js";
-import type { Job, JobTask, Pod } from "../generated/prisma/client.js";
-import type { PodState } from "../generated/prisma/enums.js";
+import type { Job, JobTask, Pod } from "../types.js";
 import type { TopologyConstraint } from "../validation/submit-job.js";
 import type { JobRecord, NodeRecord, PodRecord, QueueRecord, TaskRecord } from "./records.js";
-
-/** PIPELINED is session-only in the core: a pipelined pod is loaded as Pending (its nomination
- * is a hint of the last session, not a placement). */
-export const CORE_POD_STATUS: Record<PodState, PodStatus> = {
-  PENDING: "Pending",
-  PIPELINED: "Pending",
-  BINDING: "Binding",
-  RUNNING: "Running",
-  RELEASING: "Releasing",
-  SUCCEEDED: "Succeeded",
-  FAILED: "Failed",
-};
-
-const HOLDS_NODE: readonly PodStatus[] = ["Binding", "Running", "Releasing"];
 
 export function nodeSpec(n: NodeRecord, clusterCordoned: boolean): NodeSpec {
   return {
@@ -156,18 +142,18 @@ function requestOf(p: PodRecord, shared: TaskShared): PodSpec["request"] {
 
 function podSpec(p: PodRecord, task: TaskRecord, namespace: string, grouped: boolean): PodSpec {
   const status = CORE_POD_STATUS[p.state];
-  const holdsNode = HOLDS_NODE.includes(status);
+  const onNode = holdsNode(status);
   const shared = sharedOf(task);
   return {
     uid: p.id,
     name: p.name,
     namespace,
     status,
-    node: holdsNode ? p.nodeName : null,
+    node: onNode ? p.nodeName : null,
     request: requestOf(p, shared),
     gpuGroups: p.gpuGroups,
     // The devices a pod holds are part of its placement: only pods on a node carry them.
-    ...(holdsNode && p.gpuDevices.length ? { gpuDevices: p.gpuDevices } : {}),
+    ...(onNode && p.gpuDevices.length ? { gpuDevices: p.gpuDevices } : {}),
     labels: NO_LABELS,
     subGroup: grouped ? task.subGroup : null,
     priority: null,
@@ -188,9 +174,9 @@ export function jobSpec(
   topologies: TopologyRegistry,
   finished = isFinished(job.state),
 ): PodGroupSpec {
-  const included = (
-    finished ? pods.filter((p) => HOLDS_NODE.includes(CORE_POD_STATUS[p.state])) : [...pods]
-  ).sort(podOrder);
+  const included = (finished ? pods.filter((p) => holdsNode(CORE_POD_STATUS[p.state])) : [...pods]).sort(
+    podOrder,
+  );
   const subGroups = finished ? [] : job.subGroups;
   return {
     uid: job.id,

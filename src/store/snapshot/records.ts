@@ -1,6 +1,6 @@
 // The rows a cluster's snapshot is built from, as compact records: only the columns the
 // snapshot and the committer need, numbers for times (ms since the epoch) and amounts.
-import type { JobState, PodState, QuotaResource } from "../generated/prisma/enums.js";
+import type { JobState, PodState, QuotaResource } from "../types.js";
 import type { PendingReason } from "../domain/pending-reason.js";
 import type { SubGroupRow, TopologyConstraint } from "../validation/submit-job.js";
 import type { JobRow } from "./rows.js";

@@ -1,8 +1,7 @@
 // The rows a snapshot was built from, kept beside it so the commit can plan from them without
 // reading the cluster again. A generation match at commit time means they are still current for
 // every pod of the cluster (each change of pod state on a cluster bumps its generation).
-import type { Job, Pod } from "../generated/prisma/client.js";
-import type { JobState, PodState } from "../generated/prisma/enums.js";
+import type { Job, JobState, Pod, PodState } from "../types.js";
 import type { PendingReason } from "../domain/pending-reason.js";
 
 export interface PodRow {
