@@ -13,6 +13,9 @@ export interface ScenarioOptions {
   warmupSeconds: number;
   /** Load after the fault is over. */
   afterSeconds: number;
+  /** How long after the fault the first bind and the backlog's recovery are watched for (at
+   * least afterSeconds; default 60 s). */
+  watchSeconds?: number;
   /** How long the backlog may go without shrinking once the load stopped: settling goes on as
    * long as jobs keep starting or finishing, and gives up after this long without any. */
   settleSeconds?: number;
@@ -93,7 +96,7 @@ export async function runScenario(
     o.log?.(`fault injected ${((Date.now() - at) / 1000).toFixed(1)} s ago`);
     const afterEnd = Date.now() + o.afterSeconds * 1000;
     // recovery is watched up to a limit, not beyond
-    const giveUp = Date.now() + Math.max(o.afterSeconds, 60) * 1000;
+    const giveUp = Date.now() + Math.max(o.afterSeconds, o.watchSeconds ?? 60) * 1000;
     while (Date.now() < giveUp && (recoverySeconds === null || firstBindSeconds === null)) {
       const bind = firstBindAfter(t, at);
       if (bind !== null && firstBindSeconds === null) firstBindSeconds = (bind - at) / 1000;
