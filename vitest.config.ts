@@ -1,4 +1,4 @@
-import { configDefaults, defineConfig } from "vitest/config";
+import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   resolve: {
@@ -7,8 +7,6 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts"],
-    // The fault-injection run over the deployed topology has its own command (npm run test:faults).
-    exclude: [...configDefaults.exclude, "test/faults/**"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

@@ -62,7 +62,8 @@ try {
       rate: RATE,
       warmupSeconds,
       afterSeconds,
-      settleSeconds: 300,
+      settleSeconds: 120,
+      settleLimitSeconds: 900,
       log: (line) => say(`  ${line}`),
     });
     results.push(r);
@@ -71,7 +72,7 @@ try {
       console.log(JSON.stringify(row));
     }
     say(
-      `  ${r.submissions} submissions; lost ${r.jobsLost}, bound twice ${r.podsBoundTwice}, over-committed ${r.overcommittedNodes}, partial gangs ${r.partialGangs}, limit breaches ${r.limitBreaches}, ghosts ${r.ghostPods}; first bind ${fmt(r.firstBindSeconds)} s, recovered in ${fmt(r.recoverySeconds)} s`,
+      `  ${r.submissions} submissions; lost ${r.jobsLost}, stuck ${r.jobsStuck}, bound twice ${r.podsBoundTwice}, over-committed ${r.overcommittedNodes}, partial gangs ${r.partialGangs}, limit breaches ${r.limitBreaches}, ghosts ${r.ghostPods}; first bind ${fmt(r.firstBindSeconds)} s, recovered in ${fmt(r.recoverySeconds)} s`,
     );
     for (const d of r.details) say(`    ${d}`);
   }
@@ -108,11 +109,11 @@ function fmt(s: number | null): string {
 
 function table(rows: FaultResult[]): string {
   const head =
-    "| fault | submissions | jobs lost | pods bound twice | over-committed nodes | partial gangs | limit breaches | ghost pods | first bind (s) | recovery (s) |";
-  const sep = `|${"---|".repeat(10)}`;
+    "| fault | submissions | jobs lost | jobs stuck | pods bound twice | over-committed nodes | partial gangs | limit breaches | ghost pods | first bind (s) | recovery (s) |";
+  const sep = `|${"---|".repeat(11)}`;
   const lines = rows.map(
     (r) =>
-      `| ${r.fault} | ${r.submissions} | ${r.jobsLost} | ${r.podsBoundTwice} | ${r.overcommittedNodes} | ${r.partialGangs} | ${r.limitBreaches} | ${r.ghostPods} | ${fmt(r.firstBindSeconds)} | ${fmt(r.recoverySeconds)} |`,
+      `| ${r.fault} | ${r.submissions} | ${r.jobsLost} | ${r.jobsStuck} | ${r.podsBoundTwice} | ${r.overcommittedNodes} | ${r.partialGangs} | ${r.limitBreaches} | ${r.ghostPods} | ${fmt(r.firstBindSeconds)} | ${fmt(r.recoverySeconds)} |`,
   );
   return [head, sep, ...lines].join("\n");
 }

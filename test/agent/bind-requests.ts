@@ -15,6 +15,8 @@ export interface RequestShape {
   memory?: number;
   gpus?: number;
   gpuFraction?: number;
+  /** MiB of one device (a GPU-memory request). */
+  gpuMemory?: number;
   gpuGroups?: string[];
   gpuDevices?: number[];
   durationSeconds?: number | null;
@@ -59,7 +61,7 @@ export function bindRequest(shape: RequestShape): BindRequestMessage {
         memory: shape.memory ?? 2 ** 30,
         gpus: shape.gpus ?? 0,
         gpuFraction: shape.gpuFraction ?? 0,
-        gpuMemory: 0,
+        gpuMemory: shape.gpuMemory ?? 0,
       },
       durationSeconds: shape.durationSeconds === undefined ? 30 : shape.durationSeconds,
       exitFailure: shape.exitFailure ?? false,

@@ -117,6 +117,24 @@ describe("SimulatedCluster", () => {
     cluster.advance(20_000);
     expect(cluster.nodeUsage("n0")?.gpus).toBe(1);
   });
+
+  it("refuses a bind that would over-commit a shared GPU's memory, as a device plugin does", () => {
+    const cluster = new SimulatedCluster([gpuNode("n0", 1)], 60);
+    const on = (id: string, shape: { gpuFraction?: number; gpuMemory?: number }) =>
+      cluster.bind(bindRequest({ id, pod: id, node: "n0", gpuGroups: ["g1"], durationSeconds: 10, ...shape }), 0);
+    // 40,960 + 20,480 + 20,480 MiB of 81,920: the device is full.
+    expect(on("a", { gpuFraction: 0.5 }).outcome.ok).toBe(true);
+    expect(on("b", { gpuMemory: 20_480 }).outcome.ok).toBe(true);
+    expect(on("c", { gpuFraction: 0.25 }).outcome.ok).toBe(true);
+    const over = on("d", { gpuMemory: 10_240 });
+    expect(over.outcome.ok).toBe(false);
+    expect(over.outcome.message).toContain("GPU group g1");
+    expect(over.changes).toEqual([]);
+    expect(cluster.runningPodCount).toBe(3);
+    // Once a pod of the group ends, its memory is free again.
+    cluster.advance(10_000);
+    expect(on("e", { gpuMemory: 40_960 }).outcome.ok).toBe(true);
+  });
 });
 
 describe("SimulatedCluster: GPU devices", () => {

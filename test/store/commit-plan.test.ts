@@ -178,6 +178,36 @@ describe("planCommit", () => {
     expect(plan.events).toEqual([]);
   });
 
+  it("a pod moved off a node stays RELEASING there, holding what it holds, until its eviction is confirmed", () => {
+    // Consolidation moves a running pod: evicted from n1, pipelined (or bound) onto n2. It runs on
+    // n1 until the agent evicts it: the books keep it there as RELEASING, so no later session
+    // binds another pod onto what it still holds; it is placed again once it is gone.
+    for (const placed of ["pipelined", "bound"] as const) {
+      const rows = rowsOf(
+        [jobRow(J1, { state: "RUNNING", minMember: 1 })],
+        [podRow(J1, "w-0", { state: "RUNNING", nodeName: "n1", gpuGroups: ["n1-gpu-1"], gpuDevices: [] })],
+      );
+      const pod = `${J1}/w-0`;
+      const status = placed === "pipelined" ? ("Pipelined" as const) : ("Binding" as const);
+      const plan = planCommit(
+        "c1",
+        emptyResult({
+          evictions: [{ job: J1, pod, node: "n1", action: "consolidation", message: "moved for b" }],
+          ...(placed === "pipelined"
+            ? { pipelines: [{ job: J1, pod, node: "n2", gpuGroups: ["n2-gpu-1"], action: "consolidation" }] }
+            : { binds: [{ job: J1, pod, node: "n2", gpuGroups: ["n2-gpu-1"], gpuDevices: [], action: "consolidation" }] }),
+          pods: [{ job: J1, pod, status, node: "n2", gpuGroups: ["n2-gpu-1"] }],
+        }),
+        rows,
+      );
+      expect(plan.pods.map((p) => [p.id, p.state, p.node, p.gpuGroups, p.message]), placed).toEqual([
+        [pod, "RELEASING", "n1", ["n1-gpu-1"], "moved for b"],
+      ]);
+      expect(plan.requests.map((r) => [r.kind, r.node, r.gpuGroups]), placed).toEqual([["EVICT", "n1", ["n1-gpu-1"]]]);
+      expect(plan.events.map((e) => e.kind), placed).toEqual(["pods.evicted"]);
+    }
+  });
+
   it("refreshes a job whose notes changed even when none of its pods did", () => {
     const rows = rowsOf([jobRow(J1)], [podRow(J1, "w-0")]);
     const plan = planCommit("c1", emptyResult({ jobs: [outcome(J1, { staleSince: 9_000 })] }), rows);

@@ -51,6 +51,7 @@ interface FinalStatus {
 
 export function planCommit(cluster: string, result: SessionResult, rows: SnapshotRows): CommitPlan {
   const finals = finalStatuses(result);
+  const moved = keepMovedPodsReleasing(result, finals, rows);
   for (const [podId, f] of finals) {
     const pod = rows.pods.get(podId);
     if (!pod || pod.jobId !== f.job || rows.jobs.get(f.job)?.clusterName !== cluster) {
@@ -65,7 +66,8 @@ export function planCommit(cluster: string, result: SessionResult, rows: Snapsho
   const evictedFrom = new Map(result.evictions.map((e) => [e.pod, e.node]));
   const takenBack = new Set(result.binds.filter((b) => evictedFrom.get(b.pod) === b.node).map((b) => b.pod));
   const pods = podChanges(result, finals, takenBack, rows);
-  const binds = result.binds.filter((b) => !takenBack.has(b.pod));
+  const binds = result.binds.filter((b) => !takenBack.has(b.pod) && !moved.has(b.pod));
+  const pipelines = result.pipelines.filter((p) => !moved.has(p.pod));
   const evictions = result.evictions.filter((e) => !takenBack.has(e.pod));
   const placed = pods.length > 0;
   const requests: NewBindRequest[] = placed
@@ -97,7 +99,7 @@ export function planCommit(cluster: string, result: SessionResult, rows: Snapsho
       ]
     : [];
   const events = placed
-    ? placementEvents({ ...result, binds, evictions }, new Set(pods.map((c) => c.id)), rows, cluster)
+    ? placementEvents({ binds, pipelines, evictions }, new Set(pods.map((c) => c.id)), rows, cluster)
     : [];
   return { pods, requests, events, jobs: jobsToRefresh(cluster, result, pods, rows) };
 }
@@ -121,6 +123,32 @@ function finalStatuses(result: SessionResult): Map<string, FinalStatus> {
     finals.set(p.pod, { job: p.job, status: p.status, node: p.node, gpuGroups: p.gpuGroups });
   return finals;
 }
+
+/**
+ * A pod the session evicted from the node it holds and placed on another (consolidation moves
+ * pods so): it keeps running where it is until the agent has evicted it, so the books keep it
+ * there, RELEASING, with what it holds, and its new placement is neither written nor sent. A
+ * later session places it again once it is gone: what a releasing pod holds is for pipelining
+ * only, never for a bind, and a row can hold a pod on one node only. Returns those pods.
+ */
+function keepMovedPodsReleasing(
+  result: SessionResult,
+  finals: Map<string, FinalStatus>,
+  rows: SnapshotRows,
+): Set<string> {
+  const moved = new Set<string>();
+  for (const e of result.evictions) {
+    const pod = rows.pods.get(e.pod);
+    const f = finals.get(e.pod);
+    if (!pod || !f || pod.nodeName !== e.node || !RESOURCE_HOLDING_POD_STATES.includes(pod.state)) continue;
+    if (f.node === e.node || !PLACED_STATUS.includes(f.status)) continue;
+    finals.set(e.pod, { job: f.job, status: "Releasing", node: e.node, gpuGroups: [...pod.gpuGroups] });
+    moved.add(e.pod);
+  }
+  return moved;
+}
+
+const PLACED_STATUS: readonly PodStatus[] = ["Pipelined", "Allocated", "Bound", "Binding"];
 
 function podChanges(
   result: SessionResult,

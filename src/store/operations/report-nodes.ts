@@ -4,7 +4,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { z } from "zod";
 import type { GpuDeviceSpec, Taint } from "../../core/api/spec.js";
-import { NotFoundError } from "../errors.js";
+import { ConflictError, NotFoundError } from "../errors.js";
 import { toJson } from "../json.js";
 import { type Actor, type Store, transact } from "../store.js";
 import { clusterName, labelInputs, labelsToRecord } from "../validation/names.js";
@@ -143,6 +143,18 @@ export async function reportNodes(store: Store, actor: Actor, input: ReportNodes
   });
   return transact(store, actor, async (tx, record) => {
     if (!(await lockCluster(tx, r.cluster))) throw new NotFoundError("cluster", r.cluster, "cluster");
+    const { state } = await tx.cluster.findUniqueOrThrow({
+      where: { name: r.cluster },
+      select: { state: true },
+    });
+    // A LOST cluster is READY again only once a complete report says what it has. An agent whose
+    // reports kept arriving, only too slowly, has no failed round that would make it send one:
+    // its partial reports (heartbeats included) are refused until it does.
+    if (!r.complete && state === "LOST")
+      throw new ConflictError(
+        `cluster ${r.cluster} is LOST: only a complete node report brings it back`,
+        "complete",
+      );
     const existing = new Map(
       (await tx.node.findMany({ where: { clusterName: r.cluster } })).map((n) => [n.name, n]),
     );
@@ -183,11 +195,6 @@ export async function reportNodes(store: Store, actor: Actor, input: ReportNodes
         message: `cluster ${r.cluster}: ${created.length} node(s) added, ${changed.length} changed, ${removed.length} removed`,
       });
     }
-    // A LOST cluster is READY again only once a complete report says what it has.
-    const { state } = await tx.cluster.findUniqueOrThrow({
-      where: { name: r.cluster },
-      select: { state: true },
-    });
     const back = state === "LOST" && r.complete;
     await tx.cluster.update({
       where: { name: r.cluster },

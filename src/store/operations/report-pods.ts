@@ -35,9 +35,24 @@ const podStatusInput = z
 export type ReportPodStatusInput = z.input<typeof podStatusInput>;
 
 /**
+ * A report names no node, so one that says a pod runs is taken where the books hold the pod.
+ * The books hold a PENDING pod on no node and a PIPELINED one only nominated: a run reported
+ * for either is one the books have seen end (an eviction confirmed, a bind taken back) reported
+ * late, and putting it on the nominated node would book it onto what releasing pods still
+ * hold. A RELEASING pod reported running is still being evicted: it stays RELEASING.
+ */
+function staleRunReport(current: PodState, reported: PodState): boolean {
+  if (reported !== "RUNNING" && reported !== "RELEASING") return false;
+  if (current === "PENDING" || current === "PIPELINED") return true;
+  return current === "RELEASING" && reported === "RUNNING";
+}
+
+/**
  * Applies pod phases. A finished pod stays finished (late reports are ignored); a pod reported
  * PENDING is off its node (evicted or lost) and waits to be placed again — unless its job was
- * cancelled or stopped (FAILED), then it ends FAILED. Returns how many pods changed.
+ * cancelled or stopped (FAILED), then it ends FAILED. A pod the books hold on no node is not put
+ * back on one by a report that it runs, and a releasing pod stays releasing (staleRunReport).
+ * Returns how many pods changed.
  */
 export async function reportPodStatus(
   store: Store,
@@ -85,6 +100,7 @@ export async function reportPodStatus(
       if (!pod) throw invalidAt(["updates", i, "pod"], `job ${job.name} has no pod "${u.pod}"`);
       const current = changes.get(pod.id)?.state ?? pod.state;
       if (TERMINAL_POD_STATES.includes(current)) return;
+      if (staleRunReport(current, u.state)) return;
       let state: PodState = u.state;
       let message = u.message ?? null;
       // Off its node for good: the job was cancelled or stopped (its run-time limit).

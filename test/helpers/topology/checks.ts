@@ -45,6 +45,8 @@ export interface ClusterPod {
   gpuMemory: number;
   gpuGroups: string[];
   gpuDevices: number[];
+  /** When the cluster started the pod (ms): one run of a pod, told apart from a later one. */
+  startedAt: number;
 }
 
 export interface Violations {
@@ -72,7 +74,7 @@ function emptyViolations(): Violations {
 export function clusterPods(topology: Topology): ClusterPod[] {
   const pods: ClusterPod[] = [];
   for (const [cluster, slot] of topology.agents) {
-    for (const { request: r } of readClusterState(slot.stateFile).pods) {
+    for (const { request: r, startedAt } of readClusterState(slot.stateFile).pods) {
       pods.push({
         cluster,
         job: r.job.id,
@@ -82,6 +84,7 @@ export function clusterPods(topology: Topology): ClusterPod[] {
         ...r.pod.resources,
         gpuGroups: r.gpuGroups,
         gpuDevices: r.gpuDevices,
+        startedAt,
       });
     }
   }
@@ -195,9 +198,15 @@ export class Checker {
     }
   }
 
-  /** One look at the clusters and the database. */
+  /**
+   * One look at the clusters and the database. The clusters are read before and after the
+   * database: where a pod runs is compared with the books only for the runs seen in both reads
+   * (the same start on the same node), which therefore went on all the time the database was
+   * read. A pod evicted and started elsewhere while the query was under way is no double bind.
+   */
   async sample(): Promise<void> {
     let db: DbPod[];
+    const before = clusterPods(this.topology);
     try {
       db = await this.dbPods();
     } catch {
@@ -205,6 +214,9 @@ export class Checker {
       return;
     }
     const running = clusterPods(this.topology);
+    const run = (p: ClusterPod) => `${p.cluster}/${p.node}/${p.job}/${p.pod}/${p.startedAt}`;
+    const seenBefore = new Set(before.map(run));
+    const throughout = running.filter((p) => seenBefore.has(run(p)));
     this.checkOvercommit(
       running.map((p) => ({ ...p, where: `${p.cluster}/${p.node}` })),
       "cluster",
@@ -226,7 +238,7 @@ export class Checker {
         })),
       "books",
     );
-    this.checkTwice(running, db);
+    this.checkTwice(throughout, db);
     this.checkLimit(running);
     this.checkGangs(running, db);
   }

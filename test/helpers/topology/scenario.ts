@@ -13,8 +13,14 @@ export interface ScenarioOptions {
   warmupSeconds: number;
   /** Load after the fault is over. */
   afterSeconds: number;
-  /** How long everything may take to finish once the load stopped. */
+  /** How long after the fault the first bind and the backlog's recovery are watched for (at
+   * least afterSeconds; default 60 s). */
+  watchSeconds?: number;
+  /** How long the backlog may go without shrinking once the load stopped: settling goes on as
+   * long as jobs keep starting or finishing, and gives up after this long without any. */
   settleSeconds?: number;
+  /** Settling stops after this long in any case. */
+  settleLimitSeconds?: number;
   seed?: number;
   /** Progress lines (the backlog as it goes). */
   log?: (line: string) => void;
@@ -23,7 +29,11 @@ export interface ScenarioOptions {
 export interface FaultResult {
   fault: string;
   submissions: number;
+  /** Accepted submissions missing or stored twice. */
   jobsLost: number;
+  /** Accepted jobs still neither running nor finished when settling gave up (the backlog stopped
+   * shrinking): not lost, but never placed. */
+  jobsStuck: number;
   podsBoundTwice: number;
   overcommittedNodes: number;
   /** Of overcommittedNodes: in the clusters, and in the control plane's books. */
@@ -36,10 +46,11 @@ export interface FaultResult {
   recoverySeconds: number | null;
   /** Fault → the first pod a cluster started. */
   firstBindSeconds: number | null;
-  /** Of jobsLost: accepted but never stored, stored twice, and never running or finished. */
+  /** Of jobsLost: accepted but never stored, and stored twice. */
   jobsMissing: number;
   jobsDuplicated: number;
-  jobsStuck: number;
+  /** Seconds settling took after the load stopped. */
+  settleSeconds: number;
   /** Submissions no replica took within the client's patience (not accepted, so not lost). */
   submissionsRefused: number;
   /** Requests the clients had to send again. */
@@ -85,7 +96,7 @@ export async function runScenario(
     o.log?.(`fault injected ${((Date.now() - at) / 1000).toFixed(1)} s ago`);
     const afterEnd = Date.now() + o.afterSeconds * 1000;
     // recovery is watched up to a limit, not beyond
-    const giveUp = Date.now() + Math.max(o.afterSeconds, 60) * 1000;
+    const giveUp = Date.now() + Math.max(o.afterSeconds, o.watchSeconds ?? 60) * 1000;
     while (Date.now() < giveUp && (recoverySeconds === null || firstBindSeconds === null)) {
       const bind = firstBindAfter(t, at);
       if (bind !== null && firstBindSeconds === null) firstBindSeconds = (bind - at) / 1000;
@@ -101,22 +112,36 @@ export async function runScenario(
     await load.stop();
   }
   o.log?.(`load stopped: ${load.accepted.size} accepted; settling`);
-  await settle(t, load, (o.settleSeconds ?? 120) * 1000, o.log);
-  return judge(t, checker, fault, load, retriesBefore, recoverySeconds, firstBindSeconds);
+  const settleStart = Date.now();
+  await settle(t, load, (o.settleSeconds ?? 60) * 1000, (o.settleLimitSeconds ?? 600) * 1000, o.log);
+  const settleSeconds = (Date.now() - settleStart) / 1000;
+  return judge(t, checker, fault, load, retriesBefore, recoverySeconds, firstBindSeconds, settleSeconds);
 }
 
-/** Until every accepted job runs or finished and the books agree with the clusters, or the time is up. */
+/**
+ * Until every accepted job runs or finished and the backlog is empty. A loaded machine drains a
+ * backlog slowly, so settling goes on while it makes progress (the backlog or the jobs still
+ * waiting shrink) and gives up only after `stallMs` without any (or after `limitMs` in all).
+ */
 async function settle(
   t: Topology,
   load: LoadGenerator,
-  timeoutMs: number,
+  stallMs: number,
+  limitMs: number,
   log?: (line: string) => void,
 ): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  for (let i = 0; Date.now() < end; i++) {
+  const end = Date.now() + limitMs;
+  let best = Number.POSITIVE_INFINITY;
+  let progressAt = Date.now();
+  for (let i = 0; Date.now() < end && Date.now() - progressAt < stallMs; i++) {
     const jobs = await accountJobs(t, load).catch(() => null);
     const b = await backlogSafe(t);
     if (jobs && jobs.stuck.length === 0 && b === 0) return;
+    const left = (b ?? Number.POSITIVE_INFINITY) + (jobs?.stuck.length ?? Number.POSITIVE_INFINITY);
+    if (left < best) {
+      best = left;
+      progressAt = Date.now();
+    }
     if (i % 10 === 0) log?.(`settling: backlog ${b ?? "?"}, stuck ${jobs?.stuck.length ?? "?"}`);
     await sleep(1000);
   }
@@ -130,6 +155,7 @@ async function judge(
   retriesBefore: number,
   recoverySeconds: number | null,
   firstBindSeconds: number | null,
+  settleSeconds: number,
 ): Promise<FaultResult> {
   await checker.sample();
   const jobs = await accountJobs(t, load);
@@ -153,7 +179,8 @@ async function judge(
   return {
     fault: fault.name,
     submissions: load.accepted.size,
-    jobsLost: jobs.lost.length + jobs.duplicated.length + jobs.stuck.length,
+    jobsLost: jobs.lost.length + jobs.duplicated.length,
+    jobsStuck: jobs.stuck.length,
     podsBoundTwice: twice.size,
     overcommittedNodes: v.overcommittedNodes.size,
     overcommittedInClusters: v.overcommittedNodes.size - v.overcommittedInBooks.size,
@@ -165,7 +192,7 @@ async function judge(
     firstBindSeconds,
     jobsMissing: jobs.lost.length,
     jobsDuplicated: jobs.duplicated.length,
-    jobsStuck: jobs.stuck.length,
+    settleSeconds,
     submissionsRefused: load.refused.size,
     clientRetries: t.client.retries - retriesBefore,
     details,
@@ -176,6 +203,7 @@ async function judge(
 export function failures(r: FaultResult, except: (keyof FaultResult)[] = []): string[] {
   const counts: Partial<Record<keyof FaultResult, number>> = {
     jobsLost: r.jobsLost,
+    jobsStuck: r.jobsStuck,
     podsBoundTwice: r.podsBoundTwice,
     overcommittedInClusters: r.overcommittedInClusters,
     overcommittedInBooks: r.overcommittedInBooks,

@@ -2,7 +2,9 @@
 // running on them, driven by an explicit clock (`now` in ms) so tests can step time.
 // Pods run for their durationSeconds, then succeed or fail and release what they held.
 // GPU devices a request names are held by index: a request naming a device another pod holds
-// is refused, so a device booked twice by the control plane shows up as a failed bind.
+// is refused, so a device booked twice by the control plane shows up as a failed bind; so is a
+// pod that would take more of a shared device's memory than is left on it (a device plugin
+// sharing a GPU refuses that too).
 import type { BindRequestMessage } from "../../../protocol/bind-request.js";
 import type { NodeInventory, PodRef, PodStateChange, RequestOutcome } from "../types.js";
 import { TimerHeap, type TimerEntry } from "./timer-heap.js";
@@ -12,8 +14,9 @@ interface SimNode {
   freeCpuMillis: number;
   freeMemory: number;
   freeGpus: number;
-  /** Shared-GPU group id → pods on it; each group holds one whole device. */
-  sharedGpuGroups: Map<string, number>;
+  /** Shared-GPU group id → pods on it and the GPU memory (MiB) they take; each group holds one
+   * whole device. */
+  sharedGpuGroups: Map<string, { pods: number; memory: number }>;
   /** The node's device indices when it reports its devices; null = it does not. */
   deviceIndices: Set<number> | null;
   /** Device index → who holds it: a pod ("job/pod") or a shared group ("group:<id>"). */
@@ -29,6 +32,8 @@ interface SimPod {
   memory: number;
   gpus: number;
   sharedGroups: string[];
+  /** MiB the pod takes on each of its shared groups. */
+  groupMemory: number;
   /** Device indices the pod holds (named by its request). */
   devices: number[];
   exitFailure: boolean;
@@ -131,6 +136,13 @@ export class SimulatedCluster {
         outcome: { ok: false, message: `node ${request.node} cannot fit the pod: ${short}` },
         changes: [],
       };
+    const groupMemory = shared.length ? sharedMemoryOf(node, r) : 0;
+    const full = memoryShortfall(node, shared, groupMemory);
+    if (full)
+      return {
+        outcome: { ok: false, message: `node ${request.node} cannot fit the pod: ${full}` },
+        changes: [],
+      };
     const clash = deviceClash(node, request, key, shared);
     if (clash) return { outcome: { ok: false, message: clash }, changes: [] };
 
@@ -143,6 +155,7 @@ export class SimulatedCluster {
       memory: r.memory,
       gpus: r.gpus,
       sharedGroups: shared,
+      groupMemory,
       devices: [...request.gpuDevices],
       exitFailure: request.pod.exitFailure,
       timer: undefined as unknown as TimerEntry<SimPod>,
@@ -209,13 +222,16 @@ export class SimulatedCluster {
     node.pods++;
     for (const index of pod.devices) node.deviceHolders.set(index, podKey(pod.jobId, pod.name));
     for (const group of pod.sharedGroups) {
-      const users = node.sharedGpuGroups.get(group) ?? 0;
-      if (users === 0) {
+      const held = node.sharedGpuGroups.get(group);
+      if (!held) {
         node.freeGpus--; // the group's first pod takes the device
         const index = groupDevice(node, group);
         if (index !== null) node.deviceHolders.set(index, `group:${group}`);
+        node.sharedGpuGroups.set(group, { pods: 1, memory: pod.groupMemory });
+      } else {
+        held.pods++;
+        held.memory += pod.groupMemory;
       }
-      node.sharedGpuGroups.set(group, users + 1);
     }
   }
 
@@ -227,9 +243,11 @@ export class SimulatedCluster {
     node.pods--;
     for (const index of pod.devices) node.deviceHolders.delete(index);
     for (const group of pod.sharedGroups) {
-      const left = (node.sharedGpuGroups.get(group) ?? 1) - 1;
-      if (left > 0) node.sharedGpuGroups.set(group, left);
-      else {
+      const held = node.sharedGpuGroups.get(group);
+      if (held && held.pods > 1) {
+        held.pods--;
+        held.memory -= pod.groupMemory;
+      } else {
         node.sharedGpuGroups.delete(group);
         node.freeGpus++; // the group's last pod gives the device back
         const index = groupDevice(node, group);
@@ -248,6 +266,25 @@ export function podKey(jobId: string, pod: string): string {
 /** A fractional pod without a named group gets a device of its own. */
 function sharedGroupsOf(request: BindRequestMessage, key: string): string[] {
   return request.gpuGroups.length > 0 ? [...new Set(request.gpuGroups)] : [key];
+}
+
+/** GPU memory (MiB) a shared pod takes on each of its devices: its GPU-memory request, or its
+ * fraction of the node's device memory. */
+function sharedMemoryOf(node: SimNode, r: { gpuFraction: number; gpuMemory: number }): number {
+  return r.gpuMemory > 0 ? r.gpuMemory : Math.trunc(r.gpuFraction * node.inventory.capacity.gpuMemory);
+}
+
+/** Which shared group has less memory left than the pod takes, or null (a node that does not
+ * report its GPU memory is not checked). */
+function memoryShortfall(node: SimNode, groups: string[], memory: number): string | null {
+  const capacity = node.inventory.capacity.gpuMemory;
+  if (capacity <= 0) return null;
+  for (const group of groups) {
+    const used = node.sharedGpuGroups.get(group)?.memory ?? 0;
+    if (used + memory > capacity)
+      return `GPU group ${group} has ${capacity - used} MiB of ${capacity} free, the pod takes ${memory} MiB`;
+  }
+  return null;
 }
 
 /** On a node that reports its devices, a shared group is named by its device's index. */
