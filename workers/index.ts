@@ -92,7 +92,8 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     workerId: o.workerId,
     log,
     cache: new ClusterCache(store, {
-      onCatchUp: (cluster, changes) => log.debug({ cluster, ...changes }, "catching up with the cluster's changes"),
+      onCatchUp: (cluster, changes) =>
+        log.debug({ cluster, ...changes }, "catching up with the cluster's changes"),
     }),
     memory: new Map(),
     searchCursors: new SearchCursorStore(connection, o.prefix, log),

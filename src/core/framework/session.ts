@@ -142,7 +142,10 @@ export class Session {
         job.addPod(pod);
         if (pod.nodeName && isActiveUsed(pod.status)) {
           const node = this.nodeByName.get(pod.nodeName);
-          if (node) (onNode[node.index] ??= []).push(pod);
+          if (!node) continue;
+          const list = onNode[node.index];
+          if (list) list.push(pod);
+          else onNode[node.index] = [pod];
         }
       }
     }

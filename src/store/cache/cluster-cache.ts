@@ -73,7 +73,8 @@ export class ClusterCache {
   private readonly entries = new Map<string, Entry>();
   private readonly busy = new Map<string, Promise<unknown>>();
   private readonly versions = new Map<string, number>();
-  private readonly opts: Required<Omit<ClusterCacheOptions, "onCatchUp">> & Pick<ClusterCacheOptions, "onCatchUp">;
+  private readonly opts: Required<Omit<ClusterCacheOptions, "onCatchUp">> &
+    Pick<ClusterCacheOptions, "onCatchUp">;
   private prunedAt = 0;
   /** Per cluster, how its last refresh went. */
   readonly lastRefresh = new Map<string, RefreshKind>();
