@@ -2,7 +2,8 @@
 // second worker, alive throughout with a cache of its own kept current by deltas, goes on with
 // the cluster's cycles; every job submitted runs, every cancelled job ends with nothing left on
 // a node, every pod is placed once, and no node holds more GPUs than it has. Three rounds: each
-// arms a new worker to die at the first catch-up it starts, then submits and cancels jobs.
+// arms a new worker to die at the first catch-up it starts, then submits and cancels jobs
+// (and small jobs after them until that worker has died).
 import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { until } from "../agent/until.js";
@@ -71,7 +72,19 @@ it("loses nothing when a worker dies while catching up", async () => {
       cancelled.push(id);
     }
     kept = [...kept, warm, ...batch].filter((id) => !cancelled.includes(id));
-    await doomed.died;
+    // The doomed worker may have read the batch in a full load or left it to the other worker:
+    // small jobs, one at a time, until it starts a catch-up.
+    let dead = false;
+    void doomed.died.then(() => {
+      dead = true;
+    });
+    for (let n = 0; !dead; n++) {
+      const nudge = await cp.submit({ ...gpuJob(`nudge-${round}-${n}`, "team-a", 1, 0), cluster: "c1" });
+      kept.push(nudge);
+      const running = cp.jobInState(nudge, "RUNNING", 120_000);
+      running.catch(() => {}); // checked with every job kept at the end
+      await Promise.race([doomed.died, running]);
+    }
   }
 
   await until(async () => {
