@@ -6,10 +6,15 @@
 // Each run is on a fresh database and fresh processes; the figures are medians over --runs.
 //
 //   npm run bench:e2e -- [--runs 3] [--jobs 500] [--pods 8] [--concurrency 32] [--named 0]
+//                        [--preload-nodes 4000]
 //
 // --named: the share of jobs (0..1) that name their cluster; the rest go through admission.
+// --preload-nodes N: one cluster instead of three, already busy: N nodes' worth of running pods
+// (bench/seed-cluster.ts: at 4,000, 24,000 one-GPU and 76,000 one-CPU pods over 200 leaf queues),
+// seeded with bulk SQL and held by its simulated agent from the start, plus enough empty room
+// spread over extra nodes for every pod submitted; the jobs go to the seeded leaf queues.
 import type { ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -19,9 +24,10 @@ import { type RunningAgent, runAgent } from "../src/agent/agent.js";
 import { parseClusterFile } from "../src/agent/backends/simulated/cluster-file.js";
 import { SimulatedBackend } from "../src/agent/backends/simulated/simulated-backend.js";
 import { RedisEventBus } from "../src/store/redis-events.js";
-import { createTestDatabase, type TestDatabase } from "../test/helpers/db.js";
+import { admin, createTestDatabase, type TestDatabase } from "../test/helpers/db.js";
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../test/helpers/redis.js";
 import { cpuSeconds, gql, httpAgent, ownCpuSeconds, startProcess } from "./processes.js";
+import { type ClusterShape, clusterShape, leafQueue, seedCluster } from "./seed-cluster.js";
 
 const { values: opt } = parseArgs({
   options: {
@@ -30,8 +36,11 @@ const { values: opt } = parseArgs({
     pods: { type: "string", default: "8" },
     concurrency: { type: "string", default: "32" },
     named: { type: "string", default: "0" },
+    "preload-nodes": { type: "string", default: "0" },
   },
 });
+const PRELOAD = Number(opt["preload-nodes"]);
+if (!Number.isInteger(PRELOAD) || PRELOAD < 0) throw new Error("--preload-nodes must be a whole number ≥ 0");
 const RUNS = Number(opt.runs);
 const JOBS = Number(opt.jobs);
 const PODS = Number(opt.pods);
@@ -44,18 +53,84 @@ if (!(NAMED >= 0 && NAMED <= 1)) throw new Error("--named must be between 0 and 
 const root = path.resolve(import.meta.dirname, "..");
 /** Warm-up jobs per run (not measured): JIT, prepared statements, pools, every cluster's queues. */
 const WARMUP = 6;
-const CLUSTERS = ["sim-a", "sim-b", "sim-c"];
+const CLUSTERS = PRELOAD ? ["big"] : ["sim-a", "sim-b", "sim-c"];
 /** Room for every pod of a run with some to spare: each cluster takes ~half of them. */
 const nodesPerCluster = Math.max(8, Math.ceil(((JOBS + WARMUP) * PODS) / 8 / 2));
 const clusterYaml = `
 nodeGroups:
   - { name: gpu, count: ${nodesPerCluster}, cpu: 128, memory: 1Ti, gpus: 8, gpuModel: H100, gpuMemoryMiB: 81920 }
 `;
+/** The preloaded cluster: its seeded nodes plus empty room for the run's pods (8 GPUs a node). */
+const bigShape: ClusterShape = (() => {
+  const nodes = PRELOAD + Math.ceil(((JOBS + WARMUP) * PODS) / 8) + 8;
+  return { ...clusterShape(PRELOAD), nodes, pendingGangs: 0, nodeDigits: String(nodes - 1).length };
+})();
+const bigYaml = `
+nodeGroups:
+  - { name: node, count: ${bigShape.nodes}, cpu: 128, memory: 1Ti, gpus: 8, gpuModel: A100, gpuMemoryMiB: 81920 }
+`;
+const queueOf = (n: number) => (PRELOAD ? leafQueue(n % bigShape.leafQueues) : "bench");
+
+/** The seeded running pods, started on the simulated cluster before its agent runs. */
+async function preloadPods(url: string, backend: SimulatedBackend): Promise<number> {
+  const { rows } = await admin(
+    (c) =>
+      c.query<{
+        job: string;
+        job_name: string;
+        queue: string;
+        pod: string;
+        node: string;
+        cpu: number;
+        memory: string;
+        gpus: number;
+      }>(
+        `SELECT j.id::text AS job, j.name AS job_name, j.queue_name AS queue, p.name AS pod, p.node_name AS node,
+                p.cpu_millis AS cpu, p.memory::text AS memory, p.gpus
+         FROM pod p JOIN job j ON j.id = p.job_id WHERE p.state = 'RUNNING'`,
+      ),
+    url,
+  );
+  const now = Date.now();
+  for (const r of rows) {
+    const effect = backend.cluster.bind(
+      {
+        id: randomUUID(),
+        kind: "bind",
+        cluster: "big",
+        generation: 1,
+        job: { id: r.job, name: r.job_name, namespace: "default", queue: r.queue, createdInCluster: false },
+        pod: {
+          name: r.pod,
+          task: "worker",
+          resources: {
+            cpuMillis: r.cpu,
+            memory: Number(r.memory),
+            gpus: r.gpus,
+            gpuFraction: 0,
+            gpuMemory: 0,
+          },
+          durationSeconds: 365 * 86_400,
+          exitFailure: false,
+        },
+        node: r.node,
+        gpuGroups: [],
+        gpuDevices: [],
+        reason: "",
+        attempt: 1,
+      },
+      now,
+    );
+    if (!effect.outcome.ok) throw new Error(`preloading ${r.job_name}/${r.pod}: ${effect.outcome.message}`);
+  }
+  return rows.length;
+}
 
 async function submit(
   url: string,
   token: string,
   name: string,
+  queue: string,
   named: { cluster?: string },
 ): Promise<string> {
   const { submitJob } = await gql<{ submitJob: { id: string } }>(
@@ -65,7 +140,7 @@ async function submit(
     {
       i: {
         name,
-        queue: "bench",
+        queue,
         ...named,
         tasks: [
           {
@@ -103,6 +178,11 @@ interface RunResult {
 
 async function oneRun(run: number): Promise<RunResult> {
   const db: TestDatabase = await createTestDatabase();
+  if (PRELOAD) {
+    const t0 = performance.now();
+    await admin((c) => seedCluster(c, "big", bigShape), db.url);
+    console.error(`run ${run}: seeded ${bigShape.nodes} nodes in ${Math.round(performance.now() - t0)} ms`);
+  }
   const prefix = testRedisPrefix("fleetq-e2e");
   const adminToken = `fq_bench_${randomBytes(16).toString("hex")}`;
   const common = { DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, FLEETQ_REDIS_PREFIX: prefix };
@@ -119,15 +199,25 @@ async function oneRun(run: number): Promise<RunResult> {
     const url = api.match[1]!;
     await gql(url, adminToken, `mutation { createQueue(input: { name: "bench" }) { name } }`);
     for (const c of CLUSTERS) {
-      await gql(url, adminToken, "mutation($n: String!) { registerCluster(input: { name: $n }) { name } }", {
-        n: c,
-      });
+      if (!PRELOAD)
+        await gql(
+          url,
+          adminToken,
+          "mutation($n: String!) { registerCluster(input: { name: $n }) { name } }",
+          {
+            n: c,
+          },
+        );
       const { createToken } = await gql<{ createToken: { secret: string } }>(
         url,
         adminToken,
         "mutation($n: String!, $c: String!) { createToken(input: { name: $n, role: AGENT, cluster: $c }) { secret } }",
         { n: `agent-${c}`, c },
       );
+      const backend = SimulatedBackend.fromClusterFile(
+        parseClusterFile(`${c}.yaml`, PRELOAD ? bigYaml : clusterYaml),
+      );
+      if (PRELOAD) console.error(`run ${run}: ${await preloadPods(db.url, backend)} pods running on ${c}`);
       agents.push(
         await runAgent({
           cluster: c,
@@ -135,7 +225,7 @@ async function oneRun(run: number): Promise<RunResult> {
           token: createToken.secret,
           redis: TEST_REDIS_URL,
           queuePrefix: `${prefix}bind`,
-          backend: SimulatedBackend.fromClusterFile(parseClusterFile(`${c}.yaml`, clusterYaml)),
+          backend,
           register: false,
           // Simulated binds are instant: let many wait on their report at once.
           concurrency: 256,
@@ -182,7 +272,7 @@ async function oneRun(run: number): Promise<RunResult> {
       runningAt.set(e.job, performance.now());
       if (runningAt.size === JOBS) allRunning();
     });
-    for (let n = 0; n < WARMUP; n++) warming.add(await submit(url, adminToken, `warm-${n}`, {}));
+    for (let n = 0; n < WARMUP; n++) warming.add(await submit(url, adminToken, `warm-${n}`, queueOf(n), {}));
     await warm;
 
     const cpuBefore = [cpuSeconds(api.proc.pid), cpuSeconds(workers.proc.pid), ownCpuSeconds()];
@@ -193,7 +283,7 @@ async function oneRun(run: number): Promise<RunResult> {
         const n = next++;
         const named = n < JOBS * NAMED ? { cluster: CLUSTERS[n % CLUSTERS.length] } : {};
         const t = performance.now();
-        submittedAt.set(await submit(url, adminToken, `job-${n}`, named), t);
+        submittedAt.set(await submit(url, adminToken, `job-${n}`, queueOf(n), named), t);
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, submitter));
@@ -250,6 +340,7 @@ async function main() {
     podsPerJob: PODS,
     concurrency: CONCURRENCY,
     named: NAMED,
+    preloadNodes: PRELOAD,
     runs: results,
     median: {
       podsPerSecond: median(results.map((r) => r.podsPerSecond)),

@@ -20,6 +20,8 @@ export interface ClusterShape {
   gangSize: number;
   departments: number;
   leafQueues: number;
+  /** Digits of the node names (`node-00042`); 5 when absent. */
+  nodeDigits?: number;
 }
 
 /** The shape per node count: at 4,000 nodes, 24,000 one-GPU and 76,000 one-CPU running pods,
@@ -96,8 +98,17 @@ export async function seedCluster(db: pg.Client, cluster: string, shape: Cluster
   );
   await db.query(
     `INSERT INTO node (cluster_name, name, cpu_millis, memory, gpus, gpu_memory, max_pods, gpu_model)
-     SELECT $1, 'node-' || lpad(i::text, 5, '0'), $3, $4, $5, $6, $7, 'A100' FROM generate_series(0, $2::int - 1) i`,
-    [cluster, shape.nodes, NODE.cpuMillis, NODE.memory, NODE.gpus, NODE.gpuMemory, NODE.maxPods],
+     SELECT $1, 'node-' || lpad(i::text, $8::int, '0'), $3, $4, $5, $6, $7, 'A100' FROM generate_series(0, $2::int - 1) i`,
+    [
+      cluster,
+      shape.nodes,
+      NODE.cpuMillis,
+      NODE.memory,
+      NODE.gpus,
+      NODE.gpuMemory,
+      NODE.maxPods,
+      shape.nodeDigits ?? 5,
+    ],
   );
   const jobs = plan(shape);
   const cols = {
@@ -137,11 +148,11 @@ export async function seedCluster(db: pg.Client, cluster: string, shape: Cluster
        gpu_memory, created_at, updated_at, started_at)
      SELECT gen_random_uuid(), p.id, 'worker', 'worker-' || p.g,
        CASE WHEN p.running THEN 'RUNNING'::"PodState" ELSE 'PENDING'::"PodState" END,
-       CASE WHEN p.running THEN 'node-' || lpad(((p.k - 1) % $1::int)::text, 5, '0') END,
+       CASE WHEN p.running THEN 'node-' || lpad(((p.k - 1) % $1::int)::text, $2::int, '0') END,
        p.cpu, p.memory, p.gpus, 0, 0, p.at, p.at, CASE WHEN p.running THEN p.at END
      FROM (SELECT s.*, g, row_number() OVER (PARTITION BY s.gpus, s.running ORDER BY s.n, g) AS k
            FROM seed_job s, generate_series(0, s.size - 1) g) p`,
-    [shape.nodes],
+    [shape.nodes, shape.nodeDigits ?? 5],
   );
   await db.query("COMMIT");
   await db.query("ANALYZE");

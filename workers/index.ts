@@ -93,7 +93,10 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     logIdleCycles: o.logIdleCycles,
     workerId: o.workerId,
     log,
-    cache: new ClusterCache(store),
+    cache: new ClusterCache(store, {
+      onCatchUp: (cluster, changes) =>
+        log.debug({ cluster, ...changes }, "catching up with the cluster's changes"),
+    }),
     memory: new Map(),
     searchCursors: new SearchCursorStore(connection, o.prefix, log),
   };

@@ -44,6 +44,13 @@ export function computeFairShare(
   return shares;
 }
 
+function sameGroups(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 export function sessionResult(ssn: Session): SessionResult {
   const pods: SessionResult["pods"] = [];
   const jobs: JobOutcome[] = [];
@@ -54,7 +61,7 @@ export function sessionResult(ssn: Session): SessionResult {
       const changed =
         p.status !== p.spec.status ||
         p.nodeName !== p.spec.node ||
-        p.gpuGroups.join(",") !== p.spec.gpuGroups.join(",");
+        !sameGroups(p.gpuGroups, p.spec.gpuGroups);
       if (changed)
         pods.push({
           job: job.uid,

@@ -9,6 +9,8 @@ import type { NodeSpec, PodStatus } from "./spec.js";
 import { isActiveUsed } from "./status.js";
 
 export const GPU_COUNT_LABEL = "nvidia.com/gpu.count";
+/** The groups of every entry without any (never changed: groups are replaced whole). */
+const NO_GROUPS: string[] = [];
 
 /** What the node recorded about a pod when it was added (removal undoes exactly this). */
 export interface NodePodEntry {
@@ -205,7 +207,7 @@ export class NodeInfo {
     const entry: NodePodEntry = {
       pod,
       status: pod.status,
-      gpuGroups: [...pod.gpuGroups],
+      gpuGroups: pod.gpuGroups.length ? [...pod.gpuGroups] : NO_GROUPS,
       shared,
       vector,
       groupMemory: shared ? this.requestGpuMemory(pod.req) : 0,

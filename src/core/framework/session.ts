@@ -50,6 +50,11 @@ export interface Action {
 }
 
 const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const podByName = (a: PodInfo, b: PodInfo) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const inNameOrder = (pods: readonly PodInfo[]): boolean => {
+  for (let i = 1; i < pods.length; i++) if (pods[i - 1]!.name > pods[i]!.name) return false;
+  return true;
+};
 const OK: SchedulableResult = { schedulable: true };
 
 export class Session {
@@ -127,23 +132,28 @@ export class Session {
     const log = this.nodeChanges;
     for (const t of snapshot.topologies) this.topologies.set(t.name, t);
     this.buildQueues(snapshot);
-    const onNode = new Map<string, PodInfo[]>();
+    // Placed pods per node (by node index), added in name order (ties: snapshot order).
+    const onNode: (PodInfo[] | undefined)[] = new Array(this.nodes.length);
     for (const spec of snapshot.jobs) {
       const job = new JobInfo(spec);
       this.jobs.set(job.uid, job);
       for (const p of spec.pods) {
         const pod = new PodInfo(p, job.uid);
         job.addPod(pod);
-        if (pod.nodeName && isActiveUsed(pod.status) && this.nodeByName.has(pod.nodeName)) {
-          const list = onNode.get(pod.nodeName) ?? [];
-          list.push(pod);
-          onNode.set(pod.nodeName, list);
+        if (pod.nodeName && isActiveUsed(pod.status)) {
+          const node = this.nodeByName.get(pod.nodeName);
+          if (!node) continue;
+          const list = onNode[node.index];
+          if (list) list.push(pod);
+          else onNode[node.index] = [pod];
         }
       }
     }
-    for (const [name, pods] of onNode) {
-      const node = this.nodeByName.get(name)!;
-      pods.sort(byName);
+    for (let i = 0; i < onNode.length; i++) {
+      const pods = onNode[i];
+      if (!pods) continue;
+      if (!inNameOrder(pods)) pods.sort(podByName);
+      const node = this.nodes[i]!;
       for (const p of pods) node.addTask(p);
     }
     for (const n of this.nodes) n.onChange = (x) => log.push(x);

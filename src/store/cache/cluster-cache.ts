@@ -43,6 +43,8 @@ export interface ClusterCacheOptions {
   maxIdleMs?: number;
   /** Tombstones older than this are pruned (at most every tenth of it, by any cache). */
   tombstoneRetentionMs?: number;
+  /** Told when a delta refresh found changed rows and starts reading them (logs, tests). */
+  onCatchUp?: (cluster: string, changes: { jobs: number; nodes: number; queues: boolean }) => void;
 }
 
 export interface RefreshOptions {
@@ -61,7 +63,7 @@ interface Entry {
   usage: Map<string, QuotaVector> | null;
 }
 
-const DEFAULTS: Required<ClusterCacheOptions> = {
+const DEFAULTS: Required<Omit<ClusterCacheOptions, "onCatchUp">> = {
   driftCheckEvery: 50,
   maxIdleMs: 10 * 60_000,
   tombstoneRetentionMs: 3600_000,
@@ -71,7 +73,8 @@ export class ClusterCache {
   private readonly entries = new Map<string, Entry>();
   private readonly busy = new Map<string, Promise<unknown>>();
   private readonly versions = new Map<string, number>();
-  private readonly opts: Required<ClusterCacheOptions>;
+  private readonly opts: Required<Omit<ClusterCacheOptions, "onCatchUp">> &
+    Pick<ClusterCacheOptions, "onCatchUp">;
   private prunedAt = 0;
   /** Per cluster, how its last refresh went. */
   readonly lastRefresh = new Map<string, RefreshKind>();
@@ -162,6 +165,12 @@ export class ClusterCache {
     const cluster = await readCluster(q, state.cluster);
     if (!cluster) throw new NotFoundError("cluster", state.cluster);
     const changes = await readChanges(q, state.cluster, entry.cursor);
+    if (changes.jobs.length || changes.nodes.length || changes.removedNodes.length || changes.queues)
+      this.opts.onCatchUp?.(state.cluster, {
+        jobs: changes.jobs.length,
+        nodes: changes.nodes.length + changes.removedNodes.length,
+        queues: changes.queues,
+      });
     const addedNode = changes.nodes.some((n) => !state.hasNode(n));
     const nodes =
       changes.removedNodes.length || addedNode
