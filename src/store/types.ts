@@ -90,6 +90,9 @@ export interface Job {
   lastStartAt: Date | null;
   staleSince: Date | null;
   createdInCluster: boolean;
+  labels: JsonValue;
+  maxRuntimeSeconds: number | null;
+  expectedRuntimeSeconds: number | null;
 }
 
 export interface JobTask {

@@ -140,7 +140,7 @@ function keepMovedPodsReleasing(
   for (const e of result.evictions) {
     const pod = rows.pods.get(e.pod);
     const f = finals.get(e.pod);
-    if (!pod || !f || pod.nodeName !== e.node || !RESOURCE_HOLDING_POD_STATES.includes(pod.state)) continue;
+    if (!pod || !f || pod.nodeName !== e.node || !holdsNodeState(pod.state)) continue;
     if (f.node === e.node || !PLACED_STATUS.includes(f.status)) continue;
     finals.set(e.pod, { job: f.job, status: "Releasing", node: e.node, gpuGroups: [...pod.gpuGroups] });
     moved.add(e.pod);
