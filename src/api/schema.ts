@@ -13,6 +13,7 @@ import { queueResolvers } from "./resolvers/queues.js";
 import { Bytes, JSONScalar } from "./resolvers/scalars.js";
 import { subscriptionResolvers } from "./resolvers/subscriptions.js";
 import { tokenResolvers } from "./resolvers/tokens.js";
+import { whatIfResolvers } from "./resolvers/what-if.js";
 
 /** schema.graphql, found by walking up from this file (works from src/ and from a build in dist/). */
 export function readSchemaSource(): string {
@@ -47,6 +48,7 @@ export const resolvers = merge(
   fairShareResolvers,
   agentResolvers,
   subscriptionResolvers,
+  whatIfResolvers,
 );
 
 export function buildSchema(): GraphQLSchema {

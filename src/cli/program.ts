@@ -10,6 +10,7 @@ import { registerServers } from "./commands/servers.js";
 import { registerSimulate } from "./commands/simulate.js";
 import { registerSubmit } from "./commands/submit.js";
 import { registerToken } from "./commands/token.js";
+import { registerWhatIf } from "./commands/whatif.js";
 import { registerWhy } from "./commands/why.js";
 import { EXIT } from "./exit-codes.js";
 import { projectVersion } from "./paths.js";
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
   registerCancel(program);
   registerQueue(program);
   registerToken(program);
+  registerWhatIf(program);
   // running the control plane
   registerServers(program);
   registerAgentAcl(program);

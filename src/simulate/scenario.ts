@@ -58,6 +58,8 @@ export const nodeSchema = z.strictObject({
     )
     .optional(),
   unschedulable: z.boolean().optional(),
+  /** false: the node is not ready (it takes no pods and does not count toward the cluster's total). */
+  ready: z.boolean().optional(),
   /** Device topology (one entry per GPU, in index order): which NVLink/NVSwitch domain and NUMA node. */
   gpuDevices: z
     .array(
@@ -82,6 +84,17 @@ export const taskSchema = z.strictObject({
   podAffinity: z.array(affinityTerm).nullable().optional(),
   podAntiAffinity: z.array(affinityTerm).nullable().optional(),
   gpuModels: z.array(z.string()).nullable().optional(),
+  /** Node label requirements, all of which a node must meet (Kubernetes label-selector operators). */
+  nodeSelector: z
+    .array(
+      z.strictObject({
+        key: z.string(),
+        operator: z.enum(["In", "NotIn", "Exists", "DoesNotExist"]),
+        values: z.array(z.string()).optional(),
+      }),
+    )
+    .nullable()
+    .optional(),
   preferredGpuModels: z.array(z.string()).nullable().optional(),
   tolerations: z
     .array(

@@ -40,3 +40,13 @@ export const CREATE_TOKEN = `mutation($input: CreateTokenInput!) { createToken(i
 export const REVOKE_TOKEN = `mutation($id: ID!) { revokeToken(id: $id) }`;
 export const LIST_TOKENS = "query { tokens { id name role queues cluster createdBy createdAt revokedAt } }";
 export const ME = "query { me { name role queues cluster } }";
+
+export const CLUSTER_SCENARIO = "query($cluster: String!) { clusterScenario(cluster: $cluster) }";
+export const WHAT_IF = `query WhatIf($cluster: String!, $quotas: [WhatIfQuotaInput!], $config: JSON) {
+  whatIf(cluster: $cluster, quotas: $quotas, config: $config) {
+    cluster
+    starts { job name queue pods nodes }
+    pipelined { job name queue pods nodes }
+    evictions { job name queue pod node action message }
+    queues { queue deservedBefore ${RESOURCES} deservedAfter ${RESOURCES} fairShareBefore ${RESOURCES}
+      fairShareAfter ${RESOURCES} allocatedBefore ${RESOURCES} allocatedAfter ${RESOURCES} } } }`;

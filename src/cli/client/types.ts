@@ -109,3 +109,27 @@ export interface QueueShare {
 }
 
 export const TERMINAL_JOB_STATES: ReadonlySet<JobState> = new Set(["SUCCEEDED", "FAILED", "CANCELLED"]);
+
+export interface WhatIfJobView {
+  job: string;
+  name: string;
+  queue: string;
+  pods: number;
+  nodes: string[];
+}
+
+export interface WhatIfResult {
+  cluster: string;
+  starts: WhatIfJobView[];
+  pipelined: WhatIfJobView[];
+  evictions: { job: string; name: string; queue: string; pod: string; node: string; action: string; message: string }[];
+  queues: {
+    queue: string;
+    deservedBefore: Resources;
+    deservedAfter: Resources;
+    fairShareBefore: Resources;
+    fairShareAfter: Resources;
+    allocatedBefore: Resources;
+    allocatedAfter: Resources;
+  }[];
+}
