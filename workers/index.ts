@@ -33,6 +33,7 @@ import { TriggerCoalescer } from "./trigger-coalescer.js";
 import { triggersFor } from "./triggers.js";
 import { checkLostClusters } from "./lost/check-lost-clusters.js";
 import { recordUsage } from "./usage/record-usage.js";
+import { runEstimates } from "./estimates/run-estimates.js";
 
 export { metrics } from "./metrics.js";
 export { type WorkerOptions, WorkerOptionsError } from "./options.js";
@@ -42,6 +43,24 @@ export { runAdmission, type AdmissionReport } from "./admission/run-admission.js
 export { AdmissionState, type ClusterSource, fullReads } from "./admission/state.js";
 export { sweepOutbox, type SweepReport } from "./dispatch/sweep-outbox.js";
 export { recordUsage } from "./usage/record-usage.js";
+export { runEstimates, type EstimateReport } from "./estimates/run-estimates.js";
+
+/** Events after which start-time estimates are recomputed: jobs came or went, pods ended, room or
+ * shares changed. */
+const ESTIMATE_TRIGGERS = new Set([
+  "job.submitted",
+  "job.assigned",
+  "job.reassigned",
+  "job.cancelled",
+  "pods.status",
+  "pods.vanished",
+  "bind.result",
+  "nodes.reported",
+  "quota.set",
+  "queue.created",
+  "queue.updated",
+  "queue.deleted",
+]);
 
 export interface RunningWorkers {
   /** The store the workers use (their database and event bus). */
@@ -109,6 +128,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
   // Its own cache: `unchanged` is relative to the cache's previous refresh, which must be its own.
   const admissionState = new AdmissionState(new ClusterCache(store));
   let admission: SerialTask | null = null;
+  let estimates: SerialTask | null = null;
   const tasks: SerialTask[] = [];
   try {
     await cycles.refresh();
@@ -179,6 +199,23 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
         ),
       }),
     );
+    if (o.estimateIntervalMs > 0) {
+      estimates = await SerialTask.start({
+        ...task,
+        prefix: workersPrefix,
+        name: "estimates",
+        intervalMs: o.estimateIntervalMs,
+        log,
+        run: guarded("estimates", async () => {
+          await runEstimates(store, config, {
+            horizonMs: o.estimateHorizonSeconds * 1000,
+            maxSessions: o.estimateMaxSessions,
+            usageWindow,
+          });
+        }),
+      });
+      tasks.push(estimates);
+    }
     if (o.retentionDays > 0) {
       tasks.push(
         await SerialTask.start({
@@ -210,7 +247,19 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     },
     (err) => log.warn({ err: err.message }, "could not trigger work"),
   );
-  const unlisten = await bus.listen((e) => coalescer.add(triggersFor(e)));
+  const unlistenCycles = await bus.listen((e) => coalescer.add(triggersFor(e)));
+  // Estimates follow changes, at most every estimateMinGapMs.
+  let estimateAsked = 0;
+  const unlistenEstimates = await bus.listen((e) => {
+    if (!estimates || !ESTIMATE_TRIGGERS.has(e.kind) || Date.now() - estimateAsked < o.estimateMinGapMs)
+      return;
+    estimateAsked = Date.now();
+    estimates.trigger("change").catch((err) => log.warn({ err: err.message }, "could not trigger estimates"));
+  });
+  const unlisten = () => {
+    unlistenCycles();
+    unlistenEstimates();
+  };
   const refresher = setInterval(() => void cycles.refresh(), o.clusterRefreshMs);
   log.info({ clusters: cycles.clusters, actions: config.actions }, "workers started");
 

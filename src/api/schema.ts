@@ -7,6 +7,7 @@ import type { GraphQLSchema } from "graphql";
 import { isGuarded } from "./auth.js";
 import { agentResolvers } from "./resolvers/agent.js";
 import { clusterResolvers } from "./resolvers/clusters.js";
+import { estimateResolvers } from "./resolvers/estimates.js";
 import { fairShareResolvers } from "./resolvers/fair-share.js";
 import { jobResolvers } from "./resolvers/jobs.js";
 import { queueResolvers } from "./resolvers/queues.js";
@@ -49,6 +50,7 @@ export const resolvers = merge(
   agentResolvers,
   subscriptionResolvers,
   whatIfResolvers,
+  estimateResolvers,
 );
 
 export function buildSchema(): GraphQLSchema {

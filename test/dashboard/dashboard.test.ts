@@ -108,6 +108,9 @@ it("shows the demo's queues, clusters and fair share, and updates live when a jo
   const pendingRow = page.locator(`[data-testid=pending] tr[data-job-id="${pendingJob.stdout.trim()}"]`);
   await pendingRow.waitFor({ timeout: 120_000 });
   await expect.poll(() => pendingRow.innerText(), { timeout: 120_000 }).toMatch(/a100-small: .+/);
+  // its expected start: none for a job no cluster can run
+  expect(await page.locator("[data-testid=pending] thead").innerText()).toContain("Expected start");
+  expect(await pendingRow.locator("td.starts").innerText()).toBe("unknown");
   await page.selectOption("[data-testid=resource]", "cpu");
   await page.screenshot({ path: path.join(SCREENSHOTS, "dashboard-live.png"), fullPage: true });
   expect(errors).toEqual([]);

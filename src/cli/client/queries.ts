@@ -7,7 +7,8 @@ export const JOB_FIELDS = `id name state queue { name } cluster { name } request
   pendingReason { message clusters { cluster message short { resource amount } } }`;
 
 export const SUBMIT_JOB = `mutation Submit($input: SubmitJobInput!) { submitJob(input: $input) { ${JOB_FIELDS} } }`;
-export const GET_JOB = `query Job($id: ID!) { job(id: $id) { ${JOB_FIELDS} events { at kind message actor } } }`;
+export const GET_JOB = `query Job($id: ID!) { job(id: $id) { ${JOB_FIELDS} events { at kind message actor }
+  estimatedStart estimatedCluster } }`;
 export const JOB_UPDATED = `subscription JobUpdated($id: ID!) { jobUpdated(id: $id) { ${JOB_FIELDS} } }`;
 export const CANCEL_JOB = `mutation Cancel($id: ID!) { cancelJob(id: $id) { ${JOB_FIELDS} } }`;
 

@@ -56,6 +56,9 @@ export interface EventView {
 
 export interface JobDetail extends JobView {
   events: EventView[];
+  /** When and where a pending job is expected to start (null: not pending, or unknown). */
+  estimatedStart?: string | null;
+  estimatedCluster?: string | null;
 }
 
 export interface QueueQuota {
@@ -122,7 +125,15 @@ export interface WhatIfResult {
   cluster: string;
   starts: WhatIfJobView[];
   pipelined: WhatIfJobView[];
-  evictions: { job: string; name: string; queue: string; pod: string; node: string; action: string; message: string }[];
+  evictions: {
+    job: string;
+    name: string;
+    queue: string;
+    pod: string;
+    node: string;
+    action: string;
+    message: string;
+  }[];
   queues: {
     queue: string;
     deservedBefore: Resources;

@@ -1,6 +1,6 @@
 // Tables and detail views of jobs: `get jobs`, `get job ID`, `why JOB`.
 import type { JobDetail, JobView, PendingReason, ResourceName } from "../client/types.js";
-import { formatAge, formatBytes, formatCpu, formatGpu } from "./format.js";
+import { formatAge, formatBytes, formatCpu, formatGpu, formatSeconds } from "./format.js";
 import { podCounts } from "./job-progress.js";
 import { renderTable } from "./table.js";
 
@@ -53,6 +53,18 @@ export function pendingReasonView(reason: PendingReason): string {
   return lines.join("\n");
 }
 
+/** "2026-12-01T19:05:00.000Z on a100-small (in 12m)", or why there is no estimate. */
+export function estimatedStartView(
+  job: Pick<JobDetail, "estimatedStart" | "estimatedCluster">,
+  now = Date.now(),
+): string {
+  if (!job.estimatedStart)
+    return "unknown (beyond the estimator's horizon, or waiting on jobs with no known run time)";
+  const inSeconds = Math.round((Date.parse(job.estimatedStart) - now) / 1000);
+  const when = inSeconds > 0 ? `in ${formatSeconds(inSeconds)}` : "now";
+  return `${job.estimatedStart}${job.estimatedCluster ? ` on ${job.estimatedCluster}` : ""} (${when})`;
+}
+
 export function jobDetailView(job: JobDetail, now = Date.now()): string {
   const c = podCounts(job);
   const lines = [
@@ -65,6 +77,7 @@ export function jobDetailView(job: JobDetail, now = Date.now()): string {
     `Submitted:  ${job.createdAt} by ${job.submittedBy} (${formatAge(job.createdAt, now)} ago)`,
   ];
   if (job.startedAt) lines.push(`Started:    ${job.startedAt}`);
+  if (job.state === "PENDING") lines.push(`Estimated:  ${estimatedStartView(job, now)}`);
   if (job.finishedAt) lines.push(`Finished:   ${job.finishedAt}`);
   if (job.pendingReason) lines.push("", pendingReasonView(job.pendingReason));
   lines.push(
