@@ -26,6 +26,7 @@ import {
   sessionResult,
 } from "../src/core/index.js";
 import { estimateStarts, type JobRuntime } from "../src/estimate/estimate-starts.js";
+import { forecastArrivals } from "../src/estimate/forecast.js";
 import { prng } from "../test/helpers/prng.js";
 import { median } from "./timing.js";
 
@@ -36,6 +37,9 @@ const { values: opt } = parseArgs({
     load: { type: "string", default: "1.0" },
     seed: { type: "string", default: "1" },
     queues: { type: "string", default: "4" },
+    foresight: { type: "boolean", default: false },
+    window: { type: "string", default: "60" },
+    sessions: { type: "string", default: "1000" },
     json: { type: "boolean", default: false },
   },
 });
@@ -197,7 +201,29 @@ function run(declared: boolean): { samples: Sample[]; sessions: number; estimate
       if (declared) for (const j of snap.jobs) runtimes.set(j.uid, { expectedMs: runtime.get(j.uid)! });
       else for (const [q, list] of finished) if (list.length) queueRuntimeMs.set(q, median(list));
       const t0 = performance.now();
-      const est = estimateStarts(snap, config, { runtimes, queueRuntimeMs, jobs: arrived, stepMs: STEP });
+      if (opt.foresight)
+        for (const a of stream.slice(next)) runtimes.set(a.job.uid, { expectedMs: a.runtimeMs });
+      let future = opt.foresight ? stream.slice(next).map((a) => ({ at: a.at, job: a.job })) : [];
+      if (!opt.foresight && Number(opt.window) > 0) {
+        const recent = stream
+          .slice(0, next)
+          .map((a) => ({
+            at: a.at,
+            job: a.job,
+            runtime: declared ? { expectedMs: a.runtimeMs } : undefined,
+          }));
+        const f = forecastArrivals(recent, t, Number(opt.window) * MIN, 24 * 60 * MIN);
+        future = f.arrivals;
+        for (const [uid, r] of f.runtimes) runtimes.set(uid, r);
+      }
+      const est = estimateStarts(snap, config, {
+        runtimes,
+        queueRuntimeMs,
+        jobs: arrived,
+        stepMs: STEP,
+        arrivals: future,
+        maxSessions: Number(opt.sessions),
+      });
       estimateMs += performance.now() - t0;
       for (const uid of arrived) estimates.set(uid, est.starts.get(uid) ?? null);
     }

@@ -36,6 +36,9 @@ export interface EstimateOptions {
   stepMs?: number;
   /** The jobs to estimate (uids). Default: every job with no pod on a node and some pod Pending. */
   jobs?: Iterable<string>;
+  /** Jobs expected to arrive (a forecast, e.g. forecastArrivals): each joins the simulated
+   * cluster when the clock reaches `at`; its run time as any other job's. */
+  arrivals?: readonly { at: number; job: PodGroupSpec }[];
 }
 
 export interface EstimateResult {
@@ -95,6 +98,9 @@ export function estimateStarts(
   /** Expected end per job holding room; absent = runs past the horizon. */
   const ends = new Map<string, number>();
   const specs = new Map(snapshot.jobs.map((j) => [j.uid, j]));
+  const arrivals = [...(o.arrivals ?? [])].filter((a) => a.at >= snapshot.now).sort((a, b) => a.at - b.at);
+  for (const a of arrivals) specs.set(a.job.uid, a.job);
+  let nextArrival = 0;
   for (const j of snapshot.jobs) {
     if (!onNode(j)) continue;
     const end = expectedEnd(j, snapshot.now, o);
@@ -106,6 +112,12 @@ export function estimateStarts(
   let sessions = 0;
   let first = true;
   while (open > 0 && sessions < maxSessions && t <= horizon) {
+    if (nextArrival < arrivals.length && arrivals[nextArrival]!.at <= t) {
+      const come: PodGroupSpec[] = [];
+      while (nextArrival < arrivals.length && arrivals[nextArrival]!.at <= t)
+        come.push(arrivals[nextArrival++]!.job);
+      snap = { ...snap, jobs: [...snap.jobs, ...come] };
+    }
     snap = { ...snap, now: t };
     const ssn = openSession(snap, config);
     for (const a of config.actions) createAction(a).execute(ssn);
@@ -131,6 +143,8 @@ export function estimateStarts(
     let next = decided || first ? t + step : Number.POSITIVE_INFINITY;
     if (holds > t && holds < next) next = holds;
     for (const end of ends.values()) if (end > t && end < next) next = end;
+    if (nextArrival < arrivals.length && arrivals[nextArrival]!.at < next)
+      next = Math.max(arrivals[nextArrival]!.at, t + 1);
     if (!Number.isFinite(next)) break;
     t = next;
     // Jobs whose run ended by `t` leave the cluster; pods releasing in the live snapshot are gone
