@@ -1,5 +1,5 @@
 // The workers: per-cluster scheduling cycles, admission, the BindRequest outbox sweeper, the
-// usage recorder and retention (old history pruned), each a BullMQ queue of its own that runs one job at a time across every worker
+// usage recorder, run-time limits (jobs past maxRuntimeSeconds stopped) and retention (old history pruned), each a BullMQ queue of its own that runs one job at a time across every worker
 // process (serial-task.ts). Timers (BullMQ job schedulers) run them regularly; committed events
 // (Redis pub/sub from the store) trigger them sooner, deduplicated. Run as many worker processes
 // as you like: different clusters' cycles run in parallel, one cluster's never overlap.
@@ -32,6 +32,7 @@ import { SerialTask } from "./serial-task.js";
 import { TriggerCoalescer } from "./trigger-coalescer.js";
 import { triggersFor } from "./triggers.js";
 import { checkLostClusters } from "./lost/check-lost-clusters.js";
+import { checkRuntimeLimits } from "./limits/check-runtime-limits.js";
 import { recordUsage } from "./usage/record-usage.js";
 import { runEstimates } from "./estimates/run-estimates.js";
 
@@ -44,6 +45,7 @@ export { AdmissionState, type ClusterSource, fullReads } from "./admission/state
 export { sweepOutbox, type SweepReport } from "./dispatch/sweep-outbox.js";
 export { recordUsage } from "./usage/record-usage.js";
 export { runEstimates, type EstimateReport } from "./estimates/run-estimates.js";
+export { checkRuntimeLimits } from "./limits/check-runtime-limits.js";
 
 /** Events after which start-time estimates are recomputed: jobs came or went, pods ended, room or
  * shares changed. */
@@ -184,6 +186,21 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
             log,
           );
           if (r.readmitted || r.requeued) await admission?.trigger("lost cluster");
+        }),
+      }),
+    );
+    tasks.push(
+      await SerialTask.start({
+        ...task,
+        prefix: workersPrefix,
+        name: "runtime-limits",
+        intervalMs: o.runtimeLimitIntervalMs,
+        log,
+        run: guarded("runtime-limits", async () => {
+          const r = await checkRuntimeLimits(store, log);
+          // The evictions go out with the clusters' next cycle; the freed resources go to others.
+          if (r.clusters.length) await cycles.trigger(r.clusters, "run-time limit");
+          if (r.stopped.length) await admission?.trigger("run-time limit");
         }),
       }),
     );

@@ -89,3 +89,9 @@ export const jobsMovedFromLostClusters = new Counter({
   labelNames: ["how"] as const,
   registers: [metrics],
 });
+
+export const jobsPastRuntimeLimit = new Counter({
+  name: "fleetq_jobs_runtime_limit_total",
+  help: "Jobs stopped (FAILED, pods evicted) because they ran past their maxRuntimeSeconds",
+  registers: [metrics],
+});

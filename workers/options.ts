@@ -64,6 +64,9 @@ export interface WorkerOptions {
   requeueLostAfterMs?: number;
   /** How often lost clusters are looked for (default 5000 ms). */
   lostCheckIntervalMs?: number;
+  /** How often jobs past their maxRuntimeSeconds are looked for and stopped (default 5000 ms):
+   * a job is stopped at most this long after its limit. */
+  runtimeLimitIntervalMs?: number;
   /** Triggered cycles wait this long so a burst of work makes one cycle (default 0). */
   triggerDelayMs?: number;
   /** How often the cluster list is re-read (default 10 000 ms; cluster events re-read it at once). */
@@ -118,6 +121,7 @@ const DEFAULTS = {
   clusterLostAfterMs: DEFAULT_CLUSTER_LOST_AFTER_MS,
   requeueLostAfterMs: 0,
   lostCheckIntervalMs: 5000,
+  runtimeLimitIntervalMs: 5000,
   clusterRefreshMs: 10_000,
   logIdleCycles: false,
   estimateIntervalMs: 30_000,
@@ -160,6 +164,7 @@ export function resolveOptions(o: WorkerOptions): ResolvedOptions {
     "clusterRefreshMs",
     "clusterLostAfterMs",
     "lostCheckIntervalMs",
+    "runtimeLimitIntervalMs",
   ] as const)
     positive(r[k], k);
   for (const k of [

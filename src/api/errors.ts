@@ -36,6 +36,10 @@ export function toGraphQLError(e: unknown, fieldPath: (field: string) => string)
 
 /** Field paths of an operation whose input is the GraphQL argument `input`. */
 export const inInput = (field: string) => (field ? `input.${field}` : "input");
+/** Field paths of a batch operation whose input is the GraphQL list argument `inputs`
+ * ("[3].tasks[0]" → "inputs[3].tasks[0]"). */
+export const inInputs = (field: string) =>
+  field ? `inputs${field.startsWith("[") ? "" : "."}${field}` : "inputs";
 /** Field paths of an operation whose input mirrors the GraphQL arguments. */
 export const asArgs = (field: string) => field;
 

@@ -31,6 +31,7 @@ export { commitSession, type CommitResult } from "./operations/commit-session.js
 export { createQueue, deleteQueue, setQueueQuota, updateQueue } from "./operations/queues.js";
 export { cordonCluster, deleteCluster, registerCluster } from "./operations/clusters.js";
 export { submitJob, type SubmitResult } from "./operations/submit-job.js";
+export { MAX_BATCH_JOBS, MAX_BATCH_PODS, submitJobs } from "./operations/submit-jobs.js";
 export { assignJobCluster, cancelJob, setJobPendingReason, type CancelResult } from "./operations/jobs.js";
 export { reportNodes } from "./operations/report-nodes.js";
 export { reportBindResult, reportPodStatus } from "./operations/report-pods.js";
@@ -93,6 +94,12 @@ export {
   type ClusterSummary,
 } from "./queries/clusters.js";
 export { markLostClusters, type LostClusterReport } from "./operations/lost-clusters.js";
+export {
+  type RuntimeLimitReport,
+  runtimeLimitReason,
+  type StoppedJob,
+  stopJobsPastRuntimeLimit,
+} from "./operations/runtime-limits.js";
 export {
   type ClusterCondition,
   clusterCondition,

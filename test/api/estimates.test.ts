@@ -38,6 +38,15 @@ const estimate = async (id: string) =>
     )
   ).job;
 
+const lastStart = async (id: string) =>
+  (
+    await sql<{ ms: number }>(
+      "SELECT (extract(epoch from last_start_at) * 1000)::float8 AS ms FROM job WHERE id = $1",
+      [id],
+    )
+  )[0]!.ms;
+const stored = async () => (await sql<{ n: number }>("SELECT count(*)::int AS n FROM job_estimate"))[0]!.n;
+
 let first: string;
 let second: string;
 
@@ -87,10 +96,7 @@ describe("estimated start", () => {
       [done],
     );
     await sql("UPDATE pod SET state = 'SUCCEEDED' WHERE job_id = $1", [done]);
-    const [{ ms }] = await sql<{ ms: number }>(
-      "SELECT (extract(epoch from last_start_at) * 1000)::float8 AS ms FROM job WHERE id = $1",
-      [first],
-    );
+    const ms = await lastStart(first);
     const r = await runEstimates(t.server.store, defaultSchedulerConfig());
     expect(r).toMatchObject({ clusters: 1, jobs: 1, estimated: 1 });
     const e = await estimate(second);
@@ -100,8 +106,7 @@ describe("estimated start", () => {
       estimatedCluster: "c1",
     });
     // Stored apart from the job: nothing the scheduler's caches track moved.
-    const [{ n }] = await sql<{ n: number }>("SELECT count(*)::int AS n FROM job_estimate");
-    expect(n).toBe(1);
+    expect(await stored()).toBe(1);
 
     const url = t.url.replace(/\/graphql$/, "");
     const why = await runCli(["why", second], { url, token: t.adminToken });
@@ -119,7 +124,16 @@ describe("estimated start", () => {
     await ok("mutation($id: ID!) { cancelJob(id: $id) { id } }", { id: second });
     expect((await estimate(second)).estimatedStart).toBeNull();
     await runEstimates(t.server.store, defaultSchedulerConfig());
-    const [{ n }] = await sql<{ n: number }>("SELECT count(*)::int AS n FROM job_estimate");
-    expect(n).toBe(0);
+    expect(await stored()).toBe(0);
+  });
+
+  it("a declared expected run time comes before the queue's history", async () => {
+    const ms = await lastStart(first);
+    const a = await submit("a", { expectedRuntimeSeconds: 300 });
+    const b = await submit("b", { maxRuntimeSeconds: 120 });
+    await runEstimates(t.server.store, defaultSchedulerConfig());
+    // a after first (the queue's 10 minutes), b after a's declared 5 minutes.
+    expect((await estimate(a)).estimatedStart).toBe(new Date(ms + 600_000).toISOString());
+    expect((await estimate(b)).estimatedStart).toBe(new Date(ms + 900_000).toISOString());
   });
 });

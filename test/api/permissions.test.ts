@@ -127,6 +127,18 @@ const cases: (() => Promise<Case>)[] = [
       i: { name: uniq("job"), queue: "team-a", tasks: [{ name: "w", replicas: 1, resources: { cpu: 100 } }] },
     }),
   }),
+  // A batch is allowed only if every queue it names is: member-elsewhere may use team-b, not team-a.
+  async () => ({
+    mutation: "submitJobs",
+    allowed: ["admin", "member"],
+    call: as(`mutation($i: [SubmitJobInput!]!) { submitJobs(inputs: $i) { id } }`, {
+      i: ["team-b", "team-a"].map((queue) => ({
+        name: uniq("job"),
+        queue,
+        tasks: [{ name: "w", replicas: 1, resources: { cpu: 100 } }],
+      })),
+    }),
+  }),
   async () => {
     const id = await newJob("team-a");
     return {
@@ -245,6 +257,7 @@ const MUTATIONS = [
   "createToken",
   "revokeToken",
   "submitJob",
+  "submitJobs",
   "cancelJob",
   "reportNodes",
   "reportPodStatus",

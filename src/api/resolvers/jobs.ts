@@ -15,18 +15,24 @@ import {
   type SubGroupRow,
   submitJob,
   type SubmitJobInput,
+  submitJobs,
   type TopologyConstraint,
 } from "../../store/index.js";
 import { anyRole, guarded, maySeeTemplate, principalOf, requireQueueAccess } from "../auth.js";
 import type { ApiContext } from "../context.js";
-import { asArgs, badInput, inInput } from "../errors.js";
-import { iso, resourcesOf } from "../views.js";
+import { asArgs, badInput, inInput, inInputs } from "../errors.js";
+import { iso, labelsOf, resourcesOf } from "../views.js";
 
 const actor = (ctx: ApiContext) => ({ name: principalOf(ctx).name });
 const isUuid = (s: string) => z.uuid().safeParse(s).success;
 
 interface JobsArgs {
-  filter?: { queue?: string | null; state?: JobState | null; cluster?: string | null } | null;
+  filter?: {
+    queue?: string | null;
+    state?: JobState | null;
+    cluster?: string | null;
+    labels?: { key: string; values: string[] }[] | null;
+  } | null;
   first?: number | null;
   after?: string | null;
 }
@@ -41,7 +47,7 @@ async function jobs(a: JobsArgs, ctx: ApiContext) {
   }
   const page = await jobsPage(
     ctx.store,
-    { queues, state: f.state ?? undefined, cluster: f.cluster ?? undefined },
+    { queues, state: f.state ?? undefined, cluster: f.cluster ?? undefined, labels: f.labels ?? undefined },
     a.first ?? 50,
     a.after,
   );
@@ -85,6 +91,14 @@ export const jobResolvers = {
       inInput,
       async (a: { input: SubmitJobInput }, ctx) => (await submitJob(ctx.store, actor(ctx), a.input)).job,
     ),
+    submitJobs: guarded(
+      async (ctx, a: { inputs: SubmitJobInput[] }) => {
+        for (const queue of new Set(a.inputs.map((i) => i.queue))) await requireQueueAccess(ctx, queue);
+      },
+      inInputs,
+      async (a: { inputs: SubmitJobInput[] }, ctx) =>
+        (await submitJobs(ctx.store, actor(ctx), a.inputs)).map((r) => r.job),
+    ),
     cancelJob: guarded(
       async (ctx, a: { id: string }) => {
         const job = isUuid(a.id) ? await ctx.loaders.job.load(a.id) : null;
@@ -99,6 +113,7 @@ export const jobResolvers = {
     queue: (j: Job, _a: unknown, ctx: ApiContext) => ctx.loaders.queue.load(j.queueName),
     cluster: (j: Job, _a: unknown, ctx: ApiContext) =>
       j.clusterName ? ctx.loaders.cluster.load(j.clusterName) : null,
+    labels: (j: Job) => labelsOf(j.labels),
     createdAt: (j: Job) => iso(j.createdAt),
     updatedAt: (j: Job) => iso(j.updatedAt),
     startedAt: (j: Job) => iso(j.startedAt),

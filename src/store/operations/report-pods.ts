@@ -38,7 +38,7 @@ const TERMINAL_POD: readonly PodState[] = ["SUCCEEDED", "FAILED"];
 /**
  * Applies pod phases. A finished pod stays finished (late reports are ignored); a pod reported
  * PENDING is off its node (evicted or lost) and waits to be placed again — unless its job was
- * cancelled, then it ends FAILED. Returns how many pods changed.
+ * cancelled or stopped (FAILED), then it ends FAILED. Returns how many pods changed.
  */
 export async function reportPodStatus(
   store: Store,
@@ -88,9 +88,10 @@ export async function reportPodStatus(
       if (TERMINAL_POD.includes(current)) return;
       let state: PodState = u.state;
       let message = u.message ?? null;
-      if (state === "PENDING" && job.state === "CANCELLED") {
+      // Off its node for good: the job was cancelled or stopped (its run-time limit).
+      if (state === "PENDING" && (job.state === "CANCELLED" || job.state === "FAILED")) {
         state = "FAILED";
-        message = "job cancelled";
+        message = job.state === "CANCELLED" ? "job cancelled" : (pod.message ?? "job failed");
       }
       if (state === current && message === (pod.message ?? null)) return;
       const keepsNode = state === "RUNNING" || state === "RELEASING" || TERMINAL_POD.includes(state);
@@ -156,7 +157,7 @@ export type ReportBindResultInput = z.input<typeof bindResultInput>;
 /**
  * Closes BindRequests: SUCCEEDED or FAILED (with the agent's message as lastError). A failed
  * bind returns its pod to PENDING with the reason; a failed eviction leaves the pod RUNNING; a
- * successful eviction frees the pod (PENDING again, or FAILED if its job was cancelled).
+ * successful eviction frees the pod (PENDING again, or FAILED if its job was cancelled or stopped).
  * Results for requests already closed are ignored. Returns how many requests were closed.
  */
 export async function reportBindResult(
@@ -211,6 +212,9 @@ export async function reportBindResult(
           });
         else if (req.job.state === "CANCELLED")
           podChanges.set(pod.id, { id: pod.id, state: "FAILED", node: null, message: "job cancelled" });
+        else if (req.job.state === "FAILED")
+          // the job was stopped (its run-time limit): the pod ends with the reason it was evicted for
+          podChanges.set(pod.id, { id: pod.id, state: "FAILED", node: null, message: req.reason });
         else
           podChanges.set(pod.id, {
             id: pod.id,

@@ -12,6 +12,7 @@ import { ConflictError } from "../errors.js";
 import type { Job } from "../generated/prisma/client.js";
 import { uuidv7 } from "../ids.js";
 import { type Actor, type Store, publishCommitted } from "../store.js";
+import type { QueuePolicy } from "../domain/queue-policy.js";
 import { queuePolicy } from "../queries/queue-policy.js";
 import { jobPolicyError } from "../validation/job-policy.js";
 import { templateResourceError } from "../validation/template-resources.js";
@@ -29,9 +30,16 @@ export interface SubmitResult {
   created: boolean;
 }
 
-/** The spec's fingerprint: a retry must carry the same spec as the first submission. */
-function specHash(spec: JobSpec): string {
-  const { idempotencyKey: _key, ...rest } = spec;
+/** The spec's fingerprint: a retry must carry the same spec as the first submission. Fields
+ * added later count only when set, so that specs without them keep their fingerprint. */
+export function specHash(spec: JobSpec): string {
+  const { idempotencyKey: _key, labels, maxRuntimeSeconds, expectedRuntimeSeconds, ...base } = spec;
+  const rest = {
+    ...base,
+    ...(Object.keys(labels).length ? { labels } : {}),
+    ...(maxRuntimeSeconds !== null ? { maxRuntimeSeconds } : {}),
+    ...(expectedRuntimeSeconds !== null ? { expectedRuntimeSeconds } : {}),
+  };
   const json = JSON.stringify(rest, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
   return createHash("sha256").update(json).digest("hex");
 }
@@ -69,7 +77,7 @@ async function refusal(store: Store, spec: JobSpec): Promise<Error> {
   return new Error(`job ${spec.name} was not inserted for an unknown reason`);
 }
 
-function jobRow(spec: JobSpec, id: string, hash: string, submittedBy: string, now: Date): Job {
+export function jobRow(spec: JobSpec, id: string, hash: string, submittedBy: string, now: Date): Job {
   return {
     id,
     name: spec.name,
@@ -98,14 +106,37 @@ function jobRow(spec: JobSpec, id: string, hash: string, submittedBy: string, no
     lastStartAt: null,
     staleSince: null,
     createdInCluster: false,
+    labels: spec.labels,
+    maxRuntimeSeconds: spec.maxRuntimeSeconds,
+    expectedRuntimeSeconds: spec.expectedRuntimeSeconds,
   };
 }
 
-const LOCK_NOT_AVAILABLE = "55P03";
+/** The job.submitted event's message. */
+export function submittedMessage(spec: JobSpec): string {
+  const pods = spec.tasks.reduce((n, t) => n + t.replicas, 0);
+  return `job ${spec.name} submitted to ${spec.queue}${spec.cluster ? ` for cluster ${spec.cluster}` : ""}: ${pods} pod(s), gang minimum ${spec.minMember}`;
+}
+
+/** Input → a validated spec with every default (errors name fields of the input). */
+export function parseSpec(input: SubmitJobInput): JobSpec {
+  const spec = normaliseJobSpec(parseInput(submitJobInputSchema, input));
+  const overAsk = templateResourceError(spec);
+  if (overAsk) throw overAsk;
+  return spec;
+}
+
+/** The spec against its queue's policy (null: the queue does not exist, which the insert refuses). */
+export function checkPolicy(spec: JobSpec, policy: QueuePolicy | null): void {
+  const refused = policy && jobPolicyError(spec, policy);
+  if (refused) throw refused;
+}
+
+export const LOCK_NOT_AVAILABLE = "55P03";
 const FOREIGN_KEY_VIOLATION = "23503";
 
 /** The Postgres error code of a failed raw query, through Prisma's error wrapping. */
-function pgCode(e: unknown): string | undefined {
+export function pgCode(e: unknown): string | undefined {
   const err = e as {
     code?: string;
     meta?: { code?: string; driverAdapterError?: { cause?: { originalCode?: string; kind?: string } } };
@@ -141,11 +172,13 @@ async function insertJob(
       FOR KEY SHARE OF q NOWAIT
     ), j AS (
       INSERT INTO job (id, name, namespace, queue_name, requested_cluster, cluster_name, cluster_selector, priority, preemptible,
-        min_member, sub_groups, topology, state, pending_reason, idempotency_key, spec_hash, submitted_by, created_at, updated_at)
+        min_member, sub_groups, topology, state, pending_reason, idempotency_key, spec_hash, submitted_by, created_at, updated_at,
+        labels, max_runtime_seconds, expected_runtime_seconds)
       SELECT ${job.id}::uuid, ${job.name}, ${job.namespace}, q.name, ${job.requestedCluster}, ${job.clusterName},
         ${JSON.stringify(job.clusterSelector)}::jsonb, ${job.priority}, ${job.preemptible}, ${job.minMember},
         ${JSON.stringify(job.subGroups)}::jsonb, ${JSON.stringify(job.topology)}::jsonb, 'PENDING', ${JSON.stringify(job.pendingReason)}::jsonb,
-        ${job.idempotencyKey}, ${job.specHash}, ${job.submittedBy}, ${job.createdAt}, ${job.createdAt}
+        ${job.idempotencyKey}, ${job.specHash}, ${job.submittedBy}, ${job.createdAt}, ${job.createdAt},
+        ${JSON.stringify(job.labels)}::jsonb, ${job.maxRuntimeSeconds}::int, ${job.expectedRuntimeSeconds}::int
       FROM q
       ON CONFLICT (queue_name, idempotency_key) DO NOTHING
       RETURNING id
@@ -172,16 +205,11 @@ async function insertJob(
 }
 
 export async function submitJob(store: Store, actor: Actor, input: SubmitJobInput): Promise<SubmitResult> {
-  const spec = normaliseJobSpec(parseInput(submitJobInputSchema, input));
-  const overAsk = templateResourceError(spec);
-  if (overAsk) throw overAsk;
+  const spec = parseSpec(input);
   // A queue that does not exist is refused below, with the reason the insert finds.
-  const policy = await queuePolicy(store.prisma, spec.queue);
-  const refused = policy && jobPolicyError(spec, policy);
-  if (refused) throw refused;
+  checkPolicy(spec, await queuePolicy(store.prisma, spec.queue));
   const hash = specHash(spec);
-  const pods = spec.tasks.reduce((n, t) => n + t.replicas, 0);
-  const message = `job ${spec.name} submitted to ${spec.queue}${spec.cluster ? ` for cluster ${spec.cluster}` : ""}: ${pods} pod(s), gang minimum ${spec.minMember}`;
+  const message = submittedMessage(spec);
   for (let attempt = 1; ; attempt++) {
     const now = new Date();
     const job = jobRow(spec, uuidv7(now.getTime()), hash, actor.name, now);

@@ -51,6 +51,11 @@ export async function jobRuntimeHints(
   ids: readonly string[],
 ): Promise<Map<string, { expectedSeconds: number | null; maxSeconds: number | null }>> {
   if (!ids.length) return new Map();
-  const rows = await store.prisma.job.findMany({ where: { id: { in: [...ids] } }, select: { id: true } });
-  return new Map(rows.map((r) => [r.id, { expectedSeconds: null, maxSeconds: null }]));
+  const rows = await store.prisma.job.findMany({
+    where: { id: { in: [...ids] } },
+    select: { id: true, expectedRuntimeSeconds: true, maxRuntimeSeconds: true },
+  });
+  return new Map(
+    rows.map((r) => [r.id, { expectedSeconds: r.expectedRuntimeSeconds, maxSeconds: r.maxRuntimeSeconds }]),
+  );
 }

@@ -1,7 +1,7 @@
 // Turning a zod failure into the store's InvalidInputError: the first problem, with the path of
 // the offending value ("tasks[0].resources.gpu") both as `field` and at the head of the message.
 import type { z } from "zod";
-import { InvalidInputError } from "../errors.js";
+import { ConflictError, ForbiddenError, InvalidInputError } from "../errors.js";
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
@@ -34,4 +34,21 @@ export function parseInput<S extends z.ZodType>(
 export function invalidAt(path: readonly PropertyKey[], message: string): InvalidInputError {
   const field = formatPath(path);
   return new InvalidInputError(field, `${field}: ${message}`);
+}
+
+/** The same refusal, one level down: an error about `tasks[0]` of the i-th input of a batch
+ * becomes one about `[i].tasks[0]` (the caller's field path then names the list). */
+export function errorAt<E extends Error>(e: E, prefix: readonly PropertyKey[]): E {
+  const field = (e as { field?: string }).field;
+  if (!(e instanceof InvalidInputError) && !(e instanceof ForbiddenError) && !(e instanceof ConflictError))
+    return e;
+  if (field === undefined) return e;
+  const head = formatPath(prefix);
+  const joined = !field ? head : field.startsWith("[") ? `${head}${field}` : `${head}.${field}`;
+  const message = e.message.startsWith(`${field}: `)
+    ? `${joined}: ${e.message.slice(field.length + 2)}`
+    : e.message;
+  if (e instanceof InvalidInputError) return new InvalidInputError(joined, message) as unknown as E;
+  if (e instanceof ForbiddenError) return new ForbiddenError(message, joined) as unknown as E;
+  return new ConflictError(message, joined) as unknown as E;
 }

@@ -2,7 +2,7 @@
 // field by field with precise messages, then normalised into what the store writes.
 import { z } from "zod";
 import { splitGpu } from "../domain/quantities.js";
-import { clusterName, dnsLabel, labelKey, labelMatches, queueName } from "./names.js";
+import { clusterName, dnsLabel, jobLabels, labelKey, labelMatches, queueName } from "./names.js";
 import { bytes, cpuMillis, gpuMemoryMiB, INT4_MAX } from "./quantities.js";
 
 /** A task's pod template is at most 256 KiB of JSON: agents fetch it once per job and the API
@@ -16,6 +16,14 @@ export const DEFAULT_JOB_PRIORITY = 50;
 /** Jobs at or above this priority are not preemptible unless they say otherwise. */
 export const NON_PREEMPTIBLE_PRIORITY = 100;
 export const MAX_PODS_PER_JOB = 10_000;
+/** maxRuntimeSeconds and expectedRuntimeSeconds: at least a second, at most a year. */
+export const MAX_RUNTIME_SECONDS = 365 * 86_400;
+
+const runtimeSeconds = (field: string) =>
+  z
+    .int(`${field} must be a whole number of seconds`)
+    .min(1, `${field} must be at least 1`)
+    .max(MAX_RUNTIME_SECONDS, `${field} must be at most ${MAX_RUNTIME_SECONDS} (a year)`);
 
 /** A pod's requests (TaskGroupInput.resources; also the pods of reported pod groups). */
 export const resourcesInput = z
@@ -110,10 +118,22 @@ export const submitJobInputSchema = z
       .min(1, "idempotencyKey must not be empty")
       .max(200, "idempotencyKey must be at most 200 characters")
       .nullish(),
+    labels: jobLabels.nullish(),
+    maxRuntimeSeconds: runtimeSeconds("maxRuntimeSeconds").nullish(),
+    expectedRuntimeSeconds: runtimeSeconds("expectedRuntimeSeconds").nullish(),
   })
   .strict()
   .superRefine((j, ctx) => {
     const issue = (path: PropertyKey[], message: string) => ctx.addIssue({ code: "custom", path, message });
+    if (
+      j.maxRuntimeSeconds != null &&
+      j.expectedRuntimeSeconds != null &&
+      j.expectedRuntimeSeconds > j.maxRuntimeSeconds
+    )
+      issue(
+        ["expectedRuntimeSeconds"],
+        `expectedRuntimeSeconds (${j.expectedRuntimeSeconds}) exceeds maxRuntimeSeconds (${j.maxRuntimeSeconds})`,
+      );
     if (j.cluster && j.clusterSelector?.length)
       issue(["clusterSelector"], "give either cluster or clusterSelector, not both");
     const taskNames = new Set<string>();
@@ -232,6 +252,10 @@ export interface JobSpec {
   subGroups: SubGroupRow[];
   topology: TopologyConstraint | null;
   idempotencyKey: string | null;
+  /** key → value, keys in code-unit order. */
+  labels: Record<string, string>;
+  maxRuntimeSeconds: number | null;
+  expectedRuntimeSeconds: number | null;
 }
 
 const topologyRow = (t: { required?: string | null; preferred?: string | null } | null | undefined) =>
@@ -277,5 +301,10 @@ export function normaliseJobSpec(j: Parsed): JobSpec {
     subGroups,
     topology: topologyRow(j.topology),
     idempotencyKey: j.idempotencyKey ?? null,
+    labels: Object.fromEntries(
+      (j.labels ?? []).map((l) => [l.key, l.value] as const).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    ),
+    maxRuntimeSeconds: j.maxRuntimeSeconds ?? null,
+    expectedRuntimeSeconds: j.expectedRuntimeSeconds ?? null,
   };
 }

@@ -1,0 +1,290 @@
+// submitJobs: many jobs (a CI matrix, a sweep) in ONE transaction — all of them or none. Each
+// input is checked as submitJob checks it; the first bad one refuses the whole batch with its
+// position in the field path ("[3].labels[0].key"). Idempotent per job: an input whose (queue,
+// idempotencyKey) was seen before answers with that job (a different spec is a CONFLICT), so a
+// retried batch creates only what is missing.
+//
+// The writes are one statement over JSON arrays (jobs, task groups, pods, events), like
+// submitJob's; the queues are locked FOR KEY SHARE NOWAIT first (a queue tree change in progress:
+// the batch retries), the clusters named FOR KEY SHARE (they cannot go away before the commit).
+import type { Tx } from "../db.js";
+import type { QueuePolicy } from "../domain/queue-policy.js";
+import { ConflictError, InvalidInputError } from "../errors.js";
+import type { Job } from "../generated/prisma/client.js";
+import { uuidv7 } from "../ids.js";
+import { queuePolicies, queuePolicy } from "../queries/queue-policy.js";
+import { type Actor, publishCommitted, type Store } from "../store.js";
+import type { EventRow } from "../events.js";
+import { errorAt, invalidAt } from "../validation/parse.js";
+import type { JobSpec, SubmitJobInput } from "../validation/submit-job.js";
+import {
+  checkPolicy,
+  jobRow,
+  LOCK_NOT_AVAILABLE,
+  parseSpec,
+  pgCode,
+  type SubmitResult,
+  specHash,
+  submittedMessage,
+} from "./submit-job.js";
+
+export const MAX_BATCH_JOBS = 1000;
+/** All the pods of one batch: one transaction writes them. */
+export const MAX_BATCH_PODS = 100_000;
+
+interface Entry {
+  spec: JobSpec;
+  hash: string;
+  job: Job;
+  message: string;
+  /** An earlier input of the batch with the same (queue, idempotencyKey): this one is its job. */
+  sameAs: number | null;
+}
+
+const keyOf = (spec: JobSpec) => (spec.idempotencyKey ? `${spec.queue}\u0000${spec.idempotencyKey}` : null);
+
+/** Checks every input (in order; the first problem refuses the batch) and builds its row. */
+async function prepare(store: Store, actor: Actor, inputs: readonly SubmitJobInput[]): Promise<Entry[]> {
+  if (!Array.isArray(inputs)) throw new InvalidInputError("", "inputs must be a list of jobs");
+  if (inputs.length > MAX_BATCH_JOBS)
+    throw new InvalidInputError(
+      "",
+      `at most ${MAX_BATCH_JOBS} jobs in one submitJobs (got ${inputs.length})`,
+    );
+  const specs = inputs.map((input, i) => {
+    try {
+      return parseSpec(input);
+    } catch (e) {
+      throw errorAt(e as Error, [i]);
+    }
+  });
+  const pods = specs.reduce((n, s) => n + s.tasks.reduce((m, t) => m + t.replicas, 0), 0);
+  if (pods > MAX_BATCH_PODS)
+    throw new InvalidInputError("", `at most ${MAX_BATCH_PODS} pods in one submitJobs (got ${pods})`);
+  const queues = [...new Set(specs.map((s) => s.queue))];
+  const policies: Map<string, QueuePolicy> =
+    queues.length <= 4
+      ? new Map(
+          (
+            await Promise.all(queues.map(async (q) => [q, await queuePolicy(store.prisma, q)] as const))
+          ).filter((e): e is [string, QueuePolicy] => e[1] !== null),
+        )
+      : await queuePolicies(store);
+  const now = new Date();
+  // Ids in input order (sorted uuidv7s of one millisecond): the jobs list (newest first) shows
+  // the batch in reverse, as if its jobs were submitted one after the other.
+  const ids = specs.map(() => uuidv7(now.getTime())).sort();
+  const firstOfKey = new Map<string, number>();
+  return specs.map((spec, i) => {
+    try {
+      checkPolicy(spec, policies.get(spec.queue) ?? null);
+    } catch (e) {
+      throw errorAt(e as Error, [i]);
+    }
+    const hash = specHash(spec);
+    const key = keyOf(spec);
+    let sameAs: number | null = null;
+    if (key) {
+      const first = firstOfKey.get(key);
+      if (first === undefined) firstOfKey.set(key, i);
+      else if (specs[first] && specHash(specs[first]) !== hash)
+        throw new ConflictError(
+          `[${i}].idempotencyKey: "${spec.idempotencyKey}" is also the key of input ${first} of this batch, with a different job spec`,
+          `[${i}].idempotencyKey`,
+        );
+      else sameAs = first;
+    }
+    const job = jobRow(spec, ids[i]!, hash, actor.name, now);
+    return { spec, hash, job, message: submittedMessage(spec), sameAs };
+  });
+}
+
+/** Locks the queues (leaves only) and the clusters named; the first input naming one that is
+ * missing (or not a leaf) is refused. */
+async function lockTargets(tx: Tx, entries: readonly Entry[]): Promise<void> {
+  const queues = [...new Set(entries.map((e) => e.spec.queue))];
+  const leaves = await tx.$queryRaw<{ name: string; leaf: boolean }[]>`
+    SELECT q.name, NOT EXISTS (SELECT 1 FROM queue c WHERE c.parent_name = q.name) AS leaf
+    FROM queue q WHERE q.name = ANY(${queues}::text[])
+    ORDER BY q.name
+    FOR KEY SHARE OF q NOWAIT`;
+  const byName = new Map(leaves.map((q) => [q.name, q.leaf]));
+  for (const [i, e] of entries.entries()) {
+    const leaf = byName.get(e.spec.queue);
+    if (leaf === undefined) throw invalidAt([i, "queue"], `queue "${e.spec.queue}" does not exist`);
+    if (!leaf)
+      throw invalidAt([i, "queue"], `queue "${e.spec.queue}" has child queues; jobs go to leaf queues`);
+  }
+  const clusters = [...new Set(entries.map((e) => e.spec.cluster).filter((c) => c !== null))];
+  if (!clusters.length) return;
+  const found = new Set(
+    (
+      await tx.$queryRaw<{ name: string }[]>`
+        SELECT name FROM cluster WHERE name = ANY(${clusters}::text[]) ORDER BY name FOR KEY SHARE`
+    ).map((c) => c.name),
+  );
+  for (const [i, e] of entries.entries()) {
+    if (e.spec.cluster !== null && !found.has(e.spec.cluster))
+      throw invalidAt([i, "cluster"], `cluster "${e.spec.cluster}" does not exist`);
+  }
+}
+
+/** Inserts the jobs whose key is new (with their tasks, pods and events); returns the ids inserted
+ * and the events written. */
+async function insertJobs(
+  tx: Tx,
+  entries: readonly Entry[],
+  actor: Actor,
+): Promise<{ inserted: Set<string>; events: EventRow[] }> {
+  const fresh = entries.filter((e) => e.sameAs === null);
+  const now = fresh[0]?.job.createdAt ?? new Date();
+  const jobs = fresh.map((e) => ({
+    id: e.job.id,
+    name: e.job.name,
+    namespace: e.job.namespace,
+    queue: e.job.queueName,
+    cluster: e.job.clusterName,
+    selector: e.job.clusterSelector,
+    priority: e.job.priority,
+    preemptible: e.job.preemptible,
+    minMember: e.job.minMember,
+    subGroups: e.job.subGroups,
+    topology: e.job.topology,
+    reason: e.job.pendingReason,
+    key: e.job.idempotencyKey,
+    hash: e.job.specHash,
+    labels: e.job.labels,
+    maxRuntime: e.job.maxRuntimeSeconds,
+    expectedRuntime: e.job.expectedRuntimeSeconds,
+    message: e.message,
+  }));
+  const tasks = fresh.flatMap((e) =>
+    e.spec.tasks.map((t) => ({ ...t, jobId: e.job.id, memory: t.memory.toString() })),
+  );
+  const pods = fresh.flatMap((e) =>
+    e.spec.tasks.flatMap((t) =>
+      Array.from({ length: t.replicas }, (_, i) => ({
+        id: uuidv7(now.getTime()),
+        jobId: e.job.id,
+        task: t.name,
+        name: `${t.name}-${i}`,
+        cpu: t.cpuMillis,
+        memory: t.memory.toString(),
+        gpus: t.gpus,
+        fraction: t.gpuFraction,
+        gpuMemory: t.gpuMemory,
+      })),
+    ),
+  );
+  const rows = await tx.$queryRaw<
+    { id: bigint; at: Date; jobId: string; message: string; queueName: string; clusterName: string | null }[]
+  >`
+    WITH v AS (
+      SELECT * FROM ROWS FROM (jsonb_to_recordset(${JSON.stringify(jobs)}::jsonb) AS (id uuid, "name" text, namespace text,
+        queue text, cluster text, selector jsonb, priority int, preemptible boolean, "minMember" int, "subGroups" jsonb,
+        topology jsonb, reason jsonb, "key" text, hash text, labels jsonb, "maxRuntime" int, "expectedRuntime" int,
+        message text)) WITH ORDINALITY AS v
+    ), j AS (
+      INSERT INTO job (id, name, namespace, queue_name, requested_cluster, cluster_name, cluster_selector, priority, preemptible,
+        min_member, sub_groups, topology, state, pending_reason, idempotency_key, spec_hash, submitted_by, created_at, updated_at,
+        labels, max_runtime_seconds, expected_runtime_seconds)
+      SELECT v.id, v."name", v.namespace, v.queue, v.cluster, v.cluster, v.selector, v.priority, v.preemptible,
+        v."minMember", v."subGroups", NULLIF(v.topology, 'null'::jsonb), 'PENDING', v.reason, v."key", v.hash, ${actor.name},
+        ${now}, ${now}, v.labels, v."maxRuntime", v."expectedRuntime"
+      FROM v ORDER BY v.ordinality
+      ON CONFLICT (queue_name, idempotency_key) DO NOTHING
+      RETURNING id
+    ), t AS (
+      INSERT INTO job_task (job_id, name, replicas, cpu_millis, memory, gpus, gpu_fraction, gpu_memory, sub_group, node_selector,
+        gpu_model, template, duration_seconds, exit_failure)
+      SELECT x."jobId", x."name", x.replicas, x."cpuMillis", x.memory, x.gpus, x."gpuFraction", x."gpuMemory", x."subGroup",
+        x."nodeSelector", x."gpuModel", NULLIF(x.template, 'null'::jsonb), x."durationSeconds", x."exitFailure"
+      FROM jsonb_to_recordset(${JSON.stringify(tasks)}::jsonb) AS x("jobId" uuid, "name" text, replicas int, "cpuMillis" int,
+        memory bigint, gpus int, "gpuFraction" float8, "gpuMemory" int, "subGroup" text, "nodeSelector" jsonb, "gpuModel" text,
+        template jsonb, "durationSeconds" int, "exitFailure" boolean)
+      JOIN j ON j.id = x."jobId"
+    ), p AS (
+      INSERT INTO pod (id, job_id, task_name, name, cpu_millis, memory, gpus, gpu_fraction, gpu_memory, created_at, updated_at)
+      SELECT x.id, x."jobId", x.task, x."name", x.cpu, x.memory, x.gpus, x.fraction, x."gpuMemory", ${now}, ${now}
+      FROM jsonb_to_recordset(${JSON.stringify(pods)}::jsonb) AS x(id uuid, "jobId" uuid, task text, "name" text, cpu int,
+        memory bigint, gpus int, fraction float8, "gpuMemory" int)
+      JOIN j ON j.id = x."jobId"
+    ), e AS (
+      INSERT INTO event (kind, message, job_id, queue_name, cluster_name, actor, at)
+      SELECT 'job.submitted', v.message, v.id, v.queue, v.cluster, ${actor.name}, ${now}
+      FROM v JOIN j ON j.id = v.id ORDER BY v.ordinality
+      RETURNING id, at, job_id, message, queue_name, cluster_name
+    )
+    SELECT e.id, e.at, e.job_id::text AS "jobId", e.message, e.queue_name AS "queueName",
+      e.cluster_name AS "clusterName"
+    FROM e ORDER BY e.id`;
+  return {
+    inserted: new Set(rows.map((r) => r.jobId)),
+    events: rows.map((r) => ({ ...r, kind: "job.submitted", actor: actor.name })),
+  };
+}
+
+/** Inputs whose key an earlier submission used: that job, if its spec is the same. */
+async function replays(tx: Tx, entries: readonly Entry[], inserted: Set<string>): Promise<Map<number, Job>> {
+  const seen = entries
+    .map((e, i) => ({ e, i }))
+    .filter(({ e }) => e.sameAs === null && !inserted.has(e.job.id));
+  if (!seen.length) return new Map();
+  const found = await tx.job.findMany({
+    where: {
+      OR: seen.map(({ e }) => ({ queueName: e.spec.queue, idempotencyKey: e.spec.idempotencyKey })),
+    },
+  });
+  const byKey = new Map(found.map((j) => [`${j.queueName}\u0000${j.idempotencyKey}`, j]));
+  const out = new Map<number, Job>();
+  for (const { e, i } of seen) {
+    const job = byKey.get(keyOf(e.spec)!);
+    if (!job) throw new Error(`job ${e.spec.name} was not inserted for an unknown reason`);
+    if (job.specHash !== e.hash)
+      throw new ConflictError(
+        `[${i}].idempotencyKey: "${e.spec.idempotencyKey}" was already used in queue ${e.spec.queue} for a different job spec (job ${job.id})`,
+        `[${i}].idempotencyKey`,
+      );
+    out.set(i, job);
+  }
+  return out;
+}
+
+/**
+ * Submits up to 1,000 jobs in one transaction: every one is created (or, for a repeated
+ * idempotency key, answered with the job it created before), or — the first bad input refusing
+ * the batch — none. Results in input order.
+ */
+export async function submitJobs(
+  store: Store,
+  actor: Actor,
+  inputs: readonly SubmitJobInput[],
+): Promise<SubmitResult[]> {
+  const entries = await prepare(store, actor, inputs);
+  if (!entries.length) return [];
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const { results, events } = await store.prisma.$transaction(
+        async (tx) => {
+          await lockTargets(tx, entries);
+          const { inserted, events } = await insertJobs(tx, entries, actor);
+          const replayed = await replays(tx, entries, inserted);
+          const results: SubmitResult[] = [];
+          for (const [i, e] of entries.entries()) {
+            if (e.sameAs !== null) results.push({ job: results[e.sameAs]!.job, created: false });
+            else if (inserted.has(e.job.id)) results.push({ job: e.job, created: true });
+            else results.push({ job: replayed.get(i)!, created: false });
+          }
+          return { results, events };
+        },
+        { timeout: 60_000, maxWait: 10_000 },
+      );
+      await publishCommitted(store, events);
+      return results;
+    } catch (e) {
+      if (pgCode(e) !== LOCK_NOT_AVAILABLE) throw e;
+      if (attempt >= 20) throw new ConflictError("a queue of the batch is being changed; submit again", "");
+      await new Promise((r) => setTimeout(r, 5 * attempt)); // the queue tree is being changed
+    }
+  }
+}
