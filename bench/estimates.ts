@@ -8,11 +8,14 @@
 // when it actually starts, the error |estimated − actual| is taken as a share of its wait (actual
 // start − arrival), for the jobs that waited at least a minute.
 //
-// Two runs of the same stream: run times declared (expectedRuntimeSeconds on every job), and not
-// declared (each queue's running estimate: the median run time of its last 50 finished jobs).
-// Purely in memory: no database, no Redis.
+// Two runs of the same streams: run times declared (expectedRuntimeSeconds on every job), and not
+// declared (each queue's running estimate: the median run time of its last 50 finished jobs). The
+// estimator runs with the workers' defaults (24 h horizon, --sessions 200 sessions). --seeds
+// streams are pooled. --foresight gives the estimator the jobs still to come (a check: the error
+// left is then only what it cannot know). Purely in memory: no database, no Redis.
 //
-//   npm run bench:estimates -- [--nodes 16] [--jobs 400] [--load 1.0] [--seed 1] [--json]
+//   npm run bench:estimates -- [--nodes 8] [--queues 4] [--jobs 150] [--load 0.9] [--seed 1]
+//                              [--seeds 3] [--sessions 200] [--only declared|history] [--foresight] [--json]
 import { parseArgs } from "node:util";
 import { createAction } from "../src/core/actions/registry.js";
 import {
@@ -26,20 +29,20 @@ import {
   sessionResult,
 } from "../src/core/index.js";
 import { estimateStarts, type JobRuntime } from "../src/estimate/estimate-starts.js";
-import { forecastArrivals } from "../src/estimate/forecast.js";
 import { prng } from "../test/helpers/prng.js";
 import { median } from "./timing.js";
 
 const { values: opt } = parseArgs({
   options: {
-    nodes: { type: "string", default: "16" },
-    jobs: { type: "string", default: "400" },
-    load: { type: "string", default: "1.0" },
+    nodes: { type: "string", default: "8" },
+    jobs: { type: "string", default: "150" },
+    load: { type: "string", default: "0.9" },
     seed: { type: "string", default: "1" },
+    seeds: { type: "string", default: "3" },
     queues: { type: "string", default: "4" },
     foresight: { type: "boolean", default: false },
-    window: { type: "string", default: "60" },
-    sessions: { type: "string", default: "1000" },
+    sessions: { type: "string", default: "200" },
+    only: { type: "string" },
     json: { type: "boolean", default: false },
   },
 });
@@ -47,6 +50,7 @@ const NODES = Number(opt.nodes);
 const JOBS = Number(opt.jobs);
 const LOAD = Number(opt.load);
 const SEED = Number(opt.seed);
+const SEEDS = Number(opt.seeds);
 for (const [k, v] of Object.entries({ nodes: NODES, jobs: JOBS, load: LOAD }))
   if (!(v > 0)) throw new Error(`--${k} must be a positive number`);
 
@@ -93,8 +97,8 @@ function queues(): QueueSpec[] {
   ];
 }
 
-function arrivals(): Arrival[] {
-  const r = prng(SEED);
+function arrivals(seed: number): Arrival[] {
+  const r = prng(seed);
   const shapes = [
     { gpus: 1, pods: 1 },
     { gpus: 2, pods: 1 },
@@ -160,8 +164,8 @@ interface Sample {
 }
 
 /** The cluster run with the real core; an estimate for each job as it arrives. */
-function run(declared: boolean): { samples: Sample[]; sessions: number; estimateMs: number } {
-  const stream = arrivals();
+function run(declared: boolean, seed: number): { samples: Sample[]; sessions: number; estimateMs: number } {
+  const stream = arrivals(seed);
   const runtime = new Map(stream.map((a) => [a.job.uid, a.runtimeMs]));
   const arrivedAt = new Map(stream.map((a) => [a.job.uid, a.at]));
   let snap: Snapshot = { now: T0, nodes: nodes(), queues: queues(), jobs: [], topologies: [] };
@@ -203,19 +207,7 @@ function run(declared: boolean): { samples: Sample[]; sessions: number; estimate
       const t0 = performance.now();
       if (opt.foresight)
         for (const a of stream.slice(next)) runtimes.set(a.job.uid, { expectedMs: a.runtimeMs });
-      let future = opt.foresight ? stream.slice(next).map((a) => ({ at: a.at, job: a.job })) : [];
-      if (!opt.foresight && Number(opt.window) > 0) {
-        const recent = stream
-          .slice(0, next)
-          .map((a) => ({
-            at: a.at,
-            job: a.job,
-            runtime: declared ? { expectedMs: a.runtimeMs } : undefined,
-          }));
-        const f = forecastArrivals(recent, t, Number(opt.window) * MIN, 24 * 60 * MIN);
-        future = f.arrivals;
-        for (const [uid, r] of f.runtimes) runtimes.set(uid, r);
-      }
+      const future = opt.foresight ? stream.slice(next).map((a) => ({ at: a.at, job: a.job })) : [];
       const est = estimateStarts(snap, config, {
         runtimes,
         queueRuntimeMs,
@@ -255,8 +247,16 @@ function percentile(xs: number[], p: number): number {
   return s.length ? s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]! : Number.NaN;
 }
 
-const rows = [true, false].map((declared) => {
-  const r = run(declared);
+const modes = opt.only === "declared" ? [true] : opt.only === "history" ? [false] : [true, false];
+const rows = modes.map((declared) => {
+  // The streams of --seeds seeds from --seed on, pooled.
+  const r = { samples: [] as Sample[], sessions: 0, estimateMs: 0 };
+  for (let k = 0; k < SEEDS; k++) {
+    const one = run(declared, SEED + k);
+    r.samples.push(...one.samples);
+    r.sessions += one.sessions;
+    r.estimateMs += one.estimateMs;
+  }
   const known = r.samples.filter((s) => s.errorMs !== null);
   const pct = known.map((s) => (100 * s.errorMs!) / s.waitMs);
   const minutes = known.map((s) => s.errorMs! / MIN);
@@ -270,14 +270,18 @@ const rows = [true, false].map((declared) => {
     medianErrorMin: median(minutes),
     p90ErrorMin: percentile(minutes, 90),
     sessions: r.sessions,
-    estimateMsPerJob: r.estimateMs / JOBS,
+    estimateMsPerJob: r.estimateMs / (JOBS * SEEDS),
   };
 });
 
 if (opt.json)
-  console.log(JSON.stringify({ nodes: NODES, gpus: NODES * 8, jobs: JOBS, load: LOAD, seed: SEED, rows }));
+  console.log(
+    JSON.stringify({ nodes: NODES, gpus: NODES * 8, jobs: JOBS, load: LOAD, seed: SEED, seeds: SEEDS, rows }),
+  );
 else {
-  console.log(`${NODES} nodes (${NODES * 8} GPUs), ${JOBS} jobs, offered load ${LOAD}, seed ${SEED}`);
+  console.log(
+    `${NODES} nodes (${NODES * 8} GPUs), ${QUEUES.length} queues, ${JOBS} jobs per stream, offered load ${LOAD}, seeds ${SEED}..${SEED + SEEDS - 1}`,
+  );
   console.log(
     "run times       waited  no estimate  median wait  median error  p90 error  (minutes)     ms/estimate",
   );

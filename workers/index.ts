@@ -227,6 +227,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
           await runEstimates(store, config, {
             horizonMs: o.estimateHorizonSeconds * 1000,
             maxSessions: o.estimateMaxSessions,
+            budgetMs: o.estimateBudgetMs,
             usageWindow,
           });
         }),

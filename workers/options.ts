@@ -78,8 +78,11 @@ export interface WorkerOptions {
   estimateMinGapMs?: number;
   /** How far ahead the estimator simulates each cluster (default 86 400 s = 24 h). */
   estimateHorizonSeconds?: number;
-  /** At most this many scheduling sessions per cluster per estimate run (default 200). */
+  /** At most this many scheduling sessions per cluster per estimate run (default 200)… */
   estimateMaxSessions?: number;
+  /** …and at most this much computation per cluster per run (default 5000 ms), giving way to the
+   * process's cycles between sessions. */
+  estimateBudgetMs?: number;
   /** Write an event for every cycle, even one that decided nothing (default false: busy cycles only). */
   logIdleCycles?: boolean;
   /** Names this process in the event log and logs (default <hostname>:<pid>). */
@@ -128,6 +131,7 @@ const DEFAULTS = {
   estimateMinGapMs: 10_000,
   estimateHorizonSeconds: 86_400,
   estimateMaxSessions: 200,
+  estimateBudgetMs: 5000,
 };
 
 function check(ok: boolean, field: string, message: string): void {
@@ -163,6 +167,7 @@ export function resolveOptions(o: WorkerOptions): ResolvedOptions {
     "stalledIntervalMs",
     "clusterRefreshMs",
     "clusterLostAfterMs",
+    "estimateBudgetMs",
     "lostCheckIntervalMs",
     "runtimeLimitIntervalMs",
   ] as const)

@@ -81,11 +81,27 @@ export function expectedEnd(job: PodGroupSpec, now: number, o: EstimateOptions):
 
 const onNode = (j: PodGroupSpec) => j.pods.some((p) => p.status !== "Releasing" && HOLDS.has(p.status));
 
+/** The estimate in one go. */
 export function estimateStarts(
   snapshot: Snapshot,
   config: SchedulerConfig,
   o: EstimateOptions = {},
 ): EstimateResult {
+  const steps = estimateSteps(snapshot, config, o);
+  for (let s = steps.next(); ; s = steps.next()) if (s.done) return s.value;
+}
+
+/**
+ * The estimate one session at a time: the generator yields after each session (the result so far)
+ * and returns the final result. A caller that must not hold its thread for long (a worker sharing
+ * its process with scheduling cycles) gives way between sessions, and may stop early: the starts
+ * found so far hold, the rest are unknown.
+ */
+export function* estimateSteps(
+  snapshot: Snapshot,
+  config: SchedulerConfig,
+  o: EstimateOptions = {},
+): Generator<EstimateResult, EstimateResult> {
   const horizon = snapshot.now + (o.horizonMs ?? DEFAULT_HORIZON_MS);
   const maxSessions = o.maxSessions ?? DEFAULT_MAX_SESSIONS;
   const step = o.stepMs ?? DEFAULT_STEP_MS;
@@ -166,6 +182,7 @@ export function estimateStarts(
           )
           .filter((j) => j.pods.length > 0),
       };
+    yield { starts, sessions, reachedAt: t };
   }
   return { starts, sessions, reachedAt: t };
 }

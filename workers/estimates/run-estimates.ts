@@ -6,12 +6,14 @@
 // Run times, in this order: the job's expectedRuntimeSeconds, else its maxRuntimeSeconds, else its
 // queue's running estimate (the median run time of its last 50 jobs that succeeded in the last 7
 // days); none of them = unknown (the job holds its room past the horizon; jobs waiting on it get no
-// estimate). Cost is bounded per cluster: at most `maxSessions` sessions, `horizonMs` ahead.
+// estimate). Cost is bounded per cluster: at most `maxSessions` sessions, `horizonMs` ahead and
+// `budgetMs` of computation, giving way to the process's cycles between sessions.
 import type { SchedulerConfig } from "../../src/core/index.js";
 import {
   DEFAULT_HORIZON_MS,
   DEFAULT_MAX_SESSIONS,
-  estimateStarts,
+  type EstimateResult,
+  estimateSteps,
   type JobRuntime,
 } from "../../src/estimate/estimate-starts.js";
 import {
@@ -27,9 +29,13 @@ import {
 export interface EstimateOptions {
   horizonMs?: number;
   maxSessions?: number;
+  /** Wall-clock computation per cluster per run (default 5000 ms): the estimate stops there. */
+  budgetMs?: number;
   usageWindow?: UsageWindow | null;
   now?: Date;
 }
+
+export const DEFAULT_BUDGET_MS = 5_000;
 
 export interface EstimateReport {
   clusters: number;
@@ -67,12 +73,21 @@ export async function runEstimates(
         expectedMs: h.expectedSeconds === null ? null : h.expectedSeconds * 1000,
         maxMs: h.maxSeconds === null ? null : h.maxSeconds * 1000,
       });
-    const r = estimateStarts(snapshot, config, {
+    // One session at a time, giving way to the process's other work (its cycles) in between.
+    const steps = estimateSteps(snapshot, config, {
       runtimes,
       queueRuntimeMs,
       horizonMs: opts.horizonMs ?? DEFAULT_HORIZON_MS,
       maxSessions: opts.maxSessions ?? DEFAULT_MAX_SESSIONS,
     });
+    const deadline = Date.now() + (opts.budgetMs ?? DEFAULT_BUDGET_MS);
+    let r: EstimateResult;
+    for (;;) {
+      const s = steps.next();
+      r = s.value;
+      if (s.done || Date.now() > deadline) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     const rows = [...r.starts].map(([jobId, start]) => ({
       jobId,
       cluster: cluster.name,
