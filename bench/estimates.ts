@@ -161,6 +161,8 @@ function arrivals(seed: number): Arrival[] {
 interface Sample {
   waitMs: number;
   errorMs: number | null;
+  /** The estimate was earlier than the actual start. */
+  early: boolean;
 }
 
 /** The cluster run with the real core; an estimate for each job as it arrives. */
@@ -237,7 +239,11 @@ function run(declared: boolean, seed: number): { samples: Sample[]; sessions: nu
     const waitMs = start - arrivedAt.get(uid)!;
     if (waitMs < MIN) continue;
     const est = estimates.get(uid);
-    samples.push({ waitMs, errorMs: est == null ? null : Math.abs(est - start) });
+    samples.push({
+      waitMs,
+      errorMs: est == null ? null : Math.abs(est - start),
+      early: est != null && est < start,
+    });
   }
   return { samples, sessions, estimateMs };
 }
@@ -266,6 +272,8 @@ const rows = modes.map((declared) => {
     unknown: r.samples.length - known.length,
     medianWaitMin: median(r.samples.map((s) => s.waitMs / MIN)),
     medianErrorPct: median(pct),
+    /** Share of the estimates that were too early (jobs arriving later overtook). */
+    earlyPct: (100 * known.filter((s) => s.early).length) / known.length,
     p90ErrorPct: percentile(pct, 90),
     medianErrorMin: median(minutes),
     p90ErrorMin: percentile(minutes, 90),
@@ -283,10 +291,10 @@ else {
     `${NODES} nodes (${NODES * 8} GPUs), ${QUEUES.length} queues, ${JOBS} jobs per stream, offered load ${LOAD}, seeds ${SEED}..${SEED + SEEDS - 1}`,
   );
   console.log(
-    "run times       waited  no estimate  median wait  median error  p90 error  (minutes)     ms/estimate",
+    "run times       waited  no estimate  median wait  median error  p90 error  (minutes)     too early  ms/estimate",
   );
   for (const r of rows)
     console.log(
-      `${r.runTimes.padEnd(14)}  ${String(r.waited).padStart(6)}  ${String(r.unknown).padStart(11)}  ${r.medianWaitMin.toFixed(1).padStart(8)} min  ${r.medianErrorPct.toFixed(1).padStart(10)} %  ${r.p90ErrorPct.toFixed(1).padStart(7)} %  (${r.medianErrorMin.toFixed(1)} / ${r.p90ErrorMin.toFixed(1)})  ${r.estimateMsPerJob.toFixed(1).padStart(10)}`,
+      `${r.runTimes.padEnd(14)}  ${String(r.waited).padStart(6)}  ${String(r.unknown).padStart(11)}  ${r.medianWaitMin.toFixed(1).padStart(8)} min  ${r.medianErrorPct.toFixed(1).padStart(10)} %  ${r.p90ErrorPct.toFixed(1).padStart(7)} %  (${r.medianErrorMin.toFixed(1)} / ${r.p90ErrorMin.toFixed(1)})  ${r.earlyPct.toFixed(0).padStart(7)} %  ${r.estimateMsPerJob.toFixed(1).padStart(10)}`,
     );
 }
