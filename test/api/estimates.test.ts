@@ -136,4 +136,24 @@ describe("estimated start", () => {
     expect((await estimate(a)).estimatedStart).toBe(new Date(ms + 600_000).toISOString());
     expect((await estimate(b)).estimatedStart).toBe(new Date(ms + 900_000).toISOString());
   });
+
+  it("a job waiting for admission is estimated on the clusters it may go to: the earliest", async () => {
+    const ms = await lastStart(first);
+    const anywhere = await submit("anywhere", { cluster: undefined, expectedRuntimeSeconds: 60 });
+    await runEstimates(t.server.store, defaultSchedulerConfig());
+    // after b, which runs at most 2 minutes from +15 min
+    expect(await estimate(anywhere)).toEqual({
+      state: "PENDING",
+      estimatedStart: new Date(ms + 1_020_000).toISOString(),
+      estimatedCluster: "c1",
+    });
+    // a selector no cluster matches: no estimate
+    const nowhere = await submit("nowhere", {
+      cluster: undefined,
+      clusterSelector: [{ key: "region", values: ["mars"] }],
+    });
+    await runEstimates(t.server.store, defaultSchedulerConfig());
+    expect(await estimate(nowhere)).toEqual({ state: "PENDING", estimatedStart: null, estimatedCluster: null });
+    expect((await estimate(anywhere)).estimatedCluster).toBe("c1");
+  });
 });

@@ -17,14 +17,20 @@ import {
   type JobRuntime,
 } from "../../src/estimate/estimate-starts.js";
 import {
+  admissionCandidatesByIds,
   clusterSnapshot,
   clusterSummaries,
   jobRuntimeHints,
   queueRuntimeEstimates,
   replaceJobEstimates,
   type Store,
+  unadmittedJobs,
   type UsageWindow,
 } from "../../src/store/index.js";
+import { matchesSelector } from "../admission/selector.js";
+
+/** Jobs waiting for admission estimated per run, first in admission's order. */
+export const MAX_UNADMITTED_ESTIMATED = 200;
 
 export interface EstimateOptions {
   horizonMs?: number;
@@ -53,16 +59,35 @@ export async function runEstimates(
   const report: EstimateReport = { clusters: 0, jobs: 0, estimated: 0, sessions: 0 };
   const queueSeconds = await queueRuntimeEstimates(store, now);
   const queueRuntimeMs = new Map([...queueSeconds].map(([q, s]) => [q, s * 1000]));
+  // Jobs no cluster was given yet (none can run them now): estimated on every cluster their
+  // selector allows, as if waiting there; the earliest start is theirs.
+  const unadmitted = await admissionCandidatesByIds(
+    store,
+    (await unadmittedJobs(store)).slice(0, MAX_UNADMITTED_ESTIMATED).map((j) => j.id),
+  );
+  const best = new Map<string, { cluster: string | null; start: number | null }>(
+    unadmitted.map((c) => [c.spec.uid, { cluster: null, start: null }]),
+  );
   for (const cluster of await clusterSummaries(store)) {
     // A lost cluster places nothing until its agent is back: no estimate holds there.
     if (cluster.lost) {
       await replaceJobEstimates(store, cluster.name, [], now);
       continue;
     }
-    const { snapshot } = await clusterSnapshot(store, cluster.name, {
+    const loaded = await clusterSnapshot(store, cluster.name, {
       now: now.getTime(),
       usage: opts.usageWindow ?? undefined,
     });
+    const extra = cluster.cordoned
+      ? []
+      : unadmitted.filter((c) => matchesSelector(cluster.labels, c.clusterSelector));
+    const topologies = new Map(loaded.snapshot.topologies.map((t) => [t.name, t]));
+    for (const c of extra) for (const t of c.topologies) topologies.set(t.name, t);
+    const snapshot = {
+      ...loaded.snapshot,
+      jobs: [...loaded.snapshot.jobs, ...extra.map((c) => c.spec)],
+      topologies: [...topologies.values()],
+    };
     const hints = await jobRuntimeHints(
       store,
       snapshot.jobs.map((j) => j.uid),
@@ -88,16 +113,32 @@ export async function runEstimates(
       if (s.done || Date.now() > deadline) break;
       await new Promise((resolve) => setImmediate(resolve));
     }
-    const rows = [...r.starts].map(([jobId, start]) => ({
-      jobId,
-      cluster: cluster.name,
-      start: start === null ? null : new Date(start),
-    }));
+    const rows = [...r.starts]
+      .filter(([jobId]) => !best.has(jobId))
+      .map(([jobId, start]) => ({
+        jobId,
+        cluster: cluster.name,
+        start: start === null ? null : new Date(start),
+      }));
     await replaceJobEstimates(store, cluster.name, rows, now);
+    for (const c of extra) {
+      const start = r.starts.get(c.spec.uid) ?? null;
+      const b = best.get(c.spec.uid)!;
+      if (start !== null && (b.start === null || start < b.start))
+        best.set(c.spec.uid, { cluster: cluster.name, start });
+    }
     report.clusters++;
     report.jobs += rows.length;
     report.estimated += rows.filter((x) => x.start !== null).length;
     report.sessions += r.sessions;
   }
+  const waiting = [...best].map(([jobId, b]) => ({
+    jobId,
+    cluster: b.cluster,
+    start: b.start === null ? null : new Date(b.start),
+  }));
+  await replaceJobEstimates(store, null, waiting, now);
+  report.jobs += waiting.length;
+  report.estimated += waiting.filter((x) => x.start !== null).length;
   return report;
 }
