@@ -12,10 +12,13 @@
 // declared (each queue's running estimate: the median run time of its last 50 finished jobs). The
 // estimator runs with the workers' defaults (24 h horizon, --sessions 200 sessions). --seeds
 // streams are pooled. --foresight gives the estimator the jobs still to come (a check: the error
-// left is then only what it cannot know). Purely in memory: no database, no Redis.
+// left is then only what it cannot know). --halfway re-estimates every waiting job at every arrival
+// and end (as the workers do) and scores the estimate each job had halfway through its wait.
+// Purely in memory: no database, no Redis.
 //
 //   npm run bench:estimates -- [--nodes 8] [--queues 4] [--jobs 150] [--load 0.9] [--seed 1]
-//                              [--seeds 3] [--sessions 200] [--only declared|history] [--foresight] [--json]
+//                              [--seeds 3] [--sessions 200] [--only declared|history] [--foresight]
+//                              [--halfway] [--json]
 import { parseArgs } from "node:util";
 import { createAction } from "../src/core/actions/registry.js";
 import {
@@ -41,6 +44,7 @@ const { values: opt } = parseArgs({
     seeds: { type: "string", default: "3" },
     queues: { type: "string", default: "4" },
     foresight: { type: "boolean", default: false },
+    halfway: { type: "boolean", default: false },
     sessions: { type: "string", default: "200" },
     only: { type: "string" },
     json: { type: "boolean", default: false },
@@ -174,6 +178,8 @@ function run(declared: boolean, seed: number): { samples: Sample[]; sessions: nu
   const ends = new Map<string, number>();
   const started = new Map<string, number>();
   const estimates = new Map<string, number | null>();
+  /** --halfway: every waiting job's estimates, re-made at every arrival and end. */
+  const series = new Map<string, { at: number; est: number | null }[]>();
   const finished = new Map<string, number[]>(QUEUES.map((q) => [q, []]));
   let next = 0;
   let again: number | null = null;
@@ -201,7 +207,7 @@ function run(declared: boolean, seed: number): { samples: Sample[]; sessions: nu
       next++;
     }
     snap = { ...snap, now: t, jobs };
-    if (arrived.length) {
+    if (arrived.length || (opt.halfway && done.size)) {
       const runtimes = new Map<string, JobRuntime>();
       const queueRuntimeMs = new Map<string, number>();
       if (declared) for (const j of snap.jobs) runtimes.set(j.uid, { expectedMs: runtime.get(j.uid)! });
@@ -213,13 +219,19 @@ function run(declared: boolean, seed: number): { samples: Sample[]; sessions: nu
       const est = estimateStarts(snap, config, {
         runtimes,
         queueRuntimeMs,
-        jobs: arrived,
+        jobs: opt.halfway ? undefined : arrived,
         stepMs: STEP,
         arrivals: future,
         maxSessions: Number(opt.sessions),
       });
       estimateMs += performance.now() - t0;
       for (const uid of arrived) estimates.set(uid, est.starts.get(uid) ?? null);
+      if (opt.halfway)
+        for (const [uid, e] of est.starts) {
+          const list = series.get(uid) ?? [];
+          list.push({ at: t, est: e });
+          series.set(uid, list);
+        }
     }
     const ssn = openSession(snap, config);
     for (const a of config.actions) createAction(a).execute(ssn);
@@ -238,7 +250,13 @@ function run(declared: boolean, seed: number): { samples: Sample[]; sessions: nu
   for (const [uid, start] of started) {
     const waitMs = start - arrivedAt.get(uid)!;
     if (waitMs < MIN) continue;
-    const est = estimates.get(uid);
+    const halfway = arrivedAt.get(uid)! + waitMs / 2;
+    const est = opt.halfway
+      ? (series
+          .get(uid)
+          ?.filter((x) => x.at <= halfway)
+          .at(-1)?.est ?? null)
+      : estimates.get(uid);
     samples.push({
       waitMs,
       errorMs: est == null ? null : Math.abs(est - start),
@@ -267,7 +285,7 @@ const rows = modes.map((declared) => {
   const pct = known.map((s) => (100 * s.errorMs!) / s.waitMs);
   const minutes = known.map((s) => s.errorMs! / MIN);
   return {
-    runTimes: declared ? "declared" : "queue history",
+    runTimes: (declared ? "declared" : "queue history") + (opt.halfway ? ", halfway" : ""),
     waited: r.samples.length,
     unknown: r.samples.length - known.length,
     medianWaitMin: median(r.samples.map((s) => s.waitMs / MIN)),
