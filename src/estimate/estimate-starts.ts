@@ -4,6 +4,7 @@
 // first session that binds a pending job's pods is its estimated start. Pure and deterministic:
 // a function of the snapshot, the configuration and the run times; no clock, no I/O.
 import { createAction } from "../core/actions/registry.js";
+import { isActiveAllocated } from "../core/api/status.js";
 import {
   advanceSnapshot,
   type PodGroupSpec,
@@ -54,8 +55,6 @@ export const DEFAULT_HORIZON_MS = 24 * 3_600_000;
 export const DEFAULT_MAX_SESSIONS = 200;
 export const DEFAULT_STEP_MS = 1_000;
 
-const HOLDS = new Set(["Running", "Binding", "Bound", "Allocated", "Pipelined"]);
-
 /** How long a job runs once started (ms): its declared expected run time, else its maximum run
  * time, else its queue's running estimate; null = unknown (it is taken to run past the horizon). */
 export function runtimeOf(job: PodGroupSpec, o: EstimateOptions): number | null {
@@ -79,7 +78,8 @@ export function expectedEnd(job: PodGroupSpec, now: number, o: EstimateOptions):
   return now;
 }
 
-const onNode = (j: PodGroupSpec) => j.pods.some((p) => p.status !== "Releasing" && HOLDS.has(p.status));
+/** The job has pods placed (and not leaving): it runs, or is about to. */
+const onNode = (j: PodGroupSpec) => j.pods.some((p) => isActiveAllocated(p.status));
 
 /** The estimate in one go. */
 export function estimateStarts(

@@ -10,11 +10,10 @@ import type {
   Snapshot,
   TopologyConstraintSpec,
 } from "../core/index.js";
+import { isActiveUsed } from "../core/api/status.js";
 import type { Scenario, ScenarioJob, ScenarioTask } from "./scenario.js";
 
 const MINUTE = 60_000;
-/** Statuses under which a pod holds its node (the scenario's `node` is kept only for these). */
-const ON_NODE = new Set(["Running", "Releasing", "Pipelined", "Allocated", "Bound", "Binding"]);
 
 /** The scenario's `session` keys (the scheduler configuration's other keys are derived). */
 const SESSION_KEYS = [
@@ -68,7 +67,8 @@ function task(p: PodSpec, name: string): ScenarioTask {
   const t: ScenarioTask = {
     name,
     state: p.status,
-    node: ON_NODE.has(p.status) ? p.node : null,
+    // The scenario's `node` is kept only where the pod holds its node.
+    node: isActiveUsed(p.status) ? p.node : null,
     gpus: r.gpuFraction > 0 ? r.gpuFraction : r.gpus,
     cpuMillis: r.cpuMillis,
     memory: r.memory,
