@@ -153,7 +153,11 @@ describe("estimated start", () => {
       clusterSelector: [{ key: "region", values: ["mars"] }],
     });
     await runEstimates(t.server.store, defaultSchedulerConfig());
-    expect(await estimate(nowhere)).toEqual({ state: "PENDING", estimatedStart: null, estimatedCluster: null });
+    expect(await estimate(nowhere)).toEqual({
+      state: "PENDING",
+      estimatedStart: null,
+      estimatedCluster: null,
+    });
     expect((await estimate(anywhere)).estimatedCluster).toBe("c1");
   });
 });
