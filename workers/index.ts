@@ -34,6 +34,7 @@ import { triggersFor } from "./triggers.js";
 import { checkLostClusters } from "./lost/check-lost-clusters.js";
 import { checkRuntimeLimits } from "./limits/check-runtime-limits.js";
 import { recordUsage } from "./usage/record-usage.js";
+import { runEstimates } from "./estimates/run-estimates.js";
 
 export { metrics } from "./metrics.js";
 export { type WorkerOptions, WorkerOptionsError } from "./options.js";
@@ -43,7 +44,25 @@ export { runAdmission, type AdmissionReport } from "./admission/run-admission.js
 export { AdmissionState, type ClusterSource, fullReads } from "./admission/state.js";
 export { sweepOutbox, type SweepReport } from "./dispatch/sweep-outbox.js";
 export { recordUsage } from "./usage/record-usage.js";
+export { runEstimates, type EstimateReport } from "./estimates/run-estimates.js";
 export { checkRuntimeLimits } from "./limits/check-runtime-limits.js";
+
+/** Events after which start-time estimates are recomputed: jobs came or went, pods ended, room or
+ * shares changed. */
+const ESTIMATE_TRIGGERS = new Set([
+  "job.submitted",
+  "job.assigned",
+  "job.reassigned",
+  "job.cancelled",
+  "pods.status",
+  "pods.vanished",
+  "bind.result",
+  "nodes.reported",
+  "quota.set",
+  "queue.created",
+  "queue.updated",
+  "queue.deleted",
+]);
 
 export interface RunningWorkers {
   /** The store the workers use (their database and event bus). */
@@ -114,6 +133,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
   // Its own cache: `unchanged` is relative to the cache's previous refresh, which must be its own.
   const admissionState = new AdmissionState(new ClusterCache(store));
   let admission: SerialTask | null = null;
+  let estimates: SerialTask | null = null;
   const tasks: SerialTask[] = [];
   try {
     await cycles.refresh();
@@ -199,6 +219,24 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
         ),
       }),
     );
+    if (o.estimateIntervalMs > 0) {
+      estimates = await SerialTask.start({
+        ...task,
+        prefix: workersPrefix,
+        name: "estimates",
+        intervalMs: o.estimateIntervalMs,
+        log,
+        run: guarded("estimates", async () => {
+          await runEstimates(store, config, {
+            horizonMs: o.estimateHorizonSeconds * 1000,
+            maxSessions: o.estimateMaxSessions,
+            budgetMs: o.estimateBudgetMs,
+            usageWindow,
+          });
+        }),
+      });
+      tasks.push(estimates);
+    }
     if (o.retentionDays > 0) {
       tasks.push(
         await SerialTask.start({
@@ -230,7 +268,19 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     },
     (err) => log.warn({ err: err.message }, "could not trigger work"),
   );
-  const unlisten = await bus.listen((e) => coalescer.add(triggersFor(e)));
+  const unlistenCycles = await bus.listen((e) => coalescer.add(triggersFor(e)));
+  // Estimates follow changes, at most every estimateMinGapMs.
+  let estimateAsked = 0;
+  const unlistenEstimates = await bus.listen((e) => {
+    if (!estimates || !ESTIMATE_TRIGGERS.has(e.kind) || Date.now() - estimateAsked < o.estimateMinGapMs)
+      return;
+    estimateAsked = Date.now();
+    estimates.trigger("change").catch((err) => log.warn({ err: err.message }, "could not trigger estimates"));
+  });
+  const unlisten = () => {
+    unlistenCycles();
+    unlistenEstimates();
+  };
   const refresher = setInterval(() => void cycles.refresh(), o.clusterRefreshMs);
   log.info({ clusters: cycles.clusters, actions: config.actions }, "workers started");
 

@@ -71,6 +71,18 @@ export interface WorkerOptions {
   triggerDelayMs?: number;
   /** How often the cluster list is re-read (default 10 000 ms; cluster events re-read it at once). */
   clusterRefreshMs?: number;
+  /** Start-time estimates (Job.estimatedStart) are recomputed at least this often (default
+   * 30 000 ms; 0 = never), and after changes (submissions, pods ending, quotas) at most every
+   * `estimateMinGapMs` (default 10 000 ms). */
+  estimateIntervalMs?: number;
+  estimateMinGapMs?: number;
+  /** How far ahead the estimator simulates each cluster (default 86 400 s = 24 h). */
+  estimateHorizonSeconds?: number;
+  /** At most this many scheduling sessions per cluster per estimate run (default 200)… */
+  estimateMaxSessions?: number;
+  /** …and at most this much computation per cluster per run (default 5000 ms), giving way to the
+   * process's cycles between sessions. */
+  estimateBudgetMs?: number;
   /** Write an event for every cycle, even one that decided nothing (default false: busy cycles only). */
   logIdleCycles?: boolean;
   /** Names this process in the event log and logs (default <hostname>:<pid>). */
@@ -115,6 +127,11 @@ const DEFAULTS = {
   runtimeLimitIntervalMs: 5000,
   clusterRefreshMs: 10_000,
   logIdleCycles: false,
+  estimateIntervalMs: 30_000,
+  estimateMinGapMs: 10_000,
+  estimateHorizonSeconds: 86_400,
+  estimateMaxSessions: 200,
+  estimateBudgetMs: 5000,
 };
 
 function check(ok: boolean, field: string, message: string): void {
@@ -150,6 +167,7 @@ export function resolveOptions(o: WorkerOptions): ResolvedOptions {
     "stalledIntervalMs",
     "clusterRefreshMs",
     "clusterLostAfterMs",
+    "estimateBudgetMs",
     "lostCheckIntervalMs",
     "runtimeLimitIntervalMs",
   ] as const)
@@ -161,8 +179,20 @@ export function resolveOptions(o: WorkerOptions): ResolvedOptions {
     "staleRetries",
     "requeueLostAfterMs",
     "retentionDays",
+    "estimateIntervalMs",
+    "estimateMinGapMs",
   ] as const)
     nonNegative(r[k], k);
+  check(
+    Number.isFinite(r.estimateHorizonSeconds) && r.estimateHorizonSeconds > 0,
+    "estimateHorizonSeconds",
+    "must be a positive number of seconds",
+  );
+  check(
+    Number.isInteger(r.estimateMaxSessions) && r.estimateMaxSessions > 0,
+    "estimateMaxSessions",
+    "must be a positive integer",
+  );
   check(
     Number.isInteger(r.admissionBatch) && r.admissionBatch > 0,
     "admissionBatch",

@@ -11,6 +11,8 @@ import {
   eventsOfJobs,
   groupBy,
   type Job,
+  type JobEstimate,
+  jobEstimatesOf,
   jobsById,
   type JobTask,
   type Node,
@@ -92,6 +94,11 @@ export function createLoaders(store: Store) {
       new Map(),
     ),
     job: new BatchLoader<string, Job | null>(async (ids) => byKey(await jobsById(store, ids), "id"), null),
+    /** A pending job's stored start-time estimate. */
+    estimate: new BatchLoader<string, JobEstimate | null>(
+      async (ids) => byKey(await jobEstimatesOf(store, ids), "jobId"),
+      null,
+    ),
     /** A job's first `first` pods (name order). */
     pods: perPage((first) => new BatchLoader<string, Pod[]>((jobs) => podsOfJobs(store, jobs, first), [])),
     tasks: new BatchLoader<string, JobTask[]>(

@@ -31,7 +31,11 @@ const UNBOUNDED_LIST_ESTIMATE = 10;
 const LIST_ESTIMATES: Record<string, number> = { "Cluster.nodes": 100 };
 
 /** Work a field does per call beyond the rows it returns. */
-const FIELD_COSTS: Record<string, number> = { "Query.fairShare": 500 };
+const FIELD_COSTS: Record<string, number> = {
+  "Query.fairShare": 500,
+  "Query.clusterScenario": 500,
+  "Query.whatIf": 500,
+};
 
 type Variables = Record<string, unknown>;
 

@@ -7,12 +7,14 @@ import type { GraphQLSchema } from "graphql";
 import { isGuarded } from "./auth.js";
 import { agentResolvers } from "./resolvers/agent.js";
 import { clusterResolvers } from "./resolvers/clusters.js";
+import { estimateResolvers } from "./resolvers/estimates.js";
 import { fairShareResolvers } from "./resolvers/fair-share.js";
 import { jobResolvers } from "./resolvers/jobs.js";
 import { queueResolvers } from "./resolvers/queues.js";
 import { Bytes, JSONScalar } from "./resolvers/scalars.js";
 import { subscriptionResolvers } from "./resolvers/subscriptions.js";
 import { tokenResolvers } from "./resolvers/tokens.js";
+import { whatIfResolvers } from "./resolvers/what-if.js";
 
 /** schema.graphql, found by walking up from this file (works from src/ and from a build in dist/). */
 export function readSchemaSource(): string {
@@ -47,6 +49,8 @@ export const resolvers = merge(
   fairShareResolvers,
   agentResolvers,
   subscriptionResolvers,
+  whatIfResolvers,
+  estimateResolvers,
 );
 
 export function buildSchema(): GraphQLSchema {

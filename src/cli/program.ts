@@ -11,6 +11,7 @@ import { registerSimulate } from "./commands/simulate.js";
 import { registerSubmit } from "./commands/submit.js";
 import { registerToken } from "./commands/token.js";
 import { registerWait } from "./commands/wait.js";
+import { registerWhatIf } from "./commands/whatif.js";
 import { registerWhy } from "./commands/why.js";
 import { EXIT } from "./exit-codes.js";
 import { projectVersion } from "./paths.js";
@@ -47,6 +48,7 @@ export function buildProgram(): Command {
   registerWait(program);
   registerQueue(program);
   registerToken(program);
+  registerWhatIf(program);
   // running the control plane
   registerServers(program);
   registerAgentAcl(program);

@@ -5,7 +5,9 @@
 //   FLEETQ_REDISPATCH_AFTER_MS, FLEETQ_USAGE_INTERVAL_MS, FLEETQ_READMIT_AFTER_MS,
 //   FLEETQ_USAGE_HALF_LIFE_SECONDS (turns time-based fair share on), FLEETQ_LOCK_DURATION_MS,
 //   FLEETQ_STALLED_INTERVAL_MS, FLEETQ_TRIGGER_DELAY_MS, FLEETQ_CLUSTER_LOST_AFTER_MS,
-//   FLEETQ_REQUEUE_LOST_AFTER_MS, FLEETQ_RUNTIME_LIMIT_INTERVAL_MS, FLEETQ_LOG_IDLE_CYCLES=1.
+//   FLEETQ_REQUEUE_LOST_AFTER_MS, FLEETQ_RUNTIME_LIMIT_INTERVAL_MS, FLEETQ_LOG_IDLE_CYCLES=1,
+//   FLEETQ_ESTIMATE_INTERVAL_MS, FLEETQ_ESTIMATE_HORIZON_SECONDS, FLEETQ_ESTIMATE_MAX_SESSIONS,
+//   FLEETQ_ESTIMATE_BUDGET_MS.
 import type { Logger } from "pino";
 import type { WorkerOptions } from "../../workers/index.js";
 import { numberEnv } from "./env.js";
@@ -35,6 +37,10 @@ export function workerOptionsFromEnv(
     clusterLostAfterMs: numberEnv("FLEETQ_CLUSTER_LOST_AFTER_MS", env),
     requeueLostAfterMs: numberEnv("FLEETQ_REQUEUE_LOST_AFTER_MS", env),
     runtimeLimitIntervalMs: numberEnv("FLEETQ_RUNTIME_LIMIT_INTERVAL_MS", env),
+    estimateIntervalMs: numberEnv("FLEETQ_ESTIMATE_INTERVAL_MS", env),
+    estimateHorizonSeconds: numberEnv("FLEETQ_ESTIMATE_HORIZON_SECONDS", env),
+    estimateMaxSessions: numberEnv("FLEETQ_ESTIMATE_MAX_SESSIONS", env),
+    estimateBudgetMs: numberEnv("FLEETQ_ESTIMATE_BUDGET_MS", env),
     timeBasedFairShare: halfLife ? { halfLifeSeconds: halfLife } : null,
     logIdleCycles: env.FLEETQ_LOG_IDLE_CYCLES === "1",
   };

@@ -65,6 +65,8 @@ export const nodeSchema = object({
   labels: optional(labels),
   taints: optional(array(object({ key: str, value: optional(str), effect: oneOf(EFFECTS) }))),
   unschedulable: optional(bool),
+  /** false: the node is not ready (it takes no pods and does not count toward the cluster's total). */
+  ready: optional(bool),
   /** Device topology (one entry per GPU, in index order): which NVLink/NVSwitch domain and NUMA node. */
   gpuDevices: optional(array(object({ nvlinkDomain: maybe(str), numaNode: maybe(num) }))),
 });
@@ -85,6 +87,16 @@ export const taskSchema = object({
   podAffinity: maybe(array(affinityTerm)),
   podAntiAffinity: maybe(array(affinityTerm)),
   gpuModels: maybe(array(str)),
+  /** Node label requirements, all of which a node must meet (Kubernetes label-selector operators). */
+  nodeSelector: maybe(
+    array(
+      object({
+        key: str,
+        operator: oneOf(["In", "NotIn", "Exists", "DoesNotExist"]),
+        values: optional(array(str)),
+      }),
+    ),
+  ),
   preferredGpuModels: maybe(array(str)),
   tolerations: maybe(
     array(

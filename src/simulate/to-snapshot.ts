@@ -36,7 +36,7 @@ function nodes(s: Scenario): NodeSpec[] {
     labels: { ...(n.labels ?? {}) },
     taints: n.taints ?? [],
     unschedulable: n.unschedulable ?? false,
-    ready: true,
+    ready: n.ready ?? true,
     allocatable: {
       cpuMillis: n.cpuMillis ?? 8000,
       memory: n.memory ?? 8e9,
@@ -112,6 +112,7 @@ function job(j: ScenarioJob, index: number, count: number, now: number): PodGrou
       priority: t.priority ?? null,
       createdAt: null,
       nodeNames: t.nodeAffinity?.length ? [...t.nodeAffinity] : undefined,
+      nodeSelector: t.nodeSelector?.length ? t.nodeSelector.map((r) => ({ ...r })) : undefined,
       tolerations: t.tolerations ?? undefined,
       podAffinity: t.podAffinity ?? undefined,
       podAntiAffinity: t.podAntiAffinity ?? undefined,

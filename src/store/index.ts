@@ -45,6 +45,16 @@ export {
   openBindRequests,
 } from "./operations/dispatch.js";
 export { recordQueueUsage, type UsageRecord } from "./operations/usage.js";
+// Start-time estimates: what the estimator reads, what it writes, what the API shows.
+export { replaceJobEstimates, type JobEstimateRow } from "./operations/job-estimates.js";
+export {
+  type JobEstimate,
+  jobEstimatesOf,
+  jobRuntimeHints,
+  QUEUE_RUNTIME_DAYS,
+  QUEUE_RUNTIME_SAMPLE,
+  queueRuntimeEstimates,
+} from "./queries/estimates.js";
 export {
   authenticate,
   createAdminToken,

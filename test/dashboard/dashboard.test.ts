@@ -110,6 +110,9 @@ it("shows the demo's queues, clusters and fair share, and updates live when a jo
   await expect.poll(() => pendingRow.innerText(), { timeout: 120_000 }).toMatch(/a100-small: .+/);
   // with its labels under its name
   expect(await pendingRow.locator(".label").allInnerTexts()).toEqual(["pipeline=42"]);
+  // its expected start: none for a job no cluster can run
+  expect(await page.locator("[data-testid=pending] thead").innerText()).toContain("Expected start");
+  expect(await pendingRow.locator("td.starts").innerText()).toBe("unknown");
   await page.selectOption("[data-testid=resource]", "cpu");
   await page.screenshot({ path: path.join(SCREENSHOTS, "dashboard-live.png"), fullPage: true });
   expect(errors).toEqual([]);

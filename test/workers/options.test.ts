@@ -26,6 +26,10 @@ describe("startWorkers options", () => {
     [{ readmitAfterMs: -5 }, /readmitAfterMs must be a number >= 0 \(got -5\)/],
     [{ admissionBatch: 2.5 }, /admissionBatch must be a positive integer/],
     [{ bindBackoff: { baseMs: 1000, maxMs: 10 } }, /bindBackoff.maxMs must be >= bindBackoff.baseMs/],
+    [{ estimateIntervalMs: -1 }, /estimateIntervalMs must be a number >= 0 \(got -1\)/],
+    [{ estimateHorizonSeconds: 0 }, /estimateHorizonSeconds must be a positive number of seconds/],
+    [{ estimateMaxSessions: 1.5 }, /estimateMaxSessions must be a positive integer/],
+    [{ estimateBudgetMs: 0 }, /estimateBudgetMs must be a positive number of milliseconds/],
     [
       { timeBasedFairShare: { halfLifeSeconds: 0 } },
       /timeBasedFairShare.halfLifeSeconds must be a positive number/,

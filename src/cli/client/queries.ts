@@ -8,7 +8,8 @@ export const JOB_FIELDS = `id name state queue { name } cluster { name } request
 
 export const SUBMIT_JOB = `mutation Submit($input: SubmitJobInput!) { submitJob(input: $input) { ${JOB_FIELDS} } }`;
 export const SUBMIT_JOBS = `mutation SubmitMany($inputs: [SubmitJobInput!]!) { submitJobs(inputs: $inputs) { ${JOB_FIELDS} } }`;
-export const GET_JOB = `query Job($id: ID!) { job(id: $id) { ${JOB_FIELDS} events { at kind message actor } } }`;
+export const GET_JOB = `query Job($id: ID!) { job(id: $id) { ${JOB_FIELDS} events { at kind message actor }
+  estimatedStart estimatedCluster } }`;
 export const JOB_UPDATED = `subscription JobUpdated($id: ID!) { jobUpdated(id: $id) { ${JOB_FIELDS} } }`;
 export const CANCEL_JOB = `mutation Cancel($id: ID!) { cancelJob(id: $id) { ${JOB_FIELDS} } }`;
 
@@ -49,3 +50,13 @@ export const CREATE_TOKEN = `mutation($input: CreateTokenInput!) { createToken(i
 export const REVOKE_TOKEN = `mutation($id: ID!) { revokeToken(id: $id) }`;
 export const LIST_TOKENS = "query { tokens { id name role queues cluster createdBy createdAt revokedAt } }";
 export const ME = "query { me { name role queues cluster } }";
+
+export const CLUSTER_SCENARIO = "query($cluster: String!) { clusterScenario(cluster: $cluster) }";
+export const WHAT_IF = `query WhatIf($cluster: String!, $quotas: [WhatIfQuotaInput!], $config: JSON) {
+  whatIf(cluster: $cluster, quotas: $quotas, config: $config) {
+    cluster
+    starts { job name queue pods nodes }
+    pipelined { job name queue pods nodes }
+    evictions { job name queue pod node action message }
+    queues { queue deservedBefore ${RESOURCES} deservedAfter ${RESOURCES} fairShareBefore ${RESOURCES}
+      fairShareAfter ${RESOURCES} allocatedBefore ${RESOURCES} allocatedAfter ${RESOURCES} } } }`;

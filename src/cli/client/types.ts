@@ -59,6 +59,9 @@ export interface EventView {
 
 export interface JobDetail extends JobView {
   events: EventView[];
+  /** When and where a pending job is expected to start (null: not pending, or unknown). */
+  estimatedStart?: string | null;
+  estimatedCluster?: string | null;
 }
 
 export interface QueueQuota {
@@ -112,3 +115,35 @@ export interface QueueShare {
 }
 
 export const TERMINAL_JOB_STATES: ReadonlySet<JobState> = new Set(["SUCCEEDED", "FAILED", "CANCELLED"]);
+
+export interface WhatIfJobView {
+  job: string;
+  name: string;
+  queue: string;
+  pods: number;
+  nodes: string[];
+}
+
+export interface WhatIfResult {
+  cluster: string;
+  starts: WhatIfJobView[];
+  pipelined: WhatIfJobView[];
+  evictions: {
+    job: string;
+    name: string;
+    queue: string;
+    pod: string;
+    node: string;
+    action: string;
+    message: string;
+  }[];
+  queues: {
+    queue: string;
+    deservedBefore: Resources;
+    deservedAfter: Resources;
+    fairShareBefore: Resources;
+    fairShareAfter: Resources;
+    allocatedBefore: Resources;
+    allocatedAfter: Resources;
+  }[];
+}

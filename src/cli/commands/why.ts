@@ -5,7 +5,7 @@ import { GET_JOB } from "../client/queries.js";
 import type { JobDetail } from "../client/types.js";
 import { action, apiClientOf, outputFormat, print, printJson } from "../command-context.js";
 import { CliError } from "../exit-codes.js";
-import { pendingReasonView } from "../output/job-views.js";
+import { estimatedStartView, pendingReasonView } from "../output/job-views.js";
 
 export function registerWhy(program: Command): void {
   program
@@ -17,7 +17,13 @@ export function registerWhy(program: Command): void {
         const { job } = await apiClientOf(cmd).request<{ job: JobDetail | null }>(GET_JOB, { id });
         if (!job) throw new CliError(`job ${id} not found`);
         if (outputFormat(cmd) === "json")
-          return printJson({ id: job.id, state: job.state, pendingReason: job.pendingReason });
+          return printJson({
+            id: job.id,
+            state: job.state,
+            pendingReason: job.pendingReason,
+            estimatedStart: job.estimatedStart ?? null,
+            estimatedCluster: job.estimatedCluster ?? null,
+          });
         if (job.state !== "PENDING") {
           const where = job.cluster ? ` on cluster ${job.cluster.name}` : "";
           const failed = job.pods.filter((p) => p.state === "FAILED" && p.message);
@@ -31,6 +37,7 @@ export function registerWhy(program: Command): void {
             ? pendingReasonView(job.pendingReason)
             : "Pending: no reason recorded yet (the scheduler has not looked at it)",
         );
+        print(`Expected to start: ${estimatedStartView(job)}`);
       }),
     );
 }

@@ -58,6 +58,18 @@ export function pendingReasonView(reason: PendingReason): string {
   return lines.join("\n");
 }
 
+/** "2026-12-01T19:05:00.000Z on a100-small (in 12m)", or why there is no estimate. */
+export function estimatedStartView(
+  job: Pick<JobDetail, "estimatedStart" | "estimatedCluster">,
+  now = Date.now(),
+): string {
+  if (!job.estimatedStart)
+    return "unknown (beyond the estimator's horizon, or waiting on jobs with no known run time)";
+  const inSeconds = Math.round((Date.parse(job.estimatedStart) - now) / 1000);
+  const when = inSeconds > 0 ? `in ${formatSeconds(inSeconds)}` : "now";
+  return `${job.estimatedStart}${job.estimatedCluster ? ` on ${job.estimatedCluster}` : ""} (${when})`;
+}
+
 export function jobDetailView(job: JobDetail, now = Date.now()): string {
   const c = podCounts(job);
   const lines = [
@@ -80,6 +92,7 @@ export function jobDetailView(job: JobDetail, now = Date.now()): string {
     lines.push(`Run time:   ${parts.join(", ")}`);
   }
   if (job.startedAt) lines.push(`Started:    ${job.startedAt}`);
+  if (job.state === "PENDING") lines.push(`Estimated:  ${estimatedStartView(job, now)}`);
   if (job.finishedAt) lines.push(`Finished:   ${job.finishedAt}`);
   if (job.pendingReason) lines.push("", pendingReasonView(job.pendingReason));
   lines.push(

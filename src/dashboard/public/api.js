@@ -59,7 +59,8 @@ export const DASHBOARD_QUERY = `query Dashboard {
 // Three small queries rather than one: the API's cost limit counts depth (graphql-armor).
 export const PENDING_QUERY = `query Pending {
   pending: jobs(filter: { state: PENDING }, first: 50) { edges { node { id name createdAt requestedCluster
-    labels { key value } queue { name } pods { state } pendingReason { message clusters { cluster message } } } } }
+    labels { key value } queue { name } pods { state } pendingReason { message clusters { cluster message } }
+    estimatedStart estimatedCluster } } }
 }`;
 
 export const SHORTFALL_QUERY = `query Shortfalls {

@@ -41,6 +41,15 @@ export function age(iso) {
   return `${Math.floor(s / 86400)}d`;
 }
 
+/** A pending job's estimated start: "in 12m on c1", "now on c1", or "unknown". */
+export function startsText(job) {
+  if (!job.estimatedStart) return "unknown";
+  const s = Math.round((Date.parse(job.estimatedStart) - Date.now()) / 1000);
+  const where = job.estimatedCluster ? ` on ${job.estimatedCluster}` : "";
+  if (s <= 0) return `now${where}`;
+  return `in ${age(new Date(Date.now() - s * 1000).toISOString())}${where}`;
+}
+
 export function shortText(s) {
   if (s.resource === "GPU") return `${trim(s.amount, 2)} GPU`;
   if (s.resource === "CPU") return `${trim(s.amount / 1000)} CPU`;

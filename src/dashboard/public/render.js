@@ -1,6 +1,6 @@
 // The dashboard's sections, drawn from the API's answers.
 import { h, replace } from "./dom.js";
-import { age, amount, show, shortText } from "./format.js";
+import { age, amount, show, shortText, startsText } from "./format.js";
 
 /** Queues in tree order with their depth. */
 function treeOrder(queues) {
@@ -173,7 +173,7 @@ export function renderPending(el, jobs) {
     h(
       "table",
       {},
-      h("thead", {}, headerRow(["Job", "Queue", "Cluster", "Pods>", "Age>", "Why"])),
+      h("thead", {}, headerRow(["Job", "Queue", "Cluster", "Pods>", "Age>", "Expected start", "Why"])),
       h(
         "tbody",
         {},
@@ -186,6 +186,7 @@ export function renderPending(el, jobs) {
             h("td", {}, j.requestedCluster ?? "any"),
             h("td", { class: "num" }, String(j.pods.length)),
             h("td", { class: "num" }, age(j.createdAt)),
+            h("td", { class: "starts" }, startsText(j)),
             h(
               "td",
               {},

@@ -1,0 +1,61 @@
+// What the start-time estimator reads besides the cluster's snapshot (the run times jobs declare,
+// each queue's recent run times), and the estimates the API shows.
+import type { Store } from "../store.js";
+
+export interface JobEstimate {
+  jobId: string;
+  cluster: string | null;
+  start: Date | null;
+  computedAt: Date;
+}
+
+/** The stored estimates of these jobs. */
+export async function jobEstimatesOf(store: Store, ids: readonly string[]): Promise<JobEstimate[]> {
+  if (!ids.length) return [];
+  const rows = await store.prisma.jobEstimate.findMany({ where: { jobId: { in: [...ids] } } });
+  return rows.map((r) => ({
+    jobId: r.jobId,
+    cluster: r.clusterName,
+    start: r.estimatedStart,
+    computedAt: r.computedAt,
+  }));
+}
+
+/** How many of a queue's most recent successful jobs make its running estimate, and how far back. */
+export const QUEUE_RUNTIME_SAMPLE = 50;
+export const QUEUE_RUNTIME_DAYS = 7;
+
+/**
+ * Per queue, the running estimate of a job's run time (seconds): the median of started → finished
+ * over its last QUEUE_RUNTIME_SAMPLE jobs that SUCCEEDED in the last QUEUE_RUNTIME_DAYS days.
+ * Queues without such jobs are absent.
+ */
+export async function queueRuntimeEstimates(store: Store, now = new Date()): Promise<Map<string, number>> {
+  const since = new Date(now.getTime() - QUEUE_RUNTIME_DAYS * 86_400_000);
+  const rows = await store.prisma.$queryRaw<{ queue: string; seconds: number }[]>`
+    SELECT queue_name AS queue, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds)::float8 AS seconds
+    FROM (
+      SELECT queue_name, extract(epoch FROM finished_at - started_at)::float8 AS seconds,
+             row_number() OVER (PARTITION BY queue_name ORDER BY finished_at DESC) AS n
+      FROM job
+      WHERE state = 'SUCCEEDED' AND started_at IS NOT NULL AND finished_at >= ${since}
+    ) recent
+    WHERE n <= ${QUEUE_RUNTIME_SAMPLE}
+    GROUP BY queue_name`;
+  return new Map(rows.map((r) => [r.queue, Number(r.seconds)]));
+}
+
+/** The run times these jobs declare (seconds; null = not declared). */
+export async function jobRuntimeHints(
+  store: Store,
+  ids: readonly string[],
+): Promise<Map<string, { expectedSeconds: number | null; maxSeconds: number | null }>> {
+  if (!ids.length) return new Map();
+  const rows = await store.prisma.job.findMany({
+    where: { id: { in: [...ids] } },
+    select: { id: true, expectedRuntimeSeconds: true, maxRuntimeSeconds: true },
+  });
+  return new Map(
+    rows.map((r) => [r.id, { expectedSeconds: r.expectedRuntimeSeconds, maxSeconds: r.maxRuntimeSeconds }]),
+  );
+}

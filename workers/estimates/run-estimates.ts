@@ -1,0 +1,144 @@
+// The start-time estimates: each cluster's live snapshot is simulated forward with the scheduling
+// core (src/estimate), running jobs ending at their expected end, and the estimated start of every
+// pending job on it is stored for the API (Job.estimatedStart / estimatedCluster). One run at a
+// time across every worker (a serial task), on a timer and soon after changes.
+//
+// Run times, in this order: the job's expectedRuntimeSeconds, else its maxRuntimeSeconds, else its
+// queue's running estimate (the median run time of its last 50 jobs that succeeded in the last 7
+// days); none of them = unknown (the job holds its room past the horizon; jobs waiting on it get no
+// estimate). Cost is bounded per cluster: at most `maxSessions` sessions, `horizonMs` ahead and
+// `budgetMs` of computation, giving way to the process's cycles between sessions.
+import type { SchedulerConfig } from "../../src/core/index.js";
+import {
+  DEFAULT_HORIZON_MS,
+  DEFAULT_MAX_SESSIONS,
+  type EstimateResult,
+  estimateSteps,
+  type JobRuntime,
+} from "../../src/estimate/estimate-starts.js";
+import {
+  admissionCandidatesByIds,
+  clusterSnapshot,
+  clusterSummaries,
+  jobRuntimeHints,
+  queueRuntimeEstimates,
+  replaceJobEstimates,
+  type Store,
+  unadmittedJobs,
+  type UsageWindow,
+} from "../../src/store/index.js";
+import { matchesSelector } from "../admission/selector.js";
+
+/** Jobs waiting for admission estimated per run, first in admission's order. */
+export const MAX_UNADMITTED_ESTIMATED = 200;
+
+export interface EstimateOptions {
+  horizonMs?: number;
+  maxSessions?: number;
+  /** Wall-clock computation per cluster per run (default 5000 ms): the estimate stops there. */
+  budgetMs?: number;
+  usageWindow?: UsageWindow | null;
+  now?: Date;
+}
+
+export const DEFAULT_BUDGET_MS = 5_000;
+
+export interface EstimateReport {
+  clusters: number;
+  jobs: number;
+  estimated: number;
+  sessions: number;
+}
+
+export async function runEstimates(
+  store: Store,
+  config: SchedulerConfig,
+  opts: EstimateOptions = {},
+): Promise<EstimateReport> {
+  const now = opts.now ?? new Date();
+  const report: EstimateReport = { clusters: 0, jobs: 0, estimated: 0, sessions: 0 };
+  const queueSeconds = await queueRuntimeEstimates(store, now);
+  const queueRuntimeMs = new Map([...queueSeconds].map(([q, s]) => [q, s * 1000]));
+  // Jobs no cluster was given yet (none can run them now): estimated on every cluster their
+  // selector allows, as if waiting there; the earliest start is theirs.
+  const unadmitted = await admissionCandidatesByIds(
+    store,
+    (await unadmittedJobs(store)).slice(0, MAX_UNADMITTED_ESTIMATED).map((j) => j.id),
+  );
+  const best = new Map<string, { cluster: string | null; start: number | null }>(
+    unadmitted.map((c) => [c.spec.uid, { cluster: null, start: null }]),
+  );
+  for (const cluster of await clusterSummaries(store)) {
+    // A lost cluster places nothing until its agent is back: no estimate holds there.
+    if (cluster.lost) {
+      await replaceJobEstimates(store, cluster.name, [], now);
+      continue;
+    }
+    const loaded = await clusterSnapshot(store, cluster.name, {
+      now: now.getTime(),
+      usage: opts.usageWindow ?? undefined,
+    });
+    const extra = cluster.cordoned
+      ? []
+      : unadmitted.filter((c) => matchesSelector(cluster.labels, c.clusterSelector));
+    const topologies = new Map(loaded.snapshot.topologies.map((t) => [t.name, t]));
+    for (const c of extra) for (const t of c.topologies) topologies.set(t.name, t);
+    const snapshot = {
+      ...loaded.snapshot,
+      jobs: [...loaded.snapshot.jobs, ...extra.map((c) => c.spec)],
+      topologies: [...topologies.values()],
+    };
+    const hints = await jobRuntimeHints(
+      store,
+      snapshot.jobs.map((j) => j.uid),
+    );
+    const runtimes = new Map<string, JobRuntime>();
+    for (const [id, h] of hints)
+      runtimes.set(id, {
+        expectedMs: h.expectedSeconds === null ? null : h.expectedSeconds * 1000,
+        maxMs: h.maxSeconds === null ? null : h.maxSeconds * 1000,
+      });
+    // One session at a time, giving way to the process's other work (its cycles) in between.
+    const steps = estimateSteps(snapshot, config, {
+      runtimes,
+      queueRuntimeMs,
+      horizonMs: opts.horizonMs ?? DEFAULT_HORIZON_MS,
+      maxSessions: opts.maxSessions ?? DEFAULT_MAX_SESSIONS,
+    });
+    const deadline = Date.now() + (opts.budgetMs ?? DEFAULT_BUDGET_MS);
+    let r: EstimateResult;
+    for (;;) {
+      const s = steps.next();
+      r = s.value;
+      if (s.done || Date.now() > deadline) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const rows = [...r.starts]
+      .filter(([jobId]) => !best.has(jobId))
+      .map(([jobId, start]) => ({
+        jobId,
+        cluster: cluster.name,
+        start: start === null ? null : new Date(start),
+      }));
+    await replaceJobEstimates(store, cluster.name, rows, now);
+    for (const c of extra) {
+      const start = r.starts.get(c.spec.uid) ?? null;
+      const b = best.get(c.spec.uid)!;
+      if (start !== null && (b.start === null || start < b.start))
+        best.set(c.spec.uid, { cluster: cluster.name, start });
+    }
+    report.clusters++;
+    report.jobs += rows.length;
+    report.estimated += rows.filter((x) => x.start !== null).length;
+    report.sessions += r.sessions;
+  }
+  const waiting = [...best].map(([jobId, b]) => ({
+    jobId,
+    cluster: b.cluster,
+    start: b.start === null ? null : new Date(b.start),
+  }));
+  await replaceJobEstimates(store, null, waiting, now);
+  report.jobs += waiting.length;
+  report.estimated += waiting.filter((x) => x.start !== null).length;
+  return report;
+}
