@@ -9,7 +9,8 @@
 // start − arrival), for the jobs that waited at least a minute.
 //
 // Two runs of the same streams: run times declared (expectedRuntimeSeconds on every job), and not
-// declared (each queue's running estimate: the median run time of its last 50 finished jobs). The
+// declared (each queue's running estimate from the run times of its last 50 finished jobs, as the
+// workers use it). The
 // estimator runs with the workers' defaults (24 h horizon, --sessions 200 sessions). --seeds
 // streams are pooled. --foresight gives the estimator the jobs still to come (a check: the error
 // left is then only what it cannot know). --halfway re-estimates every waiting job at every arrival
@@ -209,16 +210,16 @@ function run(declared: boolean, seed: number): { samples: Sample[]; sessions: nu
     snap = { ...snap, now: t, jobs };
     if (arrived.length || (opt.halfway && done.size)) {
       const runtimes = new Map<string, JobRuntime>();
-      const queueRuntimeMs = new Map<string, number>();
+      const queueRuntimeSamplesMs = new Map<string, number[]>();
       if (declared) for (const j of snap.jobs) runtimes.set(j.uid, { expectedMs: runtime.get(j.uid)! });
-      else for (const [q, list] of finished) if (list.length) queueRuntimeMs.set(q, median(list));
+      else for (const [q, list] of finished) if (list.length) queueRuntimeSamplesMs.set(q, [...list]);
       const t0 = performance.now();
       if (opt.foresight)
         for (const a of stream.slice(next)) runtimes.set(a.job.uid, { expectedMs: a.runtimeMs });
       const future = opt.foresight ? stream.slice(next).map((a) => ({ at: a.at, job: a.job })) : [];
       const est = estimateStarts(snap, config, {
         runtimes,
-        queueRuntimeMs,
+        queueRuntimeSamplesMs,
         jobs: opt.halfway ? undefined : arrived,
         stepMs: STEP,
         arrivals: future,

@@ -28,6 +28,10 @@ export interface EstimateOptions {
   runtimes?: ReadonlyMap<string, JobRuntime>;
   /** The running estimate per queue (ms) from the history of its finished jobs. */
   queueRuntimeMs?: ReadonlyMap<string, number>;
+  /** The recent run times (ms) of each queue's finished jobs: when given for a queue, they stand
+   * for its running estimate (their median), and a job of it already running for a while is
+   * expected to run the median of those runs that lasted longer. */
+  queueRuntimeSamplesMs?: ReadonlyMap<string, readonly number[]>;
   /** How far ahead of the snapshot's `now` to look (ms). Default 24 h. */
   horizonMs?: number;
   /** At most this many sessions are run. Default 200. */
@@ -55,27 +59,46 @@ export const DEFAULT_HORIZON_MS = 24 * 3_600_000;
 export const DEFAULT_MAX_SESSIONS = 200;
 export const DEFAULT_STEP_MS = 1_000;
 
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** The queue's running estimate (ms), or null. */
+function queueRuntime(queue: string, o: EstimateOptions): number | null {
+  const samples = o.queueRuntimeSamplesMs?.get(queue);
+  if (samples?.length) return median(samples);
+  return o.queueRuntimeMs?.get(queue) ?? null;
+}
+
 /** How long a job runs once started (ms): its declared expected run time, else its maximum run
  * time, else its queue's running estimate; null = unknown (it is taken to run past the horizon). */
 export function runtimeOf(job: PodGroupSpec, o: EstimateOptions): number | null {
   const r = o.runtimes?.get(job.uid);
-  return r?.expectedMs ?? r?.maxMs ?? o.queueRuntimeMs?.get(job.queue) ?? null;
+  return r?.expectedMs ?? r?.maxMs ?? queueRuntime(job.queue, o);
 }
 
 /**
  * When a job already running ends (ms): the first of its start + expected run time, start +
- * maximum run time, start + its queue's estimate that is still ahead; a job past all of them is
- * taken to end at once (`now`). null = unknown (it holds its room past the horizon).
+ * maximum run time that is still ahead; else from its queue's history: the median of the recent
+ * runs that lasted longer than it has run so far (or start + the queue's estimate, if still
+ * ahead). A job past all of them is taken to end at once (`now`). null = unknown (it holds its
+ * room past the horizon).
  */
 export function expectedEnd(job: PodGroupSpec, now: number, o: EstimateOptions): number | null {
   const start = job.lastStartAt ?? now;
   const r = o.runtimes?.get(job.uid);
-  const candidates = [r?.expectedMs, r?.maxMs, o.queueRuntimeMs?.get(job.queue)].filter(
-    (v): v is number => v != null,
-  );
-  if (!candidates.length) return null;
-  for (const c of candidates) if (start + c > now) return start + c;
-  return now;
+  const declared = [r?.expectedMs, r?.maxMs].filter((v): v is number => v != null);
+  for (const c of declared) if (start + c > now) return start + c;
+  const samples = o.queueRuntimeSamplesMs?.get(job.queue);
+  if (samples?.length) {
+    const longer = samples.filter((x) => start + x > now);
+    return longer.length ? start + median(longer) : now;
+  }
+  const q = o.queueRuntimeMs?.get(job.queue);
+  if (q != null) return start + q > now ? start + q : now;
+  return declared.length ? now : null;
 }
 
 /** The job has pods placed (and not leaving): it runs, or is about to. */

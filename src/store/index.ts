@@ -53,7 +53,7 @@ export {
   jobRuntimeHints,
   QUEUE_RUNTIME_DAYS,
   QUEUE_RUNTIME_SAMPLE,
-  queueRuntimeEstimates,
+  queueRuntimeSamples,
 } from "./queries/estimates.js";
 export {
   authenticate,

@@ -113,6 +113,16 @@ it("shows the demo's queues, clusters and fair share, and updates live when a jo
   // its expected start: none for a job no cluster can run
   expect(await page.locator("[data-testid=pending] thead").innerText()).toContain("Expected start");
   expect(await pendingRow.locator("td.starts").innerText()).toBe("unknown");
+  // the demo's cluster as a scenario file that simulate runs, and a what-if on it (ADMIN)
+  const admin = { url: dev.baseUrl, token: dev.adminToken };
+  const exported = path.join(stateDir, "a100-small.json");
+  const ex = await runCli(["snapshot", "export", "--cluster", "a100-small", "-o", exported], admin);
+  expect(ex.code, ex.stderr).toBe(0);
+  const sim = await runCli(["simulate", exported]);
+  expect(sim.code, sim.stderr).toBe(0);
+  const whatif = await runCli(["whatif", "--cluster", "a100-small", "--set-quota", "llm:gpu=32:64"], admin);
+  expect(whatif.code, whatif.stderr).toBe(0);
+  expect(whatif.stdout).toMatch(/llm\s+\S+ -> 32/);
   await page.selectOption("[data-testid=resource]", "cpu");
   await page.screenshot({ path: path.join(SCREENSHOTS, "dashboard-live.png"), fullPage: true });
   expect(errors).toEqual([]);

@@ -99,3 +99,27 @@ describe("estimateStarts", () => {
     expect(JSON.stringify(snapshot)).toBe(frozen);
   });
 });
+
+describe("run times from the queue's history", () => {
+  it("a running job is expected to run the median of the recent runs that lasted longer than it has", () => {
+    const snap = cluster();
+    const r1 = snap.jobs.find((j) => j.uid === "r1")!; // started 10 min ago
+    const samplesMs = new Map([["q", [5, 8, 20, 30, 60].map((m) => m * MIN)]]);
+    // runs longer than 10 min: 20, 30, 60 → median 30 → ends 20 min from now
+    expect(expectedEnd(r1, snap.now, { queueRuntimeSamplesMs: samplesMs })).toBe(snap.now + 20 * MIN);
+    // past every recorded run: ends at once
+    expect(expectedEnd(r1, snap.now, { queueRuntimeSamplesMs: new Map([["q", [MIN, 2 * MIN]]]) })).toBe(
+      snap.now,
+    );
+    // declared run times come first
+    const declared = new Map([["r1", { expectedMs: 15 * MIN }]]);
+    expect(expectedEnd(r1, snap.now, { runtimes: declared, queueRuntimeSamplesMs: samplesMs })).toBe(
+      snap.now + 5 * MIN,
+    );
+    // r1 ends at +20; r2, 5 min in, at +20 too (runs longer than 5 min: 8, 20, 30, 60 → 25);
+    // p1 then, and p3 after p1's 20 min (the median of all runs).
+    const { starts } = estimateStarts(snap, config, { queueRuntimeSamplesMs: samplesMs });
+    expect(starts.get("p1")).toBe(snap.now + 20 * MIN);
+    expect(starts.get("p2")).toBe(snap.now + 40 * MIN);
+  });
+});

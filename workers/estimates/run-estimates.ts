@@ -4,8 +4,9 @@
 // time across every worker (a serial task), on a timer and soon after changes.
 //
 // Run times, in this order: the job's expectedRuntimeSeconds, else its maxRuntimeSeconds, else its
-// queue's running estimate (the median run time of its last 50 jobs that succeeded in the last 7
-// days); none of them = unknown (the job holds its room past the horizon; jobs waiting on it get no
+// queue's running estimate from the run times of its last 50 jobs that succeeded in the last 7 days
+// (their median; for a job already running, the median of those that ran longer than it has so
+// far); none of them = unknown (the job holds its room past the horizon; jobs waiting on it get no
 // estimate). Cost is bounded per cluster: at most `maxSessions` sessions, `horizonMs` ahead and
 // `budgetMs` of computation, giving way to the process's cycles between sessions.
 import type { SchedulerConfig } from "../../src/core/index.js";
@@ -21,7 +22,7 @@ import {
   clusterSnapshot,
   clusterSummaries,
   jobRuntimeHints,
-  queueRuntimeEstimates,
+  queueRuntimeSamples,
   replaceJobEstimates,
   type Store,
   unadmittedJobs,
@@ -57,8 +58,8 @@ export async function runEstimates(
 ): Promise<EstimateReport> {
   const now = opts.now ?? new Date();
   const report: EstimateReport = { clusters: 0, jobs: 0, estimated: 0, sessions: 0 };
-  const queueSeconds = await queueRuntimeEstimates(store, now);
-  const queueRuntimeMs = new Map([...queueSeconds].map(([q, s]) => [q, s * 1000]));
+  const queueSeconds = await queueRuntimeSamples(store, now);
+  const queueRuntimeSamplesMs = new Map([...queueSeconds].map(([q, list]) => [q, list.map((s) => s * 1000)]));
   // Jobs no cluster was given yet (none can run them now): estimated on every cluster their
   // selector allows, as if waiting there; the earliest start is theirs.
   const unadmitted = await admissionCandidatesByIds(
@@ -101,7 +102,7 @@ export async function runEstimates(
     // One session at a time, giving way to the process's other work (its cycles) in between.
     const steps = estimateSteps(snapshot, config, {
       runtimes,
-      queueRuntimeMs,
+      queueRuntimeSamplesMs,
       horizonMs: opts.horizonMs ?? DEFAULT_HORIZON_MS,
       maxSessions: opts.maxSessions ?? DEFAULT_MAX_SESSIONS,
     });

@@ -26,14 +26,14 @@ export const QUEUE_RUNTIME_SAMPLE = 50;
 export const QUEUE_RUNTIME_DAYS = 7;
 
 /**
- * Per queue, the running estimate of a job's run time (seconds): the median of started → finished
- * over its last QUEUE_RUNTIME_SAMPLE jobs that SUCCEEDED in the last QUEUE_RUNTIME_DAYS days.
- * Queues without such jobs are absent.
+ * Per queue, the run times (seconds, started → finished) of its last QUEUE_RUNTIME_SAMPLE jobs
+ * that SUCCEEDED in the last QUEUE_RUNTIME_DAYS days, newest first: the estimator's running
+ * estimate for jobs that declare no run time. Queues without such jobs are absent.
  */
-export async function queueRuntimeEstimates(store: Store, now = new Date()): Promise<Map<string, number>> {
+export async function queueRuntimeSamples(store: Store, now = new Date()): Promise<Map<string, number[]>> {
   const since = new Date(now.getTime() - QUEUE_RUNTIME_DAYS * 86_400_000);
   const rows = await store.prisma.$queryRaw<{ queue: string; seconds: number }[]>`
-    SELECT queue_name AS queue, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds)::float8 AS seconds
+    SELECT queue_name AS queue, seconds
     FROM (
       SELECT queue_name, extract(epoch FROM finished_at - started_at)::float8 AS seconds,
              row_number() OVER (PARTITION BY queue_name ORDER BY finished_at DESC) AS n
@@ -41,8 +41,14 @@ export async function queueRuntimeEstimates(store: Store, now = new Date()): Pro
       WHERE state = 'SUCCEEDED' AND started_at IS NOT NULL AND finished_at >= ${since}
     ) recent
     WHERE n <= ${QUEUE_RUNTIME_SAMPLE}
-    GROUP BY queue_name`;
-  return new Map(rows.map((r) => [r.queue, Number(r.seconds)]));
+    ORDER BY queue_name, n`;
+  const out = new Map<string, number[]>();
+  for (const r of rows) {
+    const list = out.get(r.queue) ?? [];
+    list.push(Number(r.seconds));
+    out.set(r.queue, list);
+  }
+  return out;
 }
 
 /** The run times these jobs declare (seconds; null = not declared). */
