@@ -61,7 +61,7 @@ async function submitBatch(url: string, pipeline: string, jobs: number): Promise
 }
 
 /** CPU seconds the database's server processes for `database` have used (local PostgreSQL:
- * its backends are processes of this machine); null when they cannot be read. */
+ * its backends are processes on the benchmark's host); null when they cannot be read. */
 async function databaseCpuSeconds(url: string, database: string): Promise<number | null> {
   const pg = (await import("pg")).default;
   const c = new pg.Client({ connectionString: url });
