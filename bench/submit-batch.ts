@@ -1,7 +1,8 @@
 // submitJobs over HTTP against a local API server (`fleetq serve`, its own process, real
 // PostgreSQL and Redis): one call of --jobs jobs (default 1,000; each 4 pods, labels, an
 // idempotency key), timed from the request's send to its complete answer. The median over --runs
-// runs (after a warm-up batch), with the server's CPU time per batch and the load average.
+// runs (after a warm-up batch), with the CPU time per batch of the server and of the database's
+// processes (local PostgreSQL), and the load average.
 //
 //   npm run bench:submit-batch -- [--runs 5] [--jobs 1000] [--pods 4]
 import { randomBytes } from "node:crypto";
@@ -59,6 +60,30 @@ async function submitBatch(url: string, pipeline: string, jobs: number): Promise
   return seconds;
 }
 
+/** CPU seconds the database's server processes for `database` have used (local PostgreSQL:
+ * its backends are processes on the benchmark's host); null when they cannot be read. */
+async function databaseCpuSeconds(url: string, database: string): Promise<number | null> {
+  const pg = (await import("pg")).default;
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const pids = (
+      await c.query("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [
+        database,
+      ])
+    ).rows.map((r: { pid: number }) => r.pid);
+    let sum = 0;
+    for (const pid of pids) {
+      const s = cpuSeconds(pid);
+      if (s === null) return null;
+      sum += s;
+    }
+    return sum;
+  } finally {
+    await c.end();
+  }
+}
+
 const median = (xs: number[]) =>
   quantile(
     [...xs].sort((a, b) => a - b),
@@ -80,14 +105,18 @@ async function main() {
 
     const seconds: number[] = [];
     const cpu: number[] = [];
+    const dbCpu: number[] = [];
     for (let run = 1; run <= RUNS; run++) {
       const before = cpuSeconds(proc.pid);
+      const dbBefore = await databaseCpuSeconds(db.url, db.name);
       const s = await submitBatch(url, `run-${run}`, JOBS);
       const after = cpuSeconds(proc.pid);
+      const dbAfter = await databaseCpuSeconds(db.url, db.name);
       seconds.push(s);
       if (before !== null && after !== null) cpu.push(after - before);
+      if (dbBefore !== null && dbAfter !== null) dbCpu.push(dbAfter - dbBefore);
       console.log(
-        `run ${run}: ${JOBS} jobs (${JOBS * PODS} pods) in ${s.toFixed(3)} s; server CPU ${cpu.at(-1)?.toFixed(2) ?? "?"} s`,
+        `run ${run}: ${JOBS} jobs (${JOBS * PODS} pods) in ${s.toFixed(3)} s; CPU: server ${cpu.at(-1)?.toFixed(2) ?? "?"} s, database ${dbCpu.at(-1)?.toFixed(2) ?? "?"} s`,
       );
     }
     const summary = {
@@ -99,6 +128,7 @@ async function main() {
       secondsPerRun: seconds.map((s) => Number(s.toFixed(3))),
       medianSeconds: Number(median(seconds).toFixed(3)),
       serverCpuSecondsMedian: cpu.length ? Number(median(cpu).toFixed(3)) : null,
+      databaseCpuSecondsMedian: dbCpu.length ? Number(median(dbCpu).toFixed(3)) : null,
       targetSeconds: TARGET_S,
       loadAverageAtEnd: os.loadavg().map((l) => Number(l.toFixed(2))),
     };

@@ -59,6 +59,10 @@ describe("a matrix: several documents, one transaction", () => {
     expect(rows[0]).toMatch(/^ID\s+NAME\s+QUEUE\s+CLUSTER\s+STATE\s+PODS\s+AGE\s+LABELS$/);
     expect(rows.slice(1).map((l) => l.split(/\s+/)[1])).toEqual(["m2"]);
     expect(rows[1]).toContain("pipeline=77,run=r1,shard=2");
+    // a limit above one page: read in pages the API's cost limit allows
+    const many = await cli(["-o", "json", "get", "jobs", "--limit", "150"]);
+    expect(many.stderr).toBe("");
+    expect((JSON.parse(many.stdout) as unknown[]).length).toBeGreaterThanOrEqual(3);
     const all = await cli(["-o", "json", "get", "jobs", "-l", "pipeline=77"]);
     expect((JSON.parse(all.stdout) as { name: string }[]).map((j) => j.name)).toEqual(["m3", "m2", "m1"]);
 

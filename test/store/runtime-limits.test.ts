@@ -41,6 +41,9 @@ it("stops only what is past its limit, the way a cancel stops a job", async () =
   const cancelled = await running("cancelled", 60);
   await cancelJob(t.store, admin, { id: cancelled });
   const { job: waiting } = await submitJob(t.store, admin, job({ name: "waiting", maxRuntimeSeconds: 1 }));
+  // started once, preempted back to PENDING: stopped only when placed again
+  const requeued = await running("requeued", 60);
+  await t.db.prisma.job.update({ where: { id: requeued }, data: { state: "PENDING" } });
   const p = t.db.prisma;
   const generation = await generationOfC1(t);
 
@@ -72,17 +75,23 @@ it("stops only what is past its limit, the way a cancel stops a job", async () =
   // the others are as they were; a second pass finds nothing more
   const states = async () =>
     Object.fromEntries(
-      (await p.job.findMany({ where: { id: { in: [within, unlimited, cancelled, waiting.id] } } })).map(
-        (j) => [j.name, j.state],
-      ),
+      (
+        await p.job.findMany({ where: { id: { in: [within, unlimited, cancelled, waiting.id, requeued] } } })
+      ).map((j) => [j.name, j.state]),
     );
   expect(await states()).toEqual({
     within: "RUNNING",
     unlimited: "RUNNING",
     cancelled: "CANCELLED",
     waiting: "PENDING",
+    requeued: "PENDING",
   });
   expect((await stopJobsPastRuntimeLimit(t.store, admin, { now: at(600) })).stopped).toEqual([]);
+  // placed again: stopped at the next look
+  await p.job.update({ where: { id: requeued }, data: { state: "ADMITTED" } });
+  expect(
+    (await stopJobsPastRuntimeLimit(t.store, admin, { now: at(601) })).stopped.map((s) => s.name),
+  ).toEqual(["requeued"]);
   expect(
     (await stopJobsPastRuntimeLimit(t.store, admin, { now: at(3600) })).stopped.map((s) => s.name),
   ).toEqual(["within"]);

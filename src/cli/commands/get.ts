@@ -20,6 +20,10 @@ const JOB_STATES: readonly JobState[] = [
   "CANCELLED",
 ];
 
+/** Jobs per request: the API's cost limit counts each job's pods (LIST_JOBS selects them), and
+ * a page of 100 is over it. */
+const PAGE = 50;
+
 function positiveInt(value: string, flag: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new CliError(`${flag}: "${value}" is not a positive whole number`);
@@ -68,7 +72,11 @@ export function registerGet(program: Command): void {
                 edges: { node: JobView }[];
                 pageInfo: { hasNextPage: boolean; endCursor: string | null };
               };
-            } = await client.request(LIST_JOBS, { filter, first: Math.min(100, limit - jobs.length), after });
+            } = await client.request(LIST_JOBS, {
+              filter,
+              first: Math.min(PAGE, limit - jobs.length),
+              after,
+            });
             jobs.push(...page.jobs.edges.map((e) => e.node));
             if (!page.jobs.pageInfo.hasNextPage) break;
             after = page.jobs.pageInfo.endCursor;

@@ -1,11 +1,10 @@
-// Run-time limits: a job whose maxRuntimeSeconds have passed since it started (startedAt, when it
-// first ran) is stopped the way a cancel stops a job — pods holding resources evicted (RELEASING,
+// Run-time limits: a placed job (ADMITTED or RUNNING) whose maxRuntimeSeconds have passed since it
+// started (startedAt, when it first ran) is stopped the way a cancel stops a job — pods holding resources evicted (RELEASING,
 // an EVICT BindRequest each), the others FAILED — and the job ends FAILED, its event and every
 // pod's message naming the limit. One transaction per cluster, with the cluster row locked (the
 // fence) and each job re-checked under its row lock: a job that finished or was cancelled in the
 // meantime is left alone.
 import type { Tx } from "../db.js";
-import { UNFINISHED_JOB_STATES } from "../domain/job-state.js";
 import { Prisma } from "../generated/prisma/client.js";
 import type { JobState } from "../generated/prisma/enums.js";
 import { type Actor, type Store, transact } from "../store.js";
@@ -43,12 +42,17 @@ interface Overdue {
   startedAt: Date;
 }
 
+/** Jobs whose pods are placed: the (state, created_at) index finds them without reading the
+ * backlog of PENDING jobs. A job preempted back to PENDING past its limit is stopped as soon as
+ * it is placed again. */
+const LIMITED_STATES: JobState[] = ["ADMITTED", "RUNNING"];
+
 async function overdueJobs(tx: Tx | Store["prisma"], now: Date, limit: number, ids?: string[], lock = false) {
   return tx.$queryRaw<Overdue[]>`
     SELECT id::text AS id, name, queue_name AS "queueName", cluster_name AS "clusterName", state::text AS state,
       max_runtime_seconds AS "maxRuntimeSeconds", started_at AS "startedAt"
     FROM job
-    WHERE state::text = ANY(${UNFINISHED_JOB_STATES}::text[]) AND max_runtime_seconds IS NOT NULL
+    WHERE state = ANY(${LIMITED_STATES}::"JobState"[]) AND max_runtime_seconds IS NOT NULL
       AND started_at IS NOT NULL AND started_at + max_runtime_seconds * interval '1 second' <= ${now}
       ${ids ? Prisma.sql`AND id = ANY(${ids}::uuid[])` : Prisma.empty}
     ORDER BY started_at, id
@@ -129,7 +133,7 @@ async function stopJobs(
 }
 
 /**
- * Stops every unfinished job past its run-time limit at `now` (at most `limit` per call, the
+ * Stops every placed job (ADMITTED or RUNNING) past its run-time limit at `now` (at most `limit` per call, the
  * longest overdue first). Returns what it stopped and the clusters whose outbox got evictions.
  */
 export async function stopJobsPastRuntimeLimit(
@@ -150,7 +154,7 @@ export async function stopJobsPastRuntimeLimit(
   for (const [cluster, ids] of byCluster) {
     const done = await transact(store, actor, async (tx, record) => {
       // The cluster first (the order every pod-changing operation uses), then the jobs, re-read:
-      // still unfinished, still overdue, still on this cluster.
+      // still placed, still overdue, still on this cluster.
       if (cluster && !(await lockCluster(tx, cluster))) return [];
       const jobs = (await overdueJobs(tx, now, ids.length, ids, true)).filter(
         (j) => j.clusterName === cluster,

@@ -4,9 +4,10 @@
 // idempotencyKey) was seen before answers with that job (a different spec is a CONFLICT), so a
 // retried batch creates only what is missing.
 //
-// The writes are one statement over JSON arrays (jobs, task groups, pods, events), like
-// submitJob's; the queues are locked FOR KEY SHARE NOWAIT first (a queue tree change in progress:
-// the batch retries), the clusters named FOR KEY SHARE (they cannot go away before the commit).
+// The writes are one statement over two JSON arrays (jobs, task groups; the pods are made in SQL
+// from the task rows, the events from the job rows), like submitJob's; the queues are locked FOR
+// KEY SHARE NOWAIT first (a queue tree change in progress: the batch retries), the clusters named
+// FOR KEY SHARE (they cannot go away before the commit).
 import type { Tx } from "../db.js";
 import type { QueuePolicy } from "../domain/queue-policy.js";
 import { ConflictError, InvalidInputError } from "../errors.js";
