@@ -27,11 +27,18 @@ export const gpuNode = (name: string, gpus = 8, labels: { key: string; value: st
 /** The agent of c1, as the store's operations see it. */
 export const agentOfC1 = { name: "agent:c1" };
 
-/** Cluster c1 with one node of eight GPUs (n1), reported by its agent. */
-export async function addC1(store: Store): Promise<void> {
-  await registerCluster(store, admin, { name: "c1" });
-  await reportNodes(store, agentOfC1, { cluster: "c1", complete: true, nodes: [gpuNode("n1", 8)] });
+/** A cluster with one node of eight GPUs (n1), reported by its agent. */
+export async function addGpuCluster(store: Store, name: string): Promise<void> {
+  await registerCluster(store, admin, { name });
+  await reportNodes(
+    store,
+    { name: `agent:${name}` },
+    { cluster: name, complete: true, nodes: [gpuNode("n1", 8)] },
+  );
 }
+
+/** Cluster c1 with one node of eight GPUs (n1), reported by its agent. */
+export const addC1 = (store: Store): Promise<void> => addGpuCluster(store, "c1");
 
 /** A fresh store with queue team-a and cluster c1 of one node of eight GPUs (n1). */
 export async function storeWithC1(): Promise<TestStore> {
