@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { createTestDatabase } from "../test/helpers/db.js";
-import { openLoop, post, quantile, startServer } from "./api-server.js";
+import { gql, openLoop, post, quantile, startServer } from "./processes.js";
 
 const { values: opt } = parseArgs({
   options: {
@@ -36,13 +36,6 @@ const HEAVY = [
     bindRequests { id state } } } } }`,
   `{ clusters { name nodes { name capacity ${R} allocated ${R} free ${R} } } }`,
 ];
-
-async function gql(url: string, token: string, query: string, variables: Record<string, unknown> = {}) {
-  const res = await post(url, JSON.stringify({ query, variables }), token);
-  const body = JSON.parse(res.text) as { data?: Record<string, unknown>; errors?: { message: string }[] };
-  if (body.errors?.length) throw new Error(body.errors[0]!.message);
-  return body.data!;
-}
 
 async function setup(url: string): Promise<string> {
   await gql(url, admin, `mutation { createQueue(input: { name: "bench" }) { name } }`);

@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { createTestDatabase } from "../test/helpers/db.js";
-import { openLoop, post, quantile, root, startServer } from "./api-server.js";
+import { cpuSeconds, openLoop, post, quantile, root, startServer } from "./processes.js";
 
 const { values: opt } = parseArgs({
   options: {
@@ -67,16 +67,6 @@ interface Step {
   p50: number;
   p99: number;
   max: number;
-}
-
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux); null elsewhere. */
-function cpuSeconds(pid: number): number | null {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return null;
-  }
 }
 
 const median = (xs: number[]) =>

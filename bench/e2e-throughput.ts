@@ -26,7 +26,7 @@ import { SimulatedBackend } from "../src/agent/backends/simulated/simulated-back
 import { RedisEventBus } from "../src/store/redis-events.js";
 import { admin, createTestDatabase, type TestDatabase } from "../test/helpers/db.js";
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../test/helpers/redis.js";
-import { cpuSeconds, gql, httpAgent, ownCpuSeconds, startProcess } from "./processes.js";
+import { API_READY, cpuSeconds, gql, httpAgent, ownCpuSeconds, startProcess } from "./processes.js";
 import { type ClusterShape, clusterShape, leafQueue, seedCluster } from "./seed-cluster.js";
 
 const { values: opt } = parseArgs({
@@ -193,7 +193,7 @@ async function oneRun(run: number): Promise<RunResult> {
     const api = await startProcess(
       ["serve"],
       { ...common, FLEETQ_PORT: "0", FLEETQ_HOST: "127.0.0.1", FLEETQ_ADMIN_TOKEN: adminToken },
-      /"url":"([^"]+)"[^\n]*"msg":"api listening"/,
+      API_READY,
     );
     procs.push(api.proc);
     const url = api.match[1]!;

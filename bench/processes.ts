@@ -1,11 +1,13 @@
-// Shared by the end-to-end benchmarks: the API and workers as their own processes, a GraphQL
-// client on a keep-alive pool, and CPU seconds per process.
+// Shared by the benchmarks that run the control plane as processes: the API (and workers) in
+// processes of their own, a cheap HTTP client on a keep-alive pool for the load generator (and
+// GraphQL calls on it), open-loop pacing, quantiles and CPU seconds per process.
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
+import { TEST_REDIS_URL, testRedisPrefix } from "../test/helpers/redis.js";
 
-const root = path.resolve(import.meta.dirname, "..");
+export const root = path.resolve(import.meta.dirname, "..");
 
 interface Proc {
   proc: ChildProcess;
@@ -40,15 +42,34 @@ export function startProcess(
   });
 }
 
+/** The readiness line of `fleetq serve`; its first group is the URL. */
+export const API_READY = /"url":"([^"]+)"[^\n]*"msg":"api listening"/;
+
+/** `fleetq serve` on a free port of 127.0.0.1, on the test Redis (its own key prefix). */
+export async function startServer(
+  databaseUrl: string,
+  adminToken: string,
+): Promise<{ url: string; proc: ChildProcess }> {
+  const api = await startProcess(
+    ["serve"],
+    {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: TEST_REDIS_URL,
+      FLEETQ_REDIS_PREFIX: testRedisPrefix("fleetq-bench"),
+      FLEETQ_PORT: "0",
+      FLEETQ_HOST: "127.0.0.1",
+      FLEETQ_ADMIN_TOKEN: adminToken,
+    },
+    API_READY,
+  );
+  return { url: api.match[1]!, proc: api.proc };
+}
+
+// node:http with a keep-alive agent: the load generator shares the machine with the server, so it
+// should cost as little CPU as it can (fetch costs noticeably more per request).
 export const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
-export function gql<T = Record<string, unknown>>(
-  url: string,
-  token: string,
-  query: string,
-  variables: object = {},
-): Promise<T> {
-  const body = JSON.stringify({ query, variables });
+export function post(url: string, body: string, token: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
       url,
@@ -67,16 +88,57 @@ export function gql<T = Record<string, unknown>>(
         res.on("data", (d: string) => {
           text += d;
         });
-        res.on("end", () => {
-          const parsed = JSON.parse(text) as { data?: T; errors?: { message: string }[] };
-          if (parsed.errors?.length) reject(new Error(parsed.errors[0]!.message));
-          else resolve(parsed.data!);
-        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on("error", reject);
       },
     );
     req.on("error", reject);
     req.end(body);
   });
+}
+
+/** A GraphQL operation's data; its first error is thrown. */
+export async function gql<T = Record<string, unknown>>(
+  url: string,
+  token: string,
+  query: string,
+  variables: object = {},
+): Promise<T> {
+  const res = await post(url, JSON.stringify({ query, variables }), token);
+  const parsed = JSON.parse(res.text) as { data?: T; errors?: { message: string }[] };
+  if (parsed.errors?.length) throw new Error(parsed.errors[0]!.message);
+  return parsed.data!;
+}
+
+export const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+
+/** `rate` calls of `send` per second for `seconds`, open loop: each call leaves on schedule
+ * whatever the answers do, and is timed from its scheduled start. Latencies come sorted. */
+export async function openLoop(
+  rate: number,
+  seconds: number,
+  send: () => Promise<boolean>,
+): Promise<{ sent: number; errors: number; latencies: number[] }> {
+  const total = Math.round(rate * seconds);
+  const latencies: number[] = [];
+  let errors = 0;
+  const start = performance.now() + 20;
+  const inflight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(
+      send().then((ok) => {
+        if (!ok) errors++;
+        latencies.push(performance.now() - due);
+      }),
+    );
+  }
+  await Promise.all(inflight);
+  latencies.sort((a, b) => a - b);
+  return { sent: total, errors, latencies };
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux); null elsewhere. */

@@ -22,7 +22,7 @@ import { commitSession, createStore, loadSnapshot, openDatabase, submitJob } fro
 import { createTestDatabase } from "../test/helpers/db.js";
 import { deleteTestKeys, TEST_REDIS_URL, testRedisPrefix } from "../test/helpers/redis.js";
 import { BindDispatcher } from "../workers/dispatch/bind-dispatcher.js";
-import { cpuSeconds, gql, httpAgent, ownCpuSeconds, startProcess } from "./processes.js";
+import { API_READY, cpuSeconds, gql, httpAgent, ownCpuSeconds, startProcess } from "./processes.js";
 import { median } from "./timing.js";
 
 const { values: opt } = parseArgs({
@@ -65,7 +65,7 @@ async function oneRun(): Promise<RunResult> {
       FLEETQ_HOST: "127.0.0.1",
       FLEETQ_ADMIN_TOKEN: adminToken,
     },
-    /"url":"([^"]+)"[^\n]*"msg":"api listening"/,
+    API_READY,
   );
   const { prisma } = await openDatabase(db.url);
   const store = createStore(prisma);

@@ -2,6 +2,7 @@
 // FLEETQ_SCHEDULER_CONFIG (docs/plugins.md), else the core's defaults. Unknown actions, plugins
 // or fields are refused with the file and the field named.
 import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
 import {
   ConfigError,
   defaultPluginRegistry,
@@ -20,7 +21,7 @@ export function schedulerConfigFromFile(path: string): SchedulerConfig {
     throw new Error(`${SCHEDULER_CONFIG_ENV}: cannot read ${path}: ${(e as Error).message}`);
   }
   try {
-    return loadSchedulerConfig(text, defaultPluginRegistry().names());
+    return loadSchedulerConfig(parseYaml(text), defaultPluginRegistry().names());
   } catch (e) {
     if (e instanceof ConfigError) throw new Error(`${path}: ${e.message}`);
     throw new Error(`${path}: not a scheduler configuration: ${(e as Error).message}`);

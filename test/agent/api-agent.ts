@@ -14,7 +14,7 @@ import {
   bindRequestsToDispatch,
   markBindRequestsDispatched,
 } from "../../src/store/operations/dispatch.js";
-import { type TestApi, gqlOk, startTestApi } from "../helpers/api.js";
+import { gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
 import { runCycle } from "../helpers/cycle.js";
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../helpers/redis.js";
 
@@ -48,15 +48,12 @@ export async function startApiAgent(opts: {
   await admin(`mutation($name: String!) { createQueue(input: { name: $name }) { name } }`, {
     name: opts.queue,
   });
-  await admin(`mutation { registerCluster(input: { name: "c1" }) { name } }`);
-  const token = await admin<{ createToken: { secret: string } }>(
-    `mutation { createToken(input: { name: "agent-c1", role: AGENT, cluster: "c1" }) { secret } }`,
-  );
+  const agentToken = await registerClusterWithAgent(api);
   const start = (backend: ClusterBackend) =>
     runAgent({
       cluster: "c1",
       apiUrl: api.url,
-      token: token.createToken.secret,
+      token: agentToken,
       redis: TEST_REDIS_URL,
       queuePrefix,
       backend,

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bindRequestMessages } from "../../src/store/operations/dispatch.js";
 import { loadSnapshot } from "../../src/store/snapshot/load-snapshot.js";
-import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
+import { gql, gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
 import { runCycle } from "../helpers/cycle.js";
 
 let t: TestApi;
@@ -74,14 +74,7 @@ async function dbState() {
 beforeAll(async () => {
   t = await startTestApi();
   await gqlOk(t.url, t.adminToken, `mutation { createQueue(input: { name: "team-a" }) { name } }`);
-  await gqlOk(t.url, t.adminToken, `mutation { registerCluster(input: { name: "c1" }) { name } }`);
-  agent = (
-    await gqlOk<{ createToken: { secret: string } }>(
-      t.url,
-      t.adminToken,
-      `mutation { createToken(input: { name: "agent-c1", role: AGENT, cluster: "c1" }) { secret } }`,
-    )
-  ).createToken.secret;
+  agent = await registerClusterWithAgent(t);
 });
 afterAll(async () => t?.close());
 

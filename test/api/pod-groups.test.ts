@@ -3,7 +3,7 @@
 // bad reports name the offending field and change nothing.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bindRequestMessages } from "../../src/store/operations/dispatch.js";
-import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
+import { gql, gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
 import { runCycle } from "../helpers/cycle.js";
 
 let t: TestApi;
@@ -92,14 +92,7 @@ beforeAll(async () => {
   // The pods users create in namespace ml charge org's queues.
   await admin(`mutation { createQueue(input: { name: "org", namespaces: ["ml"] }) { name } }`);
   await admin(`mutation { createQueue(input: { name: "team-a", parent: "org" }) { name } }`);
-  await admin(`mutation { registerCluster(input: { name: "c1" }) { name } }`);
-  agent = (
-    await gqlOk<{ createToken: { secret: string } }>(
-      t.url,
-      t.adminToken,
-      `mutation { createToken(input: { name: "agent-c1", role: AGENT, cluster: "c1" }) { secret } }`,
-    )
-  ).createToken.secret;
+  agent = await registerClusterWithAgent(t);
   await gqlOk(
     t.url,
     agent,

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import {
   ConfigError,
   DEFAULT_PLUGINS,
@@ -17,7 +18,9 @@ describe("scheduler configuration", () => {
 
   it("reads KAI's YAML shape, tiers replacing the defaults", () => {
     const c = loadSchedulerConfig(
-      `actions: "allocate, reclaim"\ntiers:\n  - plugins:\n      - name: proportion\n      - name: nodeplacement\n        arguments: { gpu: spread }\nsession:\n  stalenessGracePeriodSeconds: 30\n`,
+      parseYaml(
+        `actions: "allocate, reclaim"\ntiers:\n  - plugins:\n      - name: proportion\n      - name: nodeplacement\n        arguments: { gpu: spread }\nsession:\n  stalenessGracePeriodSeconds: 30\n`,
+      ),
     );
     expect(c.actions).toEqual(["allocate", "reclaim"]);
     expect(c.tiers[0]!.plugins).toEqual([

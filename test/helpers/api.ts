@@ -40,6 +40,28 @@ export async function gqlOk<T = Record<string, unknown>>(
   return r.data;
 }
 
+/** Registers `cluster` (as ADMIN) and gives it an AGENT token, "agent-<cluster>": its secret. */
+export async function registerClusterWithAgent(
+  api: { url: string; adminToken: string },
+  cluster = "c1",
+): Promise<string> {
+  await gqlOk(
+    api.url,
+    api.adminToken,
+    "mutation($c: String!) { registerCluster(input: { name: $c }) { name } }",
+    {
+      c: cluster,
+    },
+  );
+  const r = await gqlOk<{ createToken: { secret: string } }>(
+    api.url,
+    api.adminToken,
+    "mutation($n: String!, $c: String!) { createToken(input: { name: $n, role: AGENT, cluster: $c }) { secret } }",
+    { n: `agent-${cluster}`, c: cluster },
+  );
+  return r.createToken.secret;
+}
+
 export function wsClient(url: string, token: string | null): Client {
   return createClient({
     url: url.replace(/^http/, "ws"),

@@ -1,7 +1,7 @@
 // Pods users create in a cluster may charge only the queues mapped to their namespace, at most at
 // the queue's priority; a refused group gets no job and an event saying why.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
+import { gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
 
 let t: TestApi;
 let agent: string;
@@ -22,14 +22,7 @@ beforeAll(async () => {
     `mutation { createQueue(input: { name: "research", namespaces: ["ml"], priority: 60 }) { name } }`,
   );
   await admin(`mutation { createQueue(input: { name: "prod", namespaces: ["serving"] }) { name } }`);
-  await admin(`mutation { registerCluster(input: { name: "c1" }) { name } }`);
-  agent = (
-    await gqlOk<{ createToken: { secret: string } }>(
-      t.url,
-      t.adminToken,
-      `mutation { createToken(input: { name: "agent-c1", role: AGENT, cluster: "c1" }) { secret } }`,
-    )
-  ).createToken.secret;
+  agent = await registerClusterWithAgent(t);
 });
 afterAll(async () => t?.close());
 

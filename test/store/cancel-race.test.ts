@@ -6,28 +6,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runSession } from "../../src/core/index.js";
 import { StaleSnapshotError } from "../../src/store/errors.js";
 import { assignJobClusters } from "../../src/store/operations/admission-decisions.js";
-import { registerCluster } from "../../src/store/operations/clusters.js";
 import { commitSession } from "../../src/store/operations/commit-session.js";
 import { cancelJob } from "../../src/store/operations/jobs.js";
-import { createQueue } from "../../src/store/operations/queues.js";
-import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { loadSnapshot } from "../../src/store/snapshot/load-snapshot.js";
 import { runCycle } from "../helpers/cycle.js";
-import { openTestStore, type TestStore } from "../helpers/store.js";
-import { admin, gpuNode, job } from "./fixtures.js";
+import type { TestStore } from "../helpers/store.js";
+import { admin, job, storeWithC1 } from "./fixtures.js";
 
 let t: TestStore;
 
 beforeAll(async () => {
-  t = await openTestStore();
-  await createQueue(t.store, admin, { name: "team-a" });
-  await registerCluster(t.store, admin, { name: "c1" });
-  await reportNodes(
-    t.store,
-    { name: "agent:c1" },
-    { cluster: "c1", complete: true, nodes: [gpuNode("n1", 8)] },
-  );
+  t = await storeWithC1();
 });
 afterAll(async () => t?.close());
 

@@ -16,14 +16,13 @@ import {
   type LoadedSnapshot,
   loadSnapshot,
   registerCluster,
-  reportBindResult,
   reportNodes,
-  reportPodStatus,
   setQueueQuota,
   StaleSnapshotError,
   submitJob,
   updateQueue,
 } from "../../src/store/index.js";
+import { reportSomeBindResults, reportSomePodPhases } from "../helpers/agent-reports.js";
 import { type Prng, prng } from "../helpers/prng.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 import { admin, gpuNode, job } from "./fixtures.js";
@@ -126,34 +125,14 @@ async function randomStep(r: Prng, cache: ClusterCache, step: number): Promise<s
         nodes: nodes(cluster, 2 + r.int(3), 1 + r.int(2)),
       });
       return "nodes";
-    case 7: {
-      const requests = await t.db.prisma.bindRequest.findMany({
-        where: { clusterName: cluster, state: { in: ["PENDING", "DISPATCHED"] } },
-      });
-      const some = requests.filter(() => r.next() < 0.7);
-      if (some.length)
-        await reportBindResult(t.store, agent, {
-          cluster,
-          results: some.map((b) => ({ bindRequest: b.id, ok: r.next() < 0.8 })),
-        });
+    case 7:
+      await reportSomeBindResults(t, agent, cluster, r, { share: 0.7, ok: 0.8 });
       return "bind results";
-    }
-    case 8: {
-      const pods = await t.db.prisma.pod.findMany({
-        where: { state: { in: ["BINDING", "RUNNING", "RELEASING"] }, job: { clusterName: cluster } },
-      });
-      const some = pods.filter(() => r.next() < 0.5);
-      if (some.length)
-        await reportPodStatus(t.store, agent, {
-          cluster,
-          updates: some.map((p) => ({
-            job: p.jobId,
-            pod: p.name,
-            state: p.state === "BINDING" ? ("RUNNING" as const) : r.pick(["SUCCEEDED", "FAILED"] as const),
-          })),
-        });
+    case 8:
+      await reportSomePodPhases(t, agent, cluster, r, 0.5, (state) =>
+        state === "BINDING" ? "RUNNING" : r.pick(["SUCCEEDED", "FAILED"] as const),
+      );
       return "pod phases";
-    }
     default:
       await cycle(cache, cluster);
       return "cycle";

@@ -2,6 +2,7 @@
 import { registerCluster } from "../../src/store/operations/clusters.js";
 import { createQueue } from "../../src/store/operations/queues.js";
 import { reportNodes } from "../../src/store/operations/report-nodes.js";
+import type { Store } from "../../src/store/index.js";
 import type { SubmitJobInput } from "../../src/store/validation/submit-job.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 
@@ -26,12 +27,24 @@ export const gpuNode = (name: string, gpus = 8, labels: { key: string; value: st
 /** The agent of c1, as the store's operations see it. */
 export const agentOfC1 = { name: "agent:c1" };
 
+/** A cluster with one node of eight GPUs (n1), reported by its agent. */
+export async function addGpuCluster(store: Store, name: string): Promise<void> {
+  await registerCluster(store, admin, { name });
+  await reportNodes(
+    store,
+    { name: `agent:${name}` },
+    { cluster: name, complete: true, nodes: [gpuNode("n1", 8)] },
+  );
+}
+
+/** Cluster c1 with one node of eight GPUs (n1), reported by its agent. */
+export const addC1 = (store: Store): Promise<void> => addGpuCluster(store, "c1");
+
 /** A fresh store with queue team-a and cluster c1 of one node of eight GPUs (n1). */
 export async function storeWithC1(): Promise<TestStore> {
   const t = await openTestStore();
   await createQueue(t.store, admin, { name: "team-a" });
-  await registerCluster(t.store, admin, { name: "c1" });
-  await reportNodes(t.store, agentOfC1, { cluster: "c1", complete: true, nodes: [gpuNode("n1", 8)] });
+  await addC1(t.store);
   return t;
 }
 

@@ -3,14 +3,12 @@
 // left by the jobs already sent holds it, in any pass.
 import { afterEach, expect, it } from "vitest";
 import { ClusterCache } from "../../src/store/index.js";
-import { registerCluster } from "../../src/store/operations/clusters.js";
 import { createQueue } from "../../src/store/operations/queues.js";
-import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { type AdmissionReport, AdmissionState } from "../../workers/index.js";
 import { admissionPass } from "./admission-pass.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
-import { admin, gpuNode, job } from "../store/fixtures.js";
+import { addGpuCluster, admin, job } from "../store/fixtures.js";
 
 let t: TestStore;
 
@@ -19,12 +17,7 @@ async function fleet(): Promise<void> {
   for (const q of ["team-a", "team-b"]) await createQueue(t.store, admin, { name: q });
   // Room for four gangs of 4 GPUs: two clusters of one 8-GPU node.
   for (const name of ["alpha", "beta"]) {
-    await registerCluster(t.store, admin, { name });
-    await reportNodes(
-      t.store,
-      { name: `agent:${name}` },
-      { cluster: name, complete: true, nodes: [gpuNode("n1", 8)] },
-    );
+    await addGpuCluster(t.store, name);
   }
 }
 afterEach(async () => t?.close());

@@ -1,14 +1,12 @@
 // The empty-cluster fit check (can this gang ever fit here?) is one dry run per job shape and
 // cluster, whatever the number of queues the jobs come from, unless a queue's limit can refuse it.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { registerCluster } from "../../src/store/operations/clusters.js";
 import { createQueue, setQueueQuota } from "../../src/store/operations/queues.js";
-import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { admissionPass } from "./admission-pass.js";
 import { metrics } from "../../workers/metrics.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
-import { admin, gpuNode, job } from "../store/fixtures.js";
+import { addGpuCluster, admin, job } from "../store/fixtures.js";
 
 let t: TestStore;
 
@@ -25,12 +23,7 @@ beforeAll(async () => {
   t = await openTestStore();
   for (let i = 0; i < QUEUES; i++) await createQueue(t.store, admin, { name: `q${i}` });
   for (const name of ["alpha", "beta"]) {
-    await registerCluster(t.store, admin, { name });
-    await reportNodes(
-      t.store,
-      { name: `agent:${name}` },
-      { cluster: name, complete: true, nodes: [gpuNode("n1", 8)] },
-    );
+    await addGpuCluster(t.store, name);
   }
 });
 afterAll(async () => t?.close());

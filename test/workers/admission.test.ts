@@ -2,13 +2,11 @@
 // order (tier, score, then the cluster's name), spreading as clusters fill, and a head of jobs
 // that fit nowhere not hiding the jobs behind it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { registerCluster } from "../../src/store/operations/clusters.js";
 import { createQueue } from "../../src/store/operations/queues.js";
-import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { admissionPass } from "./admission-pass.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
-import { admin, gpuNode, job } from "../store/fixtures.js";
+import { addGpuCluster, admin, job } from "../store/fixtures.js";
 
 let t: TestStore;
 
@@ -25,12 +23,7 @@ beforeAll(async () => {
   await createQueue(t.store, admin, { name: "team-a" });
   // Two identical clusters; their names decide ties.
   for (const name of ["beta", "alpha"]) {
-    await registerCluster(t.store, admin, { name });
-    await reportNodes(
-      t.store,
-      { name: `agent:${name}` },
-      { cluster: name, complete: true, nodes: [gpuNode("n1", 8)] },
-    );
+    await addGpuCluster(t.store, name);
   }
 });
 afterAll(async () => t?.close());

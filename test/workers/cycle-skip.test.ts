@@ -11,7 +11,6 @@ import {
   ClusterCache,
   createQueue,
   registerCluster,
-  reportBindResult,
   reportNodes,
   reportPodStatus,
   setQueueQuota,
@@ -22,6 +21,7 @@ import { SearchCursorStore } from "../../workers/cycle/search-cursor-store.js";
 import { BindDispatcher } from "../../workers/dispatch/bind-dispatcher.js";
 import { runCycle } from "../../workers/index.js";
 import { REPORT_TRIGGER } from "../../workers/triggers.js";
+import { reportSomeBindResults, reportSomePodPhases } from "../helpers/agent-reports.js";
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../helpers/redis.js";
 import { type Prng, prng } from "../helpers/prng.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
@@ -184,40 +184,18 @@ async function randomChange(r: Prng, cluster: string, step: number): Promise<str
       );
       return "submit";
     }
-    case 1: {
-      const requests = await t.db.prisma.bindRequest.findMany({
-        where: { clusterName: cluster, state: { in: ["PENDING", "DISPATCHED"] } },
-      });
-      if (requests.length)
-        await reportBindResult(t.store, agent, {
-          cluster,
-          results: requests
-            .filter(() => r.next() < 0.7)
-            .map((b) => ({ bindRequest: b.id, ok: r.next() < 0.7, message: "node refused" })),
-        });
+    case 1:
+      await reportSomeBindResults(t, agent, cluster, r, { share: 0.7, ok: 0.7, message: "node refused" });
       return "bind results";
-    }
-    case 2: {
-      const pods = await t.db.prisma.pod.findMany({
-        where: { state: { in: ["BINDING", "RUNNING", "RELEASING"] }, job: { clusterName: cluster } },
-      });
-      const some = pods.filter(() => r.next() < 0.4);
-      if (some.length)
-        await reportPodStatus(t.store, agent, {
-          cluster,
-          updates: some.map((p) => ({
-            job: p.jobId,
-            pod: p.name,
-            state:
-              p.state === "BINDING"
-                ? ("RUNNING" as const)
-                : p.state === "RELEASING"
-                  ? ("SUCCEEDED" as const)
-                  : r.pick(["SUCCEEDED", "FAILED", "RUNNING"] as const),
-          })),
-        });
+    case 2:
+      await reportSomePodPhases(t, agent, cluster, r, 0.4, (state) =>
+        state === "BINDING"
+          ? "RUNNING"
+          : state === "RELEASING"
+            ? "SUCCEEDED"
+            : r.pick(["SUCCEEDED", "FAILED", "RUNNING"] as const),
+      );
       return "pod phases";
-    }
     default:
       return "wait";
   }

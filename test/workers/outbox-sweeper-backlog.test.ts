@@ -10,17 +10,14 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type LocalRedis, localRedis } from "../../src/cli/dev/local-redis.js";
 import { bindQueueName } from "../../src/protocol/bind-request.js";
-import { registerCluster } from "../../src/store/operations/clusters.js";
 import { bindRequestsToDispatch } from "../../src/store/operations/dispatch.js";
-import { createQueue } from "../../src/store/operations/queues.js";
-import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { reportBindResult } from "../../src/store/operations/report-pods.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { BindDispatcher } from "../../workers/dispatch/bind-dispatcher.js";
 import { sweepRows } from "../../workers/dispatch/sweep-outbox.js";
 import { runCycle } from "../helpers/cycle.js";
-import { openTestStore, type TestStore } from "../helpers/store.js";
-import { admin, gpuNode, job } from "../store/fixtures.js";
+import type { TestStore } from "../helpers/store.js";
+import { admin, job, storeWithC1 } from "../store/fixtures.js";
 
 const BACKLOG = 20_000;
 
@@ -37,17 +34,10 @@ beforeAll(async () => {
     stateDir: mkdtempSync(path.join(tmpdir(), "fleetq-sweeper-")),
     probeUrl: "redis://127.0.0.1:1",
   });
-  t = await openTestStore();
+  t = await storeWithC1();
   redis = new Redis(server.url, { maxRetriesPerRequest: null });
   dispatcher = new BindDispatcher(t.store, redis, prefix);
   queue = new Queue(bindQueueName("c1"), { connection: redis, prefix });
-  await createQueue(t.store, admin, { name: "team-a" });
-  await registerCluster(t.store, admin, { name: "c1" });
-  await reportNodes(
-    t.store,
-    { name: "agent:c1" },
-    { cluster: "c1", complete: true, nodes: [gpuNode("n1", 8)] },
-  );
 });
 afterAll(async () => {
   await queue?.close();

@@ -5,16 +5,13 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { bindQueueName } from "../../src/protocol/bind-request.js";
-import { registerCluster } from "../../src/store/operations/clusters.js";
-import { createQueue } from "../../src/store/operations/queues.js";
-import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { BindDispatcher } from "../../workers/dispatch/bind-dispatcher.js";
 import { sweepOutbox } from "../../workers/index.js";
 import { runCycle } from "../helpers/cycle.js";
 import { TEST_REDIS_URL, testRedisPrefix } from "../helpers/redis.js";
-import { openTestStore, type TestStore } from "../helpers/store.js";
-import { admin, gpuNode, job } from "../store/fixtures.js";
+import type { TestStore } from "../helpers/store.js";
+import { admin, job, storeWithC1 } from "../store/fixtures.js";
 
 let t: TestStore;
 let redis: Redis;
@@ -23,17 +20,10 @@ let queue: Queue;
 const prefix = `${testRedisPrefix("fleetq-sweeper")}bind`;
 
 beforeAll(async () => {
-  t = await openTestStore();
+  t = await storeWithC1();
   redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   dispatcher = new BindDispatcher(t.store, redis, prefix);
   queue = new Queue(bindQueueName("c1"), { connection: redis, prefix });
-  await createQueue(t.store, admin, { name: "team-a" });
-  await registerCluster(t.store, admin, { name: "c1" });
-  await reportNodes(
-    t.store,
-    { name: "agent:c1" },
-    { cluster: "c1", complete: true, nodes: [gpuNode("n1", 8)] },
-  );
 });
 afterAll(async () => {
   await queue?.obliterate({ force: true });

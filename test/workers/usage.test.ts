@@ -6,14 +6,12 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { computeFairShare, defaultSchedulerConfig } from "../../src/core/index.js";
 import { decayedAverage, DEFAULT_USAGE_WINDOW } from "../../src/store/domain/usage.js";
 import { fairShareConfig, loadSnapshot } from "../../src/store/index.js";
-import { registerCluster } from "../../src/store/operations/clusters.js";
 import { createQueue, setQueueQuota } from "../../src/store/operations/queues.js";
-import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { recordUsage } from "../../workers/index.js";
 import { runCycle } from "../helpers/cycle.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
-import { admin, gpuNode, job } from "../store/fixtures.js";
+import { addC1, admin, job } from "../store/fixtures.js";
 
 let t: TestStore;
 const config = defaultSchedulerConfig();
@@ -25,12 +23,7 @@ beforeAll(async () => {
   await createQueue(t.store, admin, { name: "team-b", parent: "org" });
   for (const queue of ["team-a", "team-b"])
     await setQueueQuota(t.store, admin, { queue, resource: "GPU", deserved: 0, overQuotaWeight: 1 });
-  await registerCluster(t.store, admin, { name: "c1" });
-  await reportNodes(
-    t.store,
-    { name: "agent:c1" },
-    { cluster: "c1", complete: true, nodes: [gpuNode("n1", 8)] },
-  );
+  await addC1(t.store);
 });
 afterAll(async () => t?.close());
 

@@ -1,6 +1,5 @@
 // Scheduler configuration: the ordered action list and the plugin tiers with their
 // arguments, in the shape of KAI's scheduler configuration, plus session parameters.
-import { parse as parseYaml } from "yaml";
 import type { ActionName } from "../api/result.js";
 
 export type PluginArguments = Record<string, unknown>;
@@ -192,14 +191,14 @@ function parseSession(v: unknown, base: SessionParams): SessionParams {
 }
 
 /**
- * Read a configuration document (an object, or YAML/JSON text). Missing parts take
- * KAI's defaults; `tiers`, when given, replace the default plugins entirely.
+ * Read a configuration document (parsed: the caller reads YAML or JSON, so the core loads no
+ * parser). Missing parts take KAI's defaults; `tiers`, when given, replace the default plugins
+ * entirely.
  */
 export function loadSchedulerConfig(
-  input: unknown,
+  doc: unknown,
   knownPlugins: ReadonlySet<string> | null = null,
 ): SchedulerConfig {
-  const doc = typeof input === "string" ? parseYaml(input) : input;
   const cfg = defaultSchedulerConfig();
   if (doc === null || doc === undefined) return cfg;
   if (!isObject(doc)) throw new ConfigError("(root)", "must be a mapping");
