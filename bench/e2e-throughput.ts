@@ -229,7 +229,8 @@ async function oneRun(run: number): Promise<RunResult> {
           register: false,
           // Simulated binds are instant: let many wait on their report at once.
           concurrency: 256,
-          heartbeatSeconds: 3600,
+          // A long run (a big preloaded cluster) must not be taken for lost (2 min without one).
+          heartbeatSeconds: PRELOAD ? 30 : 3600,
           logger: pino({ level: "warn" }),
         }),
       );

@@ -67,7 +67,8 @@ async function oneRun(): Promise<RunResult> {
     },
     API_READY,
   );
-  const { prisma } = await openDatabase(db.url);
+  const database = await openDatabase(db.url);
+  const { prisma } = database;
   const store = createStore(prisma);
   const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   const dispatcher = new BindDispatcher(store, redis, `${prefix}bind`);
@@ -165,7 +166,7 @@ async function oneRun(): Promise<RunResult> {
     await agent.stop();
     await dispatcher.close();
     redis.disconnect();
-    await prisma.$disconnect();
+    await database.close(); // its pool too: dropping the database would end its connections
     api.proc.kill("SIGKILL");
     await db.drop();
     await deleteTestKeys(prefix);

@@ -31,6 +31,13 @@ function byCluster<T extends Row>(rows: readonly T[]): Map<string, T[]> {
   return out;
 }
 
+/** The promise itself, marked as handled: a failure still rejects where it is awaited, and one
+ * left unawaited because an earlier step failed is not reported as unhandled. */
+function quiet<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => {});
+  return p;
+}
+
 export class BindDispatcher {
   private readonly queues = new Map<string, Queue>();
 
@@ -73,21 +80,28 @@ export class BindDispatcher {
     return states;
   }
 
-  /** Sends these rows; returns how many were put on queues. */
+  /** Sends these rows; returns how many were put on queues. Pages overlap: the next page's
+   * messages are read, and the last page marked DISPATCHED, while a page goes onto its queue (a
+   * page is marked only once it is on the queue). */
   async send(rows: readonly Row[], via: "cycle" | "sweeper"): Promise<number> {
     let sent = 0;
     for (const [cluster, list] of byCluster(rows)) {
-      const ids = list.map((r) => r.id);
-      for (let i = 0; i < ids.length; i += PAGE) {
-        const page = ids.slice(i, i + PAGE);
-        const messages = await bindRequestMessages(this.store, page);
+      const pages: string[][] = [];
+      for (let i = 0; i < list.length; i += PAGE) pages.push(list.slice(i, i + PAGE).map((r) => r.id));
+      let reading = quiet(bindRequestMessages(this.store, pages[0]!));
+      let marking: Promise<unknown> = Promise.resolve();
+      for (let p = 0; p < pages.length; p++) {
+        const messages = await reading;
+        if (p + 1 < pages.length) reading = quiet(bindRequestMessages(this.store, pages[p + 1]!));
         await this.queue(cluster).addBulk(
           messages.map((data) => ({ name: data.kind, data, opts: { jobId: data.id } })),
         );
-        await markBindRequestsDispatched(this.store, page);
+        await marking;
+        marking = quiet(markBindRequestsDispatched(this.store, pages[p]!));
         dispatchedTotal.inc({ cluster, via }, messages.length);
         sent += messages.length;
       }
+      await marking;
     }
     return sent;
   }

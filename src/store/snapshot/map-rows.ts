@@ -88,7 +88,39 @@ export class TopologyRegistry {
 // One collator for every comparison: localeCompare with a locale argument builds one per call,
 // which dominated loading a snapshot of a few thousand pods.
 const numericOrder = new Intl.Collator("en", { numeric: true });
-const podOrder = (a: PodRecord, b: PodRecord) => numericOrder.compare(a.name, b.name);
+/** Where the maximal run of digits that ends `s` starts (s.length when it ends in no digit). */
+function trailingDigits(s: string): number {
+  let i = s.length;
+  while (i > 0) {
+    const c = s.charCodeAt(i - 1);
+    if (c < 48 || c > 57) break;
+    i--;
+  }
+  return i;
+}
+
+/** The collator's order, without it for the common case: names that differ only in the number
+ * that ends them ("worker-9" < "worker-10"), numbers without leading zeros. */
+export function podNameOrder(a: string, b: string): number {
+  if (a === b) return 0;
+  const i = trailingDigits(a);
+  const j = trailingDigits(b);
+  const da = a.length - i;
+  const db = b.length - j;
+  if (
+    i === j &&
+    da > 0 &&
+    db > 0 &&
+    (da === 1 || a.charCodeAt(i) !== 48) &&
+    (db === 1 || b.charCodeAt(j) !== 48) &&
+    a.startsWith(b.slice(0, j))
+  ) {
+    if (da !== db) return da < db ? -1 : 1;
+    return a < b ? -1 : 1;
+  }
+  return numericOrder.compare(a, b);
+}
+const podOrder = (a: PodRecord, b: PodRecord) => podNameOrder(a.name, b.name);
 
 /** What a task's pods share (the core reads specs, never changes them): one node selector,
  * GPU model list and request per task, so a large snapshot does not hold a copy per pod. */

@@ -118,34 +118,105 @@ export class ProportionPlugin implements Plugin {
     const minMem = ssn.params.minNodeGpuMemory;
     for (const job of ssn.jobs.values()) {
       const chain = this.chain(job.queue);
-      for (const p of job.pods) {
-        if (isAllocated(p.status)) {
-          // Every pod of the cluster, every queue above it: the three resources spelled out.
-          const cpu = p.hasAccepted ? p.acceptedCpu : 0;
-          const memory = p.hasAccepted ? p.acceptedMemory : 0;
-          const gpu = p.hasAccepted ? p.acceptedGpus : 0;
-          for (const q of chain) {
-            const { cpu: c, memory: m, gpu: g } = q.shares;
-            c.allocated += cpu;
-            c.request += cpu;
-            m.allocated += memory;
-            m.request += memory;
-            g.allocated = onGrid(g.allocated + gpu);
-            g.request = onGrid(g.request + gpu);
-            if (!job.preemptible) {
-              c.allocatedNotPreemptible += cpu;
-              m.allocatedNotPreemptible += memory;
-              g.allocatedNotPreemptible = onGrid(g.allocatedNotPreemptible + gpu);
-            }
+      if (!this.countWholeJob(job, chain, minMem)) this.countJobPods(job, chain, minMem);
+    }
+  }
+
+  /** Adds the job's pods to its queues one by one. */
+  private countJobPods(job: JobInfo, chain: readonly QueueShare[], minMem: number): void {
+    for (const p of job.pods) {
+      if (isAllocated(p.status)) {
+        // Every pod of the cluster, every queue above it: the three resources spelled out.
+        const cpu = p.hasAccepted ? p.acceptedCpu : 0;
+        const memory = p.hasAccepted ? p.acceptedMemory : 0;
+        const gpu = p.hasAccepted ? p.acceptedGpus : 0;
+        for (const q of chain) {
+          const { cpu: c, memory: m, gpu: g } = q.shares;
+          c.allocated += cpu;
+          c.request += cpu;
+          m.allocated += memory;
+          m.request += memory;
+          g.allocated = onGrid(g.allocated + gpu);
+          g.request = onGrid(g.request + gpu);
+          if (!job.preemptible) {
+            c.allocatedNotPreemptible += cpu;
+            m.allocatedNotPreemptible += memory;
+            g.allocatedNotPreemptible = onGrid(g.allocatedNotPreemptible + gpu);
           }
-        } else if (p.status === "Pending") {
-          const res: Quantities = { cpu: p.req.cpu, memory: p.req.memory, gpu: p.req.gpusQuota };
-          if (p.req.kind === "memory" && minMem > 0) res.gpu += p.req.gpuDevices * (p.req.gpuMemory / minMem);
-          for (const q of this.chain(job.queue))
-            for (const r of RESOURCES) q.shares[r].request = snap(r, q.shares[r].request + res[r]);
         }
+      } else if (p.status === "Pending") {
+        const res: Quantities = { cpu: p.req.cpu, memory: p.req.memory, gpu: p.req.gpusQuota };
+        if (p.req.kind === "memory" && minMem > 0) res.gpu += p.req.gpuDevices * (p.req.gpuMemory / minMem);
+        for (const q of chain)
+          for (const r of RESOURCES) q.shares[r].request = snap(r, q.shares[r].request + res[r]);
       }
     }
+  }
+
+  /**
+   * Adds the job's pods to its queues as one sum per amount, when that gives exactly what adding
+   * them one by one gives: every amount a whole number and every sum a safe integer (GPUs within
+   * the grid's exact range), so no partial sum is ever rounded. Returns false, having changed
+   * nothing, otherwise.
+   */
+  private countWholeJob(job: JobInfo, chain: readonly QueueShare[], minMem: number): boolean {
+    let aCpu = 0;
+    let aMem = 0;
+    let aGpu = 0;
+    let rCpu = 0;
+    let rMem = 0;
+    let rGpu = 0;
+    for (const p of job.pods) {
+      if (isAllocated(p.status)) {
+        if (!p.hasAccepted) continue;
+        const c = p.acceptedCpu;
+        const m = p.acceptedMemory;
+        const g = p.acceptedGpus;
+        if (!Number.isInteger(c) || !Number.isInteger(m) || !Number.isInteger(g)) return false;
+        aCpu += c;
+        aMem += m;
+        aGpu += g;
+      } else if (p.status === "Pending") {
+        let g = p.req.gpusQuota;
+        if (p.req.kind === "memory" && minMem > 0) g += p.req.gpuDevices * (p.req.gpuMemory / minMem);
+        const c = p.req.cpu;
+        const m = p.req.memory;
+        if (!Number.isInteger(c) || !Number.isInteger(m) || !Number.isInteger(g)) return false;
+        rCpu += c;
+        rMem += m;
+        rGpu += g;
+      }
+    }
+    const safe = Number.isSafeInteger;
+    const gpuSafe = (x: number) => safe(x) && x >= 0 && x <= 1e9;
+    for (const q of chain) {
+      const { cpu: c, memory: m, gpu: g } = q.shares;
+      if (!safe(c.allocated) || !safe(c.request) || !safe(m.allocated) || !safe(m.request)) return false;
+      if (!gpuSafe(g.allocated) || !gpuSafe(g.request)) return false;
+      if (!safe(c.allocated + aCpu) || !safe(c.request + aCpu + rCpu)) return false;
+      if (!safe(m.allocated + aMem) || !safe(m.request + aMem + rMem)) return false;
+      if (!gpuSafe(g.allocated + aGpu) || !gpuSafe(g.request + aGpu + rGpu)) return false;
+      if (!job.preemptible) {
+        if (!safe(c.allocatedNotPreemptible) || !safe(c.allocatedNotPreemptible + aCpu)) return false;
+        if (!safe(m.allocatedNotPreemptible) || !safe(m.allocatedNotPreemptible + aMem)) return false;
+        if (!gpuSafe(g.allocatedNotPreemptible) || !gpuSafe(g.allocatedNotPreemptible + aGpu)) return false;
+      }
+    }
+    for (const q of chain) {
+      const { cpu: c, memory: m, gpu: g } = q.shares;
+      c.allocated += aCpu;
+      c.request += aCpu + rCpu;
+      m.allocated += aMem;
+      m.request += aMem + rMem;
+      g.allocated += aGpu;
+      g.request += aGpu + rGpu;
+      if (!job.preemptible) {
+        c.allocatedNotPreemptible += aCpu;
+        m.allocatedNotPreemptible += aMem;
+        g.allocatedNotPreemptible += aGpu;
+      }
+    }
+    return true;
   }
 
   private readonly none = zero();
