@@ -218,7 +218,8 @@ describe("agent loop (simulated backend)", () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(heartbeats().length).toBeGreaterThanOrEqual(2);
-    for (const call of heartbeats()) expect(call.variables).toEqual({ cluster: "c1", nodes: [], complete: false });
+    for (const call of heartbeats())
+      expect(call.variables).toEqual({ cluster: "c1", nodes: [], complete: false });
     // It was busy all along: results kept coming while the heartbeats went out.
     expect(harness.api.bindResults().length).toBeGreaterThan(10);
   });

@@ -121,7 +121,10 @@ describe("SimulatedCluster", () => {
   it("refuses a bind that would over-commit a shared GPU's memory, as a device plugin does", () => {
     const cluster = new SimulatedCluster([gpuNode("n0", 1)], 60);
     const on = (id: string, shape: { gpuFraction?: number; gpuMemory?: number }) =>
-      cluster.bind(bindRequest({ id, pod: id, node: "n0", gpuGroups: ["g1"], durationSeconds: 10, ...shape }), 0);
+      cluster.bind(
+        bindRequest({ id, pod: id, node: "n0", gpuGroups: ["g1"], durationSeconds: 10, ...shape }),
+        0,
+      );
     // 40,960 + 20,480 + 20,480 MiB of 81,920: the device is full.
     expect(on("a", { gpuFraction: 0.5 }).outcome.ok).toBe(true);
     expect(on("b", { gpuMemory: 20_480 }).outcome.ok).toBe(true);

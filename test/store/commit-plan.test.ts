@@ -195,16 +195,34 @@ describe("planCommit", () => {
           evictions: [{ job: J1, pod, node: "n1", action: "consolidation", message: "moved for b" }],
           ...(placed === "pipelined"
             ? { pipelines: [{ job: J1, pod, node: "n2", gpuGroups: ["n2-gpu-1"], action: "consolidation" }] }
-            : { binds: [{ job: J1, pod, node: "n2", gpuGroups: ["n2-gpu-1"], gpuDevices: [], action: "consolidation" }] }),
+            : {
+                binds: [
+                  {
+                    job: J1,
+                    pod,
+                    node: "n2",
+                    gpuGroups: ["n2-gpu-1"],
+                    gpuDevices: [],
+                    action: "consolidation",
+                  },
+                ],
+              }),
           pods: [{ job: J1, pod, status, node: "n2", gpuGroups: ["n2-gpu-1"] }],
         }),
         rows,
       );
-      expect(plan.pods.map((p) => [p.id, p.state, p.node, p.gpuGroups, p.message]), placed).toEqual([
-        [pod, "RELEASING", "n1", ["n1-gpu-1"], "moved for b"],
-      ]);
-      expect(plan.requests.map((r) => [r.kind, r.node, r.gpuGroups]), placed).toEqual([["EVICT", "n1", ["n1-gpu-1"]]]);
-      expect(plan.events.map((e) => e.kind), placed).toEqual(["pods.evicted"]);
+      expect(
+        plan.pods.map((p) => [p.id, p.state, p.node, p.gpuGroups, p.message]),
+        placed,
+      ).toEqual([[pod, "RELEASING", "n1", ["n1-gpu-1"], "moved for b"]]);
+      expect(
+        plan.requests.map((r) => [r.kind, r.node, r.gpuGroups]),
+        placed,
+      ).toEqual([["EVICT", "n1", ["n1-gpu-1"]]]);
+      expect(
+        plan.events.map((e) => e.kind),
+        placed,
+      ).toEqual(["pods.evicted"]);
     }
   });
 

@@ -20,7 +20,11 @@ afterAll(async () => t?.close());
 const stateOfC1 = async () => (await t.db.prisma.cluster.findUniqueOrThrow({ where: { name: "c1" } })).state;
 
 it("refuses a partial report or heartbeat from a LOST cluster, and takes it back on a complete one", async () => {
-  await markLostClusters(t.store, { name: "workers" }, { now: new Date(Date.now() + 600_000), lostAfterMs: 60_000 });
+  await markLostClusters(
+    t.store,
+    { name: "workers" },
+    { now: new Date(Date.now() + 600_000), lostAfterMs: 60_000 },
+  );
   expect(await stateOfC1()).toBe("LOST");
   const generation = await generationOfC1(t);
 

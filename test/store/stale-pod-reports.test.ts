@@ -17,8 +17,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const podsOf = (id: string) =>
-  t.db.prisma.pod.findMany({ where: { jobId: id }, orderBy: { name: "asc" } });
+const podsOf = (id: string) => t.db.prisma.pod.findMany({ where: { jobId: id }, orderBy: { name: "asc" } });
 
 /** What the books hold on n1: GPUs of pods BINDING, RUNNING or RELEASING there. */
 async function gpusHeldOnN1(): Promise<number> {
@@ -30,10 +29,17 @@ async function gpusHeldOnN1(): Promise<number> {
 
 it("late RUNNING reports put neither a releasing pod nor one pipelined onto its node back in the running", async () => {
   const eight = (name: string) =>
-    job({ name, cluster: "c1", tasks: [{ name: "w", replicas: 1, resources: { cpu: 1000, memory: "1Gi", gpu: 8 } }] });
+    job({
+      name,
+      cluster: "c1",
+      tasks: [{ name: "w", replicas: 1, resources: { cpu: 1000, memory: "1Gi", gpu: 8 } }],
+    });
   const { job: old } = await submitJob(t.store, admin, eight("old"));
   await runCycle(t.store, "c1");
-  await reportPodStatus(t.store, agentOfC1, { cluster: "c1", updates: [{ job: old.id, pod: "w-0", state: "RUNNING" }] });
+  await reportPodStatus(t.store, agentOfC1, {
+    cluster: "c1",
+    updates: [{ job: old.id, pod: "w-0", state: "RUNNING" }],
+  });
   await cancelJob(t.store, admin, { id: old.id });
   expect((await podsOf(old.id)).map((p) => [p.state, p.nodeName])).toEqual([["RELEASING", "n1"]]);
 
