@@ -23,7 +23,7 @@ export interface ReporterOptions {
   /** How long to gather reports before sending a round. */
   batchWindowMs: number;
   maxBatch: number;
-  /** With nothing else to send for this long, an empty node report proves the agent alive. */
+  /** Without a node report for this long, an empty one proves the agent alive. */
   heartbeatMs: number;
   backoff: BackoffPolicy;
 }
@@ -36,7 +36,9 @@ export class Reporter {
   private readonly podStates: ReportLane<PodStatusReport>;
   private readonly stopController = new AbortController();
   private wake: (() => void) | null = null;
-  private lastSentAt = Date.now();
+  /** When the API last had a node report (complete, partial or empty): only those count as
+   * the agent's heartbeat, so a busy agent still sends one every heartbeatMs. */
+  private lastNodeReportAt = Date.now();
   private loop: Promise<void> | null = null;
   private idleWaiters: (() => void)[] = [];
   private podGroupsUnsupported = false;
@@ -174,7 +176,7 @@ export class Reporter {
     while (!signal.aborted) {
       if (!this.hasPending()) {
         for (const resolve of this.idleWaiters.splice(0)) resolve();
-        const untilHeartbeat = Math.max(0, this.lastSentAt + this.options.heartbeatMs - Date.now());
+        const untilHeartbeat = Math.max(0, this.lastNodeReportAt + this.options.heartbeatMs - Date.now());
         // Sleep until the heartbeat is due, a report arrives, or the reporter stops.
         const wait = new AbortController();
         const onStop = () => wait.abort();
@@ -205,6 +207,7 @@ export class Reporter {
     if (report) {
       try {
         await this.controlPlane.reportNodes(report.nodes, report.complete);
+        this.lastNodeReportAt = Date.now();
       } catch (err) {
         this.inventory.failed(report);
         throw err;
@@ -222,10 +225,12 @@ export class Reporter {
       if (this.podSet === podSet) this.podSet = null;
     }
     await this.podGroups.flush();
-    if (!report && Date.now() - this.lastSentAt >= this.options.heartbeatMs) {
-      // Heartbeat: an empty partial node report changes nothing but says "alive".
+    if (!report && Date.now() - this.lastNodeReportAt >= this.options.heartbeatMs) {
+      // Heartbeat: an empty partial node report changes nothing but says "alive". Other reports
+      // do not say it (the control plane times a cluster's silence by its node reports), so it
+      // goes out on time however busy the other lanes are.
       await this.controlPlane.reportNodes([], false);
+      this.lastNodeReportAt = Date.now();
     }
-    this.lastSentAt = Date.now();
   }
 }

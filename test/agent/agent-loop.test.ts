@@ -204,6 +204,26 @@ describe("agent loop (simulated backend)", () => {
       expect(call.variables).toEqual({ cluster: "c1", nodes: [], complete: false });
   });
 
+  it("sends its heartbeat however busy its other reports keep it", async () => {
+    // The control plane times a cluster's silence by its node reports: an agent whose bind
+    // results and pod phases never stop must still send them, or its cluster goes LOST.
+    await start({ heartbeatSeconds: 0.5 });
+    await until(() => expect(harness.api.callsOf("reportNodes")).toHaveLength(1));
+    const heartbeats = () => harness.api.callsOf("reportNodes").slice(1);
+    const jobId = uuid();
+    for (let i = 0; i < 500 && heartbeats().length < 2; i++) {
+      await harness.send(
+        bindRequest({ id: uuid(), jobId, pod: `p${i}`, node: `gpu-${i % 2}`, cpuMillis: 1, memory: 1 }),
+      );
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(heartbeats().length).toBeGreaterThanOrEqual(2);
+    for (const call of heartbeats())
+      expect(call.variables).toEqual({ cluster: "c1", nodes: [], complete: false });
+    // It was busy all along: results kept coming while the heartbeats went out.
+    expect(harness.api.bindResults().length).toBeGreaterThan(10);
+  });
+
   it("tolerates a refused registerCluster and refuses a token that is not this cluster's agent", async () => {
     harness.api.refuse.set("registerCluster", "FORBIDDEN");
     await start();

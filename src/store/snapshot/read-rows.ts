@@ -36,6 +36,14 @@ export async function readConsistent<T>(prisma: PrismaClient, fn: (q: Query) => 
     );
   }
   const client = await pool.connect();
+  // A connection cut while held here between two queries (PostgreSQL restarted, the backend
+  // terminated) says so by an 'error' event: unheard, it would end the process. The next query
+  // fails instead, and the broken connection is not given back to the pool.
+  let lost: Error | undefined;
+  const onError = (err: Error) => {
+    lost = err;
+  };
+  client.on("error", onError);
   try {
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     const out = await fn(
@@ -48,7 +56,8 @@ export async function readConsistent<T>(prisma: PrismaClient, fn: (q: Query) => 
     await client.query("ROLLBACK").catch(() => {});
     throw err;
   } finally {
-    client.release();
+    client.off("error", onError);
+    client.release(lost);
   }
 }
 

@@ -21,6 +21,17 @@ import { LIMITED_QUEUE, LIMITED_QUEUE_GPUS, type Topology } from "./topology.js"
 const GANG_GRACE_MS = 75_000;
 const EPSILON = 1e-6;
 
+/**
+ * A client of the topology's database. Faults cut its connections (PostgreSQL restarted,
+ * pg_terminate_backend): a cut connection's error then fails the query under way, or is
+ * ignored when none is; unheard, its 'error' event would end the checking process.
+ */
+export function dbClient(connectionString: string): pg.Client {
+  const client = new pg.Client({ connectionString });
+  client.on("error", () => {});
+  return client;
+}
+
 function groupBy<T>(items: Iterable<T>, key: (item: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();
   for (const item of items) {
@@ -182,7 +193,7 @@ export class Checker {
   }
 
   async dbPods(): Promise<DbPod[]> {
-    const client = new pg.Client({ connectionString: this.topology.databaseUrl });
+    const client = dbClient(this.topology.databaseUrl);
     await client.connect();
     try {
       const r = await client.query<DbPod>(
@@ -379,7 +390,7 @@ export class Checker {
 
   /** Pods started more often than the control plane sent BIND requests for them. */
   async podsStartedTooOften(): Promise<Set<string>> {
-    const client = new pg.Client({ connectionString: this.topology.databaseUrl });
+    const client = dbClient(this.topology.databaseUrl);
     await client.connect();
     let asked: Map<string, number>;
     try {
@@ -412,7 +423,7 @@ export interface JobAccount {
 
 /** Accepted submissions against the jobs in the database. */
 export async function accountJobs(topology: Topology, load: LoadGenerator): Promise<JobAccount> {
-  const client = new pg.Client({ connectionString: topology.databaseUrl });
+  const client = dbClient(topology.databaseUrl);
   await client.connect();
   try {
     const rows = (
@@ -442,7 +453,7 @@ export async function accountJobs(topology: Topology, load: LoadGenerator): Prom
 
 /** Jobs not yet running or finished: the backlog. */
 export async function backlog(topology: Topology): Promise<number> {
-  const client = new pg.Client({ connectionString: topology.databaseUrl });
+  const client = dbClient(topology.databaseUrl);
   await client.connect();
   try {
     const r = await client.query<{ n: number }>(

@@ -5,7 +5,7 @@
 import { rmSync } from "node:fs";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
-import pg from "pg";
+import { dbClient } from "./checks.js";
 import type { Topology } from "./topology.js";
 
 export interface Fault {
@@ -37,7 +37,7 @@ const workerBeforeCommit: Fault = {
   name: "worker-killed-before-commit",
   what: "SIGKILL of a worker between loading its snapshot and committing its decisions",
   async inject(t) {
-    const lock = new pg.Client({ connectionString: t.databaseUrl });
+    const lock = dbClient(t.databaseUrl);
     await lock.connect();
     let at = 0;
     try {
