@@ -11,8 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { createTestDatabase } from "../test/helpers/db.js";
-import { post, quantile, root, startServer } from "./api-server.js";
-import { cpuSeconds } from "./processes.js";
+import { cpuSeconds, post, quantile, root, startServer } from "./processes.js";
 
 const { values: opt } = parseArgs({
   options: {
