@@ -14,6 +14,7 @@ import {
   type Snapshot,
 } from "../../src/core/index.js";
 import { fairShareConfig } from "../../src/store/index.js";
+import { ClusterBase, ClusterView } from "../../workers/admission/cluster-view.js";
 import { capacityNode, compactHeld, HELD_JOB } from "../../workers/admission/compact.js";
 import { job, NOW, node, pod, prng, queue } from "../../bench/generate.js";
 
@@ -123,5 +124,51 @@ describe("compact snapshot", () => {
       );
     }
     expect(foldedPods).toBeGreaterThan(100); // the comparison is about compacted snapshots
+  });
+
+  it("gives a cluster's headrooms with the pods it would place now folded into their queues", () => {
+    let reserved = 0;
+    let partly = 0;
+    for (let seed = 1; seed <= 40; seed++) {
+      const { snapshot, held, candidates } = randomCluster(seed);
+      // Half the candidates already wait on the cluster (the base reserves what fits of them);
+      // the others are a pass's candidates.
+      // (some elastic: part of such a job may be placed while the rest waits).
+      const waiting = candidates
+        .filter((_, i) => i % 2 === 0)
+        .map((j, i) => (i % 2 ? j : { ...j, minMember: 1 }));
+      const asked = candidates
+        .filter((_, i) => i % 2 === 1)
+        .map((spec) => ({
+          spec,
+          cluster: null,
+          clusterSelector: [],
+          topologies: [],
+          assignedAt: null,
+          pendingReason: null,
+        }));
+      const summary = { name: "c", labels: {}, ready: true, lost: false, cordoned: false };
+      const base = new ClusterBase(summary, { ...snapshot, jobs: [...held, ...waiting] }, config);
+      reserved += base.queueJobs.length;
+      partly += base.queueJobs.filter((j) => base.pending.some((w) => w.uid === j.uid)).length;
+      const view = new ClusterView(base);
+      view.evaluateShares(asked);
+      // What the shares were before the fold: every held part of a job in the session, on the nodes.
+      const shares = computeFairShare(
+        { ...base.compact, jobs: [...base.queueJobs, ...base.pending, ...asked.map((c) => c.spec)] },
+        fairShareConfig(defaultSchedulerConfig()),
+      );
+      for (const s of shares) {
+        const waits = base.waitingByQueue.get(s.queue) ?? { gpu: 0, cpuMillis: 0, memory: 0 };
+        expect(view.headroom(s.queue), `seed ${seed} queue ${s.queue}`).toEqual({
+          gpu: s.fairShare.gpu - s.allocated.gpu - waits.gpu,
+          cpuMillis: s.fairShare.cpuMillis - s.allocated.cpuMillis - waits.cpuMillis,
+          memory: s.fairShare.memory - s.allocated.memory - waits.memory,
+        });
+      }
+    }
+    // The comparison is about pods the cluster would place now, of jobs with pods left waiting too.
+    expect(reserved).toBeGreaterThan(20);
+    expect(partly).toBeGreaterThan(5);
   });
 });
