@@ -129,6 +129,7 @@ describe("compact snapshot", () => {
   it("gives a cluster's headrooms with the pods it would place now folded into their queues", () => {
     let reserved = 0;
     let partly = 0;
+    let placedByPass = 0;
     for (let seed = 1; seed <= 40; seed++) {
       const { snapshot, held, candidates } = randomCluster(seed);
       // Half the candidates already wait on the cluster (the base reserves what fits of them);
@@ -158,16 +159,59 @@ describe("compact snapshot", () => {
         { ...base.compact, jobs: [...base.queueJobs, ...base.pending, ...asked.map((c) => c.spec)] },
         fairShareConfig(defaultSchedulerConfig()),
       );
-      for (const s of shares) {
-        const waits = base.waitingByQueue.get(s.queue) ?? { gpu: 0, cpuMillis: 0, memory: 0 };
-        expect(view.headroom(s.queue), `seed ${seed} queue ${s.queue}`).toEqual({
-          gpu: s.fairShare.gpu - s.allocated.gpu - waits.gpu,
-          cpuMillis: s.fairShare.cpuMillis - s.allocated.cpuMillis - waits.cpuMillis,
-          memory: s.fairShare.memory - s.allocated.memory - waits.memory,
+      const same = (shares: ReturnType<typeof computeFairShare>, at: string) => {
+        for (const s of shares) {
+          const waits = base.waitingByQueue.get(s.queue) ?? { gpu: 0, cpuMillis: 0, memory: 0 };
+          expect(view.headroom(s.queue), `seed ${seed} ${at} queue ${s.queue}`).toEqual({
+            gpu: s.fairShare.gpu - s.allocated.gpu - waits.gpu,
+            cpuMillis: s.fairShare.cpuMillis - s.allocated.cpuMillis - waits.cpuMillis,
+            memory: s.fairShare.memory - s.allocated.memory - waits.memory,
+          });
+        }
+      };
+      same(shares, "before the pass placed anything");
+      // The pass places here every asked job that fits; the others are asked again.
+      view.evaluate(asked, { shares: false });
+      const binds = runSession(
+        { ...base.compact, jobs: [...base.compact.jobs, ...asked.map((c) => c.spec)] },
+        config,
+      ).binds;
+      const fit = asked.filter((c) => view.fitsNow(c.spec.uid).fits);
+      const placed = fit.map((c): PodGroupSpec => {
+        const pods = c.spec.pods.flatMap((p) => {
+          const b = binds.find((x) => x.pod === p.uid);
+          if (!b) return [];
+          const devices = b.gpuDevices?.length ? { gpuDevices: b.gpuDevices } : {};
+          return [
+            {
+              ...p,
+              status: "Binding" as const,
+              node: b.node,
+              gpuGroups: b.gpuGroups,
+              ...devices,
+              subGroup: null,
+            },
+          ];
         });
-      }
+        return { ...c.spec, minMember: pods.length, subGroups: [], topology: null, pods };
+      });
+      for (const c of fit) view.admit(c, { gpu: 0, cpuMillis: 0, memory: 0 }, true);
+      placedByPass += fit.length;
+      const rest = asked.filter((c) => !fit.includes(c));
+      view.evaluateShares(rest);
+      same(
+        computeFairShare(
+          {
+            ...base.compact,
+            jobs: [...base.queueJobs, ...base.pending, ...placed, ...rest.map((c) => c.spec)],
+          },
+          fairShareConfig(defaultSchedulerConfig()),
+        ),
+        "after it placed some",
+      );
     }
     // The comparison is about pods the cluster would place now, of jobs with pods left waiting too.
+    expect(placedByPass).toBeGreaterThan(20); // and jobs a pass placed
     expect(reserved).toBeGreaterThan(20);
     expect(partly).toBeGreaterThan(5);
   });

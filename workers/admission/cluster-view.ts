@@ -363,14 +363,22 @@ export class ClusterView {
   evaluateShares(candidates: readonly AdmissionCandidate[]): void {
     const base = this.base;
     const jobs = candidates.map((c) => c.spec);
+    // What this pass placed here counts for its queues like what the cluster would place now.
+    let queues = base.shareQueues;
+    let placed: PodGroupSpec[] = [];
+    if (this.placed.length) {
+      const folded = compactHeld({ ...base.compact, queues, jobs: this.placed }, this.placed);
+      queues = folded.queues;
+      placed = folded.jobs.filter((j) => j.uid !== HELD_JOB);
+    }
     // With no pod holding a node in it, the fair-share session needs only the total capacity.
-    const nodes = base.shareJobs.length || this.placed.length ? base.compact.nodes : [base.capacityNode];
+    const nodes = base.shareJobs.length || placed.length ? base.compact.nodes : [base.capacityNode];
     const shares = computeFairShare(
       {
         ...base.compact,
         nodes,
-        queues: base.shareQueues,
-        jobs: [...base.shareJobs, ...base.pending, ...this.placed, ...this.waiting, ...jobs],
+        queues,
+        jobs: [...base.shareJobs, ...base.pending, ...placed, ...this.waiting, ...jobs],
         topologies: mergeTopologies(base.compact.topologies, ...candidates.map((c) => c.topologies)),
       },
       fairShareConfig(base.config),
