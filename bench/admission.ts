@@ -11,6 +11,9 @@
 // Figures are medians over --runs.
 //
 //   npm run bench:admission -- [--runs 3] [--clusters 10] [--nodes 1000] [--jobs 1000] [--json]
+//     [--profile <pass>]   writes a CPU profile of that pass (each run) to admission-<pass>-<run>.cpuprofile
+import { writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { pino } from "pino";
@@ -36,6 +39,7 @@ const { values: opt } = parseArgs({
     nodes: { type: "string", default: "1000" },
     jobs: { type: "string", default: "1000" },
     json: { type: "boolean", default: false },
+    profile: { type: "string" },
   },
 });
 const RUNS = Number(opt.runs);
@@ -45,6 +49,7 @@ const JOBS = Number(opt.jobs);
 for (const [k, v] of Object.entries({ runs: RUNS, clusters: CLUSTERS, nodes: NODES, jobs: JOBS }))
   if (!Number.isInteger(v) || v <= 0) throw new Error(`--${k} must be a positive integer`);
 if (CLUSTERS > 100) throw new Error("--clusters must be at most 100");
+const PROFILE = opt.profile;
 
 /** Per node: 6 one-GPU and 19 one-CPU running pods, in jobs of 5. */
 const GPU_PODS_PER_NODE = 6;
@@ -53,6 +58,9 @@ const POD_MEMORY = 4 * 2 ** 30;
 const LEAVES = 200;
 const PASSES = ["cold", "1000-jobs", "after-own", "unchanged", "one-new-job"] as const;
 type Pass = (typeof PASSES)[number];
+if (PROFILE !== undefined && !(PASSES as readonly string[]).includes(PROFILE))
+  throw new Error(`--profile must be one of ${PASSES.join(", ")}`);
+let profiled = 0;
 
 const leaf = (i: number) => `team-${String(i % LEAVES).padStart(3, "0")}`;
 
@@ -163,6 +171,12 @@ async function run(): Promise<Timed[]> {
     const store = createStore(db.prisma);
     const state = new AdmissionState(new ClusterCache(store));
     const pass = async (name: Pass): Promise<Timed> => {
+      const inspector = name === PROFILE ? new Session() : null;
+      if (inspector) {
+        inspector.connect();
+        await inspector.post("Profiler.enable");
+        await inspector.post("Profiler.start");
+      }
       const runs0 = await dryRuns();
       const cpu0 = process.cpuUsage();
       const t0 = performance.now();
@@ -178,6 +192,11 @@ async function run(): Promise<Timed[]> {
       });
       const wallMs = performance.now() - t0;
       const cpu = process.cpuUsage(cpu0);
+      if (inspector) {
+        const { profile } = await inspector.post("Profiler.stop");
+        writeFileSync(`admission-${name}-${++profiled}.cpuprofile`, JSON.stringify(profile));
+        inspector.disconnect();
+      }
       return {
         pass: name,
         wallMs,

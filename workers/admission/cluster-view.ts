@@ -140,6 +140,10 @@ export class ClusterBase {
   readonly capacityNode: NodeSpec;
   /** The compacted jobs that count for queues (the per-node pods count through the queues). */
   readonly queueJobs: PodGroupSpec[];
+  /** For fair shares: the queue jobs left holding nodes once their plain pods are folded into their
+   * queues too (usually none: then the session needs only the capacity node), and those queues. */
+  readonly shareJobs: PodGroupSpec[];
+  readonly shareQueues: QueueSpec[];
   /** The queues as configured, nothing held (for the empty-cluster check). */
   readonly queues: ReadonlyMap<string, QueueSpec>;
   /** Queues that have children (not leaves: their jobs are never scheduled). */
@@ -174,6 +178,14 @@ export class ClusterBase {
     this.compact = { ...settled, jobs: [...settled.jobs, ...heldOfWaiting] };
     this.queueJobs = this.compact.jobs.filter((j) => j.uid !== HELD_JOB);
     this.pending = present.map(pendingOnly).filter((j): j is PodGroupSpec => j !== null);
+    // The fair-share session has one job per uid: a job's waiting part (in `pending`, after it)
+    // replaces its held part, so that part never counts and is left out. The other held parts
+    // (pods the cluster would place now) count for their queues like the folded per-node pods.
+    const waitingUids = new Set(this.pending.map((j) => j.uid));
+    const counted = this.queueJobs.filter((j) => !waitingUids.has(j.uid));
+    const forShares = compactHeld({ ...this.compact, jobs: counted }, counted);
+    this.shareJobs = forShares.jobs.filter((j) => j.uid !== HELD_JOB);
+    this.shareQueues = forShares.queues;
     // What waits here unplaced counts against its queue's headroom, like what a pass sends.
     for (const job of this.pending) for (const p of job.pods) this.addWaiting(job.queue, podAmounts(p));
     const tally = tallyPods(snapshot);
@@ -350,13 +362,22 @@ export class ClusterView {
   evaluateShares(candidates: readonly AdmissionCandidate[]): void {
     const base = this.base;
     const jobs = candidates.map((c) => c.spec);
+    // What this pass placed here counts for its queues like what the cluster would place now.
+    let queues = base.shareQueues;
+    let placed: PodGroupSpec[] = [];
+    if (this.placed.length) {
+      const folded = compactHeld({ ...base.compact, queues, jobs: this.placed }, this.placed);
+      queues = folded.queues;
+      placed = folded.jobs.filter((j) => j.uid !== HELD_JOB);
+    }
     // With no pod holding a node in it, the fair-share session needs only the total capacity.
-    const nodes = base.queueJobs.length || this.placed.length ? base.compact.nodes : [base.capacityNode];
+    const nodes = base.shareJobs.length || placed.length ? base.compact.nodes : [base.capacityNode];
     const shares = computeFairShare(
       {
         ...base.compact,
         nodes,
-        jobs: [...base.queueJobs, ...base.pending, ...this.placed, ...this.waiting, ...jobs],
+        queues,
+        jobs: [...base.shareJobs, ...base.pending, ...placed, ...this.waiting, ...jobs],
         topologies: mergeTopologies(base.compact.topologies, ...candidates.map((c) => c.topologies)),
       },
       fairShareConfig(base.config),
