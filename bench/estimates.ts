@@ -32,7 +32,8 @@ import {
   type Snapshot,
   sessionResult,
 } from "../src/core/index.js";
-import { estimateStarts, type JobRuntime } from "../src/estimate/estimate-starts.js";
+import type { JobRuntime } from "../src/estimate/estimate-starts.js";
+import { estimateStartsWithArrivals, type RecentJob } from "../src/estimate/scenarios.js";
 import { prng } from "../test/helpers/prng.js";
 import { median } from "./timing.js";
 
@@ -47,6 +48,8 @@ const { values: opt } = parseArgs({
     foresight: { type: "boolean", default: false },
     halfway: { type: "boolean", default: false },
     sessions: { type: "string", default: "200" },
+    scenarios: { type: "string", default: "4" },
+    "recent-window": { type: "string", default: "60" },
     only: { type: "string" },
     json: { type: "boolean", default: false },
   },
@@ -214,16 +217,28 @@ function run(declared: boolean, seed: number): { samples: Sample[]; sessions: nu
       if (declared) for (const j of snap.jobs) runtimes.set(j.uid, { expectedMs: runtime.get(j.uid)! });
       else for (const [q, list] of finished) if (list.length) queueRuntimeSamplesMs.set(q, [...list]);
       const t0 = performance.now();
+      // The jobs submitted in the last window: the pattern of those still to come.
+      const recentWindowMs = Number(opt["recent-window"]) * MIN;
+      const recent: RecentJob[] = [];
+      for (const a of stream.slice(0, next)) {
+        if (a.at <= t - recentWindowMs) continue;
+        const list = finished.get(a.job.queue)!;
+        const runtimeMs = declared ? a.runtimeMs : list.length ? median(list) : null;
+        if (runtimeMs != null) recent.push({ job: a.job, runtimeMs });
+      }
       if (opt.foresight)
         for (const a of stream.slice(next)) runtimes.set(a.job.uid, { expectedMs: a.runtimeMs });
       const future = opt.foresight ? stream.slice(next).map((a) => ({ at: a.at, job: a.job })) : [];
-      const est = estimateStarts(snap, config, {
+      const est = estimateStartsWithArrivals(snap, config, {
         runtimes,
         queueRuntimeSamplesMs,
         jobs: opt.halfway ? undefined : arrived,
         stepMs: STEP,
         arrivals: future,
         maxSessions: Number(opt.sessions),
+        recent,
+        recentWindowMs,
+        scenarios: opt.foresight ? 0 : Number(opt.scenarios),
       });
       estimateMs += performance.now() - t0;
       for (const uid of arrived) estimates.set(uid, est.starts.get(uid) ?? null);
