@@ -80,7 +80,10 @@ describe("estimateStartsWithArrivals", () => {
     const snap = cluster();
     const small = snap.jobs.find((j) => j.uid === "small")!;
     let x = 0;
-    const next = () => ((x = (x * 7 + 3) % 11), x / 11);
+    const next = () => {
+      x = (x * 7 + 3) % 11;
+      return x / 11;
+    };
     const come = drawArrivals(
       [{ job: small, runtimeMs: MIN }],
       10 * MIN,
