@@ -4,7 +4,9 @@
 // offered load of --load (GPU-time asked per GPU-time available). The cluster runs with the real
 // core (default configuration): a session at every arrival and every job's end, and one more a
 // step after a session that decided something. When a job arrives, its start is estimated on the
-// cluster as it is at that moment (src/estimate: the cluster simulated forward with the same core);
+// cluster as it is at that moment (src/estimate: the cluster simulated forward with the same core,
+// and in --scenarios scenarios of arrivals drawn from the jobs submitted in the last
+// --recent-window minutes, the median start taken; --scenarios 0: without arrivals only);
 // when it actually starts, the error |estimated − actual| is taken as a share of its wait (actual
 // start − arrival), for the jobs that waited at least a minute.
 //
@@ -19,7 +21,7 @@
 //
 //   npm run bench:estimates -- [--nodes 8] [--queues 4] [--jobs 150] [--load 0.9] [--seed 1]
 //                              [--seeds 3] [--sessions 200] [--only declared|history] [--foresight]
-//                              [--halfway] [--json]
+//                              [--halfway] [--scenarios 4] [--recent-window 60] [--json]
 import { parseArgs } from "node:util";
 import { createAction } from "../src/core/actions/registry.js";
 import {
