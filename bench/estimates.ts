@@ -4,7 +4,9 @@
 // offered load of --load (GPU-time asked per GPU-time available). The cluster runs with the real
 // core (default configuration): a session at every arrival and every job's end, and one more a
 // step after a session that decided something. When a job arrives, its start is estimated on the
-// cluster as it is at that moment (src/estimate: the cluster simulated forward with the same core);
+// cluster as it is at that moment (src/estimate: the cluster simulated forward with the same core,
+// and in --scenarios scenarios of arrivals drawn from the jobs submitted in the last
+// --recent-window minutes, the median start taken; --scenarios 0: without arrivals only);
 // when it actually starts, the error |estimated − actual| is taken as a share of its wait (actual
 // start − arrival), for the jobs that waited at least a minute.
 //
@@ -19,7 +21,7 @@
 //
 //   npm run bench:estimates -- [--nodes 8] [--queues 4] [--jobs 150] [--load 0.9] [--seed 1]
 //                              [--seeds 3] [--sessions 200] [--only declared|history] [--foresight]
-//                              [--halfway] [--json]
+//                              [--halfway] [--scenarios 4] [--recent-window 60] [--json]
 import { parseArgs } from "node:util";
 import { createAction } from "../src/core/actions/registry.js";
 import {
@@ -32,7 +34,8 @@ import {
   type Snapshot,
   sessionResult,
 } from "../src/core/index.js";
-import { estimateStarts, type JobRuntime } from "../src/estimate/estimate-starts.js";
+import type { JobRuntime } from "../src/estimate/estimate-starts.js";
+import { estimateStartsWithArrivals, type RecentJob } from "../src/estimate/scenarios.js";
 import { prng } from "../test/helpers/prng.js";
 import { median } from "./timing.js";
 
@@ -47,6 +50,8 @@ const { values: opt } = parseArgs({
     foresight: { type: "boolean", default: false },
     halfway: { type: "boolean", default: false },
     sessions: { type: "string", default: "200" },
+    scenarios: { type: "string", default: "4" },
+    "recent-window": { type: "string", default: "60" },
     only: { type: "string" },
     json: { type: "boolean", default: false },
   },
@@ -214,16 +219,28 @@ function run(declared: boolean, seed: number): { samples: Sample[]; sessions: nu
       if (declared) for (const j of snap.jobs) runtimes.set(j.uid, { expectedMs: runtime.get(j.uid)! });
       else for (const [q, list] of finished) if (list.length) queueRuntimeSamplesMs.set(q, [...list]);
       const t0 = performance.now();
+      // The jobs submitted in the last window: the pattern of those still to come.
+      const recentWindowMs = Number(opt["recent-window"]) * MIN;
+      const recent: RecentJob[] = [];
+      for (const a of stream.slice(0, next)) {
+        if (a.at <= t - recentWindowMs) continue;
+        const list = finished.get(a.job.queue)!;
+        const runtimeMs = declared ? a.runtimeMs : list.length ? median(list) : null;
+        if (runtimeMs != null) recent.push({ job: a.job, runtimeMs });
+      }
       if (opt.foresight)
         for (const a of stream.slice(next)) runtimes.set(a.job.uid, { expectedMs: a.runtimeMs });
       const future = opt.foresight ? stream.slice(next).map((a) => ({ at: a.at, job: a.job })) : [];
-      const est = estimateStarts(snap, config, {
+      const est = estimateStartsWithArrivals(snap, config, {
         runtimes,
         queueRuntimeSamplesMs,
         jobs: opt.halfway ? undefined : arrived,
         stepMs: STEP,
         arrivals: future,
         maxSessions: Number(opt.sessions),
+        recent,
+        recentWindowMs,
+        scenarios: opt.foresight ? 0 : Number(opt.scenarios),
       });
       estimateMs += performance.now() - t0;
       for (const uid of arrived) estimates.set(uid, est.starts.get(uid) ?? null);

@@ -14,9 +14,10 @@ import {
   DEFAULT_HORIZON_MS,
   DEFAULT_MAX_SESSIONS,
   type EstimateResult,
-  estimateSteps,
   type JobRuntime,
+  runtimeOf,
 } from "../../src/estimate/estimate-starts.js";
+import { estimateStepsWithArrivals, type RecentJob } from "../../src/estimate/scenarios.js";
 import {
   admissionCandidatesByIds,
   clusterSnapshot,
@@ -43,6 +44,8 @@ export interface EstimateOptions {
 }
 
 export const DEFAULT_BUDGET_MS = 5_000;
+/** Jobs submitted this long before a run are the pattern of those still to come. */
+export const RECENT_WINDOW_MS = 3_600_000;
 
 export interface EstimateReport {
   clusters: number;
@@ -99,10 +102,20 @@ export async function runEstimates(
         expectedMs: h.expectedSeconds === null ? null : h.expectedSeconds * 1000,
         maxMs: h.maxSeconds === null ? null : h.maxSeconds * 1000,
       });
+    // The cluster's jobs submitted in the last hour (still pending or running) stand for the jobs
+    // still to come: scenarios of arrivals at their rate, the median start over them.
+    const recent: RecentJob[] = [];
+    for (const j of snapshot.jobs) {
+      if (j.createdAt <= now.getTime() - RECENT_WINDOW_MS) continue;
+      const runtimeMs = runtimeOf(j, { runtimes, queueRuntimeSamplesMs });
+      if (runtimeMs !== null) recent.push({ job: j, runtimeMs });
+    }
     // One session at a time, giving way to the process's other work (its cycles) in between.
-    const steps = estimateSteps(snapshot, config, {
+    const steps = estimateStepsWithArrivals(snapshot, config, {
       runtimes,
       queueRuntimeSamplesMs,
+      recent,
+      recentWindowMs: RECENT_WINDOW_MS,
       horizonMs: opts.horizonMs ?? DEFAULT_HORIZON_MS,
       maxSessions: opts.maxSessions ?? DEFAULT_MAX_SESSIONS,
     });
