@@ -1,0 +1,62 @@
+// A Redis that restarts empty loses every queue's timer and concurrency limit along with the
+// queued jobs. The serial tasks (the outbox sweeper, admission, each cluster's cycle, lost-cluster
+// checks) must go on running on their timers afterwards: the sweeper is what sends again a
+// BindRequest whose queue job vanished with Redis, and nothing else triggers it.
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SerialTask } from "../../workers/serial-task.js";
+import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../helpers/redis.js";
+
+const prefix = testRedisPrefix("fleetq-redis-restart");
+let redis: Redis;
+
+beforeAll(() => {
+  redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+});
+
+afterAll(async () => {
+  await deleteTestKeys(prefix, redis);
+  redis.disconnect();
+});
+
+/** Resolves once `count()` reaches `n` (the test's own timeout bounds the wait). */
+async function until(count: () => number, n: number): Promise<void> {
+  while (count() < n) await new Promise((r) => setTimeout(r, 20));
+}
+
+describe("serial tasks after Redis lost every key", () => {
+  it("run on their timer again, one at a time", async () => {
+    const runs: string[] = [];
+    let running = 0;
+    let overlapped = false;
+    const options = {
+      connection: redis,
+      prefix: `${prefix}workers`,
+      name: "outbox",
+      intervalMs: 200,
+      lockDurationMs: 5000,
+      stalledIntervalMs: 5000,
+      triggerDelayMs: 0,
+      log: pino({ level: "silent" }),
+      run: async (reason: string) => {
+        if (running++ > 0) overlapped = true;
+        await new Promise((r) => setTimeout(r, 30));
+        running--;
+        runs.push(reason);
+      },
+    };
+    // Two processes' worth of the task: the limit of one run at a time must come back too.
+    const tasks = [await SerialTask.start(options), await SerialTask.start(options)];
+    try {
+      await until(() => runs.length, 2);
+      await deleteTestKeys(prefix, redis);
+      const before = runs.length;
+      await until(() => runs.filter((r) => r === "timer").length, before + 3);
+      expect(await redis.hget(`${prefix}workers:outbox:meta`, "concurrency")).toBe("1");
+      expect(overlapped).toBe(false);
+    } finally {
+      await Promise.all(tasks.map((t) => t.stop()));
+    }
+  }, 20_000);
+});
