@@ -6,7 +6,9 @@ import { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SerialTask } from "../../workers/serial-task.js";
+import { until as waitFor } from "../agent/until.js";
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../helpers/redis.js";
+import { ControlPlane, gpuJob, TWO_NODES_OF_FOUR_GPUS } from "./harness.js";
 
 const prefix = testRedisPrefix("fleetq-redis-restart");
 let redis: Redis;
@@ -59,4 +61,33 @@ describe("serial tasks after Redis lost every key", () => {
       await Promise.all(tasks.map((t) => t.stop()));
     }
   }, 20_000);
+});
+
+describe("a BindRequest whose queue job vanished with Redis", () => {
+  let cp: ControlPlane;
+
+  beforeAll(async () => {
+    cp = await ControlPlane.start();
+    await cp.createQueue("team-a");
+    await cp.addCluster("c1", TWO_NODES_OF_FOUR_GPUS);
+    await cp.startWorkers({ redispatchAfterMs: 1000 });
+  }, 180_000); // the API, agent and workers start beside every other test file
+  afterAll(async () => cp?.close());
+
+  it("is sent again, and its job runs", async () => {
+    // The agent is away: the request stays on the queue, DISPATCHED.
+    await cp.stopAgent("c1");
+    const id = await cp.submit(gpuJob("lost-bind", "team-a", 1, 1));
+    await cp.jobInState(id, "ADMITTED");
+    const store = cp.api.server.store;
+    await waitFor(async () => {
+      const rows = await store.prisma.bindRequest.findMany({ where: { jobId: id } });
+      expect(rows.map((r) => r.state)).toEqual(["DISPATCHED"]);
+    });
+    // Redis restarts empty: queues, timers, locks and the agents' outcome records are gone.
+    await deleteTestKeys(cp.api.redisPrefix);
+    await cp.restartCluster("c1", TWO_NODES_OF_FOUR_GPUS);
+    const job = await cp.jobInState(id, "RUNNING");
+    expect(job.pods.map((p) => p.state)).toEqual(["RUNNING"]);
+  }, 120_000);
 });
