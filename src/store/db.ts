@@ -55,6 +55,11 @@ export async function openDatabase(
   }
   const statementNames = new Map<string, string>();
   const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
+  // An idle pooled connection that PostgreSQL cuts (a restart, pg_terminate_backend) says so by
+  // an 'error' event on the pool, which ends the process if nobody hears it. Prisma's adapter
+  // listens only while the client is connected, and the snapshot reader uses the pool directly,
+  // so the pool hears it itself: it drops that connection and opens another when next needed.
+  pool.on("error", (err) => console.error(`fleetq: a pooled PostgreSQL connection was lost: ${err.message}`));
   const adapter = new PrismaPg(pool, {
     // Named statements are prepared once per connection and reused: the hot paths (submit,
     // snapshot) repeat a few dozen distinct queries. Past the cap (texts that vary with list

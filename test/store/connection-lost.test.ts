@@ -3,6 +3,7 @@
 // snapshot reader held between two queries that died raised an 'error' event nobody listened
 // to, which ended worker processes (the pool's idle connections are heard by the adapter).
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { openDatabase } from "../../src/store/db.js";
 import { readConsistent } from "../../src/store/snapshot/read-rows.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 
@@ -48,4 +49,19 @@ it("connections idle in the pool cut at once do not end the process; the next qu
   const again = async () => readConsistent(t.db.prisma, (q) => q("SELECT 2", []));
   const result = await again().catch(() => again());
   expect(result).toEqual([[2]]);
+});
+
+it("a pooled connection cut before the client's first query does not end the process", async () => {
+  // The snapshot reader takes connections from the pool directly; Prisma's adapter, which would
+  // hear an idle connection's end, may not be connected yet.
+  const db = await openDatabase(t.testDb.url);
+  try {
+    const [row] = await readConsistent(db.prisma, (q) => q("SELECT pg_backend_pid()", []));
+    const pid = row![0] as number;
+    await t.db.prisma.$queryRawUnsafe("SELECT pg_terminate_backend($1)::text", pid);
+    await sleep(300);
+    expect(await readConsistent(db.prisma, (q) => q("SELECT 3", []))).toEqual([[3]]);
+  } finally {
+    await db.close();
+  }
 });
