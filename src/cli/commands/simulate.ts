@@ -1,6 +1,42 @@
 // `fleetq simulate <paths...>`: scheduling scenarios through the core (src/simulate).
 import type { Command } from "commander";
 
+export interface SimulateFlags {
+  json?: boolean;
+  summary?: boolean;
+}
+
+/** Runs the scenarios and sets the exit code (0 all pass, 1 some fail, 2 a file is not valid). */
+export async function runSimulate(paths: string[], opts: SimulateFlags): Promise<void> {
+  // loaded when run: the core is not needed by the other commands
+  const { preloadYaml, simulate } = await import("../../simulate/command.js");
+  if (!paths.every((p) => p.endsWith(".json"))) await preloadYaml();
+  process.exitCode = simulate(
+    paths,
+    opts,
+    (l) => process.stdout.write(`${l}\n`),
+    (l) => process.stderr.write(`${l}\n`),
+  );
+}
+
+/**
+ * The arguments after `fleetq` when they are a plain `simulate` run (paths, `--json`,
+ * `--summary`), which main.ts then starts without building the command tree; anything else
+ * (help, other options, no path) is null and goes through the command tree as usual.
+ */
+export function plainSimulateArgs(args: string[]): { paths: string[]; opts: SimulateFlags } | null {
+  if (args[0] !== "simulate") return null;
+  const paths: string[] = [];
+  const opts: SimulateFlags = {};
+  for (const a of args.slice(1)) {
+    if (a === "--json") opts.json = true;
+    else if (a === "--summary") opts.summary = true;
+    else if (a.startsWith("-") || a === "") return null;
+    else paths.push(a);
+  }
+  return paths.length ? { paths, opts } : null;
+}
+
 export function registerSimulate(program: Command): void {
   program
     .command("simulate")
@@ -8,16 +44,5 @@ export function registerSimulate(program: Command): void {
     .argument("<paths...>", "scenario files or directories")
     .option("--json", "print one JSON document per scenario (JSON Lines)")
     .option("--summary", "print only failures, then counts per directory and feature, then totals")
-    .action(async (paths: string[], opts: { json?: boolean; summary?: boolean }) => {
-      // loaded when run: the core is not needed by the other commands
-      const { preloadYaml, simulate } = await import("../../simulate/command.js");
-      if (!paths.every((p) => p.endsWith(".json"))) await preloadYaml();
-      const code = simulate(
-        paths,
-        opts,
-        (l) => process.stdout.write(`${l}\n`),
-        (l) => process.stderr.write(`${l}\n`),
-      );
-      process.exitCode = code;
-    });
+    .action((paths: string[], opts: SimulateFlags) => runSimulate(paths, opts));
 }
