@@ -86,9 +86,10 @@ function job(j: ScenarioJob, index: number, count: number, now: number): PodGrou
   const ns = j.namespace ?? "default";
   // Equal ages: the earlier in the list is the older (a millisecond apart).
   const createdAt = now - (j.ageMinutes ?? 0) * MINUTE - (count - index);
+  const per = j.perTask ?? {};
   const pods: PodSpec[] = j.tasks.map((t, k) => {
-    const gpus = t.gpus ?? j.perTask?.gpus ?? 0;
-    const gpuMemory = t.gpuMemory ?? j.perTask?.gpuMemory ?? 0;
+    const gpus = t.gpus ?? per.gpus ?? 0;
+    const gpuMemory = t.gpuMemory ?? per.gpuMemory ?? 0;
     const name = t.name ?? `${j.name}-${k}`;
     return {
       uid: name,
@@ -97,17 +98,17 @@ function job(j: ScenarioJob, index: number, count: number, now: number): PodGrou
       status: t.state ?? "Pending",
       node: t.node ?? null,
       request: {
-        cpuMillis: t.cpuMillis ?? j.perTask?.cpuMillis ?? 0,
-        memory: t.memory ?? j.perTask?.memory ?? 0,
+        cpuMillis: t.cpuMillis ?? per.cpuMillis ?? 0,
+        memory: t.memory ?? per.memory ?? 0,
         gpus: gpus >= 1 ? gpus : 0,
         gpuFraction: gpus > 0 && gpus < 1 ? gpus : 0,
         gpuMemory,
-        mig: { ...(t.migInstances ?? {}) },
+        mig: t.migInstances ? { ...t.migInstances } : {},
         extended: {},
       },
-      gpuGroups: [...(t.gpuGroups ?? [])],
+      gpuGroups: t.gpuGroups ? [...t.gpuGroups] : [],
       gpuDevices: t.gpuDevices ? [...t.gpuDevices] : undefined,
-      labels: { ...(t.labels ?? {}) },
+      labels: t.labels ? { ...t.labels } : {},
       subGroup: t.subGroup ?? null,
       priority: t.priority ?? null,
       createdAt: null,
