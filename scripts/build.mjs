@@ -6,6 +6,7 @@
 // Last, the compiled CLI is bundled into dist/cli/ (what bin/fleetq.mjs runs): one file to load
 // instead of hundreds starts `fleetq` several times faster; the commands' lazy imports stay
 // separate chunks, and every package but the few the everyday commands need stays in node_modules.
+// `fleetq simulate`'s code is bundled once more on its own, with V8's compiled code for it.
 import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
