@@ -128,7 +128,8 @@ try {
   const ignore = () => {};
   await writeBundleCache(simulateBundle, async (m) => {
     await m.preloadYaml();
-    m.simulate([samples, path.join(root, "examples", "scenarios")], {}, ignore, ignore);
+    const examples = path.join(root, "examples", "scenarios");
+    m.simulate(existsSync(examples) ? [samples, examples] : [samples], {}, ignore, ignore);
     m.simulate([samples], { json: true }, ignore, ignore);
     m.simulate([samples], { summary: true }, ignore, ignore);
   });
