@@ -6,8 +6,10 @@
 // Last, the compiled CLI is bundled into dist/cli/ (what bin/fleetq.mjs runs): one file to load
 // instead of hundreds starts `fleetq` several times faster; the commands' lazy imports stay
 // separate chunks, and every package but the few the everyday commands need stays in node_modules.
+// `fleetq simulate`'s code is bundled once more on its own, with V8's compiled code for it.
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -44,6 +46,33 @@ writeFileSync(path.join(distPublic, "app.bundle.js"), await dashboardBundle());
 const BUNDLED = new Set(["commander", "zod", "yaml"]);
 const packageOf = (spec) => spec.split("/").slice(0, spec.startsWith("@") ? 2 : 1).join("/");
 const { build } = await import("esbuild");
+const plugins = [
+  {
+    name: "packages-stay-in-node-modules",
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (a) => (BUNDLED.has(packageOf(a.path)) ? undefined : { external: true }));
+    },
+  },
+  {
+    // zod's `locales` namespace holds every language's messages; fleetq's are English only, and
+    // the other ~40 locales would be most of what the commands that check input with zod load.
+    name: "zod-english-only",
+    setup(b) {
+      b.onResolve({ filter: /\/locales\/index\.js$/ }, (a) =>
+        a.importer.includes(`${path.sep}zod${path.sep}`)
+          ? { path: path.join(path.dirname(a.importer), a.path), namespace: "zod-locales" }
+          : undefined,
+      );
+      b.onLoad({ filter: /.*/, namespace: "zod-locales" }, (a) => ({
+        contents: `export { default as en } from ${JSON.stringify(path.join(path.dirname(a.path), "en.js"))};`,
+        resolveDir: path.dirname(a.path),
+      }));
+    },
+  },
+];
+// the bundled CommonJS packages (commander) require Node's built-ins
+const requireBanner =
+  'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);';
 await build({
   entryPoints: { main: path.join(dist, "src/cli/main.js") },
   outdir: path.join(dist, "cli"),
@@ -54,31 +83,56 @@ await build({
   target: "node20",
   minifyWhitespace: true,
   minifySyntax: true,
-  // the bundled CommonJS packages (commander) require Node's built-ins
-  banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' },
+  banner: { js: requireBanner },
   logLevel: "warning",
-  plugins: [
-    {
-      name: "packages-stay-in-node-modules",
-      setup(b) {
-        b.onResolve({ filter: /^[^./]/ }, (a) => (BUNDLED.has(packageOf(a.path)) ? undefined : { external: true }));
-      },
-    },
-    {
-      // zod's `locales` namespace holds every language's messages; fleetq's are English only, and
-      // the other ~40 locales would be most of what the commands that check input with zod load.
-      name: "zod-english-only",
-      setup(b) {
-        b.onResolve({ filter: /\/locales\/index\.js$/ }, (a) =>
-          a.importer.includes(`${path.sep}zod${path.sep}`)
-            ? { path: path.join(path.dirname(a.importer), a.path), namespace: "zod-locales" }
-            : undefined,
-        );
-        b.onLoad({ filter: /.*/, namespace: "zod-locales" }, (a) => ({
-          contents: `export { default as en } from ${JSON.stringify(path.join(path.dirname(a.path), "en.js"))};`,
-          resolveDir: path.dirname(a.path),
-        }));
-      },
-    },
-  ],
+  plugins,
 });
+
+// `fleetq simulate`'s code (the scenario reader, the scheduling core, the YAML parser) once more as
+// one CommonJS file, run with V8's code cache for it (src/cli/cached-bundle.ts): the cache is
+// written after running the bundle on sample scenarios, so what a run compiles is compiled already.
+// A Node.js other than this one refuses the cache and compiles the bundle as usual.
+const simulateBundle = path.join(dist, "cli", "simulate.cjs");
+await build({
+  entryPoints: [path.join(dist, "src/simulate/command.js")],
+  outfile: simulateBundle,
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
+  minifyWhitespace: true,
+  minifySyntax: true,
+  define: { "import.meta.url": "__importMetaUrl" },
+  banner: { js: 'const __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+  logLevel: "warning",
+  plugins,
+});
+const { writeBundleCache } = await import(pathToFileURL(path.join(dist, "src/cli/cached-bundle.js")).href);
+const samples = mkdtempSync(path.join(tmpdir(), "fleetq-build-"));
+try {
+  const one = (gpus) => ({
+    name: "one node",
+    actions: ["allocate"],
+    nodes: { node0: { gpus } },
+    queues: [{ name: "q", deserved: { gpu: -1 } }],
+    jobs: [{ name: "j", queue: "q", priority: 50, perTask: { gpus: 1 }, tasks: [{ state: "Pending" }] }],
+    expect: { tasks: { "j-0": { status: gpus ? "Binding" : "Pending" } } },
+  });
+  writeFileSync(path.join(samples, "one.json"), JSON.stringify(one(1)));
+  writeFileSync(
+    path.join(samples, "one.yaml"),
+    "name: one node\nactions: [allocate]\nnodes: { node0: { gpus: 1 } }\nqueues: [{ name: q, deserved: { gpu: -1 } }]\n" +
+      "jobs: [{ name: j, queue: q, priority: 50, perTask: { gpus: 1 }, tasks: [{ state: Pending }] }]\n",
+  );
+  writeFileSync(path.join(samples, "full.json"), JSON.stringify(one(0)));
+  const ignore = () => {};
+  await writeBundleCache(simulateBundle, async (m) => {
+    await m.preloadYaml();
+    const examples = path.join(root, "examples", "scenarios");
+    m.simulate(existsSync(examples) ? [samples, examples] : [samples], {}, ignore, ignore);
+    m.simulate([samples], { json: true }, ignore, ignore);
+    m.simulate([samples], { summary: true }, ignore, ignore);
+  });
+} finally {
+  rmSync(samples, { recursive: true, force: true });
+}

@@ -1,5 +1,16 @@
 #!/usr/bin/env node
-// The one command-line entry: `fleetq <command>` (program.ts).
-import { buildProgram } from "./program.js";
+// The one command-line entry: `fleetq <command>` (program.ts). A plain `fleetq simulate` run and
+// `fleetq --version` start without loading the command tree (commander and every command's
+// module): they are most of what those short runs would otherwise load.
+import { plainSimulateArgs, runSimulate } from "./commands/simulate.js";
 
-await buildProgram().parseAsync(process.argv);
+const args = process.argv.slice(2);
+const simulate = plainSimulateArgs(args);
+if (simulate) await runSimulate(simulate.paths, simulate.opts);
+else if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
+  const { projectVersion } = await import("./paths.js");
+  process.stdout.write(`${projectVersion()}\n`);
+} else {
+  const { buildProgram } = await import("./program.js");
+  await buildProgram().parseAsync(process.argv);
+}

@@ -259,33 +259,40 @@ function checkReferences(s: Scenario, file: string): void {
   });
   const jobs = new Set<string>();
   const tasks = new Set<string>();
-  s.jobs.forEach((j, i) => {
-    const at = `jobs[${i}]`;
-    if (jobs.has(j.name)) throw new ScenarioError(file, `${at}.name`, `duplicate job ${j.name}`);
+  const none = new Set<string>();
+  for (let i = 0; i < s.jobs.length; i++) {
+    const j = s.jobs[i]!;
+    const at = () => `jobs[${i}]`;
+    if (jobs.has(j.name)) throw new ScenarioError(file, `${at()}.name`, `duplicate job ${j.name}`);
     jobs.add(j.name);
-    if (!queues.has(j.queue)) throw new ScenarioError(file, `${at}.queue`, `unknown queue ${j.queue}`);
-    const groups = new Set((j.subGroups ?? []).map((g) => g.name));
-    const parents = new Set((j.subGroups ?? []).map((g) => g.parent));
-    (j.subGroups ?? []).forEach((g, k) => {
-      if (g.parent && !groups.has(g.parent))
-        throw new ScenarioError(file, `${at}.subGroups[${k}].parent`, `unknown sub-group ${g.parent}`);
-      if (g.minMember == null && !parents.has(g.name))
-        throw new ScenarioError(file, `${at}.subGroups[${k}].minMember`, "required on a leaf sub-group");
-    });
-    j.tasks.forEach((t, k) => {
+    if (!queues.has(j.queue)) throw new ScenarioError(file, `${at()}.queue`, `unknown queue ${j.queue}`);
+    let groups = none;
+    if (j.subGroups?.length) {
+      groups = new Set(j.subGroups.map((g) => g.name));
+      const parents = new Set(j.subGroups.map((g) => g.parent));
+      j.subGroups.forEach((g, k) => {
+        if (g.parent && !groups.has(g.parent))
+          throw new ScenarioError(file, `${at()}.subGroups[${k}].parent`, `unknown sub-group ${g.parent}`);
+        if (g.minMember == null && !parents.has(g.name))
+          throw new ScenarioError(file, `${at()}.subGroups[${k}].minMember`, "required on a leaf sub-group");
+      });
+    }
+    for (let k = 0; k < j.tasks.length; k++) {
+      const t = j.tasks[k]!;
       const name = t.name ?? `${j.name}-${k}`;
-      if (tasks.has(name)) throw new ScenarioError(file, `${at}.tasks[${k}].name`, `duplicate task ${name}`);
+      if (tasks.has(name))
+        throw new ScenarioError(file, `${at()}.tasks[${k}].name`, `duplicate task ${name}`);
       tasks.add(name);
       const state = t.state ?? "Pending";
       if (isActiveUsed(state)) {
-        if (!t.node) throw new ScenarioError(file, `${at}.tasks[${k}].node`, `required for state ${state}`);
+        if (!t.node) throw new ScenarioError(file, `${at()}.tasks[${k}].node`, `required for state ${state}`);
         if (!s.nodes[t.node])
-          throw new ScenarioError(file, `${at}.tasks[${k}].node`, `unknown node ${t.node}`);
+          throw new ScenarioError(file, `${at()}.tasks[${k}].node`, `unknown node ${t.node}`);
       }
       if (t.subGroup && !groups.has(t.subGroup))
-        throw new ScenarioError(file, `${at}.tasks[${k}].subGroup`, `unknown sub-group ${t.subGroup}`);
-    });
-  });
+        throw new ScenarioError(file, `${at()}.tasks[${k}].subGroup`, `unknown sub-group ${t.subGroup}`);
+    }
+  }
   for (const n of Object.keys(s.expect?.jobs ?? {}))
     if (!jobs.has(n)) throw new ScenarioError(file, `expect.jobs.${n}`, `unknown job ${n}`);
   for (const n of Object.keys(s.expect?.tasks ?? {}))

@@ -104,8 +104,25 @@ export type ObjectOf<S extends Shape> = Simplify<
 export function object<S extends Shape>(shape: S): Check<ObjectOf<S>> & { shape: S } {
   const keys = Object.keys(shape);
   const checks = keys.map((k) => shape[k]!);
-  const check = (v: unknown, p: ShapePath) => {
-    if (!isPlainObject(v)) return fail(p, "an object", v);
+  const index = new Map(keys.map((k, i) => [k, i]));
+  /** Per key: its check refuses undefined (the key must be present); worked out on first use. */
+  let required: boolean[] | null = null;
+  let requiredCount = 0;
+  const requiredKeys = (): boolean[] => {
+    required = checks.map((c) => {
+      try {
+        c(undefined, []);
+        return false;
+      } catch (e) {
+        if (!(e instanceof ShapeError)) throw e;
+        return true;
+      }
+    });
+    requiredCount = required.filter(Boolean).length;
+    return required;
+  };
+  /** Every key of the shape in order, then unknown keys: the first bad field is the one reported. */
+  const full = (v: Record<string, unknown>, p: ShapePath) => {
     for (let i = 0; i < keys.length; i++) {
       const k = keys[i]!;
       const x = v[k];
@@ -116,6 +133,36 @@ export function object<S extends Shape>(shape: S): Check<ObjectOf<S>> & { shape:
     const unknownKeys: string[] = [];
     for (const k in v) if (!Object.hasOwn(shape, k)) unknownKeys.push(k);
     if (unknownKeys.length) throw new ShapeError([...p], `unknown field(s) ${unknownKeys.join(", ")}`);
+  };
+  const check = (v: unknown, p: ShapePath) => {
+    if (!isPlainObject(v)) return fail(p, "an object", v);
+    // Only the keys present are checked (most of a large document's objects use few of their
+    // fields); on any doubt the full check runs, so errors read the same.
+    const depth = p.length;
+    const req = required ?? requiredKeys();
+    let present = 0;
+    let ok = true;
+    try {
+      for (const k in v) {
+        const i = index.get(k);
+        if (i === undefined) {
+          ok = false;
+          break;
+        }
+        p.push(k);
+        checks[i]!(v[k], p);
+        p.pop();
+        if (req[i]) present++;
+      }
+    } catch (e) {
+      if (!(e instanceof ShapeError)) throw e;
+      ok = false;
+    }
+    if (present < requiredCount) ok = false;
+    if (!ok) {
+      p.length = depth;
+      full(v, p);
+    }
     return v as ObjectOf<S>;
   };
   return Object.assign(check, { shape });

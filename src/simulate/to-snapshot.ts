@@ -19,6 +19,13 @@ import type { Scenario, ScenarioJob } from "./scenario.js";
 export const SIMULATION_NOW = Date.UTC(2025, 0, 1);
 const MINUTE = 60_000;
 
+// Shared by every task that has none (the core never changes a snapshot; frozen, so a change
+// would fail loudly): tens of thousands of tasks then make no empty objects of their own.
+const NO_COUNTS: Record<string, number> = Object.freeze({});
+const NO_LABELS: Record<string, string> = Object.freeze({});
+const NO_NAMES: string[] = Object.freeze([]) as unknown as string[];
+const NO_SUB_GROUPS: PodGroupSpec["subGroups"] = Object.freeze([]) as unknown as PodGroupSpec["subGroups"];
+
 function quota(
   q: { gpu?: number | null; cpuMillis?: number | null; memory?: number | null } | null | undefined,
   dflt: QuotaVector,
@@ -86,9 +93,10 @@ function job(j: ScenarioJob, index: number, count: number, now: number): PodGrou
   const ns = j.namespace ?? "default";
   // Equal ages: the earlier in the list is the older (a millisecond apart).
   const createdAt = now - (j.ageMinutes ?? 0) * MINUTE - (count - index);
+  const per = j.perTask ?? {};
   const pods: PodSpec[] = j.tasks.map((t, k) => {
-    const gpus = t.gpus ?? j.perTask?.gpus ?? 0;
-    const gpuMemory = t.gpuMemory ?? j.perTask?.gpuMemory ?? 0;
+    const gpus = t.gpus ?? per.gpus ?? 0;
+    const gpuMemory = t.gpuMemory ?? per.gpuMemory ?? 0;
     const name = t.name ?? `${j.name}-${k}`;
     return {
       uid: name,
@@ -97,17 +105,17 @@ function job(j: ScenarioJob, index: number, count: number, now: number): PodGrou
       status: t.state ?? "Pending",
       node: t.node ?? null,
       request: {
-        cpuMillis: t.cpuMillis ?? j.perTask?.cpuMillis ?? 0,
-        memory: t.memory ?? j.perTask?.memory ?? 0,
+        cpuMillis: t.cpuMillis ?? per.cpuMillis ?? 0,
+        memory: t.memory ?? per.memory ?? 0,
         gpus: gpus >= 1 ? gpus : 0,
         gpuFraction: gpus > 0 && gpus < 1 ? gpus : 0,
         gpuMemory,
-        mig: { ...(t.migInstances ?? {}) },
-        extended: {},
+        mig: t.migInstances ? { ...t.migInstances } : NO_COUNTS,
+        extended: NO_COUNTS,
       },
-      gpuGroups: [...(t.gpuGroups ?? [])],
+      gpuGroups: t.gpuGroups?.length ? [...t.gpuGroups] : NO_NAMES,
       gpuDevices: t.gpuDevices ? [...t.gpuDevices] : undefined,
-      labels: { ...(t.labels ?? {}) },
+      labels: t.labels ? { ...t.labels } : NO_LABELS,
       subGroup: t.subGroup ?? null,
       priority: t.priority ?? null,
       createdAt: null,
@@ -132,13 +140,15 @@ function job(j: ScenarioJob, index: number, count: number, now: number): PodGrou
     createdAt,
     lastStartAt: j.lastStartMinutesAgo == null ? null : now - j.lastStartMinutesAgo * MINUTE,
     staleSince: j.staleSeconds == null ? null : now - j.staleSeconds * 1000,
-    subGroups: (j.subGroups ?? []).map((g) => ({
-      name: g.name,
-      // a parent's is ignored (it only groups others); a leaf's is required (scenario.ts)
-      minMember: g.minMember ?? 0,
-      parent: g.parent ?? null,
-      topology: constraint(g.topology),
-    })),
+    subGroups: !j.subGroups?.length
+      ? NO_SUB_GROUPS
+      : j.subGroups.map((g) => ({
+          name: g.name,
+          // a parent's is ignored (it only groups others); a leaf's is required (scenario.ts)
+          minMember: g.minMember ?? 0,
+          parent: g.parent ?? null,
+          topology: constraint(g.topology),
+        })),
     topology: constraint(j.topology),
     pods,
   };
