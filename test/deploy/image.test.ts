@@ -1,0 +1,352 @@
+// The Docker image, checked without a container engine: the Dockerfile's final stage is replayed
+// in a temporary directory standing for /app (test/deploy/dockerfile-replay.ts: COPY from the
+// build context and the build stage's dist/, RUN `npm ci --omit=…` against the npm registry, …),
+// then that directory must hold production dependencies only (package.json's devDependencies and
+// whatever the lockfile reaches through them alone are absent), and it must work as
+// docker-compose.yml runs it: the entry point's --version, the migrate service's command on a
+// database it creates, the default command (`serve`) with the api service's environment
+// (adapted: this test's PostgreSQL, Redis, a Redis prefix of its own, free ports, an admin token)
+// answering /readyz, the dashboard and a GraphQL request, and the worker service's command
+// answering /healthz; both stop cleanly on SIGTERM as `docker stop` asks. The commands run with
+// the image's environment only (its ENV, PATH, a HOME of their own), not the tests'.
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { ROOT } from "../cli/run-cli.js";
+import { reserveTestDatabase, type TestDatabase } from "../helpers/db.js";
+import { deleteTestKeys, TEST_REDIS_URL, testRedisPrefix } from "../helpers/redis.js";
+import { freePort } from "../helpers/topology/services.js";
+import {
+  parseDockerfile,
+  planFinalStage,
+  type ReplayedImage,
+  replayFinalStage,
+  runToEnd,
+  seedNpmCache,
+} from "./dockerfile-replay.js";
+
+const dockerfileText = readFileSync(path.join(ROOT, "Dockerfile"), "utf8");
+const packageJson = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
+  version: string;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+interface LockEntry {
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+}
+const lockPackages = (
+  JSON.parse(readFileSync(path.join(ROOT, "package-lock.json"), "utf8")) as {
+    packages: Record<string, LockEntry>;
+  }
+).packages;
+const compose = parse(readFileSync(path.join(ROOT, "docker-compose.yml"), "utf8"), { merge: true }) as {
+  services: Record<string, { command?: string[]; environment?: Record<string, string> }>;
+};
+
+/** The lockfile keys ("node_modules/a", "node_modules/a/node_modules/b") of the packages installed under `dir`. */
+function installedPackages(dir: string, under = "node_modules"): string[] {
+  const root = path.join(dir, under);
+  if (!existsSync(root)) return [];
+  const found: string[] = [];
+  const visit = (rel: string) => {
+    if (!existsSync(path.join(dir, rel, "package.json"))) return;
+    found.push(rel);
+    found.push(...installedPackages(dir, `${rel}/node_modules`));
+  };
+  for (const name of readdirSync(root)) {
+    if (name.startsWith(".")) continue;
+    if (name.startsWith("@")) {
+      for (const scoped of readdirSync(path.join(root, name))) visit(`${under}/${name}/${scoped}`);
+    } else visit(`${under}/${name}`);
+  }
+  return found;
+}
+
+/** Where Node.js finds `name` from the package at lockfile key `from` ("" = the project). */
+function resolveInLock(from: string, name: string): string | null {
+  for (let base = from; ; ) {
+    const key = base ? `${base}/node_modules/${name}` : `node_modules/${name}`;
+    if (lockPackages[key]) return key;
+    if (!base) return null;
+    const up = base.lastIndexOf("/node_modules/");
+    base = up < 0 ? "" : base.slice(0, up);
+  }
+}
+
+/**
+ * What package.json's dependencies need, following package-lock.json's tree: `required` through
+ * dependencies and required peers, `allowed` adds optional dependencies. Optional peers are not
+ * followed: a package that only names prisma as an optional peer does not need it.
+ */
+function productionPackages(): { required: Set<string>; allowed: Set<string> } {
+  const required = new Set<string>();
+  const allowed = new Set<string>();
+  const visit = (from: string, names: string[], optional: boolean) => {
+    for (const name of names) {
+      const key = resolveInLock(from, name);
+      if (!key || (optional ? allowed : required).has(key)) continue;
+      allowed.add(key);
+      if (!optional) required.add(key);
+      const e = lockPackages[key]!;
+      const peers = Object.keys(e.peerDependencies ?? {}).filter(
+        (p) => !e.peerDependenciesMeta?.[p]?.optional,
+      );
+      visit(key, [...Object.keys(e.dependencies ?? {}), ...peers], optional);
+      visit(key, Object.keys(e.optionalDependencies ?? {}), true);
+    }
+  };
+  visit("", Object.keys(packageJson.dependencies), false);
+  return { required, allowed };
+}
+
+/**
+ * A service's environment from docker-compose.yml with what only makes sense among the compose
+ * services replaced by `values`; a URL, an interpolated secret or a port it does not know is refused.
+ */
+function serviceEnv(service: string, values: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(compose.services[service]?.environment ?? {})) {
+    if (key in values) out[key] = values[key]!;
+    else if (/\$\{|:\/\/|PORT/.test(`${key}=${value}`)) {
+      throw new Error(`${service}: the replay does not know how to run ${key}=${value} outside compose`);
+    } else out[key] = String(value);
+  }
+  return out;
+}
+
+interface Server {
+  child: ChildProcess;
+  output(): string;
+  /** SIGTERM, as `docker stop` sends; the exit code (SIGKILL after a minute). */
+  stop(): Promise<number | null>;
+}
+
+function startServer(argv: string[], cwd: string, env: Record<string, string>): Server {
+  const child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout!.on("data", (d: Buffer) => {
+    output += d.toString();
+  });
+  child.stderr!.on("data", (d: Buffer) => {
+    output += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
+  return {
+    child,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+async function untilAnswers(url: string, server: Server, timeoutMs = 90_000): Promise<Response> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    if (server.child.exitCode !== null) {
+      throw new Error(`exited (${server.child.exitCode}) before ${url} answered:\n${server.output()}`);
+    }
+    const res = await fetch(url).catch(() => null);
+    if (res?.ok) return res;
+    if (Date.now() > end) throw new Error(`${url} did not answer in time:\n${server.output()}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe("the Dockerfile's replay", () => {
+  it("refuses an instruction it does not know, before carrying anything out", () => {
+    expect(() => planFinalStage(parseDockerfile(`${dockerfileText}\nHEALTHCHECK CMD true\n`))).toThrow(
+      /does not know the instruction HEALTHCHECK/,
+    );
+    expect(() =>
+      planFinalStage(parseDockerfile(dockerfileText.replace("COPY bin ./bin", "COPY --chmod=755 bin ./bin"))),
+    ).toThrow(/does not know the COPY flag --chmod=755/);
+    expect(planFinalStage(parseDockerfile(dockerfileText)).steps.length).toBeGreaterThan(0);
+  });
+});
+
+describe("the Docker image (its final stage replayed without an engine)", () => {
+  let work: string;
+  let app: string;
+  let home: string;
+  let image: ReplayedImage;
+  let imageEnv: Record<string, string>;
+  let db: TestDatabase | null = null;
+  const redisPrefix = testRedisPrefix("fleetq-image");
+  const adminToken = `fq_test_${randomBytes(16).toString("hex")}`;
+  const servers: Server[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(path.join(ROOT, "dist/cli/main.js"))) {
+      throw new Error("dist/ is missing: run `npm run build` first (`npm test` does)");
+    }
+    work = mkdtempSync(path.join(tmpdir(), "fleetq-image-"));
+    app = path.join(work, "app");
+    home = path.join(work, "home");
+    mkdirSync(app);
+    mkdirSync(home);
+    // The npm cache lives in the image's HOME (npm cache clean empties it there); it starts with
+    // links to the packages this checkout's install downloaded, when there are any.
+    seedNpmCache(process.env.npm_config_cache || path.join(homedir(), ".npm"), path.join(home, ".npm"));
+    const pass = (names: string[]) =>
+      Object.fromEntries(names.filter((n) => process.env[n]).map((n) => [n, process.env[n]!]));
+    const baseEnv = {
+      // the Node.js of the tests stands for the base image's
+      PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`,
+      HOME: home,
+      // what a build gets from its host: the registry and proxies
+      ...pass(["npm_config_registry", "NPM_CONFIG_REGISTRY", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"]),
+      ...pass(["http_proxy", "https_proxy", "no_proxy"]),
+    };
+    image = await replayFinalStage(dockerfileText, {
+      context: ROOT,
+      dir: app,
+      baseEnv,
+      runTimeoutMs: 300_000,
+    });
+    imageEnv = { ...baseEnv, ...image.env };
+  }, 360_000);
+
+  afterAll(async () => {
+    await Promise.allSettled(servers.map((s) => s.stop()));
+    await db?.drop().catch(() => {});
+    await deleteTestKeys(redisPrefix).catch(() => {});
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it("was replayed, skipping only what cannot apply outside a container", () => {
+    expect(image.workdir).toBe("/app");
+    expect(image.env.NODE_ENV).toBe("production");
+    expect(image.skipped.map((s) => s.replace(/: .*/, ""))).toEqual([
+      "RUN mkdir -p /var/lib/fleetq/tokens",
+      "RUN chown -R node:node /var/lib/fleetq",
+      expect.stringMatching(/^Dockerfile:\d+$/), // USER node
+    ]);
+    for (const file of ["bin/fleetq.mjs", "dist/cli/main.js", "prisma/schema.prisma", "schema.graphql"]) {
+      expect(existsSync(path.join(app, file)), file).toBe(true);
+    }
+    expect(existsSync(path.join(app, "src")), "no sources").toBe(false);
+  });
+
+  it("holds production dependencies only", () => {
+    const installed = installedPackages(app);
+    const { required, allowed } = productionPackages();
+    expect(
+      installed.filter((p) => !allowed.has(p)),
+      "installed, but no production dependency needs it (devDependencies, optional peers)",
+    ).toEqual([]);
+    expect(
+      Object.keys(packageJson.devDependencies).filter(
+        (n) => existsSync(path.join(app, "node_modules", n)) && !allowed.has(`node_modules/${n}`),
+      ),
+      "devDependencies",
+    ).toEqual([]);
+    expect(
+      [...required].filter((p) => !installed.includes(p)),
+      "needed by the production dependencies, not installed",
+    ).toEqual([]);
+  });
+
+  it("answers --version through its entry point", async () => {
+    const r = await runToEnd(image.entrypoint[0]!, [...image.entrypoint.slice(1), "--version"], {
+      cwd: app,
+      env: imageEnv,
+      timeoutMs: 60_000,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe(packageJson.version);
+  });
+
+  it("migrates a database it creates, with the migrate service's command", async () => {
+    db = reserveTestDatabase();
+    const r = await runToEnd(
+      image.entrypoint[0]!,
+      [...image.entrypoint.slice(1), ...compose.services.migrate!.command!],
+      {
+        cwd: app,
+        env: {
+          ...imageEnv,
+          ...serviceEnv("migrate", {
+            DATABASE_URL: db.url,
+            REDIS_URL: TEST_REDIS_URL,
+            FLEETQ_REDIS_PREFIX: redisPrefix,
+          }),
+        },
+        timeoutMs: 120_000,
+      },
+    );
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+    const migrations = readdirSync(path.join(app, "prisma/migrations")).filter((m) =>
+      statSync(path.join(app, "prisma/migrations", m)).isDirectory(),
+    );
+    expect(r.stdout).toContain(`applied ${migrations.length} migration(s)`);
+  });
+
+  it("serves the API with its default command and runs the workers; both stop cleanly", async () => {
+    expect(db, "migrated database").not.toBeNull();
+    expect(compose.services.api!.command).toEqual(image.cmd);
+    const [apiPort, workerPort] = [await freePort(), await freePort()];
+    const values = {
+      DATABASE_URL: db!.url,
+      REDIS_URL: TEST_REDIS_URL,
+      FLEETQ_REDIS_PREFIX: redisPrefix,
+      FLEETQ_PORT: String(apiPort),
+      FLEETQ_ADMIN_TOKEN: adminToken,
+      FLEETQ_URL: `http://127.0.0.1:${apiPort}`,
+      FLEETQ_TOKEN: adminToken,
+      FLEETQ_WORKER_PORT: String(workerPort),
+    };
+    const api = startServer([...image.entrypoint, ...image.cmd], app, {
+      ...imageEnv,
+      ...serviceEnv("api", values),
+    });
+    servers.push(api);
+    const worker = startServer([...image.entrypoint, ...compose.services.worker!.command!], app, {
+      ...imageEnv,
+      ...serviceEnv("worker", values),
+    });
+    servers.push(worker);
+
+    const base = `http://127.0.0.1:${apiPort}`;
+    expect(await (await untilAnswers(`${base}/readyz`, api)).json()).toMatchObject({ status: "ready" });
+    await untilAnswers(`http://127.0.0.1:${workerPort}/healthz`, worker);
+
+    // the dashboard's page and its bundled script
+    expect((await fetch(`${base}/`)).status).toBe(200);
+    const script = await fetch(`${base}/dashboard/app.js`);
+    expect(script.status, await script.clone().text()).toBe(200);
+
+    const graphql = async (query: string, variables: Record<string, unknown> = {}) => {
+      const res = await fetch(`${base}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${adminToken}` },
+        body: JSON.stringify({ query, variables }),
+      });
+      const body = (await res.json()) as { data?: Record<string, unknown>; errors?: unknown[] };
+      expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
+      return body.data!;
+    };
+    await graphql("mutation($n: String!) { createQueue(input: { name: $n, priority: 120 }) { name } }", {
+      n: "image-check",
+    });
+    expect(await graphql('{ queue(name: "image-check") { name priority } me { role } }')).toEqual({
+      queue: { name: "image-check", priority: 120 },
+      me: { role: "ADMIN" },
+    });
+
+    const [apiCode, workerCode] = await Promise.all([api.stop(), worker.stop()]);
+    expect(apiCode, api.output()).toBe(0);
+    expect(workerCode, worker.output()).toBe(0);
+  });
+});
