@@ -2,9 +2,10 @@
 // standing for its WORKDIR, each instruction is done as the engine would do it — files copied
 // from the build context (minus .dockerignore), the build stage's dist/ taken from the repository
 // (`npm run build` made it, as the build stage's last RUN does), RUN commands run by a shell in
-// that directory with the stage's ENV, ENTRYPOINT and CMD recorded. What cannot apply outside a
-// container is skipped and listed (`USER`; `mkdir`/`chown`/`chmod` of absolute paths outside the
-// WORKDIR, i.e. the system's folders); an instruction, flag or form the replay does not know
+// that directory with the stage's ENV, ENTRYPOINT, CMD and USER recorded (the commands run later
+// are the caller's). What cannot apply outside a container is skipped and listed (`mkdir`/`chown`/
+// `chmod` of absolute paths outside the WORKDIR, i.e. the system's folders); an instruction, flag or
+// form the replay does not know
 // is refused, so that a Dockerfile that grows something new fails the test until the replay
 // learns it.
 import { spawn } from "node:child_process";
@@ -109,10 +110,16 @@ export interface ShellResult {
 export function runToEnd(
   command: string,
   args: string[],
-  opts: { cwd: string; env: Record<string, string>; timeoutMs: number },
+  opts: { cwd: string; env: Record<string, string>; timeoutMs: number; uid?: number; gid?: number },
 ): Promise<ShellResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, {
+      cwd: opts.cwd,
+      env: opts.env,
+      uid: opts.uid,
+      gid: opts.gid,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => {
@@ -154,6 +161,8 @@ export interface ReplayedImage {
   env: Record<string, string>;
   entrypoint: string[];
   cmd: string[];
+  /** USER: whom the commands run as in the image (null: root). */
+  user: string | null;
   exposed: number[];
   /** What was not carried out, and why. */
   skipped: string[];
@@ -168,7 +177,7 @@ type Step =
   | { kind: "run"; command: string; skipped: string[] }
   | { kind: "exec"; which: "entrypoint" | "cmd"; argv: string[] }
   | { kind: "expose"; ports: number[] }
-  | { kind: "skip"; why: string };
+  | { kind: "user"; name: string };
 
 const SYSTEM_PATH_COMMANDS = new Set(["mkdir", "chown", "chmod"]);
 
@@ -180,6 +189,7 @@ export function planFinalStage(stages: Stage[]): { stage: Stage; steps: Step[] }
   const stage = stages.at(-1);
   if (!stage) throw new Error("Dockerfile: no FROM");
   let workdir: string | null = null;
+  let user: string | null = null;
   const steps: Step[] = [];
   for (const ins of stage.instructions) {
     const where = `Dockerfile:${ins.line}: ${ins.keyword} ${ins.args}`;
@@ -234,6 +244,7 @@ export function planFinalStage(stages: Stage[]): { stage: Stage; steps: Step[] }
       }
       case "RUN": {
         if (ins.args.startsWith("[") || ins.args.startsWith("--")) refuse("RUN's JSON form or flags");
+        if (user !== null) refuse("a RUN after USER (it runs as the tests' user)");
         const kept: string[] = [];
         const skipped: string[] = [];
         for (const part of ins.args.split(/\s&&\s/).map((p) => p.trim())) {
@@ -250,7 +261,9 @@ export function planFinalStage(stages: Stage[]): { stage: Stage; steps: Step[] }
         break;
       }
       case "USER":
-        steps.push({ kind: "skip", why: `${where}: the replay runs as the tests' user` });
+        if (!/^[a-z_][a-z0-9_-]*$/.test(ins.args)) refuse("a USER other than a user's name");
+        user = ins.args;
+        steps.push({ kind: "user", name: ins.args });
         break;
       case "EXPOSE": {
         const ports = ins.args
@@ -327,6 +340,7 @@ export async function replayFinalStage(dockerfileText: string, opts: ReplayOptio
     env: {},
     entrypoint: [],
     cmd: [],
+    user: null,
     exposed: [],
     skipped: [],
     runs: [],
@@ -382,8 +396,8 @@ export async function replayFinalStage(dockerfileText: string, opts: ReplayOptio
       case "expose":
         image.exposed.push(...step.ports);
         break;
-      case "skip":
-        image.skipped.push(step.why);
+      case "user":
+        image.user = step.name;
         break;
     }
   }

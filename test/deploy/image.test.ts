@@ -8,10 +8,22 @@
 // (adapted: this test's PostgreSQL, Redis, a Redis prefix of its own, free ports, an admin token)
 // answering /readyz, the dashboard and a GraphQL request, and the worker service's command
 // answering /healthz; both stop cleanly on SIGTERM as `docker stop` asks. The commands run with
-// the image's environment only (its ENV, PATH, a HOME of their own), not the tests'.
+// the image's environment only (its ENV, PATH, a HOME of their own), not the tests'; and, for the
+// image's USER, when the tests run as root, as an unprivileged user (nobody) that owns neither the
+// directory nor anything in it, as the image's `node` does not own /app (else as the tests' user).
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -128,8 +140,11 @@ interface Server {
   stop(): Promise<number | null>;
 }
 
+/** The image's USER: as root, nobody (uid and gid 65534); else the tests' own user. */
+const runAs: { uid?: number; gid?: number } = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+
 function startServer(argv: string[], cwd: string, env: Record<string, string>): Server {
-  const child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(argv[0]!, argv.slice(1), { cwd, env, ...runAs, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout!.on("data", (d: Buffer) => {
     output += d.toString();
@@ -172,6 +187,9 @@ describe("the Dockerfile's replay", () => {
     expect(() =>
       planFinalStage(parseDockerfile(dockerfileText.replace("COPY bin ./bin", "COPY --chmod=755 bin ./bin"))),
     ).toThrow(/does not know the COPY flag --chmod=755/);
+    expect(() => planFinalStage(parseDockerfile(`${dockerfileText}\nRUN true\n`))).toThrow(
+      /a RUN after USER/,
+    );
     expect(planFinalStage(parseDockerfile(dockerfileText)).steps.length).toBeGreaterThan(0);
   });
 });
@@ -215,7 +233,14 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
       baseEnv,
       runTimeoutMs: 300_000,
     });
-    imageEnv = { ...baseEnv, ...image.env };
+    // the image's user has a HOME of its own (Docker sets it from the user's entry); it can read the
+    // directory, as everyone can read /app, and write nowhere in it
+    const userHome = path.join(work, "user-home");
+    mkdirSync(userHome);
+    chmodSync(work, 0o755);
+    chmodSync(app, 0o755);
+    if (runAs.uid !== undefined) chownSync(userHome, runAs.uid, runAs.gid!);
+    imageEnv = { ...baseEnv, ...image.env, HOME: userHome };
   }, 360_000);
 
   afterAll(async () => {
@@ -231,8 +256,8 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
     expect(image.skipped.map((s) => s.replace(/: .*/, ""))).toEqual([
       "RUN mkdir -p /var/lib/fleetq/tokens",
       "RUN chown -R node:node /var/lib/fleetq",
-      expect.stringMatching(/^Dockerfile:\d+$/), // USER node
     ]);
+    expect(image.user).toBe("node");
     for (const file of ["bin/fleetq.mjs", "dist/cli/main.js", "prisma/schema.prisma", "schema.graphql"]) {
       expect(existsSync(path.join(app, file)), file).toBe(true);
     }
@@ -263,6 +288,7 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
       cwd: app,
       env: imageEnv,
       timeoutMs: 60_000,
+      ...runAs,
     });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe(packageJson.version);
@@ -284,6 +310,7 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
           }),
         },
         timeoutMs: 120_000,
+        ...runAs,
       },
     );
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
@@ -318,6 +345,13 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
     });
     servers.push(worker);
 
+    if (runAs.uid !== undefined) {
+      for (const s of [api, worker]) {
+        expect(readFileSync(`/proc/${s.child.pid}/status`, "utf8")).toMatch(
+          new RegExp(`^Uid:\\s+${runAs.uid}\\s`, "m"),
+        );
+      }
+    }
     const base = `http://127.0.0.1:${apiPort}`;
     expect(await (await untilAnswers(`${base}/readyz`, api)).json()).toMatchObject({ status: "ready" });
     await untilAnswers(`http://127.0.0.1:${workerPort}/healthz`, worker);
