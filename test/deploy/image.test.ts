@@ -7,7 +7,8 @@
 // database it creates, the default command (`serve`) with the api service's environment
 // (adapted: this test's PostgreSQL, Redis, a Redis prefix of its own, free ports, an admin token)
 // answering /readyz, the dashboard and a GraphQL request, and the worker service's command
-// answering /healthz; both stop cleanly on SIGTERM as `docker stop` asks. The commands run with
+// answering /healthz, the demo service's command, and one demo cluster's agent service until
+// its cluster is READY; all stop cleanly on SIGTERM as `docker stop` asks. The commands run with
 // the image's environment only (its ENV, PATH, a HOME of their own), not the tests'; and, for the
 // image's USER, when the tests run as root, as an unprivileged user (nobody) that owns neither the
 // directory nor anything in it, as the image's `node` does not own /app (else as the tests' user).
@@ -23,6 +24,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  writeFileSync,
 } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
@@ -59,7 +61,7 @@ const lockPackages = (
   }
 ).packages;
 const compose = parse(readFileSync(path.join(ROOT, "docker-compose.yml"), "utf8"), { merge: true }) as {
-  services: Record<string, { command?: string[]; environment?: Record<string, string> }>;
+  services: Record<string, { command?: string[]; environment?: Record<string, string>; volumes?: string[] }>;
 };
 
 /** The lockfile keys ("node_modules/a", "node_modules/a/node_modules/b") of the packages installed under `dir`. */
@@ -320,7 +322,7 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
     expect(r.stdout).toContain(`applied ${migrations.length} migration(s)`);
   });
 
-  it("serves the API with its default command and runs the workers; both stop cleanly", async () => {
+  it("serves the API with its default command, runs the workers, the demo and an agent; all stop cleanly", async () => {
     expect(db, "migrated database").not.toBeNull();
     expect(compose.services.api!.command).toEqual(image.cmd);
     const [apiPort, workerPort] = [await freePort(), await freePort()];
@@ -328,9 +330,12 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
       DATABASE_URL: db!.url,
       REDIS_URL: TEST_REDIS_URL,
       FLEETQ_REDIS_PREFIX: redisPrefix,
+      // the bind queues under this test's prefix too: the tests' Redis is shared
+      FLEETQ_BIND_QUEUE_PREFIX: `${redisPrefix}bind`,
       FLEETQ_PORT: String(apiPort),
       FLEETQ_ADMIN_TOKEN: adminToken,
       FLEETQ_URL: `http://127.0.0.1:${apiPort}`,
+      FLEETQ_API_URL: `http://127.0.0.1:${apiPort}/graphql`,
       FLEETQ_TOKEN: adminToken,
       FLEETQ_WORKER_PORT: String(workerPort),
     };
@@ -379,8 +384,47 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
       me: { role: "ADMIN" },
     });
 
-    const [apiCode, workerCode] = await Promise.all([api.stop(), worker.stop()]);
+    // The demo service writes the agents' tokens into the tokens volume, here a directory the
+    // image's user may write; agent-acl is not run (its Redis users would be the shared Redis's):
+    // the agent's Redis URL file, which it writes there, holds the tests' Redis URL instead.
+    const [volume, mountPath] = compose.services.demo!.volumes![0]!.split(":");
+    const tokensDir = path.join(work, `volume-${volume}`);
+    mkdirSync(tokensDir);
+    if (runAs.uid !== undefined) chownSync(tokensDir, runAs.uid, runAs.gid!);
+    const inVolume = (args: string[]) => args.map((a) => a.replaceAll(mountPath!, tokensDir));
+    const demo = await runToEnd(
+      image.entrypoint[0]!,
+      [...image.entrypoint.slice(1), ...inVolume(compose.services.demo!.command!)],
+      { cwd: app, env: { ...imageEnv, ...serviceEnv("demo", values) }, timeoutMs: 120_000, ...runAs },
+    );
+    expect(demo.code, `${demo.stdout}\n${demo.stderr}`).toBe(0);
+    expect(demo.stdout).toContain("demo ready");
+
+    const agentService = Object.keys(compose.services).find((n) => /^agent-(?!acl$)/.test(n))!;
+    const cluster = compose.services[agentService]!.environment!.CLUSTER!;
+    const agentArgs = inVolume(compose.services[agentService]!.command!);
+    const redisUrlFile = /^--redis-url-file=(.+)$/.exec(
+      agentArgs.find((a) => a.startsWith("--redis-url-file="))!,
+    )![1]!;
+    writeFileSync(redisUrlFile, `${TEST_REDIS_URL}\n`);
+    const agent = startServer([...image.entrypoint, ...agentArgs], app, {
+      ...imageEnv,
+      ...serviceEnv(agentService, values),
+    });
+    servers.push(agent);
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      const data = await graphql("query($c: String!) { cluster(name: $c) { state } }", { c: cluster });
+      if ((data.cluster as { state: string }).state === "READY") break;
+      if (agent.child.exitCode !== null || Date.now() > deadline) {
+        throw new Error(`cluster ${cluster} not READY (agent: ${agent.child.exitCode}):\n${agent.output()}`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+
+    const [apiCode, workerCode, agentCode] = await Promise.all([api.stop(), worker.stop(), agent.stop()]);
     expect(apiCode, api.output()).toBe(0);
     expect(workerCode, worker.output()).toBe(0);
+    expect(agentCode, agent.output()).toBe(0);
   });
 });
