@@ -135,10 +135,27 @@ function serviceEnv(service: string, values: Record<string, string>): Record<str
   return out;
 }
 
+/** The first of `paths` (files, or folders walked; repository-relative) changed after `mtimeMs`. */
+function newerThan(mtimeMs: number, paths: string[]): string | null {
+  for (const rel of paths) {
+    const st = statSync(path.join(ROOT, rel));
+    if (st.isDirectory()) {
+      const found = newerThan(
+        mtimeMs,
+        readdirSync(path.join(ROOT, rel))
+          .filter((e) => e !== "generated")
+          .map((e) => `${rel}/${e}`),
+      );
+      if (found) return found;
+    } else if (st.mtimeMs > mtimeMs) return rel;
+  }
+  return null;
+}
+
 interface Server {
   child: ChildProcess;
   output(): string;
-  /** SIGTERM, as `docker stop` sends; the exit code (SIGKILL after a minute). */
+  /** SIGTERM, as `docker stop` sends; the exit code (SIGKILL after 30 s, as `docker stop -t 30`). */
   stop(): Promise<number | null>;
 }
 
@@ -160,7 +177,7 @@ function startServer(argv: string[], cwd: string, env: Record<string, string>): 
     output: () => output,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+      const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
       const code = await exited;
       clearTimeout(timer);
       return code;
@@ -208,9 +225,17 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
   const servers: Server[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(path.join(ROOT, "dist/cli/main.js"))) {
-      throw new Error("dist/ is missing: run `npm run build` first (`npm test` does)");
-    }
+    // the build stage's dist/ is the repository's: it must have been built from these sources
+    const built = path.join(ROOT, "dist/cli/main.js");
+    if (!existsSync(built)) throw new Error("dist/ is missing: run `npm run build` first (`npm test` does)");
+    const newer = newerThan(statSync(built).mtimeMs, [
+      "src",
+      "workers",
+      "schema.graphql",
+      "scripts/build.mjs",
+    ]);
+    if (newer)
+      throw new Error(`dist/ is older than ${newer}: run \`npm run build\` first (\`npm test\` does)`);
     work = mkdtempSync(path.join(tmpdir(), "fleetq-image-"));
     app = path.join(work, "app");
     home = path.join(work, "home");
@@ -250,7 +275,7 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
     await db?.drop().catch(() => {});
     await deleteTestKeys(redisPrefix).catch(() => {});
     if (work) rmSync(work, { recursive: true, force: true });
-  });
+  }, 120_000);
 
   it("was replayed, skipping only what cannot apply outside a container", () => {
     expect(image.workdir).toBe("/app");
@@ -320,7 +345,7 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
       statSync(path.join(app, "prisma/migrations", m)).isDirectory(),
     );
     expect(r.stdout).toContain(`applied ${migrations.length} migration(s)`);
-  });
+  }, 150_000);
 
   it("serves the API with its default command, runs the workers, the demo and an agent; all stop cleanly", async () => {
     expect(db, "migrated database").not.toBeNull();
@@ -426,5 +451,5 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
     expect(apiCode, api.output()).toBe(0);
     expect(workerCode, worker.output()).toBe(0);
     expect(agentCode, agent.output()).toBe(0);
-  });
+  }, 300_000);
 });
