@@ -159,8 +159,8 @@ interface Server {
   stop(): Promise<number | null>;
 }
 
-/** The image's USER: as root, nobody (uid and gid 65534); else the tests' own user. */
-const runAs: { uid?: number; gid?: number } = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+/** The image's USER: as root, nobody (uid and gid 65534) if it may run this Node.js; else the tests' user. */
+let runAs: { uid?: number; gid?: number } = {};
 
 function startServer(argv: string[], cwd: string, env: Record<string, string>): Server {
   const child = spawn(argv[0]!, argv.slice(1), { cwd, env, ...runAs, stdio: ["ignore", "pipe", "pipe"] });
@@ -236,6 +236,16 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
     ]);
     if (newer)
       throw new Error(`dist/ is older than ${newer}: run \`npm run build\` first (\`npm test\` does)`);
+    if (process.getuid?.() === 0) {
+      const nobody = { uid: 65534, gid: 65534 };
+      const probe = await runToEnd(process.execPath, ["-e", ""], {
+        cwd: "/",
+        env: {},
+        timeoutMs: 30_000,
+        ...nobody,
+      }).catch(() => null);
+      if (probe?.code === 0) runAs = nobody;
+    }
     work = mkdtempSync(path.join(tmpdir(), "fleetq-image-"));
     app = path.join(work, "app");
     home = path.join(work, "home");
