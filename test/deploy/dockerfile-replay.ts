@@ -2,12 +2,11 @@
 // standing for its WORKDIR, each instruction is done as the engine would do it — files copied
 // from the build context (minus .dockerignore), the build stage's dist/ taken from the repository
 // (`npm run build` made it, as the build stage's last RUN does), RUN commands run by a shell in
-// that directory with the stage's ENV, ENTRYPOINT, CMD and USER recorded (the commands run later
-// are the caller's). What cannot apply outside a container is skipped and listed (`mkdir`/`chown`/
-// `chmod` of absolute paths outside the WORKDIR, i.e. the system's folders); an instruction, flag or
-// form the replay does not know
-// is refused, so that a Dockerfile that grows something new fails the test until the replay
-// learns it.
+// that directory with the stage's ENV; ENTRYPOINT, CMD and USER are recorded (running the
+// image's commands is the caller's part). What cannot apply outside a container is skipped and
+// listed (`mkdir`/`chown`/`chmod` of absolute paths outside the WORKDIR, i.e. the system's
+// folders); an instruction, flag or form the replay does not know is refused, so that a Dockerfile
+// that grows something new fails the test until the replay learns it.
 import { spawn } from "node:child_process";
 import {
   cpSync,
