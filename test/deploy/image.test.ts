@@ -1,0 +1,465 @@
+// The Docker image, checked without a container engine: the Dockerfile's final stage is replayed
+// in a temporary directory standing for /app (test/deploy/dockerfile-replay.ts: COPY from the
+// build context and the build stage's dist/, RUN `npm ci --omit=…` against the npm registry, …),
+// then that directory must hold production dependencies only (package.json's devDependencies and
+// whatever the lockfile reaches through them alone are absent), and it must work as
+// docker-compose.yml runs it: the entry point's --version, the migrate service's command on a
+// database it creates, the default command (`serve`) with the api service's environment
+// (adapted: this test's PostgreSQL, Redis, a Redis prefix of its own, free ports, an admin token)
+// answering /readyz, the dashboard and a GraphQL request, and the worker service's command
+// answering /healthz, the demo service's command, and one demo cluster's agent service until
+// its cluster is READY; all stop cleanly on SIGTERM as `docker stop` asks. The commands run with
+// the image's environment only (its ENV, PATH, a HOME of their own), not the tests'; and, for the
+// image's USER, when the tests run as root, as an unprivileged user (nobody) that owns neither the
+// directory nor anything in it, as the image's `node` does not own /app (else as the tests' user).
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { ROOT } from "../cli/run-cli.js";
+import { reserveTestDatabase, type TestDatabase } from "../helpers/db.js";
+import { deleteTestKeys, TEST_REDIS_URL, testRedisPrefix } from "../helpers/redis.js";
+import { freePort } from "../helpers/topology/services.js";
+import {
+  parseDockerfile,
+  planFinalStage,
+  type ReplayedImage,
+  replayFinalStage,
+  runToEnd,
+  seedNpmCache,
+} from "./dockerfile-replay.js";
+
+const dockerfileText = readFileSync(path.join(ROOT, "Dockerfile"), "utf8");
+const packageJson = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
+  version: string;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+interface LockEntry {
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+}
+const lockPackages = (
+  JSON.parse(readFileSync(path.join(ROOT, "package-lock.json"), "utf8")) as {
+    packages: Record<string, LockEntry>;
+  }
+).packages;
+const compose = parse(readFileSync(path.join(ROOT, "docker-compose.yml"), "utf8"), { merge: true }) as {
+  services: Record<string, { command?: string[]; environment?: Record<string, string>; volumes?: string[] }>;
+};
+
+/** The lockfile keys ("node_modules/a", "node_modules/a/node_modules/b") of the packages installed under `dir`. */
+function installedPackages(dir: string, under = "node_modules"): string[] {
+  const root = path.join(dir, under);
+  if (!existsSync(root)) return [];
+  const found: string[] = [];
+  const visit = (rel: string) => {
+    if (!existsSync(path.join(dir, rel, "package.json"))) return;
+    found.push(rel);
+    found.push(...installedPackages(dir, `${rel}/node_modules`));
+  };
+  for (const name of readdirSync(root)) {
+    if (name.startsWith(".")) continue;
+    if (name.startsWith("@")) {
+      for (const scoped of readdirSync(path.join(root, name))) visit(`${under}/${name}/${scoped}`);
+    } else visit(`${under}/${name}`);
+  }
+  return found;
+}
+
+/** Where Node.js finds `name` from the package at lockfile key `from` ("" = the project). */
+function resolveInLock(from: string, name: string): string | null {
+  for (let base = from; ; ) {
+    const key = base ? `${base}/node_modules/${name}` : `node_modules/${name}`;
+    if (lockPackages[key]) return key;
+    if (!base) return null;
+    const up = base.lastIndexOf("/node_modules/");
+    base = up < 0 ? "" : base.slice(0, up);
+  }
+}
+
+/**
+ * What package.json's dependencies need, following package-lock.json's tree: `required` through
+ * dependencies and required peers, `allowed` adds optional dependencies. Optional peers are not
+ * followed: a package that only names prisma as an optional peer does not need it.
+ */
+function productionPackages(): { required: Set<string>; allowed: Set<string> } {
+  const required = new Set<string>();
+  const allowed = new Set<string>();
+  const visit = (from: string, names: string[], optional: boolean) => {
+    for (const name of names) {
+      const key = resolveInLock(from, name);
+      if (!key || (optional ? allowed : required).has(key)) continue;
+      allowed.add(key);
+      if (!optional) required.add(key);
+      const e = lockPackages[key]!;
+      const peers = Object.keys(e.peerDependencies ?? {}).filter(
+        (p) => !e.peerDependenciesMeta?.[p]?.optional,
+      );
+      visit(key, [...Object.keys(e.dependencies ?? {}), ...peers], optional);
+      visit(key, Object.keys(e.optionalDependencies ?? {}), true);
+    }
+  };
+  visit("", Object.keys(packageJson.dependencies), false);
+  return { required, allowed };
+}
+
+/**
+ * A service's environment from docker-compose.yml with what only makes sense among the compose
+ * services replaced by `values`; a URL, an interpolated secret or a port it does not know is refused.
+ */
+function serviceEnv(service: string, values: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(compose.services[service]?.environment ?? {})) {
+    if (key in values) out[key] = values[key]!;
+    else if (/\$\{|:\/\/|PORT/.test(`${key}=${value}`)) {
+      throw new Error(`${service}: the replay does not know how to run ${key}=${value} outside compose`);
+    } else out[key] = String(value);
+  }
+  return out;
+}
+
+/** The first of `paths` (files, or folders walked; repository-relative) changed after `mtimeMs`. */
+function newerThan(mtimeMs: number, paths: string[]): string | null {
+  for (const rel of paths) {
+    const st = statSync(path.join(ROOT, rel));
+    if (st.isDirectory()) {
+      const found = newerThan(
+        mtimeMs,
+        readdirSync(path.join(ROOT, rel))
+          .filter((e) => e !== "generated")
+          .map((e) => `${rel}/${e}`),
+      );
+      if (found) return found;
+    } else if (st.mtimeMs > mtimeMs) return rel;
+  }
+  return null;
+}
+
+interface Server {
+  child: ChildProcess;
+  output(): string;
+  /** SIGTERM, as `docker stop` sends; the exit code (SIGKILL after 30 s, as `docker stop -t 30`). */
+  stop(): Promise<number | null>;
+}
+
+/** The image's USER: as root, nobody (uid and gid 65534) if it may run this Node.js; else the tests' user. */
+let runAs: { uid?: number; gid?: number } = {};
+
+function startServer(argv: string[], cwd: string, env: Record<string, string>): Server {
+  const child = spawn(argv[0]!, argv.slice(1), { cwd, env, ...runAs, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout!.on("data", (d: Buffer) => {
+    output += d.toString();
+  });
+  child.stderr!.on("data", (d: Buffer) => {
+    output += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
+  return {
+    child,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+async function untilAnswers(url: string, server: Server, timeoutMs = 90_000): Promise<Response> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    if (server.child.exitCode !== null) {
+      throw new Error(`exited (${server.child.exitCode}) before ${url} answered:\n${server.output()}`);
+    }
+    const res = await fetch(url).catch(() => null);
+    if (res?.ok) return res;
+    if (Date.now() > end) throw new Error(`${url} did not answer in time:\n${server.output()}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe("the Dockerfile's replay", () => {
+  it("refuses an instruction it does not know, before carrying anything out", () => {
+    expect(() => planFinalStage(parseDockerfile(`${dockerfileText}\nHEALTHCHECK CMD true\n`))).toThrow(
+      /does not know the instruction HEALTHCHECK/,
+    );
+    expect(() =>
+      planFinalStage(parseDockerfile(dockerfileText.replace("COPY bin ./bin", "COPY --chmod=755 bin ./bin"))),
+    ).toThrow(/does not know the COPY flag --chmod=755/);
+    expect(() => planFinalStage(parseDockerfile(`${dockerfileText}\nRUN true\n`))).toThrow(
+      /a RUN after USER/,
+    );
+    expect(planFinalStage(parseDockerfile(dockerfileText)).steps.length).toBeGreaterThan(0);
+  });
+});
+
+describe("the Docker image (its final stage replayed without an engine)", () => {
+  let work: string;
+  let app: string;
+  let home: string;
+  let image: ReplayedImage;
+  let imageEnv: Record<string, string>;
+  let db: TestDatabase | null = null;
+  const redisPrefix = testRedisPrefix("fleetq-image");
+  const adminToken = `fq_test_${randomBytes(16).toString("hex")}`;
+  const servers: Server[] = [];
+
+  beforeAll(async () => {
+    // the build stage's dist/ is the repository's: it must have been built from these sources
+    const built = path.join(ROOT, "dist/cli/main.js");
+    if (!existsSync(built)) throw new Error("dist/ is missing: run `npm run build` first (`npm test` does)");
+    const newer = newerThan(statSync(built).mtimeMs, [
+      "src",
+      "workers",
+      "schema.graphql",
+      "scripts/build.mjs",
+    ]);
+    if (newer)
+      throw new Error(`dist/ is older than ${newer}: run \`npm run build\` first (\`npm test\` does)`);
+    if (process.getuid?.() === 0) {
+      const nobody = { uid: 65534, gid: 65534 };
+      const probe = await runToEnd(process.execPath, ["-e", ""], {
+        cwd: "/",
+        env: {},
+        timeoutMs: 30_000,
+        ...nobody,
+      }).catch(() => null);
+      if (probe?.code === 0) runAs = nobody;
+    }
+    work = mkdtempSync(path.join(tmpdir(), "fleetq-image-"));
+    app = path.join(work, "app");
+    home = path.join(work, "home");
+    mkdirSync(app);
+    mkdirSync(home);
+    // The npm cache lives in the image's HOME (npm cache clean empties it there); it starts with
+    // links to the packages this checkout's install downloaded, when there are any.
+    seedNpmCache(process.env.npm_config_cache || path.join(homedir(), ".npm"), path.join(home, ".npm"));
+    const pass = (names: string[]) =>
+      Object.fromEntries(names.filter((n) => process.env[n]).map((n) => [n, process.env[n]!]));
+    const baseEnv = {
+      // the Node.js of the tests stands for the base image's
+      PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`,
+      HOME: home,
+      // what a build gets from its host: the registry and proxies
+      ...pass(["npm_config_registry", "NPM_CONFIG_REGISTRY", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"]),
+      ...pass(["http_proxy", "https_proxy", "no_proxy"]),
+    };
+    image = await replayFinalStage(dockerfileText, {
+      context: ROOT,
+      dir: app,
+      baseEnv,
+      runTimeoutMs: 300_000,
+    });
+    // the image's user has a HOME of its own (Docker sets it from the user's entry); it can read the
+    // directory, as everyone can read /app, and write nowhere in it
+    const userHome = path.join(work, "user-home");
+    mkdirSync(userHome);
+    chmodSync(work, 0o755);
+    chmodSync(app, 0o755);
+    if (runAs.uid !== undefined) chownSync(userHome, runAs.uid, runAs.gid!);
+    imageEnv = { ...baseEnv, ...image.env, HOME: userHome };
+  }, 360_000);
+
+  afterAll(async () => {
+    await Promise.allSettled(servers.map((s) => s.stop()));
+    await db?.drop().catch(() => {});
+    await deleteTestKeys(redisPrefix).catch(() => {});
+    if (work) rmSync(work, { recursive: true, force: true });
+  }, 120_000);
+
+  it("was replayed, skipping only what cannot apply outside a container", () => {
+    expect(image.workdir).toBe("/app");
+    expect(image.env.NODE_ENV).toBe("production");
+    expect(image.skipped.map((s) => s.replace(/: .*/, ""))).toEqual([
+      "RUN mkdir -p /var/lib/fleetq/tokens",
+      "RUN chown -R node:node /var/lib/fleetq",
+    ]);
+    expect(image.user).toBe("node");
+    for (const file of ["bin/fleetq.mjs", "dist/cli/main.js", "prisma/schema.prisma", "schema.graphql"]) {
+      expect(existsSync(path.join(app, file)), file).toBe(true);
+    }
+    expect(existsSync(path.join(app, "src")), "no sources").toBe(false);
+  });
+
+  it("holds production dependencies only", () => {
+    const installed = installedPackages(app);
+    const { required, allowed } = productionPackages();
+    expect(
+      installed.filter((p) => !allowed.has(p)),
+      "installed, but no production dependency needs it (devDependencies, optional peers)",
+    ).toEqual([]);
+    expect(
+      Object.keys(packageJson.devDependencies).filter(
+        (n) => existsSync(path.join(app, "node_modules", n)) && !allowed.has(`node_modules/${n}`),
+      ),
+      "devDependencies",
+    ).toEqual([]);
+    expect(
+      [...required].filter((p) => !installed.includes(p)),
+      "needed by the production dependencies, not installed",
+    ).toEqual([]);
+  });
+
+  it("answers --version through its entry point", async () => {
+    const r = await runToEnd(image.entrypoint[0]!, [...image.entrypoint.slice(1), "--version"], {
+      cwd: app,
+      env: imageEnv,
+      timeoutMs: 60_000,
+      ...runAs,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe(packageJson.version);
+  });
+
+  it("migrates a database it creates, with the migrate service's command", async () => {
+    db = reserveTestDatabase();
+    const r = await runToEnd(
+      image.entrypoint[0]!,
+      [...image.entrypoint.slice(1), ...compose.services.migrate!.command!],
+      {
+        cwd: app,
+        env: {
+          ...imageEnv,
+          ...serviceEnv("migrate", {
+            DATABASE_URL: db.url,
+            REDIS_URL: TEST_REDIS_URL,
+            FLEETQ_REDIS_PREFIX: redisPrefix,
+          }),
+        },
+        timeoutMs: 120_000,
+        ...runAs,
+      },
+    );
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+    const migrations = readdirSync(path.join(app, "prisma/migrations")).filter((m) =>
+      statSync(path.join(app, "prisma/migrations", m)).isDirectory(),
+    );
+    expect(r.stdout).toContain(`applied ${migrations.length} migration(s)`);
+  }, 150_000);
+
+  it("serves the API with its default command, runs the workers, the demo and an agent; all stop cleanly", async () => {
+    expect(db, "migrated database").not.toBeNull();
+    expect(compose.services.api!.command).toEqual(image.cmd);
+    const [apiPort, workerPort] = [await freePort(), await freePort()];
+    const values = {
+      DATABASE_URL: db!.url,
+      REDIS_URL: TEST_REDIS_URL,
+      FLEETQ_REDIS_PREFIX: redisPrefix,
+      // the bind queues under this test's prefix too: the tests' Redis is shared
+      FLEETQ_BIND_QUEUE_PREFIX: `${redisPrefix}bind`,
+      FLEETQ_PORT: String(apiPort),
+      FLEETQ_ADMIN_TOKEN: adminToken,
+      FLEETQ_URL: `http://127.0.0.1:${apiPort}`,
+      FLEETQ_API_URL: `http://127.0.0.1:${apiPort}/graphql`,
+      FLEETQ_TOKEN: adminToken,
+      FLEETQ_WORKER_PORT: String(workerPort),
+    };
+    const api = startServer([...image.entrypoint, ...image.cmd], app, {
+      ...imageEnv,
+      ...serviceEnv("api", values),
+    });
+    servers.push(api);
+    const worker = startServer([...image.entrypoint, ...compose.services.worker!.command!], app, {
+      ...imageEnv,
+      ...serviceEnv("worker", values),
+    });
+    servers.push(worker);
+
+    if (runAs.uid !== undefined) {
+      for (const s of [api, worker]) {
+        expect(readFileSync(`/proc/${s.child.pid}/status`, "utf8")).toMatch(
+          new RegExp(`^Uid:\\s+${runAs.uid}\\s`, "m"),
+        );
+      }
+    }
+    const base = `http://127.0.0.1:${apiPort}`;
+    expect(await (await untilAnswers(`${base}/readyz`, api)).json()).toMatchObject({ status: "ready" });
+    await untilAnswers(`http://127.0.0.1:${workerPort}/healthz`, worker);
+
+    // the dashboard's page and its bundled script
+    expect((await fetch(`${base}/`)).status).toBe(200);
+    const script = await fetch(`${base}/dashboard/app.js`);
+    expect(script.status, await script.clone().text()).toBe(200);
+
+    const graphql = async (query: string, variables: Record<string, unknown> = {}) => {
+      const res = await fetch(`${base}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${adminToken}` },
+        body: JSON.stringify({ query, variables }),
+      });
+      const body = (await res.json()) as { data?: Record<string, unknown>; errors?: unknown[] };
+      expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
+      return body.data!;
+    };
+    await graphql("mutation($n: String!) { createQueue(input: { name: $n, priority: 120 }) { name } }", {
+      n: "image-check",
+    });
+    expect(await graphql('{ queue(name: "image-check") { name priority } me { role } }')).toEqual({
+      queue: { name: "image-check", priority: 120 },
+      me: { role: "ADMIN" },
+    });
+
+    // The demo service writes the agents' tokens into the tokens volume, here a directory the
+    // image's user may write; agent-acl is not run (its Redis users would be the shared Redis's):
+    // the agent's Redis URL file, which it writes there, holds the tests' Redis URL instead.
+    const [volume, mountPath] = compose.services.demo!.volumes![0]!.split(":");
+    const tokensDir = path.join(work, `volume-${volume}`);
+    mkdirSync(tokensDir);
+    if (runAs.uid !== undefined) chownSync(tokensDir, runAs.uid, runAs.gid!);
+    const inVolume = (args: string[]) => args.map((a) => a.replaceAll(mountPath!, tokensDir));
+    const demo = await runToEnd(
+      image.entrypoint[0]!,
+      [...image.entrypoint.slice(1), ...inVolume(compose.services.demo!.command!)],
+      { cwd: app, env: { ...imageEnv, ...serviceEnv("demo", values) }, timeoutMs: 120_000, ...runAs },
+    );
+    expect(demo.code, `${demo.stdout}\n${demo.stderr}`).toBe(0);
+    expect(demo.stdout).toContain("demo ready");
+
+    const agentService = Object.keys(compose.services).find((n) => /^agent-(?!acl$)/.test(n))!;
+    const cluster = compose.services[agentService]!.environment!.CLUSTER!;
+    const agentArgs = inVolume(compose.services[agentService]!.command!);
+    const redisUrlFile = /^--redis-url-file=(.+)$/.exec(
+      agentArgs.find((a) => a.startsWith("--redis-url-file="))!,
+    )![1]!;
+    writeFileSync(redisUrlFile, `${TEST_REDIS_URL}\n`);
+    const agent = startServer([...image.entrypoint, ...agentArgs], app, {
+      ...imageEnv,
+      ...serviceEnv(agentService, values),
+    });
+    servers.push(agent);
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      const data = await graphql("query($c: String!) { cluster(name: $c) { state } }", { c: cluster });
+      if ((data.cluster as { state: string }).state === "READY") break;
+      if (agent.child.exitCode !== null || Date.now() > deadline) {
+        throw new Error(`cluster ${cluster} not READY (agent: ${agent.child.exitCode}):\n${agent.output()}`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+
+    const [apiCode, workerCode, agentCode] = await Promise.all([api.stop(), worker.stop(), agent.stop()]);
+    expect(apiCode, api.output()).toBe(0);
+    expect(workerCode, worker.output()).toBe(0);
+    expect(agentCode, agent.output()).toBe(0);
+  }, 300_000);
+});
