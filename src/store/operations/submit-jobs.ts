@@ -17,7 +17,7 @@ import { queuePolicies, queuePolicy } from "../queries/queue-policy.js";
 import { type Actor, publishCommitted, type Store } from "../store.js";
 import type { EventRow } from "../events.js";
 import { errorAt, invalidAt } from "../validation/parse.js";
-import type { JobSpec, SubmitJobInput } from "../validation/submit-job.js";
+import { batchSpecParser, type JobSpec, type SubmitJobInput } from "../validation/submit-job.js";
 import {
   checkPolicy,
   jobRow,
@@ -53,9 +53,10 @@ async function prepare(store: Store, actor: Actor, inputs: readonly SubmitJobInp
       "",
       `at most ${MAX_BATCH_JOBS} jobs in one submitJobs (got ${inputs.length})`,
     );
+  const parse = batchSpecParser(parseSpec);
   const specs = inputs.map((input, i) => {
     try {
-      return parseSpec(input);
+      return parse(input);
     } catch (e) {
       throw errorAt(e as Error, [i]);
     }

@@ -96,9 +96,18 @@ const subGroup = z
   })
   .strict();
 
+// The fields a CI matrix's jobs differ in (checked on their own for a batch's repeated jobs).
+const jobName = dnsLabel("job name");
+const idempotencyKey = z
+  .string()
+  .min(1, "idempotencyKey must not be empty")
+  .max(200, "idempotencyKey must be at most 200 characters")
+  .nullish();
+const labels = jobLabels.nullish();
+
 export const submitJobInputSchema = z
   .object({
-    name: dnsLabel("job name"),
+    name: jobName,
     queue: queueName,
     namespace: dnsLabel("namespace").nullish(),
     cluster: clusterName.nullish(),
@@ -113,12 +122,8 @@ export const submitJobInputSchema = z
     tasks: z.array(task).min(1, "a job needs at least one task").max(100, "a job may have at most 100 tasks"),
     subGroups: z.array(subGroup).max(100, "a job may have at most 100 sub-groups").nullish(),
     topology: topology.nullish(),
-    idempotencyKey: z
-      .string()
-      .min(1, "idempotencyKey must not be empty")
-      .max(200, "idempotencyKey must be at most 200 characters")
-      .nullish(),
-    labels: jobLabels.nullish(),
+    idempotencyKey,
+    labels,
     maxRuntimeSeconds: runtimeSeconds("maxRuntimeSeconds").nullish(),
     expectedRuntimeSeconds: runtimeSeconds("expectedRuntimeSeconds").nullish(),
   })
@@ -261,6 +266,69 @@ export interface JobSpec {
 const topologyRow = (t: { required?: string | null; preferred?: string | null } | null | undefined) =>
   t ? { required: t.required ?? null, preferred: t.preferred ?? null } : null;
 
+/** key → value, keys in code-unit order. */
+const labelsRecord = (
+  list: readonly { key: string; value: string }[] | null | undefined,
+): Record<string, string> =>
+  Object.fromEntries(
+    (list ?? []).map((l) => [l.key, l.value] as const).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
+
+/** The input without name, idempotencyKey and labels, as text that differs whenever the input
+ * could check differently; null for what it cannot say that of (anything but plain objects,
+ * arrays, strings, finite numbers, booleans and null; an undefined anywhere). */
+function restKey(input: unknown): string | null {
+  if (input === null || typeof input !== "object" || Array.isArray(input)) return null;
+  const proto = Object.getPrototypeOf(input);
+  if (proto !== Object.prototype && proto !== null) return null;
+  const { name: _name, idempotencyKey: _key, labels: _labels, ...rest } = input as Record<string, unknown>;
+  let plain = true;
+  try {
+    const text = JSON.stringify(rest, (_k, v: unknown) => {
+      if (v === undefined || (typeof v === "number" && !Number.isFinite(v))) plain = false;
+      else if (typeof v === "object" && v !== null && !Array.isArray(v)) {
+        const proto = Object.getPrototypeOf(v);
+        if (proto !== Object.prototype && proto !== null) plain = false;
+      }
+      return v;
+    });
+    return plain ? text : null;
+  } catch {
+    return null; // a bigint, a cycle
+  }
+}
+
+/**
+ * A checker for the inputs of one batch: an input that differs from an earlier accepted one only
+ * in name, idempotencyKey and labels (a CI matrix) has only those checked, and takes the rest of
+ * that input's spec (none of the other checks look at them). Anything else, and any input whose
+ * own fields fail, goes through `parse` whole, so a refusal is exactly the one it gives.
+ */
+export function batchSpecParser(
+  parse: (input: SubmitJobInput) => JobSpec,
+): (input: SubmitJobInput) => JobSpec {
+  const accepted = new Map<string, JobSpec>();
+  return (input) => {
+    const key = restKey(input);
+    const like = key === null ? undefined : accepted.get(key);
+    if (like) {
+      const name = jobName.safeParse(input.name);
+      const idem = idempotencyKey.safeParse(input.idempotencyKey);
+      const list = labels.safeParse(input.labels);
+      if (name.success && idem.success && list.success)
+        return {
+          ...like,
+          name: name.data,
+          idempotencyKey: idem.data ?? null,
+          labels: labelsRecord(list.data),
+        };
+    }
+    const spec = parse(input);
+    if (key !== null && !like) accepted.set(key, spec);
+    return spec;
+  };
+}
+
 export function normaliseJobSpec(j: Parsed): JobSpec {
   const priority = j.priority ?? DEFAULT_JOB_PRIORITY;
   const subGroups: SubGroupRow[] = (j.subGroups ?? []).map((g) => ({
@@ -301,9 +369,7 @@ export function normaliseJobSpec(j: Parsed): JobSpec {
     subGroups,
     topology: topologyRow(j.topology),
     idempotencyKey: j.idempotencyKey ?? null,
-    labels: Object.fromEntries(
-      (j.labels ?? []).map((l) => [l.key, l.value] as const).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-    ),
+    labels: labelsRecord(j.labels),
     maxRuntimeSeconds: j.maxRuntimeSeconds ?? null,
     expectedRuntimeSeconds: j.expectedRuntimeSeconds ?? null,
   };
