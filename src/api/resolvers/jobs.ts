@@ -11,6 +11,7 @@ import {
   MAX_BIND_REQUESTS_PAGE,
   MAX_EVENTS_PAGE,
   MAX_PODS_PAGE,
+  naturalCompare,
   type Pod,
   type SubGroupRow,
   submitJob,
@@ -124,9 +125,7 @@ export const jobResolvers = {
     pendingReason: (j: Job) => (j.state === "PENDING" ? j.pendingReason : null),
     // In the order of their pods' names ("<task>-<index>"), without reading the pods.
     tasks: async (j: Job, _a: unknown, ctx: ApiContext) =>
-      [...(await ctx.loaders.tasks.load(j.id))].sort((a, b) =>
-        `${a.name}-0`.localeCompare(`${b.name}-0`, "en", { numeric: true }),
-      ),
+      [...(await ctx.loaders.tasks.load(j.id))].sort((a, b) => naturalCompare(`${a.name}-0`, `${b.name}-0`)),
     subGroups: (j: Job) => j.subGroups as unknown as SubGroupRow[],
     topology: (j: Job) => j.topology as TopologyConstraint | null,
     clusterSelector: (j: Job) => j.clusterSelector,

@@ -1,6 +1,6 @@
 // A page of each job's pods, events and BindRequests, for many jobs in one pass: the nested
 // lists of the API are capped per job, so a page of jobs never reads every row of its jobs.
-import { groupBy } from "../collections.js";
+import { groupBy, naturalCompare } from "../collections.js";
 import type { EventRow } from "../events.js";
 import type { BindRequest, Pod } from "../types.js";
 import type { Store } from "../store.js";
@@ -9,7 +9,7 @@ export const MAX_PODS_PAGE = 10_000;
 export const MAX_EVENTS_PAGE = 1_000;
 export const MAX_BIND_REQUESTS_PAGE = 1_000;
 
-const byName = (a: Pod, b: Pod) => a.name.localeCompare(b.name, "en", { numeric: true });
+const byName = (a: Pod, b: Pod) => naturalCompare(a.name, b.name);
 
 /** The first `first` pods of each job in name order ("w-2" before "w-10"). */
 export async function podsOfJobs(store: Store, jobIds: string[], first: number): Promise<Map<string, Pod[]>> {
