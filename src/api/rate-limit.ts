@@ -26,10 +26,17 @@ export interface RateLimits {
   agent: TokenBudget;
 }
 
-/** The defaults (FLEETQ_API_RATE and the other variables of src/cli/api-options.ts change them). */
+/**
+ * The defaults (FLEETQ_API_RATE and the other variables of src/cli/api-options.ts change them).
+ * A user token may run the heaviest allowed query (20,000) once its bucket is full and about one
+ * such query every 10 s after that: a query of that cost keeps the event loop for tens of
+ * milliseconds, and submissions of other tokens wait behind it. The dashboard's four queries
+ * cost about 19,000. An agent's requests cost 1 (reports) to about 10 (templates), with up to
+ * 32 binds worked on at once: its budget leaves it far from any limit.
+ */
 export const DEFAULT_RATE_LIMITS: RateLimits = {
-  user: { burst: 40_000, perSecond: 10_000, concurrent: 32 },
-  agent: { burst: 400_000, perSecond: 100_000, concurrent: 128 },
+  user: { burst: 20_000, perSecond: 2_000, concurrent: 64 },
+  agent: { burst: 200_000, perSecond: 100_000, concurrent: 128 },
 };
 
 export const RATE_LIMITED = "RATE_LIMITED";

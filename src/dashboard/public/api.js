@@ -4,6 +4,14 @@ import { createClient } from "graphql-ws";
 
 export class Unauthenticated extends Error {}
 
+/** The token's budget is spent (RATE_LIMITED): ask again after `retryAfter` seconds. */
+export class RateLimited extends Error {
+  constructor(message, retryAfter) {
+    super(message);
+    this.retryAfter = retryAfter;
+  }
+}
+
 export async function gql(token, query, variables = {}) {
   const res = await fetch("/graphql", {
     method: "POST",
@@ -14,6 +22,8 @@ export async function gql(token, query, variables = {}) {
   const error = body?.errors?.[0];
   if (error) {
     if (error.extensions?.code === "UNAUTHENTICATED") throw new Unauthenticated(error.message);
+    if (error.extensions?.code === "RATE_LIMITED")
+      throw new RateLimited(error.message, Number(error.extensions.retryAfter) || 1);
     throw new Error(error.message);
   }
   if (!res.ok || !body?.data) throw new Error(`HTTP ${res.status}`);
