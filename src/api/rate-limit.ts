@@ -4,8 +4,9 @@
 // answered at once with RATE_LIMITED, runs nothing and takes nothing from the bucket.
 //
 // The buckets live in this process: with several API replicas behind a load balancer a token
-// gets each replica's budget. AGENT tokens have their own, larger budget: their reports must
-// never wait behind a limit in normal operation.
+// gets each replica's budget. ADMIN and AGENT tokens have budgets of their own, larger: an
+// operator's tools, and the cluster reports that must never wait behind a limit in normal
+// operation.
 import { GraphQLError } from "graphql";
 import type { Principal } from "../store/index.js";
 import { MAX_QUERY_COST } from "./query-cost.js";
@@ -20,22 +21,25 @@ export interface TokenBudget {
 }
 
 export interface RateLimits {
-  /** ADMIN, MEMBER and VIEWER tokens. */
+  /** MEMBER and VIEWER tokens. */
   user: TokenBudget;
+  /** ADMIN tokens. */
+  admin: TokenBudget;
   /** AGENT tokens (a cluster's reports, its agent's template reads). */
   agent: TokenBudget;
 }
 
 /**
  * The defaults (FLEETQ_API_RATE and the other variables of src/cli/api-options.ts change them).
- * A user token may run the heaviest allowed query (20,000) once its bucket is full and about one
- * such query every 10 s after that: a query of that cost keeps the event loop for tens of
+ * A MEMBER or VIEWER token may run the heaviest allowed query (20,000) once its bucket is full
+ * and about one such query every 10 s after that: a query of that cost keeps the event loop for tens of
  * milliseconds, and submissions of other tokens wait behind it. The dashboard's four queries
  * cost about 19,000. An agent's requests cost 1 (reports) to about 10 (templates), with up to
  * 32 binds worked on at once: its budget leaves it far from any limit.
  */
 export const DEFAULT_RATE_LIMITS: RateLimits = {
   user: { burst: 20_000, perSecond: 2_000, concurrent: 64 },
+  admin: { burst: 200_000, perSecond: 50_000, concurrent: 128 },
   agent: { burst: 200_000, perSecond: 100_000, concurrent: 128 },
 };
 
@@ -82,7 +86,7 @@ export class RateLimiter {
   }
 
   private budget(p: Principal): TokenBudget {
-    return p.role === "AGENT" ? this.limits.agent : this.limits.user;
+    return p.role === "AGENT" ? this.limits.agent : p.role === "ADMIN" ? this.limits.admin : this.limits.user;
   }
 
   private bucket(p: Principal): Bucket {

@@ -2,8 +2,9 @@
 // (src/api/rate-limit.ts; defaults in DEFAULT_RATE_LIMITS):
 //   FLEETQ_API_RATE (cost points a token gets back per second; 0 = no cost limit),
 //   FLEETQ_API_BURST (the size of its bucket, at least the cost limit of one query),
-//   FLEETQ_API_CONCURRENCY (its operations in flight; 0 = no cap), and the same for AGENT
-//   tokens: FLEETQ_API_AGENT_RATE, FLEETQ_API_AGENT_BURST, FLEETQ_API_AGENT_CONCURRENCY.
+//   FLEETQ_API_CONCURRENCY (its operations in flight; 0 = no cap) for MEMBER and VIEWER tokens,
+//   and the same for ADMIN tokens (FLEETQ_API_ADMIN_RATE, FLEETQ_API_ADMIN_BURST,
+//   FLEETQ_API_ADMIN_CONCURRENCY) and AGENT tokens (FLEETQ_API_AGENT_RATE, …).
 import { MAX_QUERY_COST } from "../api/query-cost.js";
 import { DEFAULT_RATE_LIMITS, type RateLimits, type TokenBudget } from "../api/rate-limit.js";
 import { numberEnv } from "./env.js";
@@ -30,6 +31,7 @@ function budgetFromEnv(prefix: string, defaults: TokenBudget, env: NodeJS.Proces
 export function rateLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): RateLimits {
   return {
     user: budgetFromEnv("FLEETQ_API", DEFAULT_RATE_LIMITS.user, env),
+    admin: budgetFromEnv("FLEETQ_API_ADMIN", DEFAULT_RATE_LIMITS.admin, env),
     agent: budgetFromEnv("FLEETQ_API_AGENT", DEFAULT_RATE_LIMITS.agent, env),
   };
 }
