@@ -8,6 +8,7 @@ import { operationCost } from "../../src/api/query-cost.js";
 import { DEFAULT_RATE_LIMITS } from "../../src/api/rate-limit.js";
 import { buildSchema } from "../../src/api/schema.js";
 import { rateLimitsFromEnv } from "../../src/cli/api-options.js";
+import { ApiClient } from "../../src/cli/client/api-client.js";
 import { gqlOk, registerClusterWithAgent, startTestApi, type TestApi, wsClient } from "../helpers/api.js";
 
 const PER_SECOND = 5_000;
@@ -102,6 +103,15 @@ describe("a token's bucket of cost points", () => {
     expect(wait).toBeGreaterThanOrEqual(1);
     await new Promise((r) => setTimeout(r, wait * 1000 + 50));
     expect((await post(viewer, HEAVY, { n: 60 })).errors).toBeUndefined();
+  });
+
+  it("the CLI waits the retryAfter of a refusal and sends the operation again", async () => {
+    const viewer = await token("v-cli", "VIEWER");
+    const client = new ApiClient({ url: t.url, token: viewer });
+    await client.request(HEAVY, { n: 60 });
+    const started = Date.now();
+    await client.request(HEAVY, { n: 60 }); // refused first, then answered
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
   });
 
   it("is the token's own: another token is unaffected", async () => {
