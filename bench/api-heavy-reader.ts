@@ -5,8 +5,9 @@
 // Open loop for the submissions, latency from the scheduled send time (as bench:api). The
 // reader sends its next query as soon as an answer comes, refused (RATE_LIMITED) or not; with
 // --reader-waits it waits the Retry-After of a refusal first, as a well-behaved client does.
-// The API runs with its default per-token limits (FLEETQ_API_* in the environment change them,
-// FLEETQ_API_RATE=0 FLEETQ_API_CONCURRENCY=0 turn them off).
+// The API runs with its default per-token limits (FLEETQ_API_* in the environment change them;
+// FLEETQ_API_RATE=0 FLEETQ_API_CONCURRENCY=0 turn them off for the VIEWER, FLEETQ_API_ADMIN_RATE=0
+// FLEETQ_API_ADMIN_CONCURRENCY=0 for the submitting ADMIN).
 //
 //   npm run bench:api-reader -- [--rate 200] [--seconds 10] [--readers 4] [--clusters 3] [--nodes 200] [--reader-waits]
 import { randomBytes } from "node:crypto";

@@ -254,7 +254,16 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
             errors: [{ message: refusalMessage(release), extensions: { code: RATE_LIMITED, ...release } }],
           });
       } catch (e) {
-        next(e);
+        // Authentication needs the database: answered as Apollo answers a failed context.
+        console.error("fleetq api: internal error:", e);
+        res.status(500).json({
+          errors: [
+            {
+              message: "internal error (logged by the server)",
+              extensions: { code: "INTERNAL_SERVER_ERROR" },
+            },
+          ],
+        });
       }
     },
     express.json({ limit: "4mb" }),
