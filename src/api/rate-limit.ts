@@ -1,7 +1,9 @@
 // Per-token limits, so that one token cannot take the API away from the others: a bucket of
 // cost points per token (an operation takes its cost, query-cost.ts, before it runs; the bucket
 // refills at a fixed rate) and a cap on the token's operations in flight. A refused operation is
-// answered at once with RATE_LIMITED, runs nothing and takes nothing from the bucket.
+// answered at once with RATE_LIMITED, runs nothing and takes nothing from the bucket. Until the
+// retryAfter of a cost refusal has passed, the token's next requests are refused before they are
+// read: a client that does not wait costs the API a header lookup per request.
 //
 // The buckets live in this process: with several API replicas behind a load balancer a token
 // gets each replica's budget. ADMIN and AGENT tokens have budgets of their own, larger: an
@@ -58,6 +60,8 @@ export interface Refusal {
   perSecond: number;
   /** Refused because the token already had this many operations in flight. */
   concurrent?: number;
+  /** Refused unread: sent before the retryAfter of the token's last cost refusal. */
+  held?: true;
 }
 
 interface Bucket {
@@ -65,6 +69,8 @@ interface Bucket {
   /** When `points` was last brought up to date (ms). */
   at: number;
   inFlight: number;
+  /** Until then (ms) the token's requests are refused unread (after a cost refusal). */
+  heldUntil: number;
 }
 
 /** Above this many buckets, full and idle ones are forgotten (a full bucket is a new one). */
@@ -95,7 +101,7 @@ export class RateLimiter {
     let b = this.buckets.get(p.tokenId);
     if (!b) {
       if (this.buckets.size >= MAX_IDLE_BUCKETS) this.forgetIdle();
-      b = { points: budget.burst, at: now, inFlight: 0 };
+      b = { points: budget.burst, at: now, inFlight: 0, heldUntil: 0 };
       this.buckets.set(p.tokenId, b);
     } else if (now > b.at) {
       b.points = Math.min(budget.burst, b.points + ((now - b.at) / 1000) * budget.perSecond);
@@ -136,12 +142,17 @@ export class RateLimiter {
       b.points -= charge;
       return null;
     }
-    return this.refusal(
-      p,
-      b,
-      { cost: charge },
-      Math.max(1, Math.ceil((charge - b.points) / budget.perSecond)),
-    );
+    const retryAfter = Math.max(1, Math.ceil((charge - b.points) / budget.perSecond));
+    b.heldUntil = b.at + retryAfter * 1000;
+    return this.refusal(p, b, { cost: charge }, retryAfter);
+  }
+
+  /** The refusal of a request sent before the retryAfter of the token's last cost refusal. */
+  held(p: Principal): Refusal | null {
+    if (this.budget(p).perSecond <= 0) return null;
+    const b = this.bucket(p);
+    const left = b.heldUntil - b.at;
+    return left > 0 ? this.refusal(p, b, { held: true }, Math.ceil(left / 1000)) : null;
   }
 
   /** Counts an operation in flight: a release function, or the refusal when the token is at its cap. */
@@ -166,6 +177,8 @@ export class RateLimiter {
 }
 
 export function refusalMessage(r: Refusal): string {
+  if (r.held)
+    return `Rate limited: this token's last operation was refused for its cost, and no operation of it is read until then; retry in ${r.retryAfter} s`;
   if (r.concurrent !== undefined)
     return `Rate limited: this token already has ${r.concurrent} operations in flight (the most it may have); retry when one has finished`;
   return `Rate limited: this operation costs ${r.cost} points and the token has ${r.remaining} left (a bucket of ${r.limit} refilled at ${r.perSecond} per second); retry in ${r.retryAfter} s`;

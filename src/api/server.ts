@@ -150,7 +150,7 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
       if (refusal) return { errors: [refusal] };
       const principal = (args.contextValue as ApiContext).principal;
       if (!principal) return run(args);
-      const release = counted ? limiter.enter(principal) : () => {};
+      const release = limiter.held(principal) ?? (counted ? limiter.enter(principal) : () => {});
       if (typeof release !== "function") return { errors: [rateLimited(release, false)] };
       const taken = limiter.take(principal, cost);
       if (taken) {
@@ -236,13 +236,14 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   app.use(
     "/graphql",
     // The token's operations in flight, counted before the body is even read: a token at its
-    // cap is refused for the price of a header lookup.
+    // cap, or within the retryAfter of its last cost refusal, is refused for the price of a
+    // header lookup.
     async (req, res, next) => {
       try {
         const principal = await principalFor(req.headers.authorization);
         res.locals.principal = principal;
         if (!principal) return next();
-        const release = limiter.enter(principal);
+        const release = limiter.held(principal) ?? limiter.enter(principal);
         if (typeof release === "function") {
           res.once("close", release);
           return next();

@@ -105,6 +105,20 @@ describe("a token's bucket of cost points", () => {
     expect((await post(viewer, HEAVY, { n: 60 })).errors).toBeUndefined();
   });
 
+  it("until the retryAfter of a refusal, the token's requests are refused unread", async () => {
+    const viewer = await token("v-held", "VIEWER");
+    expect((await post(viewer, HEAVY, { n: 60 })).errors).toBeUndefined();
+    const refused = await post(viewer, HEAVY, { n: 60 });
+    expect(refused.errors?.[0]?.extensions?.cost).toBe(costOf(HEAVY, { n: 60 }));
+    // A cheap query would fit in what is left, but the token is refused until then.
+    const held = await post(viewer, "{ me { name } }");
+    expect(held.status).toBe(429);
+    expect(held.errors?.[0]?.extensions).toMatchObject({ code: "RATE_LIMITED", held: true });
+    expect(held.errors?.[0]?.extensions?.cost).toBeUndefined();
+    expect(Number(held.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect((await post(await token("v-held-other", "VIEWER"), "{ me { name } }")).errors).toBeUndefined();
+  });
+
   it("the CLI waits the retryAfter of a refusal and sends the operation again", async () => {
     const viewer = await token("v-cli", "VIEWER");
     const client = new ApiClient({ url: t.url, token: viewer });
