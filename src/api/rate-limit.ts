@@ -33,14 +33,15 @@ export interface RateLimits {
 
 /**
  * The defaults (FLEETQ_API_RATE and the other variables of src/cli/api-options.ts change them).
- * A MEMBER or VIEWER token may run the heaviest allowed query (20,000) once its bucket is full
- * and about one such query every 10 s after that: a query of that cost keeps the event loop for tens of
+ * A MEMBER or VIEWER token may run two of the heaviest allowed queries (20,000 each) with a full
+ * bucket and about one such query every 10 s after that: a query of that cost keeps the event loop for tens of
  * milliseconds, and submissions of other tokens wait behind it. The dashboard's four queries
- * cost about 19,000. An agent's requests cost 1 (reports) to about 10 (templates), with up to
+ * cost about 19,000 (the bucket holds two loads: the first, and the one the live updates start
+ * with). An agent's requests cost 1 (reports) to about 10 (templates), with up to
  * 32 binds worked on at once: its budget leaves it far from any limit.
  */
 export const DEFAULT_RATE_LIMITS: RateLimits = {
-  user: { burst: 20_000, perSecond: 2_000, concurrent: 64 },
+  user: { burst: 40_000, perSecond: 2_000, concurrent: 64 },
   admin: { burst: 200_000, perSecond: 50_000, concurrent: 128 },
   agent: { burst: 200_000, perSecond: 100_000, concurrent: 128 },
 };
