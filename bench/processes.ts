@@ -114,14 +114,16 @@ export const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 
 /** `rate` calls of `send` per second for `seconds`, open loop: each call leaves on schedule
- * whatever the answers do, and is timed from its scheduled start. Latencies come sorted. */
+ * whatever the answers do, and is timed from its scheduled start. Latencies come sorted: of all
+ * calls, and of the successful ones (`succeeded`: a quick refusal must not flatter them). */
 export async function openLoop(
   rate: number,
   seconds: number,
   send: () => Promise<boolean>,
-): Promise<{ sent: number; errors: number; latencies: number[] }> {
+): Promise<{ sent: number; errors: number; latencies: number[]; succeeded: number[] }> {
   const total = Math.round(rate * seconds);
   const latencies: number[] = [];
+  const succeeded: number[] = [];
   let errors = 0;
   const start = performance.now() + 20;
   const inflight: Promise<void>[] = [];
@@ -133,12 +135,14 @@ export async function openLoop(
       send().then((ok) => {
         if (!ok) errors++;
         latencies.push(performance.now() - due);
+        if (ok) succeeded.push(performance.now() - due);
       }),
     );
   }
   await Promise.all(inflight);
   latencies.sort((a, b) => a - b);
-  return { sent: total, errors, latencies };
+  succeeded.sort((a, b) => a - b);
+  return { sent: total, errors, latencies, succeeded };
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux); null elsewhere. */

@@ -12,7 +12,8 @@ import {
   type ValidationRule,
 } from "graphql";
 import type { ApiContext } from "./context.js";
-import { costRefusal } from "./query-cost.js";
+import { checkedCost } from "./query-cost.js";
+import { type RateLimiter, rateLimited } from "./rate-limit.js";
 
 export const QUERY_LIMITS = {
   maxDepth: 10,
@@ -35,13 +36,20 @@ export function armorProtection() {
   return { ...p, plugins: p.plugins as unknown as ApolloServerPlugin<ApiContext>[] };
 }
 
-/** Refuses, before it runs, an operation costing more than MAX_QUERY_COST with its variables. */
-export function costLimitPlugin(schema: GraphQLSchema): ApolloServerPlugin<ApiContext> {
+/** Refuses, before it runs, an operation costing more than MAX_QUERY_COST with its variables,
+ * or more than its token has left (rate-limit.ts: 429 with Retry-After). */
+export function costLimitPlugin(
+  schema: GraphQLSchema,
+  limiter?: RateLimiter,
+): ApolloServerPlugin<ApiContext> {
   return {
     requestDidStart: async () => ({
-      didResolveOperation: async ({ document, operationName, request }) => {
-        const refusal = costRefusal(schema, document, operationName, request.variables);
+      didResolveOperation: async ({ document, operationName, request, contextValue }) => {
+        const { cost, refusal } = checkedCost(schema, document, operationName, request.variables);
         if (refusal) throw refusal;
+        const principal = contextValue.principal;
+        const limited = limiter && principal ? limiter.take(principal, cost) : null;
+        if (limited) throw rateLimited(limited, true);
       },
     }),
   };

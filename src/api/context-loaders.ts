@@ -52,6 +52,15 @@ export function createLoaders(store: Store) {
   let tree: Promise<QueueTree> | null = null;
   let policies: Promise<Map<string, QueuePolicy>> | null = null;
   const byKey = <T, K extends keyof T>(rows: T[], key: K) => new Map(rows.map((r) => [r[key], r]));
+  const pageLoaders = new Map<string, BatchLoader<string, Pod[]>>();
+  const podPages = (key: string, make: () => BatchLoader<string, Pod[]>) => {
+    let l = pageLoaders.get(key);
+    if (!l) {
+      l = make();
+      pageLoaders.set(key, l);
+    }
+    return l;
+  };
   return {
     /** The queue tree as of the first use in this request. */
     queueTree: () => {
@@ -99,8 +108,12 @@ export function createLoaders(store: Store) {
       async (ids) => byKey(await jobEstimatesOf(store, ids), "jobId"),
       null,
     ),
-    /** A job's first `first` pods (name order). */
-    pods: perPage((first) => new BatchLoader<string, Pod[]>((jobs) => podsOfJobs(store, jobs, first), [])),
+    /** A job's first `first` pods (name order) after the pod named `after`. */
+    pods: (first: number, after: string | null) =>
+      podPages(
+        `${first}/${after ?? ""}`,
+        () => new BatchLoader<string, Pod[]>((jobs) => podsOfJobs(store, jobs, first, after), []),
+      ),
     tasks: new BatchLoader<string, JobTask[]>(
       async (jobs) => groupBy(await tasksOf(store, jobs), (t) => t.jobId),
       [],

@@ -158,3 +158,14 @@ export function costRefusal(
   const cost = operationCost(schema, document, operationName, variables);
   return cost > MAX_QUERY_COST ? tooCostly(cost) : null;
 }
+
+/** The operation's cost, or the error when it is above the limit. */
+export function checkedCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Variables | null | undefined,
+): { cost: number; refusal: GraphQLError | null } {
+  const cost = operationCost(schema, document, operationName, variables);
+  return { cost, refusal: cost > MAX_QUERY_COST ? tooCostly(cost) : null };
+}

@@ -26,7 +26,15 @@ import {
   type UsageWindow,
 } from "../store/index.js";
 import { armoredValidate, armorProtection, costLimitPlugin, QUERY_LIMITS } from "./armor.js";
-import { costRefusal } from "./query-cost.js";
+import { checkedCost } from "./query-cost.js";
+import {
+  DEFAULT_RATE_LIMITS,
+  RATE_LIMITED,
+  RateLimiter,
+  type RateLimits,
+  rateLimited,
+  refusalMessage,
+} from "./rate-limit.js";
 import { type ApiContext, bearerSecret, createContext } from "./context.js";
 import { formatError } from "./errors.js";
 import { FairShareCache } from "./fair-share-cache.js";
@@ -57,6 +65,8 @@ export interface ApiServerOptions {
   /** Prometheus registries of other parts of this process (the workers' in `fleetq dev`),
    * served at /metrics with the API's own. */
   metricsRegistries?: readonly Registry[];
+  /** Per-token cost buckets and operations in flight (default DEFAULT_RATE_LIMITS; per process). */
+  rateLimits?: RateLimits;
 }
 
 /** Largest WebSocket message (a subscribe carries one query; the HTTP body limit is 4 MiB). */
@@ -130,19 +140,32 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
       }
     }
   };
-  const refuseCostly =
-    <R>(run: (args: ExecutionArgs) => R) =>
-    (args: ExecutionArgs): R | ExecutionResult => {
-      const refusal = costRefusal(schema, args.document, args.operationName, args.variableValues);
-      return refusal ? { errors: [refusal] } : run(args);
+  const limiter = new RateLimiter(opts.rateLimits ?? DEFAULT_RATE_LIMITS);
+  // Over WebSocket: the cost limit, the token's bucket, and (queries and mutations; a
+  // subscription's lifetime is capped per connection instead) the token's operations in flight.
+  const limited =
+    <R>(run: (args: ExecutionArgs) => R, counted: boolean) =>
+    (args: ExecutionArgs): R | ExecutionResult | Promise<Awaited<R>> => {
+      const { cost, refusal } = checkedCost(schema, args.document, args.operationName, args.variableValues);
+      if (refusal) return { errors: [refusal] };
+      const principal = (args.contextValue as ApiContext).principal;
+      if (!principal) return run(args);
+      const release = limiter.held(principal) ?? (counted ? limiter.enter(principal) : () => {});
+      if (typeof release !== "function") return { errors: [rateLimited(release, false)] };
+      const taken = limiter.take(principal, cost);
+      if (taken) {
+        release();
+        return { errors: [rateLimited(taken, false)] };
+      }
+      return Promise.resolve(run(args)).finally(release);
     };
   const wsCleanup = useServer<Record<string, unknown>>(
     {
       schema,
       parse: (source) => parse(source, { maxTokens: QUERY_LIMITS.maxTokens }),
       validate: armoredValidate(armor.validationRules),
-      execute: refuseCostly(execute),
-      subscribe: refuseCostly(subscribe),
+      execute: limited(execute, true),
+      subscribe: limited(subscribe, false),
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
         const secret = bearerSecret(params.authorization ?? params.Authorization);
@@ -190,7 +213,7 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
     },
     plugins: [
       ...armor.plugins,
-      costLimitPlugin(schema),
+      costLimitPlugin(schema, limiter),
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
       ApolloServerPluginCacheControlDisabled(), // no HTTP caching of GraphQL here: skip the per-field hints
@@ -212,9 +235,41 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   mountDashboard(app);
   app.use(
     "/graphql",
+    // The token's operations in flight, counted before the body is even read: a token at its
+    // cap, or within the retryAfter of its last cost refusal, is refused for the price of a
+    // header lookup.
+    async (req, res, next) => {
+      try {
+        const principal = await principalFor(req.headers.authorization);
+        res.locals.principal = principal;
+        if (!principal) return next();
+        const release = limiter.held(principal) ?? limiter.enter(principal);
+        if (typeof release === "function") {
+          res.once("close", release);
+          return next();
+        }
+        res
+          .status(429)
+          .set("retry-after", String(release.retryAfter))
+          .json({
+            errors: [{ message: refusalMessage(release), extensions: { code: RATE_LIMITED, ...release } }],
+          });
+      } catch (e) {
+        // Authentication needs the database: answered as Apollo answers a failed context.
+        console.error("fleetq api: internal error:", e);
+        res.status(500).json({
+          errors: [
+            {
+              message: "internal error (logged by the server)",
+              extensions: { code: "INTERNAL_SERVER_ERROR" },
+            },
+          ],
+        });
+      }
+    },
     express.json({ limit: "4mb" }),
     expressMiddleware(apollo, {
-      context: async ({ req }) => createContext(deps, await principalFor(req.headers.authorization)),
+      context: async ({ res }) => createContext(deps, (res.locals.principal as Principal | null) ?? null),
     }),
   );
 

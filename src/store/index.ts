@@ -160,7 +160,7 @@ export {
 } from "./queries/reads.js";
 export { addSums, type ResourceSum, zeroSum } from "./queries/allocation.js";
 export type { EventRow } from "./events.js";
-export { groupBy } from "./collections.js";
+export { groupBy, naturalCompare } from "./collections.js";
 export { QueueTree } from "./domain/queue-tree.js";
 export { DEFAULT_QUOTA_SCOPE } from "./domain/quotas.js";
 export { parseBytes } from "./domain/quantities.js";

@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
-import { type ApiServer, createApiServer } from "../../src/api/server.js";
+import { type ApiServer, type ApiServerOptions, createApiServer } from "../../src/api/server.js";
 import { createTestDatabase, type TestDatabase } from "./db.js";
 import { TEST_REDIS_URL, testRedisPrefix } from "./redis.js";
 
@@ -82,7 +82,8 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-export async function startTestApi(): Promise<TestApi> {
+/** `extra`: more server options (e.g. rateLimits), for the server and its replicas. */
+export async function startTestApi(extra: Partial<ApiServerOptions> = {}): Promise<TestApi> {
   const db = await createTestDatabase();
   const redisPrefix = testRedisPrefix();
   const adminToken = `fq_test_${randomBytes(16).toString("hex")}`;
@@ -93,6 +94,7 @@ export async function startTestApi(): Promise<TestApi> {
     port: 0,
     host: "127.0.0.1",
     adminToken,
+    ...extra,
   };
   const server = await createApiServer(options);
   const replicas: ApiServer[] = [];

@@ -54,17 +54,22 @@ describe("query cost", () => {
 });
 
 describe("nested lists are capped", () => {
-  it("a job's pods come a page at a time (100 by default), and the page size has a maximum", async () => {
+  it("a job's pods come a page at a time (100 by default, at most 1,000), the next after the last", async () => {
     const q = (args: string) =>
       gql<{ job: { pods: unknown[] } }>(t.url, viewer, `{ job(id: "${jobId}") { pods${args} { name } } }`);
     expect((await q("")).data?.job.pods).toHaveLength(100);
     const all = (await q("(first: 150)")).data?.job.pods as { name: string }[];
     expect(all).toHaveLength(150);
     expect(all.slice(0, 3).map((p) => p.name)).toEqual(["w-0", "w-1", "w-2"]);
-    expect((await q("(first: 15000)")).errors?.[0]?.extensions).toMatchObject({
+    expect((await q("(first: 1001)")).errors?.[0]?.extensions).toMatchObject({
       code: "BAD_USER_INPUT",
       field: "first",
     });
+    // The next page starts after the previous page's last pod.
+    const next = (await q(`(first: 100, after: "w-99")`)).data?.job.pods as { name: string }[];
+    expect(next.map((p) => p.name)).toEqual(Array.from({ length: 50 }, (_, i) => `w-${100 + i}`));
+    expect((await q(`(after: "w-149")`)).data?.job.pods).toEqual([]);
+    expect((await q(`(after: "no-such-pod")`)).data?.job.pods).toEqual([]);
   });
 });
 

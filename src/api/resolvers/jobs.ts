@@ -11,6 +11,7 @@ import {
   MAX_BIND_REQUESTS_PAGE,
   MAX_EVENTS_PAGE,
   MAX_PODS_PAGE,
+  naturalCompare,
   type Pod,
   type SubGroupRow,
   submitJob,
@@ -118,15 +119,14 @@ export const jobResolvers = {
     updatedAt: (j: Job) => iso(j.updatedAt),
     startedAt: (j: Job) => iso(j.startedAt),
     finishedAt: (j: Job) => iso(j.finishedAt),
-    pods: (j: Job, a: PageArgs, ctx: ApiContext) => ctx.loaders.pods(pageSize(a, MAX_PODS_PAGE)).load(j.id),
+    pods: (j: Job, a: PageArgs & { after?: string | null }, ctx: ApiContext) =>
+      ctx.loaders.pods(pageSize(a, MAX_PODS_PAGE), a.after ?? null).load(j.id),
     events: async (j: Job, a: PageArgs, ctx: ApiContext) =>
       (await ctx.loaders.events(pageSize(a, MAX_EVENTS_PAGE)).load(j.id)).map(eventView),
     pendingReason: (j: Job) => (j.state === "PENDING" ? j.pendingReason : null),
     // In the order of their pods' names ("<task>-<index>"), without reading the pods.
     tasks: async (j: Job, _a: unknown, ctx: ApiContext) =>
-      [...(await ctx.loaders.tasks.load(j.id))].sort((a, b) =>
-        `${a.name}-0`.localeCompare(`${b.name}-0`, "en", { numeric: true }),
-      ),
+      [...(await ctx.loaders.tasks.load(j.id))].sort((a, b) => naturalCompare(`${a.name}-0`, `${b.name}-0`)),
     subGroups: (j: Job) => j.subGroups as unknown as SubGroupRow[],
     topology: (j: Job) => j.topology as TopologyConstraint | null,
     clusterSelector: (j: Job) => j.clusterSelector,

@@ -1,12 +1,16 @@
 // GraphQL over HTTP for the CLI. Failures become CliErrors whose exit code says whether a retry
 // can help: the API refused (REJECTED: bad input, permission, not found, conflict) or could not
-// answer (UNAVAILABLE: network, timeout, 5xx, internal error).
+// answer (UNAVAILABLE: network, timeout, 5xx, internal error). An operation refused by the
+// token's budget (RATE_LIMITED, which runs nothing) is sent again after the Retry-After the API
+// gives, as long as the waits stay within MAX_RATE_LIMIT_WAIT_MS in all.
 import { CliError, EXIT } from "../exit-codes.js";
 import type { ConnectionSettings } from "./config.js";
 
 /** The API answered with an error: its extensions.code and field path, when given. */
 export class ApiError extends CliError {
   override name = "ApiError";
+  /** RATE_LIMITED: when to send the operation again (the API's retryAfter). */
+  retryAfterMs: number | undefined;
   constructor(
     message: string,
     readonly code: string | undefined,
@@ -24,8 +28,11 @@ const HINTS: Record<string, string> = {
 
 interface ErrorBody {
   message?: string;
-  extensions?: { code?: string; field?: string };
+  extensions?: { code?: string; field?: string; retryAfter?: number };
 }
+
+/** How long one request may wait in all for the token's budget before giving up (UNAVAILABLE). */
+export const MAX_RATE_LIMIT_WAIT_MS = 60_000;
 
 export class ApiClient {
   constructor(
@@ -38,6 +45,20 @@ export class ApiClient {
   }
 
   async request<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+    let waited = 0;
+    for (;;) {
+      try {
+        return await this.send<T>(query, variables);
+      } catch (e) {
+        const wait = e instanceof ApiError && e.code === "RATE_LIMITED" ? e.retryAfterMs : undefined;
+        if (wait === undefined || waited + wait > MAX_RATE_LIMIT_WAIT_MS) throw e;
+        waited += wait;
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+  }
+
+  private async send<T>(query: string, variables: Record<string, unknown>): Promise<T> {
     const { url, token } = this.connection;
     let res: Response;
     try {
@@ -67,12 +88,17 @@ export class ApiClient {
       const code = first.extensions?.code;
       const field = first.extensions?.field;
       const refused = code !== undefined && REFUSALS.has(code);
-      throw new ApiError(
+      const error = new ApiError(
         `${first.message ?? "unknown error"}${code ? ` [${code}]` : ""}${code ? (HINTS[code] ?? "") : ""}`,
         code,
         field,
         refused ? EXIT.REJECTED : EXIT.UNAVAILABLE,
       );
+      if (code === "RATE_LIMITED") {
+        const seconds = Number(first.extensions?.retryAfter ?? res.headers.get("retry-after") ?? 1);
+        error.retryAfterMs = Math.max(1, Number.isFinite(seconds) ? seconds : 1) * 1000;
+      }
+      throw error;
     }
     if (!res.ok || !body || body.data == null) {
       throw new CliError(

@@ -15,6 +15,7 @@ import { CliError } from "../exit-codes.js";
 import { Lifecycle } from "../lifecycle.js";
 import { exampleClusterFile } from "../paths.js";
 import { workerOptionsFromEnv } from "../worker-options.js";
+import { rateLimitsFromEnv } from "../api-options.js";
 import { devAdminToken } from "./admin-token.js";
 import { type LocalRedis, localRedis } from "./local-redis.js";
 import { lockStateDir, stateDir } from "./state-dir.js";
@@ -93,6 +94,7 @@ export async function startDev(o: DevOptions): Promise<RunningDev> {
       host: o.host,
       schedulerConfig: workerOptions.schedulerConfig,
       metricsRegistries: [workerMetrics],
+      rateLimits: rateLimitsFromEnv(env),
     }).catch((e: NodeJS.ErrnoException) => {
       if (e.code !== "EADDRINUSE") throw e;
       throw new CliError(

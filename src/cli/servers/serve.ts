@@ -1,8 +1,9 @@
 // `fleetq serve`: the API server alone (GraphQL + subscriptions, dashboard at /, /metrics,
 // /healthz, /readyz). Environment: DATABASE_URL, REDIS_URL, FLEETQ_PORT, FLEETQ_HOST,
-// FLEETQ_ADMIN_TOKEN, FLEETQ_REDIS_PREFIX.
+// FLEETQ_ADMIN_TOKEN, FLEETQ_REDIS_PREFIX, and the per-token limits of api-options.ts.
 import { createApiServer } from "../../api/server.js";
 import { DEFAULT_DATABASE_URL, migrateDeploy } from "../../store/index.js";
+import { rateLimitsFromEnv } from "../api-options.js";
 import { schedulerConfigFromEnv } from "../scheduler-config.js";
 import { redact } from "../database-admin.js";
 import { portOf } from "../env.js";
@@ -23,6 +24,7 @@ export async function runServe(opts: { port?: string; host?: string; migrate?: b
     port: portOf(opts.port ?? process.env.FLEETQ_PORT, "--port/FLEETQ_PORT"),
     host: opts.host ?? (process.env.FLEETQ_HOST || undefined),
     schedulerConfig: schedulerConfigFromEnv(),
+    rateLimits: rateLimitsFromEnv(),
   });
   const life = new Lifecycle(log);
   life.add({ name: "api", stop: () => server.close() });

@@ -4,6 +4,17 @@ import { createClient } from "graphql-ws";
 
 export class Unauthenticated extends Error {}
 
+/** The token's budget is spent (RATE_LIMITED): `wait` seconds until its bucket is full again, so
+ * that a whole load (four queries) fits, and never less than the API's retryAfter. */
+export class RateLimited extends Error {
+  constructor(message, extensions) {
+    super(message);
+    const { retryAfter = 1, remaining = 0, limit = 0, perSecond = 0 } = extensions;
+    const refill = perSecond > 0 ? Math.ceil((limit - remaining) / perSecond) : 0;
+    this.retryAfter = Math.max(Number(retryAfter) || 1, refill || 0);
+  }
+}
+
 export async function gql(token, query, variables = {}) {
   const res = await fetch("/graphql", {
     method: "POST",
@@ -14,6 +25,7 @@ export async function gql(token, query, variables = {}) {
   const error = body?.errors?.[0];
   if (error) {
     if (error.extensions?.code === "UNAUTHENTICATED") throw new Unauthenticated(error.message);
+    if (error.extensions?.code === "RATE_LIMITED") throw new RateLimited(error.message, error.extensions);
     throw new Error(error.message);
   }
   if (!res.ok || !body?.data) throw new Error(`HTTP ${res.status}`);

@@ -7,6 +7,7 @@ import {
   PENDING_QUERY,
   RUNNING_QUERY,
   SHORTFALL_QUERY,
+  RateLimited,
   subscribeEvents,
   Unauthenticated,
 } from "./api.js";
@@ -25,6 +26,8 @@ const state = {
   pollTimer: null,
   refreshTimer: null,
   loading: null,
+  /** Date.now() before which no load is sent: the token's budget is spent. */
+  limitedUntil: 0,
 };
 
 function setStatus(text, kind) {
@@ -82,17 +85,34 @@ async function load() {
   draw();
 }
 
-/** One load at a time; a request while one runs makes one more afterwards. */
+/** One load at a time; a request while one runs makes one more afterwards. While the token's
+ * budget is spent (RATE_LIMITED), loads wait until the API says it is refilled. */
 function refresh() {
   if (state.loading) {
     state.loading.again = true;
     return;
   }
+  const wait = (state.limitedUntil ?? 0) - Date.now();
+  if (wait > 0) {
+    clearTimeout(state.refreshTimer);
+    state.refreshTimer = setTimeout(refresh, wait);
+    return;
+  }
   const run = { again: false };
   state.loading = run;
   load()
+    .then(() => {
+      if (!state.limitedUntil) return;
+      state.limitedUntil = 0;
+      setStatus(state.live ? "live" : "reconnecting (polling)", state.live ? "live" : "polling");
+    })
     .catch((e) => {
       if (e instanceof Unauthenticated) return signOut("The token was refused; sign in again.");
+      if (e instanceof RateLimited) {
+        state.limitedUntil = Date.now() + e.retryAfter * 1000;
+        run.again = true;
+        return setStatus(`rate limited: next refresh in ${e.retryAfter} s`, "polling");
+      }
       setStatus(`error: ${e.message}`, "offline");
     })
     .finally(() => {

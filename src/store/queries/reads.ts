@@ -1,6 +1,7 @@
 // The reads of the API, the metrics and the CLI: named queries returning plain rows, so that no
 // code outside the store holds the Prisma client. Lookups by key take many keys at once (the
 // API's per-request loaders batch them) and return rows in a stable order.
+import { naturalCompare } from "../collections.js";
 import type { EventRow } from "../events.js";
 import { loadSnapshot, type LoadedSnapshot } from "../snapshot/load-snapshot.js";
 import type { Store } from "../store.js";
@@ -85,7 +86,7 @@ export async function jobById(store: Store, id: string): Promise<Job | null> {
 /** These jobs' pods, in natural name order (w-2 before w-10). */
 export async function podsOf(store: Store, jobs: string[]): Promise<Pod[]> {
   const rows = await store.prisma.pod.findMany({ where: { jobId: { in: jobs } } });
-  return rows.sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true }));
+  return rows.sort((a, b) => naturalCompare(a.name, b.name));
 }
 
 export function tasksOf(store: Store, jobs: string[]): Promise<JobTask[]> {

@@ -1,0 +1,156 @@
+// How long single heavy queries keep the API's event loop: the API in this process (per-token
+// limits off), each query sent alone, one at a time; for each, its cost (query-cost.ts), the
+// event loop's busy time per query (median) and the longest stretch it was blocked (largest
+// event-loop delay seen while the query ran, median and max over the runs). The data: clusters
+// with nodes reported by their agents, jobs of 4 pods, and (newest) jobs of 1,000 pods.
+//
+//   npm run bench:api-query-weight -- [--runs 8] [--clusters 3] [--nodes 200] [--jobs 300] [--big-jobs 19]
+import { randomBytes } from "node:crypto";
+import os from "node:os";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
+import { parseArgs } from "node:util";
+import { parse } from "graphql";
+import { operationCost } from "../src/api/query-cost.js";
+import { buildSchema } from "../src/api/schema.js";
+import { createApiServer } from "../src/api/server.js";
+import { createTestDatabase } from "../test/helpers/db.js";
+import { TEST_REDIS_URL, testRedisPrefix } from "../test/helpers/redis.js";
+import { gql, post, quantile } from "./processes.js";
+
+const { values: opt } = parseArgs({
+  options: {
+    runs: { type: "string", default: "8" },
+    clusters: { type: "string", default: "3" },
+    nodes: { type: "string", default: "200" },
+    jobs: { type: "string", default: "300" },
+    "big-jobs": { type: "string", default: "19" },
+  },
+});
+const RUNS = Number(opt.runs);
+const admin = `fq_bench_${randomBytes(16).toString("hex")}`;
+const R = "{ cpu memory gpu gpuMemory }";
+const off = { burst: 0, perSecond: 0, concurrent: 0 };
+
+const db = await createTestDatabase();
+const server = await createApiServer({
+  databaseUrl: db.url,
+  redisUrl: TEST_REDIS_URL,
+  redisPrefix: testRedisPrefix("fleetq-bench"),
+  port: 0,
+  host: "127.0.0.1",
+  adminToken: admin,
+  rateLimits: { user: off, admin: off, agent: off },
+});
+const url = server.url;
+try {
+  await gql(url, admin, `mutation { createQueue(input: { name: "bench" }) { name } }`);
+  for (let c = 0; c < Number(opt.clusters); c++) {
+    const name = `c${c}`;
+    await gql(url, admin, `mutation { registerCluster(input: { name: "${name}" }) { name } }`);
+    const agent = (await gql(
+      url,
+      admin,
+      `mutation { createToken(input: { name: "agent-${name}", role: AGENT, cluster: "${name}" }) { secret } }`,
+    )) as { createToken: { secret: string } };
+    const nodes = Array.from({ length: Number(opt.nodes) }, (_, i) => ({
+      name: `n${i}`,
+      capacity: { cpu: 64_000, memory: "512Gi", gpu: 8 },
+      labels: [{ key: "rack", value: `r${i % 16}` }],
+    }));
+    await gql(
+      url,
+      agent.createToken.secret,
+      `mutation($n: [NodeReport!]!) { reportNodes(cluster: "${name}", nodes: $n, complete: true) }`,
+      { n: nodes },
+    );
+  }
+  const submit = async (name: string, replicas: number) =>
+    (
+      (await gql(url, admin, "mutation($i: SubmitJobInput!) { submitJob(input: $i) { id } }", {
+        i: { name, queue: "bench", tasks: [{ name: "w", replicas, resources: { cpu: 1, memory: "1Mi" } }] },
+      })) as { submitJob: { id: string } }
+    ).submitJob.id;
+  for (let j = 0; j < Number(opt.jobs); j++) await submit(`seed-${j}`, 4);
+  const BIG = Number(opt["big-jobs"]);
+  let big = "";
+  for (let j = 0; j < BIG; j++) big = await submit(`big-${j}`, 1000);
+  const viewer = (
+    (await gql(
+      url,
+      admin,
+      `mutation { createToken(input: { name: "reader", role: VIEWER }) { secret } }`,
+    )) as {
+      createToken: { secret: string };
+    }
+  ).createToken.secret;
+
+  const queries: Record<string, [string, Record<string, unknown>]> = {
+    "fifteen aliased fairShare": [
+      `{ ${Array.from({ length: 15 }, (_, i) => `f${i}: fairShare { queue cluster deserved ${R} fairShare ${R} allocated ${R} requested ${R} limit ${R} }`).join(" ")} }`,
+      {},
+    ],
+    "jobs(first: 60) with pods, events, BindRequests": [
+      `query($n: Int) { jobs(first: $n) { edges { node { id name state pods { name state node } events { kind message } bindRequests { id state } } } } }`,
+      { n: 60 },
+    ],
+    "clusters with nodes": [
+      `{ clusters { name nodes { name capacity ${R} allocated ${R} free ${R} } } }`,
+      {},
+    ],
+    "one job's pods(first: 1000)": [
+      `query($id: ID!) { job(id: $id) { pods(first: 1000) { name state node } } }`,
+      { id: big },
+    ],
+    [`jobs(first: ${BIG}) with pods(first: 1000)`]: [
+      `query($n: Int) { jobs(first: $n) { edges { node { id pods(first: 1000) { name state node } } } } }`,
+      { n: BIG },
+    ],
+  };
+  const schema = buildSchema();
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  const rows = [];
+  for (const [name, [query, variables]] of Object.entries(queries)) {
+    const busy: number[] = [];
+    const stalls: number[] = [];
+    let bytes = 0;
+    for (let i = 0; i <= RUNS; i++) {
+      delay.reset();
+      const before = performance.eventLoopUtilization();
+      const res = await post(url, JSON.stringify({ query, variables }), viewer);
+      const used = performance.eventLoopUtilization(before);
+      if (res.status !== 200 || res.text.includes('"errors"'))
+        throw new Error(`${name}: ${res.text.slice(0, 300)}`);
+      bytes = res.text.length;
+      if (i === 0) continue; // warm-up
+      busy.push(used.active);
+      stalls.push(delay.max / 1e6);
+    }
+    busy.sort((a, b) => a - b);
+    stalls.sort((a, b) => a - b);
+    rows.push({
+      query: name,
+      cost: operationCost(schema, parse(query), null, variables),
+      responseKiB: Math.round(bytes / 1024),
+      busyMsMedian: Number(quantile(busy, 0.5).toFixed(1)),
+      longestStallMsMedian: Number(quantile(stalls, 0.5).toFixed(1)),
+      longestStallMsMax: Number(stalls.at(-1)!.toFixed(1)),
+    });
+  }
+  console.log(
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}`,
+        runs: RUNS,
+        queries: rows,
+        loadAverageAtEnd: os.loadavg().map((l) => Number(l.toFixed(2))),
+      },
+      null,
+      2,
+    ),
+  );
+} finally {
+  await server.close();
+  await db.drop();
+}
