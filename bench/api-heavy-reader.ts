@@ -14,7 +14,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { createTestDatabase } from "../test/helpers/db.js";
-import { gql, openLoop, post, quantile, startServer } from "./processes.js";
+import { gql, openLoop, post, quantile, registerClusterWithNodes, startServer } from "./processes.js";
 
 const { values: opt } = parseArgs({
   options: {
@@ -46,26 +46,7 @@ const HEAVY = [
 async function setup(url: string): Promise<string> {
   await gql(url, admin, `mutation { createQueue(input: { name: "bench" }) { name } }`);
   for (let c = 0; c < CLUSTERS; c++) {
-    const name = `c${c}`;
-    await gql(url, admin, `mutation { registerCluster(input: { name: "${name}" }) { name } }`);
-    const agent = (await gql(
-      url,
-      admin,
-      `mutation { createToken(input: { name: "agent-${name}", role: AGENT, cluster: "${name}" }) { secret } }`,
-    )) as {
-      createToken: { secret: string };
-    };
-    const nodes = Array.from({ length: NODES }, (_, i) => ({
-      name: `n${i}`,
-      capacity: { cpu: 64_000, memory: "512Gi", gpu: 8 },
-      labels: [{ key: "rack", value: `r${i % 16}` }],
-    }));
-    await gql(
-      url,
-      agent.createToken.secret,
-      `mutation($n: [NodeReport!]!) { reportNodes(cluster: "${name}", nodes: $n, complete: true) }`,
-      { n: nodes },
-    );
+    await registerClusterWithNodes(url, admin, `c${c}`, NODES);
   }
   for (let j = 0; j < JOBS; j++) await submit(url, `seed-${j}`);
   return (

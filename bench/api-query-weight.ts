@@ -15,7 +15,7 @@ import { buildSchema } from "../src/api/schema.js";
 import { createApiServer } from "../src/api/server.js";
 import { createTestDatabase } from "../test/helpers/db.js";
 import { TEST_REDIS_URL, testRedisPrefix } from "../test/helpers/redis.js";
-import { gql, post, quantile } from "./processes.js";
+import { gql, post, quantile, registerClusterWithNodes } from "./processes.js";
 
 const { values: opt } = parseArgs({
   options: {
@@ -45,24 +45,7 @@ const url = server.url;
 try {
   await gql(url, admin, `mutation { createQueue(input: { name: "bench" }) { name } }`);
   for (let c = 0; c < Number(opt.clusters); c++) {
-    const name = `c${c}`;
-    await gql(url, admin, `mutation { registerCluster(input: { name: "${name}" }) { name } }`);
-    const agent = (await gql(
-      url,
-      admin,
-      `mutation { createToken(input: { name: "agent-${name}", role: AGENT, cluster: "${name}" }) { secret } }`,
-    )) as { createToken: { secret: string } };
-    const nodes = Array.from({ length: Number(opt.nodes) }, (_, i) => ({
-      name: `n${i}`,
-      capacity: { cpu: 64_000, memory: "512Gi", gpu: 8 },
-      labels: [{ key: "rack", value: `r${i % 16}` }],
-    }));
-    await gql(
-      url,
-      agent.createToken.secret,
-      `mutation($n: [NodeReport!]!) { reportNodes(cluster: "${name}", nodes: $n, complete: true) }`,
-      { n: nodes },
-    );
+    await registerClusterWithNodes(url, admin, `c${c}`, Number(opt.nodes));
   }
   const submit = async (name: string, replicas: number) =>
     (
