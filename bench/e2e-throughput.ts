@@ -6,13 +6,15 @@
 // Each run is on a fresh database and fresh processes; the figures are medians over --runs.
 //
 //   npm run bench:e2e -- [--runs 3] [--jobs 500] [--pods 8] [--concurrency 32] [--named 0]
-//                        [--preload-nodes 4000]
+//                        [--preload-nodes 4000] [--batch 0]
 //
 // --named: the share of jobs (0..1) that name their cluster; the rest go through admission.
 // --preload-nodes N: one cluster instead of three, already busy: N nodes' worth of running pods
 // (bench/seed-cluster.ts: at 4,000, 24,000 one-GPU and 76,000 one-CPU pods over 200 leaf queues),
 // seeded with bulk SQL and held by its simulated agent from the start, plus enough empty room
 // spread over extra nodes for every pod submitted; the jobs go to the seeded leaf queues.
+// --batch N: each client submits N jobs per `submitJobs` call instead of one `submitJob` per job
+// (a pipeline that submits a whole sweep at once); 0, the default, is one job per call.
 import type { ChildProcess } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import fs from "node:fs";
@@ -37,6 +39,7 @@ const { values: opt } = parseArgs({
     concurrency: { type: "string", default: "32" },
     named: { type: "string", default: "0" },
     "preload-nodes": { type: "string", default: "0" },
+    batch: { type: "string", default: "0" },
   },
 });
 const PRELOAD = Number(opt["preload-nodes"]);
@@ -46,6 +49,8 @@ const JOBS = Number(opt.jobs);
 const PODS = Number(opt.pods);
 const CONCURRENCY = Number(opt.concurrency);
 const NAMED = Number(opt.named);
+const BATCH = Number(opt.batch);
+if (!Number.isInteger(BATCH) || BATCH < 0) throw new Error("--batch must be a whole number ≥ 0");
 for (const [k, v] of Object.entries({ RUNS, JOBS, PODS, CONCURRENCY }))
   if (!Number.isInteger(v) || v <= 0) throw new Error(`--${k.toLowerCase()} must be a positive integer`);
 if (!(NAMED >= 0 && NAMED <= 1)) throw new Error("--named must be between 0 and 1");
@@ -126,34 +131,43 @@ async function preloadPods(url: string, backend: SimulatedBackend): Promise<numb
   return rows.length;
 }
 
-async function submit(
-  url: string,
-  token: string,
-  name: string,
-  queue: string,
-  named: { cluster?: string },
-): Promise<string> {
+interface Submission {
+  name: string;
+  queue: string;
+  cluster?: string;
+}
+
+const jobInput = (s: Submission) => ({
+  ...s,
+  tasks: [
+    {
+      name: "w",
+      replicas: PODS,
+      resources: { cpu: 1000, memory: "4Gi", gpu: 1 },
+      durationSeconds: 86_400,
+    },
+  ],
+});
+
+async function submit(url: string, token: string, s: Submission): Promise<string> {
   const { submitJob } = await gql<{ submitJob: { id: string } }>(
     url,
     token,
     "mutation($i: SubmitJobInput!) { submitJob(input: $i) { id } }",
-    {
-      i: {
-        name,
-        queue,
-        ...named,
-        tasks: [
-          {
-            name: "w",
-            replicas: PODS,
-            resources: { cpu: 1000, memory: "4Gi", gpu: 1 },
-            durationSeconds: 86_400,
-          },
-        ],
-      },
-    },
+    { i: jobInput(s) },
   );
   return submitJob.id;
+}
+
+/** Ids in the order of `batch`. */
+async function submitMany(url: string, token: string, batch: Submission[]): Promise<string[]> {
+  const { submitJobs } = await gql<{ submitJobs: { id: string }[] }>(
+    url,
+    token,
+    "mutation($i: [SubmitJobInput!]!) { submitJobs(inputs: $i) { id } }",
+    { i: batch.map(jobInput) },
+  );
+  return submitJobs.map((j) => j.id);
 }
 
 const quantile = (sorted: number[], q: number) =>
@@ -273,18 +287,28 @@ async function oneRun(run: number): Promise<RunResult> {
       runningAt.set(e.job, performance.now());
       if (runningAt.size === JOBS) allRunning();
     });
-    for (let n = 0; n < WARMUP; n++) warming.add(await submit(url, adminToken, `warm-${n}`, queueOf(n), {}));
+    for (let n = 0; n < WARMUP; n++)
+      warming.add(await submit(url, adminToken, { name: `warm-${n}`, queue: queueOf(n) }));
     await warm;
 
     const cpuBefore = [cpuSeconds(api.proc.pid), cpuSeconds(workers.proc.pid), ownCpuSeconds()];
     const start = performance.now();
     let next = 0;
+    const submission = (n: number): Submission => ({
+      name: `job-${n}`,
+      queue: queueOf(n),
+      ...(n < JOBS * NAMED ? { cluster: CLUSTERS[n % CLUSTERS.length] } : {}),
+    });
     const submitter = async () => {
       while (next < JOBS) {
-        const n = next++;
-        const named = n < JOBS * NAMED ? { cluster: CLUSTERS[n % CLUSTERS.length] } : {};
         const t = performance.now();
-        submittedAt.set(await submit(url, adminToken, `job-${n}`, queueOf(n), named), t);
+        if (BATCH === 0) {
+          submittedAt.set(await submit(url, adminToken, submission(next++)), t);
+          continue;
+        }
+        const batch: Submission[] = [];
+        while (batch.length < BATCH && next < JOBS) batch.push(submission(next++));
+        for (const id of await submitMany(url, adminToken, batch)) submittedAt.set(id, t);
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, submitter));
@@ -341,6 +365,7 @@ async function main() {
     podsPerJob: PODS,
     concurrency: CONCURRENCY,
     named: NAMED,
+    batch: BATCH,
     preloadNodes: PRELOAD,
     runs: results,
     median: {
