@@ -88,6 +88,8 @@ async function randomStep(r: Prng, cache: ClusterCache, step: number): Promise<s
           queue: r.pick(["team-a", "team-b"]),
           cluster: r.next() < 0.8 ? cluster : undefined,
           tasks: [{ name: "w", replicas: 1 + r.int(3), resources: { cpu: 500, memory: "1Gi", gpu: gpus } }],
+          // Topologies come and go with the jobs that use them.
+          ...(r.next() < 0.3 ? { topology: { preferred: r.pick(["rack", "zone"]) } } : {}),
         }),
       );
       return "submit";

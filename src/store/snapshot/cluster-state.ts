@@ -2,7 +2,14 @@
 // replaces everything; a delta replaces only the nodes and jobs read again, and the specs of
 // every other node and job are reused as they are. The full loader and the workers' caches
 // both build their snapshots here, so the same rows give the same snapshot.
-import type { NodeSpec, PodGroupSpec, QueueSpec, QuotaVector, Snapshot } from "../../core/api/spec.js";
+import type {
+  NodeSpec,
+  PodGroupSpec,
+  QueueSpec,
+  QuotaVector,
+  Snapshot,
+  TopologySpec,
+} from "../../core/api/spec.js";
 import { groupBy } from "../collections.js";
 import { effectiveQuota } from "../domain/quotas.js";
 import { jobSpec, nodeSpec, queueSpec, TopologyRegistry } from "./map-rows.js";
@@ -56,6 +63,8 @@ export class ClusterState {
   /** Snapshot order of the jobs; null after a job came or went (sorted again on demand). */
   private order: JobEntry[] | null = [];
   private jobSpecs: PodGroupSpec[] | null = null;
+  /** The topologies `jobSpecs` use, found with them (not by reading every job per snapshot). */
+  private topologySpecs: TopologySpec[] = [];
   private readonly registry = new TopologyRegistry();
 
   constructor(readonly cluster: string) {}
@@ -190,7 +199,10 @@ export class ClusterState {
    * later snapshots and must not be changed. */
   snapshot(now: number, usage: ReadonlyMap<string, QuotaVector> | null): LoadedSnapshot {
     if (!this.order) this.order = [...this.entries.values()].sort(jobOrder);
-    this.jobSpecs ??= this.order.filter((e) => e.spec.pods.length > 0).map((e) => e.spec);
+    if (!this.jobSpecs) {
+      this.jobSpecs = this.order.filter((e) => e.spec.pods.length > 0).map((e) => e.spec);
+      this.topologySpecs = this.registry.topologies(this.jobSpecs);
+    }
     return {
       generation: this.generation,
       snapshot: {
@@ -198,7 +210,7 @@ export class ClusterState {
         nodes: this.nodeSpecs.slice(),
         queues: this.queueSpecs.map((q) => (usage ? { ...q, usage: usage.get(q.name) ?? null } : q)),
         jobs: this.jobSpecs.slice(),
-        topologies: this.registry.topologies(this.jobSpecs),
+        topologies: this.topologySpecs.slice(),
       },
       rows: { pods: this.podRows, jobs: this.jobRows },
     };
