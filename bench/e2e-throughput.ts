@@ -6,13 +6,17 @@
 // Each run is on a fresh database and fresh processes; the figures are medians over --runs.
 //
 //   npm run bench:e2e -- [--runs 3] [--jobs 500] [--pods 8] [--concurrency 32] [--named 0]
-//                        [--preload-nodes 4000] [--batch 0]
+//                        [--preload-nodes 4000] [--fill 4000] [--batch 0]
 //
 // --named: the share of jobs (0..1) that name their cluster; the rest go through admission.
 // --preload-nodes N: one cluster instead of three, already busy: N nodes' worth of running pods
 // (bench/seed-cluster.ts: at 4,000, 24,000 one-GPU and 76,000 one-CPU pods over 200 leaf queues),
 // seeded with bulk SQL and held by its simulated agent from the start, plus enough empty room
 // spread over extra nodes for every pod submitted; the jobs go to the seeded leaf queues.
+// --fill N: one empty cluster of N nodes (8 GPUs, 128 CPUs, 1 TiB each, plus room for the warm-up)
+// filled through the API with the running pods of bench/seed-cluster.ts's shape: at 4,000 nodes,
+// 24,000 one-GPU and 76,000 one-CPU pods in jobs of 4–8 over 200 leaf queues (--jobs and --pods
+// then only size the warm-up).
 // --batch N: each client submits N jobs per `submitJobs` call instead of one `submitJob` per job
 // (a pipeline that submits a whole sweep at once); 0, the default, is one job per call.
 import type { ChildProcess } from "node:child_process";
@@ -29,7 +33,7 @@ import { RedisEventBus } from "../src/store/redis-events.js";
 import { admin, createTestDatabase, type TestDatabase } from "../test/helpers/db.js";
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../test/helpers/redis.js";
 import { API_READY, cpuSeconds, gql, httpAgent, ownCpuSeconds, startProcess } from "./processes.js";
-import { type ClusterShape, clusterShape, leafQueue, seedCluster } from "./seed-cluster.js";
+import { type ClusterShape, clusterShape, leafQueue, POD, plan, seedCluster } from "./seed-cluster.js";
 
 const { values: opt } = parseArgs({
   options: {
@@ -39,11 +43,15 @@ const { values: opt } = parseArgs({
     concurrency: { type: "string", default: "32" },
     named: { type: "string", default: "0" },
     "preload-nodes": { type: "string", default: "0" },
+    fill: { type: "string", default: "0" },
     batch: { type: "string", default: "0" },
   },
 });
 const PRELOAD = Number(opt["preload-nodes"]);
 if (!Number.isInteger(PRELOAD) || PRELOAD < 0) throw new Error("--preload-nodes must be a whole number ≥ 0");
+const FILL = Number(opt.fill);
+if (!Number.isInteger(FILL) || FILL < 0) throw new Error("--fill must be a whole number ≥ 0");
+if (FILL && PRELOAD) throw new Error("--fill and --preload-nodes: one or the other");
 const RUNS = Number(opt.runs);
 const JOBS = Number(opt.jobs);
 const PODS = Number(opt.pods);
@@ -58,15 +66,47 @@ if (!(NAMED >= 0 && NAMED <= 1)) throw new Error("--named must be between 0 and 
 const root = path.resolve(import.meta.dirname, "..");
 /** Warm-up jobs per run (not measured): JIT, prepared statements, pools, every cluster's queues. */
 const WARMUP = 6;
-const CLUSTERS = PRELOAD ? ["big"] : ["sim-a", "sim-b", "sim-c"];
+/** One big cluster seeded with bulk SQL (its queues and nodes; running pods when preloaded). */
+const BIG = PRELOAD > 0 || FILL > 0;
+const CLUSTERS = BIG ? ["big"] : ["sim-a", "sim-b", "sim-c"];
+
+interface PlannedJob {
+  replicas: number;
+  resources: { cpu: number; memory: string; gpu: number };
+}
+const GPU_POD = { cpu: 1000, memory: "4Gi", gpu: 1 };
+const PLANNED: PlannedJob[] = FILL
+  ? plan({ ...clusterShape(FILL), pendingGangs: 0 }).map((j) => ({
+      replicas: j.size,
+      resources: {
+        cpu: POD[j.kind].cpuMillis,
+        memory: `${POD[j.kind].memory / 1024 ** 3}Gi`,
+        gpu: j.kind === "gpu" ? 1 : 0,
+      },
+    }))
+  : Array.from({ length: JOBS }, () => ({ replicas: PODS, resources: GPU_POD }));
+const TOTAL_JOBS = PLANNED.length;
+const TOTAL_PODS = PLANNED.reduce((n, j) => n + j.replicas, 0);
 /** Room for every pod of a run with some to spare: each cluster takes ~half of them. */
 const nodesPerCluster = Math.max(8, Math.ceil(((JOBS + WARMUP) * PODS) / 8 / 2));
 const clusterYaml = `
 nodeGroups:
   - { name: gpu, count: ${nodesPerCluster}, cpu: 128, memory: 1Ti, gpus: 8, gpuModel: H100, gpuMemoryMiB: 81920 }
 `;
-/** The preloaded cluster: its seeded nodes plus empty room for the run's pods (8 GPUs a node). */
+/** The big cluster: preloaded, its seeded nodes plus empty room for the run's pods (8 GPUs a
+ * node); filled, the nodes of its shape empty plus room for the warm-up. */
 const bigShape: ClusterShape = (() => {
+  if (FILL) {
+    const nodes = FILL + Math.ceil((WARMUP * PODS) / 8);
+    return {
+      ...clusterShape(FILL),
+      nodes,
+      gpuPods: 0,
+      cpuPods: 0,
+      pendingGangs: 0,
+      nodeDigits: String(nodes - 1).length,
+    };
+  }
   const nodes = PRELOAD + Math.ceil(((JOBS + WARMUP) * PODS) / 8) + 8;
   return { ...clusterShape(PRELOAD), nodes, pendingGangs: 0, nodeDigits: String(nodes - 1).length };
 })();
@@ -74,7 +114,7 @@ const bigYaml = `
 nodeGroups:
   - { name: node, count: ${bigShape.nodes}, cpu: 128, memory: 1Ti, gpus: 8, gpuModel: A100, gpuMemoryMiB: 81920 }
 `;
-const queueOf = (n: number) => (PRELOAD ? leafQueue(n % bigShape.leafQueues) : "bench");
+const queueOf = (n: number) => (BIG ? leafQueue(n % bigShape.leafQueues) : "bench");
 
 /** The seeded running pods, started on the simulated cluster before its agent runs. */
 async function preloadPods(url: string, backend: SimulatedBackend): Promise<number> {
@@ -135,18 +175,12 @@ interface Submission {
   name: string;
   queue: string;
   cluster?: string;
+  job: PlannedJob;
 }
 
-const jobInput = (s: Submission) => ({
+const jobInput = ({ job, ...s }: Submission) => ({
   ...s,
-  tasks: [
-    {
-      name: "w",
-      replicas: PODS,
-      resources: { cpu: 1000, memory: "4Gi", gpu: 1 },
-      durationSeconds: 86_400,
-    },
-  ],
+  tasks: [{ name: "w", replicas: job.replicas, resources: job.resources, durationSeconds: 86_400 }],
 });
 
 async function submit(url: string, token: string, s: Submission): Promise<string> {
@@ -192,7 +226,7 @@ interface RunResult {
 
 async function oneRun(run: number): Promise<RunResult> {
   const db: TestDatabase = await createTestDatabase();
-  if (PRELOAD) {
+  if (BIG) {
     const t0 = performance.now();
     await admin((c) => seedCluster(c, "big", bigShape), db.url);
     console.error(`run ${run}: seeded ${bigShape.nodes} nodes in ${Math.round(performance.now() - t0)} ms`);
@@ -213,7 +247,7 @@ async function oneRun(run: number): Promise<RunResult> {
     const url = api.match[1]!;
     await gql(url, adminToken, `mutation { createQueue(input: { name: "bench" }) { name } }`);
     for (const c of CLUSTERS) {
-      if (!PRELOAD)
+      if (!BIG)
         await gql(
           url,
           adminToken,
@@ -229,7 +263,7 @@ async function oneRun(run: number): Promise<RunResult> {
         { n: `agent-${c}`, c },
       );
       const backend = SimulatedBackend.fromClusterFile(
-        parseClusterFile(`${c}.yaml`, PRELOAD ? bigYaml : clusterYaml),
+        parseClusterFile(`${c}.yaml`, BIG ? bigYaml : clusterYaml),
       );
       if (PRELOAD) console.error(`run ${run}: ${await preloadPods(db.url, backend)} pods running on ${c}`);
       agents.push(
@@ -244,7 +278,7 @@ async function oneRun(run: number): Promise<RunResult> {
           // Simulated binds are instant: let many wait on their report at once.
           concurrency: 256,
           // A long run (a big preloaded cluster) must not be taken for lost (2 min without one).
-          heartbeatSeconds: PRELOAD ? 30 : 3600,
+          heartbeatSeconds: BIG ? 30 : 3600,
           logger: pino({ level: "warn" }),
         }),
       );
@@ -285,10 +319,16 @@ async function oneRun(run: number): Promise<RunResult> {
       }
       if (runningAt.has(e.job)) return;
       runningAt.set(e.job, performance.now());
-      if (runningAt.size === JOBS) allRunning();
+      if (runningAt.size === TOTAL_JOBS) allRunning();
     });
     for (let n = 0; n < WARMUP; n++)
-      warming.add(await submit(url, adminToken, { name: `warm-${n}`, queue: queueOf(n) }));
+      warming.add(
+        await submit(url, adminToken, {
+          name: `warm-${n}`,
+          queue: queueOf(n),
+          job: { replicas: PODS, resources: GPU_POD },
+        }),
+      );
     await warm;
 
     const cpuBefore = [cpuSeconds(api.proc.pid), cpuSeconds(workers.proc.pid), ownCpuSeconds()];
@@ -297,24 +337,25 @@ async function oneRun(run: number): Promise<RunResult> {
     const submission = (n: number): Submission => ({
       name: `job-${n}`,
       queue: queueOf(n),
-      ...(n < JOBS * NAMED ? { cluster: CLUSTERS[n % CLUSTERS.length] } : {}),
+      job: PLANNED[n]!,
+      ...(n < TOTAL_JOBS * NAMED ? { cluster: CLUSTERS[n % CLUSTERS.length] } : {}),
     });
     const submitter = async () => {
-      while (next < JOBS) {
+      while (next < TOTAL_JOBS) {
         const t = performance.now();
         if (BATCH === 0) {
           submittedAt.set(await submit(url, adminToken, submission(next++)), t);
           continue;
         }
         const batch: Submission[] = [];
-        while (batch.length < BATCH && next < JOBS) batch.push(submission(next++));
+        while (batch.length < BATCH && next < TOTAL_JOBS) batch.push(submission(next++));
         for (const id of await submitMany(url, adminToken, batch)) submittedAt.set(id, t);
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, submitter));
     const submitSeconds = (performance.now() - start) / 1000;
     const timeout = setTimeout(() => {
-      throw new Error(`run ${run}: only ${runningAt.size} of ${JOBS} jobs running after 10 min`);
+      throw new Error(`run ${run}: only ${runningAt.size} of ${TOTAL_JOBS} jobs running after 10 min`);
     }, 600_000);
     await done;
     clearTimeout(timeout);
@@ -322,11 +363,11 @@ async function oneRun(run: number): Promise<RunResult> {
     const per1000 = (i: number) =>
       cpuAfter[i] === null || cpuBefore[i] === null
         ? null
-        : ((cpuAfter[i]! - cpuBefore[i]!) * 1000) / (JOBS * PODS);
+        : ((cpuAfter[i]! - cpuBefore[i]!) * 1000) / TOTAL_PODS;
     const seconds = (Math.max(...runningAt.values()) - start) / 1000;
     const latencies = [...runningAt].map(([job, at]) => at - submittedAt.get(job)!).sort((a, b) => a - b);
     return {
-      podsPerSecond: (JOBS * PODS) / seconds,
+      podsPerSecond: TOTAL_PODS / seconds,
       seconds,
       submitSeconds,
       p50: quantile(latencies, 0.5),
@@ -352,7 +393,7 @@ async function main() {
     const r = await oneRun(run);
     results.push(r);
     console.log(
-      `run ${run}: ${JOBS} jobs × ${PODS} pods in ${r.seconds.toFixed(2)} s (submitted in ${r.submitSeconds.toFixed(2)} s): ` +
+      `run ${run}: ${TOTAL_JOBS} jobs, ${TOTAL_PODS} pods in ${r.seconds.toFixed(2)} s (submitted in ${r.submitSeconds.toFixed(2)} s): ` +
         `${r.podsPerSecond.toFixed(0)} pods/s; submit→Running p50 ${r.p50.toFixed(0)} ms, p90 ${r.p90.toFixed(0)} ms, ` +
         `p99 ${r.p99.toFixed(0)} ms, max ${r.max.toFixed(0)} ms; CPU s per 1000 pods: api ${fmtCpu(r.cpuPer1000Pods.api)}, ` +
         `workers ${fmtCpu(r.cpuPer1000Pods.workers)}, agents+load generator ${fmtCpu(r.cpuPer1000Pods.agentsAndLoad)}`,
@@ -361,12 +402,13 @@ async function main() {
   const summary = {
     date: new Date().toISOString(),
     machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}, Node ${process.version}, load average ${os.loadavg()[0]!.toFixed(1)}`,
-    jobs: JOBS,
-    podsPerJob: PODS,
+    jobs: TOTAL_JOBS,
+    pods: TOTAL_PODS,
     concurrency: CONCURRENCY,
     named: NAMED,
     batch: BATCH,
     preloadNodes: PRELOAD,
+    fillNodes: FILL,
     runs: results,
     median: {
       podsPerSecond: median(results.map((r) => r.podsPerSecond)),

@@ -40,18 +40,22 @@ export function clusterShape(nodes: number): ClusterShape {
 
 const GIB = 1024 ** 3;
 const NODE = { cpuMillis: 128_000, memory: 1024 * GIB, gpus: 8, gpuMemory: 81_920, maxPods: 110 };
-const POD = { gpu: { cpuMillis: 4_000, memory: 32 * GIB }, cpu: { cpuMillis: 1_000, memory: 4 * GIB } };
+/** What a seeded pod asks for, by kind. */
+export const POD = {
+  gpu: { cpuMillis: 4_000, memory: 32 * GIB },
+  cpu: { cpuMillis: 1_000, memory: 4 * GIB },
+};
 
 export const leafQueue = (i: number) => `q-${String(i).padStart(3, "0")}`;
 
-interface JobPlan {
+export interface JobPlan {
   kind: "gpu" | "cpu";
   size: number;
   running: boolean;
 }
 
 /** Running jobs of 4–8 pods (sizes cycling) until `pods`, then the pending gangs. */
-function plan(shape: ClusterShape): JobPlan[] {
+export function plan(shape: ClusterShape): JobPlan[] {
   const jobs: JobPlan[] = [];
   for (const [kind, total] of [
     ["gpu", shape.gpuPods],
