@@ -76,6 +76,7 @@ async function runOnce(url: string): Promise<Line[]> {
     log,
     cache: new ClusterCache(store),
     memory: new Map(),
+    carries: new Map(),
     searchCursors: new SearchCursorStore(redis, prefix, log),
   };
   const lines: Line[] = [];

@@ -117,6 +117,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
         log.debug({ cluster, ...changes }, "catching up with the cluster's changes"),
     }),
     memory: new Map(),
+    carries: new Map(),
     searchCursors: new SearchCursorStore(connection, o.prefix, log),
   };
   const cycles = new ClusterCycles(

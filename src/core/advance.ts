@@ -26,48 +26,49 @@ export function advanceSnapshot(
       const job = ssn.jobs.get(spec.uid);
       if (!job) return spec;
       const after = new Map(job.pods.map((p) => [p.uid, p]));
-      return {
-        ...spec,
-        // allocate stamps a job's first bind with the session's `now`; stalegangeviction
-        // starts (or clears) the grace clock of a gang below its minimum.
-        lastStartAt: job.lastStartAt,
-        staleSince: job.staleSince,
-        pods: spec.pods.map((p): PodSpec => {
-          const q = after.get(p.uid);
-          if (!q) return p;
-          switch (q.status) {
-            case "Binding":
-              return {
-                ...p,
-                status: "Running",
-                node: q.nodeName,
-                gpuGroups: [...q.gpuGroups],
-                gpuDevices: [...q.gpuDevices],
-              };
-            // Pending again; a pipelined pod nominated to its node, as the scheduler marks it (scored first there).
-            case "Pipelined":
-            case "Releasing":
-              return {
-                ...p,
-                status: "Pending",
-                node: null,
-                gpuGroups: [],
-                gpuDevices: [],
-                nominatedNode: q.status === "Pipelined" ? q.nodeName : null,
-              };
-            default:
-              return q.status === p.status && q.nodeName === p.node
-                ? p
-                : {
-                    ...p,
-                    status: q.status,
-                    node: q.nodeName,
-                    gpuGroups: [...q.gpuGroups],
-                    gpuDevices: [...q.gpuDevices],
-                  };
-          }
-        }),
-      };
+      const pods = spec.pods.map((p): PodSpec => {
+        const q = after.get(p.uid);
+        if (!q) return p;
+        switch (q.status) {
+          case "Binding":
+            return {
+              ...p,
+              status: "Running",
+              node: q.nodeName,
+              gpuGroups: [...q.gpuGroups],
+              gpuDevices: [...q.gpuDevices],
+            };
+          // Pending again; a pipelined pod nominated to its node, as the scheduler marks it (scored first there).
+          case "Pipelined":
+          case "Releasing":
+            return {
+              ...p,
+              status: "Pending",
+              node: null,
+              gpuGroups: [],
+              gpuDevices: [],
+              nominatedNode: q.status === "Pipelined" ? q.nodeName : null,
+            };
+          default:
+            return q.status === p.status && q.nodeName === p.node
+              ? p
+              : {
+                  ...p,
+                  status: q.status,
+                  node: q.nodeName,
+                  gpuGroups: [...q.gpuGroups],
+                  gpuDevices: [...q.gpuDevices],
+                };
+        }
+      });
+      // allocate stamps a job's first bind with the session's `now`; stalegangeviction
+      // starts (or clears) the grace clock of a gang below its minimum.
+      const same =
+        job.lastStartAt === spec.lastStartAt &&
+        job.staleSince === spec.staleSince &&
+        pods.every((p, i) => p === spec.pods[i]);
+      // An unchanged job keeps its spec object: the next session may carry it (SessionCarry).
+      return same ? spec : { ...spec, lastStartAt: job.lastStartAt, staleSince: job.staleSince, pods };
     }),
   };
 }

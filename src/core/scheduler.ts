@@ -6,16 +6,20 @@ import type { JobOutcome, QueueShare, SessionResult } from "./api/result.js";
 import type { PodStatus, Snapshot } from "./api/spec.js";
 import { type SchedulerConfig, configuredPlugins, defaultSchedulerConfig } from "./framework/config.js";
 import { Session } from "./framework/session.js";
+import type { SessionCarry } from "./framework/session-carry.js";
 import { type PluginRegistry, defaultPluginRegistry } from "./plugins/registry.js";
 
 export interface RunOptions {
   registry?: PluginRegistry;
+  /** The previous session's jobs on the same cluster, used again where untouched; the
+   * session's own are kept in it for the next. */
+  carry?: SessionCarry;
 }
 
 /** Build and open a session (plugins registered, no action run yet). */
 export function openSession(snapshot: Snapshot, config: SchedulerConfig, opts: RunOptions = {}): Session {
   const registry = opts.registry ?? defaultPluginRegistry();
-  const ssn = new Session(snapshot, config);
+  const ssn = new Session(snapshot, config, opts.carry);
   ssn.open(configuredPlugins(config).map((p) => registry.create(p.name, p.arguments ?? {})));
   return ssn;
 }
@@ -29,6 +33,7 @@ export function runSession(
   for (const name of config.actions) createAction(name).execute(ssn);
   const result = sessionResult(ssn);
   ssn.close();
+  opts.carry?.keep(ssn.jobs);
   return result;
 }
 

@@ -3,13 +3,17 @@
 // unless it is listed in known-failures.json with a reason, and a listed case that
 // starts passing fails the suite until it is taken off the list. Each case runs twice:
 // with fleetq's defaults (victim searches bounded per cycle) and with KAI's own
-// unbounded search, and must give the same verdict both ways.
+// unbounded search, and must give the same verdict both ways. Each case's session is also run
+// again with the jobs the first one left untouched carried over (SessionCarry): it must
+// decide exactly the same.
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { findScenarioFiles, readScenario } from "../../src/simulate/files.js";
 import { runScenario } from "../../src/simulate/run.js";
+import { scenarioConfig, scenarioSnapshot } from "../../src/simulate/to-snapshot.js";
+import { SessionCarry, runSession } from "../../src/core/index.js";
 import type { Scenario } from "../../src/simulate/scenario.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -52,5 +56,15 @@ if (!existsSync(root)) {
           }
         });
       }
+
+    for (const file of files)
+      it(`${file} (carried)`, () => {
+        const scenario = readScenario(join(root, file));
+        const snapshot = scenarioSnapshot(scenario);
+        const cfg = scenarioConfig(scenario);
+        const carry = new SessionCarry();
+        const first = runSession(snapshot, cfg, { carry });
+        expect(runSession(snapshot, cfg, { carry })).toEqual(first);
+      });
   });
 }

@@ -4,7 +4,7 @@
 // check runs every time, the cache cycles ran from), a cycle from the cache decides exactly what
 // a cycle from a full load decides, and a refresh with nothing changed says so.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultSchedulerConfig, runSession } from "../../src/core/index.js";
+import { defaultSchedulerConfig, runSession, SessionCarry } from "../../src/core/index.js";
 import {
   assignJobCluster,
   type CachedCluster,
@@ -56,12 +56,21 @@ const comparable = (l: LoadedSnapshot) => ({
   pods: [...l.rows.pods.entries()].sort(([a], [b]) => (a < b ? -1 : 1)),
 });
 
-/** A cycle from `cache`: its session decides exactly what a session on a fresh full load decides. */
+/** Per cache and cluster, the jobs of its last session, as a worker carries them. */
+const carries = new WeakMap<ClusterCache, Map<string, SessionCarry>>();
+
+/** A cycle from `cache` (with the jobs its last session carried): its session decides exactly
+ * what a session on a fresh full load decides. */
+
 async function cycle(cache: ClusterCache, cluster: string): Promise<void> {
   const now = Date.now();
   const view = await cache.refresh(cluster, { now });
   const fresh = await loadSnapshot(t.db.prisma, cluster, { now });
-  const result = runSession(view.snapshot, defaultSchedulerConfig());
+  let byCluster = carries.get(cache);
+  if (!byCluster) carries.set(cache, (byCluster = new Map()));
+  let carry = byCluster.get(cluster);
+  if (!carry) byCluster.set(cluster, (carry = new SessionCarry()));
+  const result = runSession(view.snapshot, defaultSchedulerConfig(), { carry });
   expect(result, `a cycle on ${cluster} from the cache`).toEqual(
     runSession(fresh.snapshot, defaultSchedulerConfig()),
   );

@@ -57,6 +57,7 @@ function cycleDeps(config: SchedulerConfig, dispatcher: BindDispatcher): CycleDe
     log: silent,
     cache: new ClusterCache(t.store),
     memory: new Map(),
+    carries: new Map(),
     searchCursors: new SearchCursorStore(redis, prefix, silent),
   };
 }

@@ -62,6 +62,7 @@ const worker = (id: string): CycleDeps => ({
   log: silent,
   cache: new ClusterCache(t.store),
   memory: new Map(),
+  carries: new Map(),
   searchCursors: new SearchCursorStore(redis, prefix, silent),
 });
 

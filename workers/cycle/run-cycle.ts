@@ -6,7 +6,7 @@
 // Recorded as metrics and, when it did something or failed, as a "cycle.completed"/"cycle.failed"
 // event whose message carries its start and end.
 import type { Logger } from "pino";
-import { runSession, type SchedulerConfig, type SessionResult } from "../../src/core/index.js";
+import { runSession, type SchedulerConfig, SessionCarry, type SessionResult } from "../../src/core/index.js";
 import {
   type ClusterCache,
   type CommitResult,
@@ -46,6 +46,9 @@ export interface CycleDeps {
   cache: ClusterCache;
   /** Per cluster, what this process's last cycle decided on (skip-check.ts). */
   memory: Map<string, CycleMemory>;
+  /** Per cluster, the jobs of this process's last session there, for the next (the cached
+   * view hands unchanged jobs over as the same spec objects). */
+  carries: Map<string, SessionCarry>;
   /** The victim searches the last cycle's budget stopped, per cluster. */
   searchCursors: SearchCursorStore;
 }
@@ -138,7 +141,9 @@ async function decideAndCommit(
     snapshot.searchCursors = cursors;
     t.loadMs += performance.now() - started;
     started = performance.now();
-    const result = runSession(snapshot, deps.config);
+    let carry = deps.carries.get(cluster);
+    if (!carry) deps.carries.set(cluster, (carry = new SessionCarry()));
+    const result = runSession(snapshot, deps.config, { carry });
     t.sessionMs += performance.now() - started;
     stoppedSearches.set({ cluster }, result.searchCursors.length);
     for (const outcome of result.jobs) {

@@ -74,6 +74,23 @@ export class PodInfo {
     this.gpuDevices = spec.gpuDevices?.length ? [...spec.gpuDevices] : NO_DEVICES;
   }
 
+  /** Every mutable field back to what the constructor gives it (a pod carried into the next
+   * session, where its node adds it again). */
+  reset(): void {
+    const spec = this.spec;
+    this.status = spec.status;
+    this.nodeName = spec.node;
+    this.gpuGroups = spec.gpuGroups.length ? [...spec.gpuGroups] : NO_GROUPS;
+    this.gpuDevices = spec.gpuDevices?.length ? [...spec.gpuDevices] : NO_DEVICES;
+    this.isVirtual = false;
+    this.receivedType = "none";
+    this.acceptedGpus = 0;
+    this.hasAccepted = false;
+    this.acceptedCpu = 0;
+    this.acceptedMemory = 0;
+    this.acceptedGpuMemory = 0;
+  }
+
   private shapeKey: string | null = null;
 
   /** Everything of the spec but identity and state: pods with equal keys score nodes alike. */

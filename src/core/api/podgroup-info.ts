@@ -107,6 +107,8 @@ export class JobInfo {
   readonly fitErrors: string[] = [];
   /** Bumped on every status change; caches keyed on it stay valid while it holds. */
   version = 0;
+  /** `version` when the session opened: a job whose version moved had a pod change status. */
+  private openedAt = 0;
 
   constructor(spec: PodGroupSpec) {
     this.spec = spec;
@@ -276,4 +278,25 @@ export class JobInfo {
   addFitError(message: string): void {
     this.fitErrors.push(message);
   }
+
+  /** No pod changed status since the session opened: its counters still hold for its spec. */
+  get untouched(): boolean {
+    return this.version === this.openedAt;
+  }
+
+  /**
+   * Make an untouched job of an ended session the job its spec gives, for the next session:
+   * what a session sets besides pod statuses is reset, and the version moves to a value no
+   * cache keyed on this job has seen (what they hold was computed in another session).
+   */
+  renew(): void {
+    this.version = this.openedAt = ++renewals;
+    this.fitErrors.length = 0;
+    this.lastStartAt = this.spec.lastStartAt;
+    this.staleSince = this.spec.staleSince;
+    for (const p of this.pods) p.reset();
+  }
 }
+
+/** Versions given to renewed jobs: above any a job reaches by status changes in between. */
+let renewals = 2 ** 40;

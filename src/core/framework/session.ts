@@ -7,7 +7,7 @@ import { NodeInfo } from "../api/node-info.js";
 import { PodInfo } from "../api/pod-info.js";
 import { QueueInfo } from "../api/queue-info.js";
 import type { ActionName, Eviction, Placement, QueueShare } from "../api/result.js";
-import type { PodStatus, Snapshot, TopologySpec } from "../api/spec.js";
+import type { PodGroupSpec, PodStatus, Snapshot, TopologySpec } from "../api/spec.js";
 import { isActiveUsed } from "../api/status.js";
 import type {
   AttemptNodeScore,
@@ -34,6 +34,7 @@ import type {
 import type { SchedulerConfig, SessionParams } from "./config.js";
 import { TaskFitErrors } from "./fit-errors.js";
 import { SearchCursors } from "./search-cursors.js";
+import type { SessionCarry } from "./session-carry.js";
 import { NodeOrdering } from "./node-ordering.js";
 import type { Scenario } from "./scenario.js";
 import { Statement } from "./statement.js";
@@ -56,6 +57,12 @@ const inNameOrder = (pods: readonly PodInfo[]): boolean => {
   return true;
 };
 const OK: SchedulableResult = { schedulable: true };
+
+function newJob(spec: PodGroupSpec): JobInfo {
+  const job = new JobInfo(spec);
+  for (const p of spec.pods) job.addPod(new PodInfo(p, job.uid));
+  return job;
+}
 
 export class Session {
   readonly now: number;
@@ -115,7 +122,8 @@ export class Session {
   /** Every node change, in order (node orders catch up from it). */
   readonly nodeChanges: NodeInfo[] = [];
 
-  constructor(snapshot: Snapshot, config: SchedulerConfig) {
+  /** `carry`: the jobs of the previous session on the same cluster, used again where untouched. */
+  constructor(snapshot: Snapshot, config: SchedulerConfig, carry?: SessionCarry) {
     this.now = snapshot.now;
     this.config = config;
     this.params = config.session;
@@ -134,12 +142,11 @@ export class Session {
     this.buildQueues(snapshot);
     // Placed pods per node (by node index), added in name order (ties: snapshot order).
     const onNode: (PodInfo[] | undefined)[] = new Array(this.nodes.length);
+    carry?.opening();
     for (const spec of snapshot.jobs) {
-      const job = new JobInfo(spec);
+      const job = carry?.take(spec) ?? newJob(spec);
       this.jobs.set(job.uid, job);
-      for (const p of spec.pods) {
-        const pod = new PodInfo(p, job.uid);
-        job.addPod(pod);
+      for (const pod of job.pods) {
         if (pod.nodeName && isActiveUsed(pod.status)) {
           const node = this.nodeByName.get(pod.nodeName);
           if (!node) continue;

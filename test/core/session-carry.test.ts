@@ -1,0 +1,84 @@
+// A session opened with the previous session's jobs (SessionCarry) decides exactly what a
+// session built from the snapshot alone decides: over consecutive cycles of seeded random
+// clusters, with jobs changed, added and removed between cycles, unbounded and bounded
+// victim searches, and the carry used across changes of configuration.
+import { describe, expect, it } from "vitest";
+import { createAction } from "../../src/core/actions/registry.js";
+import {
+  type ActionName,
+  type PodGroupSpec,
+  type SchedulerConfig,
+  SessionCarry,
+  type Snapshot,
+  advanceSnapshot,
+  openSession,
+  runSession,
+  sessionResult,
+} from "../../src/core/index.js";
+import { config } from "./actions/snapshots.js";
+import { generate, prng } from "./actions/random-snapshots.js";
+
+const ACTIONS: ActionName[] = ["allocate", "consolidation", "reclaim", "preempt", "stalegangeviction"];
+const CASES = 150;
+
+/** The session without a carry, and the snapshot of the next cycle. */
+function fresh(snapshot: Snapshot, cfg: SchedulerConfig) {
+  const ssn = openSession(snapshot, cfg);
+  for (const a of cfg.actions) createAction(a).execute(ssn);
+  const result = sessionResult(ssn);
+  ssn.close();
+  return { result, next: advanceSnapshot(snapshot, ssn, result, 10_000) };
+}
+
+/** Between cycles, what the cluster's users do: a job's priority changed, one gone, one back. */
+function change(snapshot: Snapshot, rnd: () => number, removed: PodGroupSpec[]): Snapshot {
+  const jobs = [...snapshot.jobs];
+  const r = rnd();
+  if (r < 0.25 && jobs.length) {
+    const i = Math.floor(rnd() * jobs.length);
+    jobs[i] = { ...jobs[i]!, priority: jobs[i]!.priority + 1 };
+  } else if (r < 0.4 && jobs.length > 1) {
+    removed.push(...jobs.splice(Math.floor(rnd() * jobs.length), 1));
+  } else if (r < 0.55 && removed.length) {
+    jobs.push(removed.pop()!);
+  }
+  return { ...snapshot, jobs };
+}
+
+describe("SessionCarry", () => {
+  it("decides exactly what a session without it decides, cycle after cycle", () => {
+    const configs = [config(ACTIONS), config(ACTIONS, { maxScenariosPerJob: 1, maxScenariosPerAction: 3 })];
+    let carried = 0;
+    let jobs = 0;
+    for (let seed = 1; seed <= CASES; seed++) {
+      const rnd = prng(seed * 7919);
+      let snapshot = generate(seed).snapshot;
+      const carry = new SessionCarry();
+      const removed: PodGroupSpec[] = [];
+      for (let cycle = 1; cycle <= 5; cycle++) {
+        const cfg = configs[(seed + cycle) % configs.length]!;
+        const expected = fresh(snapshot, cfg);
+        const withCarry = runSession(snapshot, cfg, { carry });
+        expect(withCarry, `seed ${seed} cycle ${cycle}`).toEqual(expected.result);
+        carried += carry.carried;
+        jobs += snapshot.jobs.length;
+        // Once more on the very same snapshot: every job the last session left untouched is carried.
+        expect(runSession(snapshot, cfg, { carry }), `seed ${seed} cycle ${cycle}, again`).toEqual(
+          expected.result,
+        );
+        snapshot = change(expected.next, rnd, removed);
+      }
+    }
+    // The carry must actually be used, or this proves nothing.
+    expect(carried / jobs).toBeGreaterThan(0.3);
+  });
+
+  it("builds a job anew when its spec is a new object, even with equal content", () => {
+    const { snapshot } = generate(3);
+    const cfg = config(ACTIONS);
+    const carry = new SessionCarry();
+    runSession(snapshot, cfg, { carry });
+    runSession({ ...snapshot, jobs: snapshot.jobs.map((j) => ({ ...j })) }, cfg, { carry });
+    expect(carry.carried).toBe(0);
+  });
+});
