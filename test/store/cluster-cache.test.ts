@@ -66,10 +66,10 @@ async function cycle(cache: ClusterCache, cluster: string): Promise<void> {
   const now = Date.now();
   const view = await cache.refresh(cluster, { now });
   const fresh = await loadSnapshot(t.db.prisma, cluster, { now });
-  let byCluster = carries.get(cache);
-  if (!byCluster) carries.set(cache, (byCluster = new Map()));
-  let carry = byCluster.get(cluster);
-  if (!carry) byCluster.set(cluster, (carry = new SessionCarry()));
+  const byCluster = carries.get(cache) ?? new Map<string, SessionCarry>();
+  carries.set(cache, byCluster);
+  const carry = byCluster.get(cluster) ?? new SessionCarry();
+  byCluster.set(cluster, carry);
   const result = runSession(view.snapshot, defaultSchedulerConfig(), { carry });
   expect(result, `a cycle on ${cluster} from the cache`).toEqual(
     runSession(fresh.snapshot, defaultSchedulerConfig()),

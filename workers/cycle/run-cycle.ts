@@ -141,8 +141,8 @@ async function decideAndCommit(
     snapshot.searchCursors = cursors;
     t.loadMs += performance.now() - started;
     started = performance.now();
-    let carry = deps.carries.get(cluster);
-    if (!carry) deps.carries.set(cluster, (carry = new SessionCarry()));
+    const carry = deps.carries.get(cluster) ?? new SessionCarry();
+    deps.carries.set(cluster, carry);
     const result = runSession(snapshot, deps.config, { carry });
     t.sessionMs += performance.now() - started;
     stoppedSearches.set({ cluster }, result.searchCursors.length);
