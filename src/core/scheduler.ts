@@ -61,21 +61,23 @@ export function sessionResult(ssn: Session): SessionResult {
   const jobs: JobOutcome[] = [];
   for (const job of ssn.jobs.values()) {
     const podStatuses: Partial<Record<PodStatus, number>> = {};
-    for (const p of job.pods) {
-      podStatuses[p.status] = (podStatuses[p.status] ?? 0) + 1;
-      const changed =
-        p.status !== p.spec.status ||
-        p.nodeName !== p.spec.node ||
-        !sameGroups(p.gpuGroups, p.spec.gpuGroups);
-      if (changed)
-        pods.push({
-          job: job.uid,
-          pod: p.uid,
-          status: p.status,
-          node: p.nodeName,
-          gpuGroups: [...p.gpuGroups],
-        });
-    }
+    for (const p of job.pods) podStatuses[p.status] = (podStatuses[p.status] ?? 0) + 1;
+    // No pod of an untouched job changed status, so none moved either.
+    if (!job.untouched)
+      for (const p of job.pods) {
+        const changed =
+          p.status !== p.spec.status ||
+          p.nodeName !== p.spec.node ||
+          !sameGroups(p.gpuGroups, p.spec.gpuGroups);
+        if (changed)
+          pods.push({
+            job: job.uid,
+            pod: p.uid,
+            status: p.status,
+            node: p.nodeName,
+            gpuGroups: [...p.gpuGroups],
+          });
+      }
     jobs.push({
       uid: job.uid,
       podStatuses,
