@@ -58,11 +58,12 @@ export class JobsOrderByQueues {
     const o = this.opts;
     // A capped leaf drops by position on overflow: the layout matters there, so no staging.
     if (o.maxJobsQueueDepth === undefined || o.maxJobsQueueDepth < 0) this.staged = new Map();
+    // Cheapest first: most jobs of a busy cluster have no pending pod.
     for (const job of jobs) {
-      if (o.filterUnready && !job.isReadyForScheduling) continue;
       if (o.filterNonPending && job.countOf("Pending") === 0) continue;
       if (o.filterNonPreemptible && !job.preemptible) continue;
       if (o.filterNonActiveAllocated && job.numActiveAllocated === 0) continue;
+      if (o.filterUnready && !job.isReadyForScheduling) continue;
       const q = this.ssn.queues.get(job.queue);
       if (!q || !q.isLeaf) continue;
       if (q.parent && !this.ssn.queues.has(q.parent)) continue;
