@@ -140,7 +140,8 @@ interface DbPod {
   cluster: string | null;
   node: string | null;
   queue: string;
-  min_member: number;
+  /** The job's gang minimum less its pods that already succeeded (they count toward it). */
+  min_left: number;
   cpu_millis: number;
   memory: string;
   gpus: number;
@@ -198,7 +199,10 @@ export class Checker {
     try {
       const r = await client.query<DbPod>(
         `SELECT p.job_id AS job, p.name AS pod, p.state, j.cluster_name AS cluster, p.node_name AS node,
-                j.queue_name AS queue, j.min_member, p.cpu_millis, p.memory::text, p.gpus, p.gpu_fraction,
+                j.queue_name AS queue,
+                j.min_member - (SELECT count(*) FROM pod s WHERE s.job_id = j.id AND s.state = 'SUCCEEDED')::int
+                  AS min_left,
+                p.cpu_millis, p.memory::text, p.gpus, p.gpu_fraction,
                 p.gpu_memory, p.gpu_groups, p.gpu_devices
            FROM pod p JOIN job j ON j.id = p.job_id
           WHERE p.state IN ('BINDING', 'RUNNING', 'RELEASING')`,
@@ -348,9 +352,10 @@ export class Checker {
       if (n > LIMITED_QUEUE_GPUS) this.violations.limitBreaches.add(`${LIMITED_QUEUE}@${cluster}`);
   }
 
-  /** Gangs with some but fewer than their minimum pods running, for longer than the grace. */
+  /** Gangs with some but fewer than their minimum pods running (those that succeeded count),
+   * for longer than the grace. */
   private checkGangs(running: ClusterPod[], db: DbPod[]): void {
-    const minMember = new Map(db.map((p) => [p.job, p.min_member]));
+    const minMember = new Map(db.map((p) => [p.job, p.min_left]));
     const runningPods = new Map<string, number>();
     for (const p of running) runningPods.set(p.job, (runningPods.get(p.job) ?? 0) + 1);
     const now = Date.now();
