@@ -5,6 +5,8 @@
 //   npm run bench:faults -- [--minutes N] [--rate R] [--only a,b] [--json]
 // --minutes: the load time spread over the faults (default 10; the agent is cut off for 60 s
 // from 10 minutes on, for less in shorter runs). --json: one JSON line per fault, then a summary.
+// --keep: when a count is not 0, the topology stays up (its database and Redis URLs printed)
+// until interrupted, to look into it. Stuck jobs are always described on stderr.
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { Checker } from "../test/helpers/topology/checks.js";
@@ -18,6 +20,7 @@ const { values: opt } = parseArgs({
     rate: { type: "string", default: "20" },
     only: { type: "string" },
     json: { type: "boolean", default: false },
+    keep: { type: "boolean", default: false },
   },
 });
 const MINUTES = Number(opt.minutes);
@@ -68,19 +71,29 @@ try {
     });
     results.push(r);
     if (opt.json) {
-      const { details: _, ...row } = r;
+      const { details: _, stuckJobs: __, ...row } = r;
       console.log(JSON.stringify(row));
     }
     say(
       `  ${r.submissions} submissions; lost ${r.jobsLost}, stuck ${r.jobsStuck}, bound twice ${r.podsBoundTwice}, over-committed ${r.overcommittedNodes}, partial gangs ${r.partialGangs}, limit breaches ${r.limitBreaches}, ghosts ${r.ghostPods}; first bind ${fmt(r.firstBindSeconds)} s, recovered in ${fmt(r.recoverySeconds)} s`,
     );
     for (const d of r.details) say(`    ${d}`);
+    if (r.stuckJobs.length) say(`  stuck jobs:\n${r.stuckJobs.map((l) => `    ${l}`).join("\n")}`);
   }
-} finally {
+} catch (err) {
   await stopAll();
+  throw err;
 }
 
 const broken = results.flatMap((r) => failures(r).map((f) => `${r.fault} ${f}`));
+if (opt.keep && broken.length) {
+  await checker.stop();
+  say(
+    `kept up until interrupted: database ${topology.databaseUrl}, redis ${topology.redis.url}, files ${topology.dir}`,
+  );
+  await new Promise(() => {});
+}
+await stopAll();
 const summary = {
   summary: true,
   faults: results.length,

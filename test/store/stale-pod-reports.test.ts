@@ -8,7 +8,7 @@ import { reportPodStatus } from "../../src/store/operations/report-pods.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { runCycle } from "../helpers/cycle.js";
 import type { TestStore } from "../helpers/store.js";
-import { admin, agentOfC1, job, storeWithC1 } from "./fixtures.js";
+import { addGpuCluster, admin, agentOfC1, job, storeWithC1 } from "./fixtures.js";
 
 let t: TestStore;
 
@@ -60,4 +60,37 @@ it("late RUNNING reports put neither a releasing pod nor one pipelined onto its 
   expect((await podsOf(old.id)).map((p) => [p.state, p.nodeName])).toEqual([["RELEASING", "n1"]]);
   expect((await podsOf(next.id)).map((p) => [p.state, p.nodeName])).toEqual([["PIPELINED", "n1"]]);
   expect(await gpusHeldOnN1()).toBe(8);
+});
+
+it("a late report that a pod left its node does not take it off the node it is being bound to anew", async () => {
+  await addGpuCluster(t.store, "c2");
+  const agent = { name: "agent:c2" };
+  const { job: j } = await submitJob(
+    t.store,
+    admin,
+    job({
+      name: "moved",
+      cluster: "c2",
+      tasks: [{ name: "w", replicas: 1, resources: { cpu: 1000, memory: "1Gi", gpu: 1 } }],
+    }),
+  );
+  await runCycle(t.store, "c2");
+  await reportPodStatus(t.store, agent, {
+    cluster: "c2",
+    updates: [{ job: j.id, pod: "w-0", state: "RUNNING" }],
+  });
+  // Evicted, it waits again and the next cycle binds it anew.
+  const left = { job: j.id, pod: "w-0", state: "PENDING" as const, message: "evicted from n1" };
+  await reportPodStatus(t.store, agent, { cluster: "c2", updates: [left] });
+  await runCycle(t.store, "c2");
+  expect((await podsOf(j.id)).map((p) => [p.state, p.nodeName])).toEqual([["BINDING", "n1"]]);
+
+  // The report of that eviction comes again (the agent's report lane retried it, or it came after
+  // the eviction's result) while the new bind is on its way: it is about the run before, and the
+  // pod stays bound — taken off its node, it would be bound a second time.
+  await reportPodStatus(t.store, agent, { cluster: "c2", updates: [left] });
+  expect((await podsOf(j.id)).map((p) => [p.state, p.nodeName])).toEqual([["BINDING", "n1"]]);
+  await runCycle(t.store, "c2");
+  const binds = await t.db.prisma.bindRequest.count({ where: { jobId: j.id, kind: "BIND" } });
+  expect(binds).toBe(2);
 });

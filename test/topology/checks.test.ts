@@ -35,7 +35,7 @@ const booksRow = (node: string) => ({
   cluster: "west",
   node,
   queue: "team-a",
-  min_member: 1,
+  min_left: 1,
   cpu_millis: 1000,
   memory: String(2 ** 30),
   gpus: 1,

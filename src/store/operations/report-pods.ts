@@ -50,7 +50,8 @@ function staleRunReport(current: PodState, reported: PodState): boolean {
 /**
  * Applies pod phases. A finished pod stays finished (late reports are ignored); a pod reported
  * PENDING is off its node (evicted or lost) and waits to be placed again — unless its job was
- * cancelled or stopped (FAILED), then it ends FAILED. A pod the books hold on no node is not put
+ * cancelled or stopped (FAILED), then it ends FAILED, or it is BINDING with its bind still on its
+ * way (the report is of an earlier run). A pod the books hold on no node is not put
  * back on one by a report that it runs, and a releasing pod stays releasing (staleRunReport).
  * Returns how many pods changed.
  */
@@ -83,10 +84,13 @@ export async function reportPodStatus(
         state: PodState;
         nodeName: string | null;
         message: string | null;
+        bindInFlight: boolean;
       }[]
     >`
       SELECT DISTINCT p.id::text AS id, p.job_id::text AS "jobId", p.name, p.state::text AS state,
-        p.node_name AS "nodeName", p.message
+        p.node_name AS "nodeName", p.message,
+        EXISTS (SELECT 1 FROM bind_request b WHERE b.pod_id = p.id AND b.kind = 'BIND'
+                  AND b.state IN ('PENDING', 'DISPATCHED')) AS "bindInFlight"
       FROM jsonb_to_recordset(${named}::jsonb) AS v(job uuid, pod text)
       JOIN pod p ON p.job_id = v.job AND p.name = v.pod`;
     const podByKey = new Map(pods.map((p) => [`${p.jobId}/${p.name}`, p]));
@@ -101,6 +105,10 @@ export async function reportPodStatus(
       const current = changes.get(pod.id)?.state ?? pod.state;
       if (TERMINAL_POD_STATES.includes(current)) return;
       if (staleRunReport(current, u.state)) return;
+      // A pod being bound anew whose bind is not carried out yet: a report that it left its node
+      // is about an earlier run (its eviction's report, late or retried). The bind's own result
+      // says what became of this one.
+      if (u.state === "PENDING" && current === "BINDING" && pod.bindInFlight) return;
       let state: PodState = u.state;
       let message = u.message ?? null;
       // Off its node for good: the job was cancelled or stopped (its run-time limit).

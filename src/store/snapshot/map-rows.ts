@@ -198,6 +198,10 @@ function podSpec(p: PodRecord, task: TaskRecord, namespace: string, grouped: boo
 /**
  * A finished (e.g. cancelled) job appears only through the pods that still hold node resources,
  * as a plain gang of exactly those pods, so the session accounts for them and schedules nothing.
+ * An unfinished job's pods that already succeeded count toward its gang minimum (and a
+ * sub-group's), as they do for its state (deriveJobState): a gang some of whose pods finished
+ * while the others were evicted waits for the rest of its minimum only, not for one the pods it
+ * has left could never meet.
  */
 export function jobSpec(
   job: JobRecord,
@@ -210,6 +214,10 @@ export function jobSpec(
     podOrder,
   );
   const subGroups = finished ? [] : job.subGroups;
+  const succeeded = finished ? [] : pods.filter((p) => p.state === "SUCCEEDED");
+  const lessSucceeded = (min: number, n: number) => (n > 0 ? Math.max(1, min - n) : min);
+  const succeededIn = (group: string) =>
+    succeeded.filter((p) => tasks.get(p.taskName)?.subGroup === group).length;
   return {
     uid: job.id,
     name: job.name,
@@ -217,13 +225,13 @@ export function jobSpec(
     queue: job.queueName,
     priority: job.priority,
     preemptible: job.preemptible,
-    minMember: finished ? included.length : job.minMember,
+    minMember: finished ? included.length : lessSucceeded(job.minMember, succeeded.length),
     createdAt: job.createdAt,
     lastStartAt: job.lastStartAt,
     staleSince: job.staleSince,
     subGroups: subGroups.map((g) => ({
       name: g.name,
-      minMember: g.minMember,
+      minMember: lessSucceeded(g.minMember, succeededIn(g.name)),
       parent: g.parent,
       topology: topologies.constraint(g.topology),
     })),

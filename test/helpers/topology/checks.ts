@@ -140,7 +140,8 @@ interface DbPod {
   cluster: string | null;
   node: string | null;
   queue: string;
-  min_member: number;
+  /** The job's gang minimum less its pods that already succeeded (they count toward it). */
+  min_left: number;
   cpu_millis: number;
   memory: string;
   gpus: number;
@@ -198,7 +199,10 @@ export class Checker {
     try {
       const r = await client.query<DbPod>(
         `SELECT p.job_id AS job, p.name AS pod, p.state, j.cluster_name AS cluster, p.node_name AS node,
-                j.queue_name AS queue, j.min_member, p.cpu_millis, p.memory::text, p.gpus, p.gpu_fraction,
+                j.queue_name AS queue,
+                j.min_member - (SELECT count(*) FROM pod s WHERE s.job_id = j.id AND s.state = 'SUCCEEDED')::int
+                  AS min_left,
+                p.cpu_millis, p.memory::text, p.gpus, p.gpu_fraction,
                 p.gpu_memory, p.gpu_groups, p.gpu_devices
            FROM pod p JOIN job j ON j.id = p.job_id
           WHERE p.state IN ('BINDING', 'RUNNING', 'RELEASING')`,
@@ -348,9 +352,10 @@ export class Checker {
       if (n > LIMITED_QUEUE_GPUS) this.violations.limitBreaches.add(`${LIMITED_QUEUE}@${cluster}`);
   }
 
-  /** Gangs with some but fewer than their minimum pods running, for longer than the grace. */
+  /** Gangs with some but fewer than their minimum pods running (those that succeeded count),
+   * for longer than the grace. */
   private checkGangs(running: ClusterPod[], db: DbPod[]): void {
-    const minMember = new Map(db.map((p) => [p.job, p.min_member]));
+    const minMember = new Map(db.map((p) => [p.job, p.min_left]));
     const runningPods = new Map<string, number>();
     for (const p of running) runningPods.set(p.job, (runningPods.get(p.job) ?? 0) + 1);
     const now = Date.now();
@@ -460,6 +465,95 @@ export async function backlog(topology: Topology): Promise<number> {
       "SELECT count(*)::int AS n FROM job WHERE state IN ('PENDING', 'ADMITTED')",
     );
     return r.rows[0]!.n;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Why each of these jobs (ids) is not progressing, one block of lines per job: its row, its pods,
+ * its BindRequests, its latest events, its cluster and its queue's quotas from the database, and
+ * what the clusters run of it.
+ */
+export async function describeJobs(topology: Topology, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const client = dbClient(topology.databaseUrl);
+  await client.connect();
+  const ts = (d: Date | null) => (d ? d.toISOString().slice(11, 23) : "—");
+  try {
+    const jobs = (
+      await client.query(
+        `SELECT id::text, name, queue_name, requested_cluster, cluster_name, state::text, min_member,
+                pending_reason, created_at, admitted_at, started_at, stale_since, last_start_at
+           FROM job WHERE id = ANY($1::uuid[]) ORDER BY created_at`,
+        [ids],
+      )
+    ).rows;
+    const pods = groupBy(
+      (
+        await client.query(
+          `SELECT job_id::text AS job, name, state::text, node_name, gpus, gpu_fraction, gpu_memory,
+                  message, updated_at
+             FROM pod WHERE job_id = ANY($1::uuid[]) ORDER BY name`,
+          [ids],
+        )
+      ).rows,
+      (r) => r.job as string,
+    );
+    const binds = groupBy(
+      (
+        await client.query(
+          `SELECT b.job_id::text AS job, p.name AS pod, b.kind::text, b.state::text, b.node_name,
+                  b.attempts, b.last_error, b.generation::text, b.created_at, b.dispatched_at, b.completed_at
+             FROM bind_request b JOIN pod p ON p.id = b.pod_id
+            WHERE b.job_id = ANY($1::uuid[]) ORDER BY b.created_at`,
+          [ids],
+        )
+      ).rows,
+      (r) => r.job as string,
+    );
+    const events = groupBy(
+      (
+        await client.query(
+          `SELECT job_id::text AS job, at, kind, message FROM (
+             SELECT e.*, row_number() OVER (PARTITION BY job_id ORDER BY id DESC) AS n
+               FROM event e WHERE job_id = ANY($1::uuid[])) x
+            WHERE n <= 8 ORDER BY id`,
+          [ids],
+        )
+      ).rows,
+      (r) => r.job as string,
+    );
+    const clusters = (
+      await client.query("SELECT name, state::text, heartbeat_at, generation::text, cordoned FROM cluster")
+    ).rows;
+    const quotas = (
+      await client.query(
+        'SELECT queue_name, scope, resource::text, deserved, "limit", over_quota_weight FROM queue_quota ORDER BY 1, 2, 3',
+      )
+    ).rows;
+    const running = groupBy(clusterPods(topology), (p) => p.job);
+    const lines = [
+      `clusters: ${clusters.map((c) => `${c.name} ${c.state}${c.cordoned ? " cordoned" : ""} (heartbeat ${ts(c.heartbeat_at)}, generation ${c.generation})`).join("; ")}`,
+      `quotas: ${quotas.map((q) => `${q.queue_name}@${q.scope} ${q.resource} deserved ${q.deserved ?? "—"} limit ${q.limit ?? "—"} weight ${q.over_quota_weight ?? "—"}`).join("; ")}`,
+    ];
+    for (const j of jobs) {
+      lines.push(
+        `job ${j.id} (${j.name}) ${j.state} queue ${j.queue_name}, cluster ${j.cluster_name ?? "—"}${j.requested_cluster ? ` (asked ${j.requested_cluster})` : ""}, min ${j.min_member}; created ${ts(j.created_at)}, admitted ${ts(j.admitted_at)}, started ${ts(j.started_at)}, last start ${ts(j.last_start_at)}, stale since ${ts(j.stale_since)}; pending reason ${JSON.stringify(j.pending_reason)}`,
+      );
+      for (const p of pods.get(j.id) ?? [])
+        lines.push(
+          `  pod ${p.name} ${p.state} on ${p.node_name ?? "—"} (gpus ${p.gpus}, fraction ${p.gpu_fraction}, memory ${p.gpu_memory}) updated ${ts(p.updated_at)}${p.message ? `: ${p.message}` : ""}`,
+        );
+      for (const b of binds.get(j.id) ?? [])
+        lines.push(
+          `  ${b.kind} ${b.pod} → ${b.node_name} ${b.state} (attempts ${b.attempts}, generation ${b.generation}) created ${ts(b.created_at)}, dispatched ${ts(b.dispatched_at)}, completed ${ts(b.completed_at)}${b.last_error ? `: ${b.last_error}` : ""}`,
+        );
+      for (const p of running.get(j.id) ?? [])
+        lines.push(`  runs in ${p.cluster}: ${p.pod} on ${p.node} since ${ts(new Date(p.startedAt))}`);
+      for (const e of events.get(j.id) ?? []) lines.push(`  event ${ts(e.at)} ${e.kind}: ${e.message}`);
+    }
+    return lines;
   } finally {
     await client.end();
   }

@@ -1,7 +1,7 @@
 // One fault under load: a steady load starts, runs a while (the backlog it makes is the
 // normal one), the fault is injected, the load goes on; then the load stops, everything settles,
 // and the checks run. The result is one row of the fault run's table.
-import { accountJobs, backlog, type Checker, firstBindAfter } from "./checks.js";
+import { accountJobs, backlog, type Checker, describeJobs, firstBindAfter } from "./checks.js";
 import type { Fault } from "./faults.js";
 import { LoadGenerator } from "./load.js";
 import type { Topology } from "./topology.js";
@@ -57,6 +57,8 @@ export interface FaultResult {
   clientRetries: number;
   /** Examples of what went wrong, for the report. */
   details: string[];
+  /** Every stuck job with its state, pods, BindRequests, events, cluster and quotas. */
+  stuckJobs: string[];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -160,6 +162,10 @@ async function judge(
 ): Promise<FaultResult> {
   await checker.sample();
   const jobs = await accountJobs(t, load);
+  const stuckJobs = await describeJobs(
+    t,
+    jobs.stuck.map((k) => load.accepted.get(k)!),
+  ).catch((e: Error) => [`stuck jobs not described: ${e.message}`]);
   const ghosts = await checker.ghostPods();
   const startedTooOften = await checker.podsStartedTooOften();
   const sampled = checker.details.slice(0, 8);
@@ -197,6 +203,7 @@ async function judge(
     submissionsRefused: load.refused.size,
     clientRetries: t.client.retries - retriesBefore,
     details,
+    stuckJobs,
   };
 }
 
