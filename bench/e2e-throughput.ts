@@ -220,6 +220,8 @@ interface RunResult {
   p90: number;
   p99: number;
   max: number;
+  /** From the first submission to the first job running, ms. */
+  first: number;
   /** CPU seconds each process spent in the measured window, per 1000 pods. */
   cpuPer1000Pods: { api: number | null; workers: number | null; agentsAndLoad: number };
 }
@@ -374,6 +376,7 @@ async function oneRun(run: number): Promise<RunResult> {
       p90: quantile(latencies, 0.9),
       p99: quantile(latencies, 0.99),
       max: latencies.at(-1)!,
+      first: Math.min(...runningAt.values()) - start,
       cpuPer1000Pods: { api: per1000(0), workers: per1000(1), agentsAndLoad: per1000(2)! },
     };
   } finally {
@@ -395,7 +398,7 @@ async function main() {
     console.log(
       `run ${run}: ${TOTAL_JOBS} jobs, ${TOTAL_PODS} pods in ${r.seconds.toFixed(2)} s (submitted in ${r.submitSeconds.toFixed(2)} s): ` +
         `${r.podsPerSecond.toFixed(0)} pods/s; submit→Running p50 ${r.p50.toFixed(0)} ms, p90 ${r.p90.toFixed(0)} ms, ` +
-        `p99 ${r.p99.toFixed(0)} ms, max ${r.max.toFixed(0)} ms; CPU s per 1000 pods: api ${fmtCpu(r.cpuPer1000Pods.api)}, ` +
+        `p99 ${r.p99.toFixed(0)} ms, max ${r.max.toFixed(0)} ms; first job running after ${r.first.toFixed(0)} ms; CPU s per 1000 pods: api ${fmtCpu(r.cpuPer1000Pods.api)}, ` +
         `workers ${fmtCpu(r.cpuPer1000Pods.workers)}, agents+load generator ${fmtCpu(r.cpuPer1000Pods.agentsAndLoad)}`,
     );
   }
@@ -415,6 +418,7 @@ async function main() {
       p50Ms: median(results.map((r) => r.p50)),
       p90Ms: median(results.map((r) => r.p90)),
       p99Ms: median(results.map((r) => r.p99)),
+      firstMs: median(results.map((r) => r.first)),
       cpuPer1000Pods: {
         api: median(results.map((r) => r.cpuPer1000Pods.api ?? Number.NaN)),
         workers: median(results.map((r) => r.cpuPer1000Pods.workers ?? Number.NaN)),
@@ -424,7 +428,7 @@ async function main() {
   };
   console.log(
     `median of ${RUNS}: ${summary.median.podsPerSecond.toFixed(0)} pods/s; p50 ${summary.median.p50Ms.toFixed(0)} ms, ` +
-      `p90 ${summary.median.p90Ms.toFixed(0)} ms, p99 ${summary.median.p99Ms.toFixed(0)} ms`,
+      `p90 ${summary.median.p90Ms.toFixed(0)} ms, p99 ${summary.median.p99Ms.toFixed(0)} ms; first job running after ${summary.median.firstMs.toFixed(0)} ms`,
   );
   const dir = path.join(root, "bench/results");
   fs.mkdirSync(dir, { recursive: true });
