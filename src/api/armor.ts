@@ -12,7 +12,7 @@ import {
   type ValidationRule,
 } from "graphql";
 import type { ApiContext } from "./context.js";
-import { checkedCost } from "./query-cost.js";
+import { checkedCost, type FleetSize } from "./query-cost.js";
 import { type RateLimiter, rateLimited } from "./rate-limit.js";
 
 export const QUERY_LIMITS = {
@@ -41,11 +41,12 @@ export function armorProtection() {
 export function costLimitPlugin(
   schema: GraphQLSchema,
   limiter?: RateLimiter,
+  fleet?: () => FleetSize,
 ): ApolloServerPlugin<ApiContext> {
   return {
     requestDidStart: async () => ({
       didResolveOperation: async ({ document, operationName, request, contextValue }) => {
-        const { cost, refusal } = checkedCost(schema, document, operationName, request.variables);
+        const { cost, refusal } = checkedCost(schema, document, operationName, request.variables, fleet?.());
         if (refusal) throw refusal;
         const principal = contextValue.principal;
         const limited = limiter && principal ? limiter.take(principal, cost) : null;

@@ -38,6 +38,7 @@ import {
 import { type ApiContext, bearerSecret, createContext } from "./context.js";
 import { formatError } from "./errors.js";
 import { FairShareCache } from "./fair-share-cache.js";
+import { FleetSizeCache } from "./fleet-size.js";
 import { healthz, readyz } from "./health.js";
 import { PrincipalCache } from "./principal-cache.js";
 import { buildSchema } from "./schema.js";
@@ -99,6 +100,8 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   if (adminToken) await ensureAdminToken(store, adminToken);
 
   const principals = new PrincipalCache(store);
+  const fleet = new FleetSizeCache(store);
+  await fleet.refresh();
   const deps = {
     store,
     bus,
@@ -146,7 +149,13 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   const limited =
     <R>(run: (args: ExecutionArgs) => R, counted: boolean) =>
     (args: ExecutionArgs): R | ExecutionResult | Promise<Awaited<R>> => {
-      const { cost, refusal } = checkedCost(schema, args.document, args.operationName, args.variableValues);
+      const { cost, refusal } = checkedCost(
+        schema,
+        args.document,
+        args.operationName,
+        args.variableValues,
+        fleet.current(),
+      );
       if (refusal) return { errors: [refusal] };
       const principal = (args.contextValue as ApiContext).principal;
       if (!principal) return run(args);
@@ -213,7 +222,7 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
     },
     plugins: [
       ...armor.plugins,
-      costLimitPlugin(schema, limiter),
+      costLimitPlugin(schema, limiter, () => fleet.current()),
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
       ApolloServerPluginCacheControlDisabled(), // no HTTP caching of GraphQL here: skip the per-field hints
