@@ -1,7 +1,8 @@
 // One VIEWER sending the heaviest queries the API allows, as fast as it can (a few in flight),
 // while submissions arrive at a fixed rate (default 200/s): the submissions' p50 / p99, with and
-// without the reader. The queries: fifteen aliased fairShare fields, a page of jobs with their
-// pods, events and BindRequests as large as the cost limit lets, every cluster with its nodes.
+// without the reader. The queries, each the heaviest of its kind within the cost limit:
+// fifteen aliased fairShare fields, a page of jobs with their pods, events and BindRequests,
+// every cluster with its nodes, and two jobs of 1,000 pods with 999 pods each.
 // Open loop for the submissions, latency from the scheduled send time (as bench:api). The
 // reader sends its next query as soon as an answer comes, refused (RATE_LIMITED) or not; with
 // --reader-waits it waits the Retry-After of a refusal first, as a well-behaved client does.
@@ -9,10 +10,13 @@
 // FLEETQ_API_RATE=0 FLEETQ_API_CONCURRENCY=0 turn them off for the VIEWER, FLEETQ_API_ADMIN_RATE=0
 // FLEETQ_API_ADMIN_CONCURRENCY=0 for the submitting ADMIN).
 //
-//   npm run bench:api-reader -- [--rate 200] [--seconds 10] [--readers 4] [--clusters 3] [--nodes 200] [--reader-waits]
+//   npm run bench:api-reader -- [--rate 200] [--seconds 10] [--readers 4] [--clusters 3] [--nodes 200] [--jobs 300] [--reader-waits]
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { parseArgs } from "node:util";
+import { parse } from "graphql";
+import { operationCost } from "../src/api/query-cost.js";
+import { buildSchema } from "../src/api/schema.js";
 import { createTestDatabase } from "../test/helpers/db.js";
 import { gql, openLoop, post, quantile, registerClusterWithNodes, startServer } from "./processes.js";
 
@@ -36,19 +40,32 @@ const JOBS = Number(opt.jobs);
 const admin = `fq_bench_${randomBytes(16).toString("hex")}`;
 
 const R = "{ cpu memory gpu gpuMemory }";
-const HEAVY = [
-  `{ ${Array.from({ length: 15 }, (_, i) => `f${i}: fairShare { queue cluster deserved ${R} fairShare ${R} allocated ${R} requested ${R} limit ${R} }`).join(" ")} }`,
-  `query($n: Int) { jobs(first: $n) { edges { node { id name state pods { name state node } events { kind message }
+/** Queries and their variables. */
+const HEAVY: [string, Record<string, unknown>][] = [
+  [
+    `{ ${Array.from({ length: 15 }, (_, i) => `f${i}: fairShare { queue cluster deserved ${R} fairShare ${R} allocated ${R} requested ${R} limit ${R} }`).join(" ")} }`,
+    {},
+  ],
+  [
+    `query($n: Int) { jobs(first: $n) { edges { node { id name state pods { name state node } events { kind message }
     bindRequests { id state } } } } }`,
-  `{ clusters { name nodes { name capacity ${R} allocated ${R} free ${R} } } }`,
+    { n: 6 },
+  ],
+  [`{ clusters { name nodes { name capacity ${R} allocated ${R} free ${R} } } }`, {}],
+  [
+    `query($n: Int) { jobs(filter: { queue: "big" }, first: $n) { edges { node { id pods(first: 999) { name state node } } } } }`,
+    { n: 2 },
+  ],
 ];
 
 async function setup(url: string): Promise<string> {
   await gql(url, admin, `mutation { createQueue(input: { name: "bench" }) { name } }`);
+  await gql(url, admin, `mutation { createQueue(input: { name: "big" }) { name } }`);
   for (let c = 0; c < CLUSTERS; c++) {
     await registerClusterWithNodes(url, admin, `c${c}`, NODES);
   }
   for (let j = 0; j < JOBS; j++) await submit(url, `seed-${j}`);
+  for (let j = 0; j < 2; j++) await submit(url, `big-${j}`, "big", 1000);
   return (
     (await gql(
       url,
@@ -61,14 +78,14 @@ async function setup(url: string): Promise<string> {
 let seq = 0;
 /** Failed submissions by HTTP status (0 = no answer). */
 const failures = new Map<number, number>();
-async function submit(url: string, name = `job-${++seq}`): Promise<boolean> {
+async function submit(url: string, name = `job-${++seq}`, queue = "bench", replicas = 4): Promise<boolean> {
   const body = JSON.stringify({
     query: "mutation($i: SubmitJobInput!) { submitJob(input: $i) { id } }",
     variables: {
       i: {
         name,
-        queue: "bench",
-        tasks: [{ name: "w", replicas: 4, resources: { cpu: 1000, memory: "4Gi", gpu: 1 } }],
+        queue,
+        tasks: [{ name: "w", replicas, resources: { cpu: 1000, memory: "4Gi", gpu: 1 } }],
       },
     },
   });
@@ -92,11 +109,8 @@ function reader(url: string, token: string, stop: { done: boolean }) {
   const counts = { answered: 0, refused: 0, rateLimited: 0 };
   const loop = async (k: number) => {
     for (let i = k; !stop.done; i++) {
-      const res = await post(
-        url,
-        JSON.stringify({ query: HEAVY[i % HEAVY.length], variables: { n: 60 } }),
-        token,
-      ).catch(() => null);
+      const [query, variables] = HEAVY[i % HEAVY.length]!;
+      const res = await post(url, JSON.stringify({ query, variables }), token).catch(() => null);
       if (res && res.status === 200 && !res.text.includes('"errors"')) {
         counts.answered++;
         continue;
@@ -130,6 +144,9 @@ async function main() {
       seconds: SECONDS,
       clusters: CLUSTERS,
       nodesPerCluster: NODES,
+      readerQueryCosts: HEAVY.map(([q, v]) =>
+        operationCost(buildSchema(), parse(q), null, v, { clusters: CLUSTERS, largestCluster: NODES }),
+      ),
       submitsAlone: alone,
       submitsWithReader: withReader,
       reader: {
