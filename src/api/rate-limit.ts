@@ -34,10 +34,10 @@ export interface RateLimits {
 /**
  * The defaults (FLEETQ_API_RATE and the other variables of src/cli/api-options.ts change them).
  * A MEMBER or VIEWER token may run two of the heaviest allowed queries (20,000 each) with a full
- * bucket and about one such query every 10 s after that: a query of that cost keeps the event loop for tens of
- * milliseconds, and submissions of other tokens wait behind it. The dashboard's four queries
- * cost about 19,000 (the bucket holds two loads: the first, and the one the live updates start
- * with). An agent's requests cost 1 (reports) to about 10 (templates), with up to
+ * bucket and about one such query every 10 s after that: a query of that cost keeps the event loop for up to
+ * about 30 ms, and submissions of other tokens wait behind it. The dashboard's four queries
+ * cost about 9,000 with 10 clusters (the bucket holds the first load and the one the live
+ * updates start with). An agent's requests cost 1 (reports) to about 10 (templates), with up to
  * 32 binds worked on at once: its budget leaves it far from any limit.
  */
 export const DEFAULT_RATE_LIMITS: RateLimits = {
