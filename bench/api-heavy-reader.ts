@@ -10,10 +10,12 @@
 // FLEETQ_API_RATE=0 FLEETQ_API_CONCURRENCY=0 turn them off for the VIEWER, FLEETQ_API_ADMIN_RATE=0
 // FLEETQ_API_ADMIN_CONCURRENCY=0 for the submitting ADMIN).
 //
-// Before the measurement the API has run each of the reader's queries once (--cold: not).
+// Before the measurement the API has run each of the reader's queries once (--cold: not). The
+// reader runs in a process of its own (--same-process: in the load generator's).
 //
-//   npm run bench:api-reader -- [--rate 200] [--seconds 10] [--readers 4] [--clusters 3] [--nodes 200] [--jobs 300] [--reader-waits] [--cold]
+//   npm run bench:api-reader -- [--rate 200] [--seconds 10] [--readers 4] [--clusters 3] [--nodes 200] [--jobs 300] [--reader-waits] [--cold] [--same-process]
 import { randomBytes } from "node:crypto";
+import { fork } from "node:child_process";
 import http from "node:http";
 import os from "node:os";
 import { parseArgs } from "node:util";
@@ -33,6 +35,9 @@ const { values: opt } = parseArgs({
     jobs: { type: "string", default: "300" },
     "reader-waits": { type: "boolean", default: false },
     cold: { type: "boolean", default: false },
+    "same-process": { type: "boolean", default: false },
+    /** Internal: this process is the reader (URL and token), stopped by a message. */
+    "reader-of": { type: "string" },
   },
 });
 const RATE = Number(opt.rate);
@@ -167,6 +172,39 @@ function reader(url: string, token: string, stop: { done: boolean }) {
   return { counts, done: Promise.all(Array.from({ length: READERS }, (_, k) => loop(k))) };
 }
 
+type Counts = ReturnType<typeof reader>["counts"];
+
+function readerHere(url: string, token: string) {
+  const stop = { done: false };
+  const r = reader(url, token, stop);
+  return {
+    started: Promise.resolve(),
+    stop: async (): Promise<Counts> => {
+      stop.done = true;
+      await r.done;
+      return r.counts;
+    },
+  };
+}
+
+/** The reader in a process of its own, so that its requests do not delay the submissions'
+ * load generator (the machine's cores are still shared). */
+function readerProcess(url: string, token: string) {
+  const child = fork(import.meta.filename, [...process.argv.slice(2), "--reader-of", `${url} ${token}`], {
+    execArgv: process.execArgv,
+  });
+  const message = <T>() => new Promise<T>((resolve) => child.once("message", (m) => resolve(m as T)));
+  const started = message<"started">();
+  return {
+    started,
+    stop: async (): Promise<Counts> => {
+      const counts = message<Counts>();
+      child.send("stop");
+      return counts;
+    },
+  };
+}
+
 async function main() {
   const db = await createTestDatabase();
   const { url, proc } = await startServer(db.url, admin);
@@ -177,11 +215,10 @@ async function main() {
     // been up for a while has run them. --cold leaves them to the measurement.
     if (!opt.cold) for (const [query, variables] of HEAVY) await gql(url, admin, query, variables);
     const alone = await submissions(url);
-    const stop = { done: false };
-    const r = reader(url, viewer, stop);
+    const r = opt["same-process"] ? readerHere(url, viewer) : readerProcess(url, viewer);
+    await r.started;
     const withReader = await submissions(url);
-    stop.done = true;
-    await r.done;
+    const counts = await r.stop();
     const summary = {
       date: new Date().toISOString(),
       machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}`,
@@ -198,8 +235,9 @@ async function main() {
         inFlight: READERS,
         waitsRetryAfter: opt["reader-waits"],
         apiRanTheQueriesBefore: !opt.cold,
-        ...r.counts,
-        perSecond: Number((r.counts.answered / SECONDS).toFixed(1)),
+        ownProcess: !opt["same-process"],
+        ...counts,
+        perSecond: Number((counts.answered / SECONDS).toFixed(1)),
       },
       loadAverageAtEnd: os.loadavg().map((l) => Number(l.toFixed(2))),
     };
@@ -211,4 +249,14 @@ async function main() {
   }
 }
 
-await main();
+if (opt["reader-of"]) {
+  const [url, token] = opt["reader-of"].split(" ") as [string, string];
+  const stop = { done: false };
+  const r = reader(url, token, stop);
+  process.once("message", async () => {
+    stop.done = true;
+    await r.done;
+    process.send!(r.counts, () => process.exit(0));
+  });
+  process.send!("started");
+} else await main();

@@ -3,7 +3,8 @@
 // refills at a fixed rate) and a cap on the token's operations in flight. A refused operation is
 // answered at once with RATE_LIMITED, runs nothing and takes nothing from the bucket. Until the
 // retryAfter of a cost refusal has passed, the token's next requests are refused before they are
-// read: a client that does not wait costs the API a header lookup per request.
+// read, over HTTP answered only when that time comes (at most HELD_ANSWER_DELAY_MS later): a client
+// that does not wait costs the API a header lookup per request, a few requests a second.
 //
 // The buckets live in this process: with several API replicas behind a load balancer a token
 // gets each replica's budget. ADMIN and AGENT tokens have budgets of their own, larger: an
@@ -47,6 +48,10 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
 };
 
 export const RATE_LIMITED = "RATE_LIMITED";
+
+/** A request over HTTP sent before the retryAfter of its token's last cost refusal is answered
+ * (refused) when that time comes, at most this much later. */
+export const HELD_ANSWER_DELAY_MS = 1_000;
 
 /** Why an operation was refused: what the error's extensions carry. */
 export interface Refusal {

@@ -29,9 +29,11 @@ import { armoredValidate, armorProtection, costLimitPlugin, QUERY_LIMITS } from 
 import { checkedCost } from "./query-cost.js";
 import {
   DEFAULT_RATE_LIMITS,
+  HELD_ANSWER_DELAY_MS,
   RATE_LIMITED,
   RateLimiter,
   type RateLimits,
+  type Refusal,
   rateLimited,
   refusalMessage,
 } from "./rate-limit.js";
@@ -246,23 +248,31 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
     "/graphql",
     // The token's operations in flight, counted before the body is even read: a token at its
     // cap, or within the retryAfter of its last cost refusal, is refused for the price of a
-    // header lookup.
+    // header lookup. The latter is answered when the retryAfter has passed, at most
+    // HELD_ANSWER_DELAY_MS later, counted in flight meanwhile: a client that does not wait is
+    // slowed to a few requests a second rather than sending thousands a second, each answered.
     async (req, res, next) => {
+      const refuse = (r: Refusal) =>
+        res
+          .status(429)
+          .set("retry-after", String(r.retryAfter))
+          .json({ errors: [{ message: refusalMessage(r), extensions: { code: RATE_LIMITED, ...r } }] });
       try {
         const principal = await principalFor(req.headers.authorization);
         res.locals.principal = principal;
         if (!principal) return next();
-        const release = limiter.held(principal) ?? limiter.enter(principal);
-        if (typeof release === "function") {
+        const release = limiter.enter(principal);
+        if (typeof release !== "function") return refuse(release);
+        const held = limiter.held(principal);
+        if (!held) {
           res.once("close", release);
           return next();
         }
-        res
-          .status(429)
-          .set("retry-after", String(release.retryAfter))
-          .json({
-            errors: [{ message: refusalMessage(release), extensions: { code: RATE_LIMITED, ...release } }],
-          });
+        const answer = setTimeout(() => refuse(held), Math.min(held.retryAfter * 1000, HELD_ANSWER_DELAY_MS));
+        res.once("close", () => {
+          clearTimeout(answer);
+          release();
+        });
       } catch (e) {
         // Authentication needs the database: answered as Apollo answers a failed context.
         console.error("fleetq api: internal error:", e);

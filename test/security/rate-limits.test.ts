@@ -120,6 +120,27 @@ describe("a token's bucket of cost points", () => {
     expect((await post(await token("v-held-other", "VIEWER"), "{ me { name } }")).errors).toBeUndefined();
   });
 
+  it("a client that does not wait gets its refusals no sooner than a second apart", async () => {
+    const viewer = await token("v-flood", "VIEWER");
+    expect((await post(viewer, HEAVY, { n: 6 })).errors).toBeUndefined();
+    expect((await post(viewer, HEAVY, { n: 6 })).status).toBe(429);
+    const started = Date.now();
+    const [a, b] = await Promise.all([post(viewer, HEAVY, { n: 6 }), post(viewer, "{ me { name } }")]);
+    const elapsed = Date.now() - started;
+    for (const r of [a, b])
+      expect(r.errors?.[0]?.extensions).toMatchObject({ code: "RATE_LIMITED", held: true });
+    expect(elapsed).toBeGreaterThanOrEqual(900);
+    expect(elapsed).toBeLessThan(3_000);
+    // Meanwhile they count as the token's operations in flight (2 here): a third is refused at once.
+    const third = post(viewer, "{ me { name } }");
+    const fourth = post(viewer, "{ me { name } }");
+    await new Promise((r) => setTimeout(r, 100));
+    const t0 = Date.now();
+    expect((await post(viewer, "{ me { name } }")).errors?.[0]?.extensions).toMatchObject({ concurrent: 2 });
+    expect(Date.now() - t0).toBeLessThan(500);
+    await Promise.all([third, fourth]);
+  });
+
   it("the CLI waits the retryAfter of a refusal and sends the operation again", async () => {
     const viewer = await token("v-cli", "VIEWER");
     const client = new ApiClient({ url: t.url, token: viewer });
