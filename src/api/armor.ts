@@ -13,7 +13,7 @@ import {
 } from "graphql";
 import type { ApiContext } from "./context.js";
 import { checkedCost, type FleetSize } from "./query-cost.js";
-import { type RateLimiter, rateLimited } from "./rate-limit.js";
+import { HEAVY_OPERATION_COST, type RateLimiter, rateLimited } from "./rate-limit.js";
 
 export const QUERY_LIMITS = {
   maxDepth: 10,
@@ -44,15 +44,29 @@ export function costLimitPlugin(
   fleet?: () => FleetSize,
 ): ApolloServerPlugin<ApiContext> {
   return {
-    requestDidStart: async () => ({
-      didResolveOperation: async ({ document, operationName, request, contextValue }) => {
-        const { cost, refusal } = checkedCost(schema, document, operationName, request.variables, fleet?.());
-        if (refusal) throw refusal;
-        const principal = contextValue.principal;
-        const limited = limiter && principal ? limiter.take(principal, cost) : null;
-        if (limited) throw rateLimited(limited, true);
-      },
-    }),
+    requestDidStart: async () => {
+      let finished: (() => void) | null = null;
+      return {
+        didResolveOperation: async ({ document, operationName, request, contextValue }) => {
+          const { cost, refusal } = checkedCost(
+            schema,
+            document,
+            operationName,
+            request.variables,
+            fleet?.(),
+          );
+          if (refusal) throw refusal;
+          const principal = contextValue.principal;
+          const limited = limiter && principal ? limiter.take(principal, cost) : null;
+          if (limited) throw rateLimited(limited, true);
+          if (limiter && principal && cost >= HEAVY_OPERATION_COST)
+            finished = await limiter.heavyTurn(principal);
+        },
+        willSendResponse: async () => {
+          finished?.();
+        },
+      };
+    },
   };
 }
 

@@ -49,6 +49,10 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
 
 export const RATE_LIMITED = "RATE_LIMITED";
 
+/** Operations costing at least this much are a token's heavy ones, run one at a time (heavyTurn):
+ * about 7 ms of the event loop at a stretch and more. */
+export const HEAVY_OPERATION_COST = 5_000;
+
 /** A request over HTTP sent before the retryAfter of its token's last cost refusal is answered
  * (refused) when that time comes, at most this much later. */
 export const HELD_ANSWER_DELAY_MS = 1_000;
@@ -71,6 +75,8 @@ export interface Refusal {
 }
 
 interface Bucket {
+  /** Settles when the token's last heavy operation has finished. */
+  heavy: Promise<void>;
   points: number;
   /** When `points` was last brought up to date (ms). */
   at: number;
@@ -107,7 +113,7 @@ export class RateLimiter {
     let b = this.buckets.get(p.tokenId);
     if (!b) {
       if (this.buckets.size >= MAX_IDLE_BUCKETS) this.forgetIdle();
-      b = { points: budget.burst, at: now, inFlight: 0, heldUntil: 0 };
+      b = { heavy: Promise.resolve(), points: budget.burst, at: now, inFlight: 0, heldUntil: 0 };
       this.buckets.set(p.tokenId, b);
     } else if (now > b.at) {
       b.points = Math.min(budget.burst, b.points + ((now - b.at) / 1000) * budget.perSecond);
@@ -174,6 +180,24 @@ export class RateLimiter {
       released = true;
       b.inFlight--;
     };
+  }
+
+  /**
+   * Waits until the token's heavy operations (costing HEAVY_OPERATION_COST or more) sent before
+   * this one have finished, whatever its budget: one token's heavy operations run one at a time,
+   * so that their stretches on the event loop do not add up to one long stretch. Returns the
+   * function to call when this one has finished.
+   */
+  async heavyTurn(p: Principal): Promise<() => void> {
+    const b = this.bucket(p);
+    const before = b.heavy;
+    let finished!: () => void;
+    const mine = new Promise<void>((resolve) => {
+      finished = resolve;
+    });
+    b.heavy = before.then(() => mine);
+    await before;
+    return finished;
   }
 
   /** Points left in the token's bucket (tests, diagnostics). */

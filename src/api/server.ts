@@ -29,6 +29,7 @@ import { armoredValidate, armorProtection, costLimitPlugin, QUERY_LIMITS } from 
 import { checkedCost } from "./query-cost.js";
 import {
   DEFAULT_RATE_LIMITS,
+  HEAVY_OPERATION_COST,
   HELD_ANSWER_DELAY_MS,
   RATE_LIMITED,
   RateLimiter,
@@ -147,7 +148,8 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   };
   const limiter = new RateLimiter(opts.rateLimits ?? DEFAULT_RATE_LIMITS);
   // Over WebSocket: the cost limit, the token's bucket, and (queries and mutations; a
-  // subscription's lifetime is capped per connection instead) the token's operations in flight.
+  // subscription's lifetime is capped per connection instead) the token's operations in flight
+  // and its heavy operations one at a time.
   const limited =
     <R>(run: (args: ExecutionArgs) => R, counted: boolean) =>
     (args: ExecutionArgs): R | ExecutionResult | Promise<Awaited<R>> => {
@@ -168,7 +170,13 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
         release();
         return { errors: [rateLimited(taken, false)] };
       }
-      return Promise.resolve(run(args)).finally(release);
+      if (!counted || cost < HEAVY_OPERATION_COST) return Promise.resolve(run(args)).finally(release);
+      return limiter.heavyTurn(principal).then((finished) =>
+        Promise.resolve(run(args)).finally(() => {
+          finished();
+          release();
+        }),
+      );
     };
   const wsCleanup = useServer<Record<string, unknown>>(
     {

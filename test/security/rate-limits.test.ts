@@ -5,7 +5,7 @@ import http from "node:http";
 import { parse } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { operationCost } from "../../src/api/query-cost.js";
-import { DEFAULT_RATE_LIMITS } from "../../src/api/rate-limit.js";
+import { DEFAULT_RATE_LIMITS, RateLimiter } from "../../src/api/rate-limit.js";
 import { buildSchema } from "../../src/api/schema.js";
 import { rateLimitsFromEnv } from "../../src/cli/api-options.js";
 import { ApiClient } from "../../src/cli/client/api-client.js";
@@ -228,6 +228,69 @@ describe("a token's operations in flight", () => {
     }
     await new Promise((r) => setTimeout(r, 200));
     expect((await post(viewer, "{ me { name } }")).errors).toBeUndefined();
+  });
+});
+
+describe("a token's heavy operations", () => {
+  const principal = (tokenId: string) => ({
+    tokenId,
+    name: tokenId,
+    role: "VIEWER",
+    queues: [],
+    cluster: null,
+  });
+
+  it("run one at a time, in the order they came; another token's do not wait", async () => {
+    const limiter = new RateLimiter();
+    const order: string[] = [];
+    const a1 = await limiter.heavyTurn(principal("a") as never);
+    const a2 = limiter.heavyTurn(principal("a") as never).then((done) => {
+      order.push("a2");
+      return done;
+    });
+    const a3 = limiter.heavyTurn(principal("a") as never).then((done) => {
+      order.push("a3");
+      done();
+    });
+    (await limiter.heavyTurn(principal("b") as never))();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(order).toEqual([]);
+    a1();
+    (await a2)();
+    await a3;
+    expect(order).toEqual(["a2", "a3"]);
+  });
+
+  it("over HTTP and WebSocket, heavy queries sent together are all answered", async () => {
+    const viewer = await token("v-heavy", "VIEWER");
+    const agent = await registerClusterWithAgent(t, "c-heavy");
+    const answers = await Promise.all([post(agent, HEAVY, { n: 6 }), post(agent, HEAVY, { n: 6 })]);
+    for (const r of answers) expect(r.errors).toBeUndefined();
+    const client = wsClient(t.url, viewer);
+    try {
+      const run = () =>
+        new Promise<unknown>((resolve, reject) => {
+          let result: unknown;
+          client.subscribe(
+            {
+              query: "query($n: Int) { jobs(first: $n) { edges { node { id pods(first: 500) { name } } } } }",
+              variables: { n: 1 },
+            },
+            {
+              next: (r) => {
+                result = r;
+              },
+              error: reject,
+              complete: () => resolve(result),
+            },
+          );
+        });
+      const [x, y] = (await Promise.all([run(), run()])) as { errors?: unknown }[];
+      expect(x?.errors).toBeUndefined();
+      expect(y?.errors).toBeUndefined();
+    } finally {
+      await client.dispose();
+    }
   });
 });
 
