@@ -12,8 +12,8 @@ import {
   type ValidationRule,
 } from "graphql";
 import type { ApiContext } from "./context.js";
-import { checkedCost } from "./query-cost.js";
-import { type RateLimiter, rateLimited } from "./rate-limit.js";
+import { checkedCost, type FleetSize } from "./query-cost.js";
+import { HEAVY_OPERATION_COST, type RateLimiter, rateLimited } from "./rate-limit.js";
 
 export const QUERY_LIMITS = {
   maxDepth: 10,
@@ -41,17 +41,32 @@ export function armorProtection() {
 export function costLimitPlugin(
   schema: GraphQLSchema,
   limiter?: RateLimiter,
+  fleet?: () => FleetSize,
 ): ApolloServerPlugin<ApiContext> {
   return {
-    requestDidStart: async () => ({
-      didResolveOperation: async ({ document, operationName, request, contextValue }) => {
-        const { cost, refusal } = checkedCost(schema, document, operationName, request.variables);
-        if (refusal) throw refusal;
-        const principal = contextValue.principal;
-        const limited = limiter && principal ? limiter.take(principal, cost) : null;
-        if (limited) throw rateLimited(limited, true);
-      },
-    }),
+    requestDidStart: async () => {
+      let finished: (() => void) | null = null;
+      return {
+        didResolveOperation: async ({ document, operationName, request, contextValue }) => {
+          const { cost, refusal } = checkedCost(
+            schema,
+            document,
+            operationName,
+            request.variables,
+            fleet?.(),
+          );
+          if (refusal) throw refusal;
+          const principal = contextValue.principal;
+          const limited = limiter && principal ? limiter.take(principal, cost) : null;
+          if (limited) throw rateLimited(limited, true);
+          if (limiter && principal && cost >= HEAVY_OPERATION_COST)
+            finished = await limiter.heavyTurn(principal);
+        },
+        willSendResponse: async () => {
+          finished?.();
+        },
+      };
+    },
   };
 }
 

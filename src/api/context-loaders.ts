@@ -18,6 +18,7 @@ import {
   type Node,
   nodesOf,
   type Pod,
+  podStatesOfJobs,
   podsOfJobs,
   type Queue,
   queueChildren,
@@ -114,6 +115,11 @@ export function createLoaders(store: Store) {
         `${first}/${after ?? ""}`,
         () => new BatchLoader<string, Pod[]>((jobs) => podsOfJobs(store, jobs, first, after), []),
       ),
+    /** How many pods of a job are in each state. */
+    podStates: new BatchLoader<string, { state: string; count: number }[]>(
+      (jobs) => podStatesOfJobs(store, jobs),
+      [],
+    ),
     tasks: new BatchLoader<string, JobTask[]>(
       async (jobs) => groupBy(await tasksOf(store, jobs), (t) => t.jobId),
       [],

@@ -1,8 +1,9 @@
-// What an operation may cost, counted in the rows it can make the server read: a list field
-// multiplies what it selects by its page size — `first` whether written in the query, passed as
-// a variable or left to its default — and lists without `first` by an estimate of their length.
-// Fields that compute much per call (fairShare) carry a fixed cost. Checked with the request's
-// variables, before anything runs, over HTTP and WebSocket alike.
+// What an operation may cost, counted in the rows it can make the server read, each weighed by
+// what it costs the event loop (ROW_WEIGHTS): a list field multiplies what it selects by its page
+// size — `first` whether written in the query, passed as a variable or left to its default — and
+// lists without `first` by an estimate of their length (clusters and their nodes: the fleet's
+// real size, FleetSize). Fields that compute much per call (fairShare) carry a fixed cost.
+// Checked with the request's variables, before anything runs, over HTTP and WebSocket alike.
 import {
   type DocumentNode,
   type FieldNode,
@@ -25,10 +26,39 @@ import {
 
 export const MAX_QUERY_COST = 20_000;
 
-/** Lists without `first` (queues, clusters, a cluster's nodes, a job's tasks…): their length
- * is not known before they are read. */
+/**
+ * Points per row of a type (other types: 1). Pods, nodes, events and BindRequests are read row by
+ * row through the database client and resolved field by field: a row of them keeps the event loop
+ * about 12 µs, so a query at the cost limit (at most 2,000 of them) holds it for about 25 ms at a
+ * stretch (docs/benchmarks.md, `bench:api-query-weight`). A job row, resolved from one row read
+ * with its page, costs a few µs.
+ */
+export const ROW_WEIGHTS: Readonly<Record<string, number>> = {
+  Pod: 10,
+  Node: 10,
+  Event: 10,
+  BindRequest: 10,
+};
+
+/** The fleet's size, for the lists whose length is the fleet's (updated by the API server). */
+export interface FleetSize {
+  clusters: number;
+  /** Nodes of the largest cluster. */
+  largestCluster: number;
+}
+
+/** Until the API has read the fleet's size: a fleet of 10 clusters of 100 nodes. */
+export const DEFAULT_FLEET_SIZE: FleetSize = { clusters: 10, largestCluster: 100 };
+
+/** Lists without `first` (queues, a job's tasks…): their length is not known before they are
+ * read. */
 const UNBOUNDED_LIST_ESTIMATE = 10;
-const LIST_ESTIMATES: Record<string, number> = { "Cluster.nodes": 100 };
+const listEstimate = (key: string, fleet: FleetSize): number =>
+  key === "Query.clusters"
+    ? fleet.clusters
+    : key === "Cluster.nodes"
+      ? fleet.largestCluster
+      : UNBOUNDED_LIST_ESTIMATE;
 
 /** Work a field does per call beyond the rows it returns. */
 const FIELD_COSTS: Record<string, number> = {
@@ -45,6 +75,7 @@ interface Walk {
   variables: Variables;
   /** Fragments being expanded (a cycle is a validation error; never loop on one). */
   open: Set<string>;
+  fleet: FleetSize;
 }
 
 function firstOf(field: GraphQLField<unknown, unknown>, node: FieldNode, walk: Walk): number | null {
@@ -58,6 +89,7 @@ function firstOf(field: GraphQLField<unknown, unknown>, node: FieldNode, walk: W
         ? (walk.variables[arg.value.name.value] ?? def.defaultValue)
         : valueFromAST(arg.value, def.type, walk.variables);
   }
+  if (value === undefined || value === null) return null; // no page size: the list's estimate
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
 }
 
@@ -66,15 +98,15 @@ function fieldCost(parent: GraphQLNamedType, node: FieldNode, walk: Walk): numbe
   const field = parent.getFields()[node.name.value];
   if (!field) return 0; // __typename and the like
   const key = `${parent.name}.${field.name}`;
-  const children = node.selectionSet ? selectionCost(getNamedType(field.type), node.selectionSet, walk) : 0;
   if (!node.selectionSet) return FIELD_COSTS[key] ?? 0; // scalars come with their row
+  const type = getNamedType(field.type);
+  const children = selectionCost(type, node.selectionSet, walk);
   const first = firstOf(field, node, walk);
   const isList = isListType(getNullableType(field.type));
   // A connection's page is counted once, where `first` is; its edges are that page.
   const multiplier =
-    first ??
-    (isList && !parent.name.endsWith("Connection") ? (LIST_ESTIMATES[key] ?? UNBOUNDED_LIST_ESTIMATE) : 1);
-  return (FIELD_COSTS[key] ?? 0) + multiplier * (1 + children);
+    first ?? (isList && !parent.name.endsWith("Connection") ? listEstimate(key, walk.fleet) : 1);
+  return (FIELD_COSTS[key] ?? 0) + multiplier * ((ROW_WEIGHTS[type.name] ?? 1) + children);
 }
 
 function selectionCost(type: GraphQLNamedType, set: SelectionSetNode, walk: Walk): number {
@@ -105,6 +137,7 @@ export function operationCost(
   document: DocumentNode,
   operationName: string | null | undefined,
   variables: Variables | null | undefined,
+  fleet: FleetSize = DEFAULT_FLEET_SIZE,
 ): number {
   const operations = document.definitions.filter(
     (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
@@ -138,25 +171,19 @@ export function operationCost(
     fragments,
     variables: values,
     open: new Set(),
+    fleet,
   });
 }
 
+const WEIGHTS_TEXT = Object.entries(ROW_WEIGHTS)
+  .map(([type, weight]) => `a ${type} row ${weight}`)
+  .join(", ");
+
 export function tooCostly(cost: number): GraphQLError {
   return new GraphQLError(
-    `Query cost limit of ${MAX_QUERY_COST} exceeded, found ${cost} (a list counts its page size, \`first\`, times what it selects; ask for smaller pages)`,
+    `Query cost limit of ${MAX_QUERY_COST} exceeded, found ${cost} (a list counts its page size, \`first\`, times what it selects, ${WEIGHTS_TEXT}; ask for smaller pages)`,
     { extensions: { code: "GRAPHQL_VALIDATION_FAILED", http: { status: 400 } } },
   );
-}
-
-/** The error to answer with, or null when the operation is within the limit. */
-export function costRefusal(
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  operationName: string | null | undefined,
-  variables: Variables | null | undefined,
-): GraphQLError | null {
-  const cost = operationCost(schema, document, operationName, variables);
-  return cost > MAX_QUERY_COST ? tooCostly(cost) : null;
 }
 
 /** The operation's cost, or the error when it is above the limit. */
@@ -165,7 +192,8 @@ export function checkedCost(
   document: DocumentNode,
   operationName: string | null | undefined,
   variables: Variables | null | undefined,
+  fleet?: FleetSize,
 ): { cost: number; refusal: GraphQLError | null } {
-  const cost = operationCost(schema, document, operationName, variables);
+  const cost = operationCost(schema, document, operationName, variables, fleet);
   return { cost, refusal: cost > MAX_QUERY_COST ? tooCostly(cost) : null };
 }

@@ -3,7 +3,8 @@
 // refills at a fixed rate) and a cap on the token's operations in flight. A refused operation is
 // answered at once with RATE_LIMITED, runs nothing and takes nothing from the bucket. Until the
 // retryAfter of a cost refusal has passed, the token's next requests are refused before they are
-// read: a client that does not wait costs the API a header lookup per request.
+// read, over HTTP answered only when that time comes (at most HELD_ANSWER_DELAY_MS later): a client
+// that does not wait costs the API a header lookup per request, a few requests a second.
 //
 // The buckets live in this process: with several API replicas behind a load balancer a token
 // gets each replica's budget. ADMIN and AGENT tokens have budgets of their own, larger: an
@@ -34,10 +35,10 @@ export interface RateLimits {
 /**
  * The defaults (FLEETQ_API_RATE and the other variables of src/cli/api-options.ts change them).
  * A MEMBER or VIEWER token may run two of the heaviest allowed queries (20,000 each) with a full
- * bucket and about one such query every 10 s after that: a query of that cost keeps the event loop for tens of
- * milliseconds, and submissions of other tokens wait behind it. The dashboard's four queries
- * cost about 19,000 (the bucket holds two loads: the first, and the one the live updates start
- * with). An agent's requests cost 1 (reports) to about 10 (templates), with up to
+ * bucket and about one such query every 10 s after that: a query of that cost keeps the event loop for up to
+ * about 30 ms, and submissions of other tokens wait behind it. The dashboard's four queries
+ * cost about 9,000 with 10 clusters (the bucket holds the first load and the one the live
+ * updates start with). An agent's requests cost 1 (reports) to about 10 (templates), with up to
  * 32 binds worked on at once: its budget leaves it far from any limit.
  */
 export const DEFAULT_RATE_LIMITS: RateLimits = {
@@ -47,6 +48,14 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
 };
 
 export const RATE_LIMITED = "RATE_LIMITED";
+
+/** Operations costing at least this much are a token's heavy ones, run one at a time (heavyTurn):
+ * about 7 ms of the event loop at a stretch and more. */
+export const HEAVY_OPERATION_COST = 5_000;
+
+/** A request over HTTP sent before the retryAfter of its token's last cost refusal is answered
+ * (refused) when that time comes, at most this much later. */
+export const HELD_ANSWER_DELAY_MS = 1_000;
 
 /** Why an operation was refused: what the error's extensions carry. */
 export interface Refusal {
@@ -66,6 +75,8 @@ export interface Refusal {
 }
 
 interface Bucket {
+  /** Settles when the token's last heavy operation has finished. */
+  heavy: Promise<void>;
   points: number;
   /** When `points` was last brought up to date (ms). */
   at: number;
@@ -102,7 +113,7 @@ export class RateLimiter {
     let b = this.buckets.get(p.tokenId);
     if (!b) {
       if (this.buckets.size >= MAX_IDLE_BUCKETS) this.forgetIdle();
-      b = { points: budget.burst, at: now, inFlight: 0, heldUntil: 0 };
+      b = { heavy: Promise.resolve(), points: budget.burst, at: now, inFlight: 0, heldUntil: 0 };
       this.buckets.set(p.tokenId, b);
     } else if (now > b.at) {
       b.points = Math.min(budget.burst, b.points + ((now - b.at) / 1000) * budget.perSecond);
@@ -169,6 +180,24 @@ export class RateLimiter {
       released = true;
       b.inFlight--;
     };
+  }
+
+  /**
+   * Waits until the token's heavy operations (costing HEAVY_OPERATION_COST or more) sent before
+   * this one have finished, whatever its budget: one token's heavy operations run one at a time,
+   * so that their stretches on the event loop do not add up to one long stretch. Returns the
+   * function to call when this one has finished.
+   */
+  async heavyTurn(p: Principal): Promise<() => void> {
+    const b = this.bucket(p);
+    const before = b.heavy;
+    let finished!: () => void;
+    const mine = new Promise<void>((resolve) => {
+      finished = resolve;
+    });
+    b.heavy = before.then(() => mine);
+    await before;
+    return finished;
   }
 
   /** Points left in the token's bucket (tests, diagnostics). */

@@ -29,15 +29,19 @@ import { armoredValidate, armorProtection, costLimitPlugin, QUERY_LIMITS } from 
 import { checkedCost } from "./query-cost.js";
 import {
   DEFAULT_RATE_LIMITS,
+  HEAVY_OPERATION_COST,
+  HELD_ANSWER_DELAY_MS,
   RATE_LIMITED,
   RateLimiter,
   type RateLimits,
+  type Refusal,
   rateLimited,
   refusalMessage,
 } from "./rate-limit.js";
 import { type ApiContext, bearerSecret, createContext } from "./context.js";
 import { formatError } from "./errors.js";
 import { FairShareCache } from "./fair-share-cache.js";
+import { FleetSizeCache } from "./fleet-size.js";
 import { healthz, readyz } from "./health.js";
 import { PrincipalCache } from "./principal-cache.js";
 import { buildSchema } from "./schema.js";
@@ -99,6 +103,8 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   if (adminToken) await ensureAdminToken(store, adminToken);
 
   const principals = new PrincipalCache(store);
+  const fleet = new FleetSizeCache(store);
+  await fleet.refresh();
   const deps = {
     store,
     bus,
@@ -142,11 +148,18 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   };
   const limiter = new RateLimiter(opts.rateLimits ?? DEFAULT_RATE_LIMITS);
   // Over WebSocket: the cost limit, the token's bucket, and (queries and mutations; a
-  // subscription's lifetime is capped per connection instead) the token's operations in flight.
+  // subscription's lifetime is capped per connection instead) the token's operations in flight
+  // and its heavy operations one at a time.
   const limited =
     <R>(run: (args: ExecutionArgs) => R, counted: boolean) =>
     (args: ExecutionArgs): R | ExecutionResult | Promise<Awaited<R>> => {
-      const { cost, refusal } = checkedCost(schema, args.document, args.operationName, args.variableValues);
+      const { cost, refusal } = checkedCost(
+        schema,
+        args.document,
+        args.operationName,
+        args.variableValues,
+        fleet.current(),
+      );
       if (refusal) return { errors: [refusal] };
       const principal = (args.contextValue as ApiContext).principal;
       if (!principal) return run(args);
@@ -157,7 +170,13 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
         release();
         return { errors: [rateLimited(taken, false)] };
       }
-      return Promise.resolve(run(args)).finally(release);
+      if (!counted || cost < HEAVY_OPERATION_COST) return Promise.resolve(run(args)).finally(release);
+      return limiter.heavyTurn(principal).then((finished) =>
+        Promise.resolve(run(args)).finally(() => {
+          finished();
+          release();
+        }),
+      );
     };
   const wsCleanup = useServer<Record<string, unknown>>(
     {
@@ -213,7 +232,7 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
     },
     plugins: [
       ...armor.plugins,
-      costLimitPlugin(schema, limiter),
+      costLimitPlugin(schema, limiter, () => fleet.current()),
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
       ApolloServerPluginCacheControlDisabled(), // no HTTP caching of GraphQL here: skip the per-field hints
@@ -237,23 +256,31 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
     "/graphql",
     // The token's operations in flight, counted before the body is even read: a token at its
     // cap, or within the retryAfter of its last cost refusal, is refused for the price of a
-    // header lookup.
+    // header lookup. The latter is answered when the retryAfter has passed, at most
+    // HELD_ANSWER_DELAY_MS later, counted in flight meanwhile: a client that does not wait is
+    // slowed to a few requests a second rather than sending thousands a second, each answered.
     async (req, res, next) => {
+      const refuse = (r: Refusal) =>
+        res
+          .status(429)
+          .set("retry-after", String(r.retryAfter))
+          .json({ errors: [{ message: refusalMessage(r), extensions: { code: RATE_LIMITED, ...r } }] });
       try {
         const principal = await principalFor(req.headers.authorization);
         res.locals.principal = principal;
         if (!principal) return next();
-        const release = limiter.held(principal) ?? limiter.enter(principal);
-        if (typeof release === "function") {
+        const release = limiter.enter(principal);
+        if (typeof release !== "function") return refuse(release);
+        const held = limiter.held(principal);
+        if (!held) {
           res.once("close", release);
           return next();
         }
-        res
-          .status(429)
-          .set("retry-after", String(release.retryAfter))
-          .json({
-            errors: [{ message: refusalMessage(release), extensions: { code: RATE_LIMITED, ...release } }],
-          });
+        const answer = setTimeout(() => refuse(held), Math.min(held.retryAfter * 1000, HELD_ANSWER_DELAY_MS));
+        res.once("close", () => {
+          clearTimeout(answer);
+          release();
+        });
       } catch (e) {
         // Authentication needs the database: answered as Apollo answers a failed context.
         console.error("fleetq api: internal error:", e);

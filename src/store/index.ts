@@ -124,6 +124,7 @@ export {
   MAX_BIND_REQUESTS_PAGE,
   MAX_EVENTS_PAGE,
   MAX_PODS_PAGE,
+  podStatesOfJobs,
   podsOfJobs,
 } from "./queries/job-details.js";
 // For the API, the metrics and the CLI: the reads they need, their inputs and row types.
@@ -138,6 +139,7 @@ export {
   databaseAnswers,
   dispatchBacklog,
   fairShare,
+  fleetSize,
   jobById,
   jobsById,
   jobsPage,

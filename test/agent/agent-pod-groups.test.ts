@@ -31,7 +31,7 @@ describe("pod groups created in a Kubernetes cluster", () => {
 
   async function groupJobs(): Promise<JobView[]> {
     const r = await admin<{ jobs: { edges: { node: JobView }[] } }>(
-      `{ jobs(filter: { cluster: "c1" }) { edges { node { id state minMember createdInCluster queue { name } pods { name state node } } } } }`,
+      `{ jobs(filter: { cluster: "c1" }, first: 15) { edges { node { id state minMember createdInCluster queue { name } pods { name state node } } } } }`,
     );
     return r.jobs.edges.map((e) => e.node);
   }

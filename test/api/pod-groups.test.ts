@@ -10,7 +10,7 @@ let t: TestApi;
 let agent: string;
 
 const REPORT = 'mutation($g: [PodGroupReport!]!) { reportPodGroups(cluster: "c1", groups: $g) }';
-const JOBS = `{ jobs(filter: { cluster: "c1" }) { edges { node { id name namespace state minMember priority
+const JOBS = `{ jobs(filter: { cluster: "c1" }, first: 15) { edges { node { id name namespace state minMember priority
   createdInCluster queue { name } cluster { name } pods { name state node task message resources { cpu memory gpu } }
   tasks { name replicas template nodeSelector { key values } gpuModel } } } } }`;
 

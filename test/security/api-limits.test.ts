@@ -1,15 +1,23 @@
 // API limits that hold: a page size costs the same whether written in the query or passed as a
-// variable, nested lists are capped per job, and fairShare is computed once however often asked.
+// variable, rows are weighed by what they cost (a pod or node row 10), lists of the fleet's
+// length count its real size, nested lists are capped per job (a cluster's nodes paged too), and
+// fairShare is computed once however often asked.
+import { parse } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FairShareCache } from "../../src/api/fair-share-cache.js";
-import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
+import { FleetSizeCache } from "../../src/api/fleet-size.js";
+import { MAX_QUERY_COST, operationCost, ROW_WEIGHTS } from "../../src/api/query-cost.js";
+import { buildSchema } from "../../src/api/schema.js";
+import { gql, gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
 
 let t: TestApi;
 let jobId: string;
 let viewer: string;
 
 beforeAll(async () => {
-  t = await startTestApi();
+  // The cost limit, not the per-token budget (rate-limits.test.ts), is what is tested here.
+  const off = { burst: 0, perSecond: 0, concurrent: 0 };
+  t = await startTestApi({ rateLimits: { user: off, admin: off, agent: off } });
   await gqlOk(t.url, t.adminToken, `mutation { createQueue(input: { name: "team" }) { name } }`);
   for (const c of ["c1", "c2"])
     await gqlOk(t.url, t.adminToken, `mutation { registerCluster(input: { name: "${c}" }) { name } }`);
@@ -30,6 +38,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
+const schema = buildSchema();
+
 const HEAVY = (first: string) =>
   `{ edges { node { id pods { name } events { id } bindRequests { id } } } }`.replace(
     /^/,
@@ -48,8 +58,80 @@ describe("query cost", () => {
   });
 
   it("small pages pass", async () => {
-    const ok = await gql(t.url, viewer, `query($n: Int) { ${HEAVY("$n")} }`, { n: 20 });
+    const ok = await gql(t.url, viewer, `query($n: Int) { ${HEAVY("$n")} }`, { n: 6 });
     expect(ok.errors).toBeUndefined();
+  });
+
+  it("bounds the pods one query may read: a page of 1,000 pods of one job, not of two", async () => {
+    const pods = (n: number) => `{ jobs(first: ${n}) { edges { node { id pods(first: 1000) { name } } } } }`;
+    const weight = ROW_WEIGHTS.Pod ?? 1;
+    expect(weight).toBeGreaterThanOrEqual(10);
+    expect((await gql(t.url, viewer, pods(1))).errors).toBeUndefined();
+    for (const n of [2, 19]) {
+      expect(n * 1000 * weight).toBeGreaterThanOrEqual(MAX_QUERY_COST);
+      const refused = await gql(t.url, viewer, pods(n));
+      expect(refused.status).toBe(400);
+      expect(refused.errors?.[0]?.message).toMatch(
+        /cost limit of 20000 exceeded, found \d+ .*a Pod row 10.*ask for smaller pages/,
+      );
+    }
+  });
+
+  it("a job's pods counted by state cost a few points, and count every pod", async () => {
+    const q = `{ jobs(first: 100) { edges { node { id podStates { state count } } } } }`;
+    expect(operationCost(schema, parse(q), null, {})).toBeLessThan(5_000);
+    const d = await gqlOk<{ job: { podStates: { state: string; count: number }[] } }>(
+      t.url,
+      viewer,
+      `{ job(id: "${jobId}") { podStates { state count } } }`,
+    );
+    expect(d.job.podStates).toEqual([{ state: "PENDING", count: 150 }]);
+  });
+});
+
+describe("a cluster's nodes", () => {
+  it("cost what the largest cluster has, and come a page at a time", async () => {
+    const agent = await registerClusterWithAgent(t, "big");
+    const nodes = Array.from({ length: 2100 }, (_, i) => ({
+      name: `n${String(i).padStart(4, "0")}`,
+      capacity: { cpu: 1000 },
+    }));
+    await gqlOk(
+      t.url,
+      agent,
+      'mutation($n: [NodeReport!]!) { reportNodes(cluster: "big", nodes: $n, complete: true) }',
+      {
+        n: nodes,
+      },
+    );
+    const fleet = new FleetSizeCache(t.server.store);
+    await fleet.refresh();
+    expect(fleet.current()).toEqual({ clusters: 3, largestCluster: 2100 });
+    const cost = (q: string) => operationCost(schema, parse(q), null, {}, fleet.current());
+    // every cluster by the largest one's count: 3 × (1 + 2,100 × 10)
+    expect(cost("{ clusters { name nodes { name } } }")).toBe(3 * (1 + 2100 * (ROW_WEIGHTS.Node ?? 1)));
+    expect(cost(`{ cluster(name: "big") { nodes { name } } }`)).toBeGreaterThan(MAX_QUERY_COST);
+    expect(cost(`{ cluster(name: "big") { nodes(first: 1000) { name } } }`)).toBeLessThan(MAX_QUERY_COST);
+    expect(cost("{ clusters { name nodeCount } }")).toBe(3);
+
+    const page = (args: string) =>
+      gqlOk<{ cluster: { nodeCount: number; nodes: { name: string }[] } }>(
+        t.url,
+        viewer,
+        `{ cluster(name: "big") { nodeCount nodes${args} { name } } }`,
+      );
+    const read: { name: string }[] = [];
+    for (let after = ""; ; ) {
+      const p = await page(`(first: 1000${after ? `, after: "${after}"` : ""})`);
+      expect(p.cluster.nodeCount).toBe(2100);
+      read.push(...p.cluster.nodes);
+      if (p.cluster.nodes.length < 1000) break;
+      after = p.cluster.nodes.at(-1)!.name;
+    }
+    expect(read.map((n) => n.name)).toEqual(nodes.map((n) => n.name));
+    expect((await page(`(first: 10, after: "no-such-node")`)).cluster.nodes).toEqual([]);
+    const tooMany = await gql(t.url, viewer, `{ cluster(name: "big") { nodes(first: 1001) { name } } }`);
+    expect(tooMany.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "first" });
   });
 });
 

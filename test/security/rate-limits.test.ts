@@ -5,7 +5,7 @@ import http from "node:http";
 import { parse } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { operationCost } from "../../src/api/query-cost.js";
-import { DEFAULT_RATE_LIMITS } from "../../src/api/rate-limit.js";
+import { DEFAULT_RATE_LIMITS, RateLimiter } from "../../src/api/rate-limit.js";
 import { buildSchema } from "../../src/api/schema.js";
 import { rateLimitsFromEnv } from "../../src/cli/api-options.js";
 import { ApiClient } from "../../src/cli/client/api-client.js";
@@ -36,13 +36,14 @@ const token = async (name: string, role: "MEMBER" | "VIEWER") =>
     )
   ).createToken.secret;
 
-/** About 18,000 points: most of a 20,000 bucket. */
+/** With { n: 6 }: about 18,000 points (a job's pods, events and BindRequests: 100 rows of 10 points
+ * each), most of a 20,000 bucket. */
 const HEAVY = `query($n: Int) { jobs(first: $n) { edges { node { id pods { name } events { id } bindRequests { id } } } } }`;
 /** About 9,000 points. */
 const SUBMIT = `mutation($i: SubmitJobInput!) { submitJob(input: $i) { id ${["a", "b", "c"]
   .map(
     (x) =>
-      `${x}p: pods(first: 1000) { name } ${x}e: events(first: 1000) { id } ${x}b: bindRequests(first: 1000) { id }`,
+      `${x}p: pods(first: 100) { name } ${x}e: events(first: 100) { id } ${x}b: bindRequests(first: 100) { id }`,
   )
   .join(" ")} } }`;
 const schema = buildSchema();
@@ -65,9 +66,9 @@ async function post(secret: string, query: string, variables: Record<string, unk
 describe("a token's bucket of cost points", () => {
   it("refuses an operation costing more than is left, at once, and runs none of it", async () => {
     const member = await token("m", "MEMBER");
-    const heavy = costOf(HEAVY, { n: 60 });
+    const heavy = costOf(HEAVY, { n: 6 });
     expect(heavy).toBeGreaterThan(15_000);
-    expect((await post(member, HEAVY, { n: 60 })).errors).toBeUndefined();
+    expect((await post(member, HEAVY, { n: 6 })).errors).toBeUndefined();
 
     const input = {
       name: "refused",
@@ -96,20 +97,20 @@ describe("a token's bucket of cost points", () => {
 
   it("refills over time: the refused operation passes after retryAfter seconds", async () => {
     const viewer = await token("v-refill", "VIEWER");
-    expect((await post(viewer, HEAVY, { n: 60 })).errors).toBeUndefined();
-    const refused = await post(viewer, HEAVY, { n: 60 });
+    expect((await post(viewer, HEAVY, { n: 6 })).errors).toBeUndefined();
+    const refused = await post(viewer, HEAVY, { n: 6 });
     expect(refused.errors?.[0]?.extensions?.code).toBe("RATE_LIMITED");
     const wait = refused.errors?.[0]?.extensions?.retryAfter as number;
     expect(wait).toBeGreaterThanOrEqual(1);
     await new Promise((r) => setTimeout(r, wait * 1000 + 50));
-    expect((await post(viewer, HEAVY, { n: 60 })).errors).toBeUndefined();
+    expect((await post(viewer, HEAVY, { n: 6 })).errors).toBeUndefined();
   });
 
   it("until the retryAfter of a refusal, the token's requests are refused unread", async () => {
     const viewer = await token("v-held", "VIEWER");
-    expect((await post(viewer, HEAVY, { n: 60 })).errors).toBeUndefined();
-    const refused = await post(viewer, HEAVY, { n: 60 });
-    expect(refused.errors?.[0]?.extensions?.cost).toBe(costOf(HEAVY, { n: 60 }));
+    expect((await post(viewer, HEAVY, { n: 6 })).errors).toBeUndefined();
+    const refused = await post(viewer, HEAVY, { n: 6 });
+    expect(refused.errors?.[0]?.extensions?.cost).toBe(costOf(HEAVY, { n: 6 }));
     // A cheap query would fit in what is left, but the token is refused until then.
     const held = await post(viewer, "{ me { name } }");
     expect(held.status).toBe(429);
@@ -119,24 +120,45 @@ describe("a token's bucket of cost points", () => {
     expect((await post(await token("v-held-other", "VIEWER"), "{ me { name } }")).errors).toBeUndefined();
   });
 
+  it("a client that does not wait gets its refusals no sooner than a second apart", async () => {
+    const viewer = await token("v-flood", "VIEWER");
+    expect((await post(viewer, HEAVY, { n: 6 })).errors).toBeUndefined();
+    expect((await post(viewer, HEAVY, { n: 6 })).status).toBe(429);
+    const started = Date.now();
+    const [a, b] = await Promise.all([post(viewer, HEAVY, { n: 6 }), post(viewer, "{ me { name } }")]);
+    const elapsed = Date.now() - started;
+    for (const r of [a, b])
+      expect(r.errors?.[0]?.extensions).toMatchObject({ code: "RATE_LIMITED", held: true });
+    expect(elapsed).toBeGreaterThanOrEqual(900);
+    expect(elapsed).toBeLessThan(3_000);
+    // Meanwhile they count as the token's operations in flight (2 here): a third is refused at once.
+    const third = post(viewer, "{ me { name } }");
+    const fourth = post(viewer, "{ me { name } }");
+    await new Promise((r) => setTimeout(r, 100));
+    const t0 = Date.now();
+    expect((await post(viewer, "{ me { name } }")).errors?.[0]?.extensions).toMatchObject({ concurrent: 2 });
+    expect(Date.now() - t0).toBeLessThan(500);
+    await Promise.all([third, fourth]);
+  });
+
   it("the CLI waits the retryAfter of a refusal and sends the operation again", async () => {
     const viewer = await token("v-cli", "VIEWER");
     const client = new ApiClient({ url: t.url, token: viewer });
-    await client.request(HEAVY, { n: 60 });
+    await client.request(HEAVY, { n: 6 });
     const started = Date.now();
-    await client.request(HEAVY, { n: 60 }); // refused first, then answered
+    await client.request(HEAVY, { n: 6 }); // refused first, then answered
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
   });
 
   it("is the token's own: another token is unaffected", async () => {
     const a = await token("v-a", "VIEWER");
     const b = await token("v-b", "VIEWER");
-    expect((await post(a, HEAVY, { n: 60 })).errors).toBeUndefined();
-    expect((await post(a, HEAVY, { n: 60 })).status).toBe(429);
-    expect((await post(b, HEAVY, { n: 60 })).errors).toBeUndefined();
+    expect((await post(a, HEAVY, { n: 6 })).errors).toBeUndefined();
+    expect((await post(a, HEAVY, { n: 6 })).status).toBe(429);
+    expect((await post(b, HEAVY, { n: 6 })).errors).toBeUndefined();
     // AGENT tokens have their own, larger budget.
     const agent = await registerClusterWithAgent(t, "c1");
-    for (let i = 0; i < 3; i++) expect((await post(agent, HEAVY, { n: 60 })).errors).toBeUndefined();
+    for (let i = 0; i < 3; i++) expect((await post(agent, HEAVY, { n: 6 })).errors).toBeUndefined();
   });
 
   it("applies over WebSocket too", async () => {
@@ -146,7 +168,7 @@ describe("a token's bucket of cost points", () => {
       new Promise<{ errors?: readonly { extensions?: Record<string, unknown> }[] }>((resolve, reject) => {
         let result: { errors?: readonly { extensions?: Record<string, unknown> }[] } = {};
         client.subscribe(
-          { query: HEAVY, variables: { n: 60 } },
+          { query: HEAVY, variables: { n: 6 } },
           {
             next: (r) => {
               result = r as typeof result;
@@ -161,7 +183,7 @@ describe("a token's bucket of cost points", () => {
       const refused = await run();
       expect(refused.errors?.[0]?.extensions).toMatchObject({
         code: "RATE_LIMITED",
-        cost: costOf(HEAVY, { n: 60 }),
+        cost: costOf(HEAVY, { n: 6 }),
       });
       expect(refused.errors?.[0]?.extensions?.retryAfter).toBeGreaterThanOrEqual(1);
     } finally {
@@ -206,6 +228,69 @@ describe("a token's operations in flight", () => {
     }
     await new Promise((r) => setTimeout(r, 200));
     expect((await post(viewer, "{ me { name } }")).errors).toBeUndefined();
+  });
+});
+
+describe("a token's heavy operations", () => {
+  const principal = (tokenId: string) => ({
+    tokenId,
+    name: tokenId,
+    role: "VIEWER",
+    queues: [],
+    cluster: null,
+  });
+
+  it("run one at a time, in the order they came; another token's do not wait", async () => {
+    const limiter = new RateLimiter();
+    const order: string[] = [];
+    const a1 = await limiter.heavyTurn(principal("a") as never);
+    const a2 = limiter.heavyTurn(principal("a") as never).then((done) => {
+      order.push("a2");
+      return done;
+    });
+    const a3 = limiter.heavyTurn(principal("a") as never).then((done) => {
+      order.push("a3");
+      done();
+    });
+    (await limiter.heavyTurn(principal("b") as never))();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(order).toEqual([]);
+    a1();
+    (await a2)();
+    await a3;
+    expect(order).toEqual(["a2", "a3"]);
+  });
+
+  it("over HTTP and WebSocket, heavy queries sent together are all answered", async () => {
+    const viewer = await token("v-heavy", "VIEWER");
+    const agent = await registerClusterWithAgent(t, "c-heavy");
+    const answers = await Promise.all([post(agent, HEAVY, { n: 6 }), post(agent, HEAVY, { n: 6 })]);
+    for (const r of answers) expect(r.errors).toBeUndefined();
+    const client = wsClient(t.url, viewer);
+    try {
+      const run = () =>
+        new Promise<unknown>((resolve, reject) => {
+          let result: unknown;
+          client.subscribe(
+            {
+              query: "query($n: Int) { jobs(first: $n) { edges { node { id pods(first: 500) { name } } } } }",
+              variables: { n: 1 },
+            },
+            {
+              next: (r) => {
+                result = r;
+              },
+              error: reject,
+              complete: () => resolve(result),
+            },
+          );
+        });
+      const [x, y] = (await Promise.all([run(), run()])) as { errors?: unknown }[];
+      expect(x?.errors).toBeUndefined();
+      expect(y?.errors).toBeUndefined();
+    } finally {
+      await client.dispose();
+    }
   });
 });
 

@@ -13,10 +13,13 @@ import {
 } from "../../store/index.js";
 import { adminOnly, anyRole, guarded, principalOf } from "../auth.js";
 import type { ApiContext } from "../context.js";
-import { asArgs, inInput } from "../errors.js";
+import { asArgs, badInput, inInput } from "../errors.js";
 import { clusterStateOf, iso, labelsOf, resourcesOf, taintString } from "../views.js";
 
 const actor = (ctx: ApiContext) => ({ name: principalOf(ctx).name });
+
+/** A page of a cluster's nodes, as a job's pods. */
+export const MAX_NODES_PAGE = 1_000;
 
 const capacityOf = (n: Node): ResourceSum => ({
   cpuMillis: n.cpuMillis,
@@ -65,7 +68,18 @@ export const clusterResolvers = {
   Cluster: {
     labels: (c: Cluster) => labelsOf(c.labels),
     state: (c: Cluster) => clusterStateOf(c),
-    nodes: (c: Cluster, _a: unknown, ctx: ApiContext) => ctx.loaders.nodes.load(c.name),
+    nodes: async (c: Cluster, a: { first?: number | null; after?: string | null }, ctx: ApiContext) => {
+      const first = a.first ?? null;
+      if (first !== null && (!Number.isInteger(first) || first < 0 || first > MAX_NODES_PAGE))
+        throw badInput("first", `first: must be between 0 and ${MAX_NODES_PAGE}`);
+      const nodes = await ctx.loaders.nodes.load(c.name);
+      // By position, not by comparing names: the order is the database's.
+      const from = a.after == null ? 0 : nodes.findIndex((n) => n.name === a.after) + 1;
+      if (a.after != null && from === 0) return [];
+      return nodes.slice(from, first === null ? undefined : from + first);
+    },
+    nodeCount: async (c: Cluster, _a: unknown, ctx: ApiContext) =>
+      (await ctx.loaders.nodes.load(c.name)).length,
     capacity: async (c: Cluster, _a: unknown, ctx: ApiContext) =>
       resourcesOf((await clusterTotals(c, ctx)).capacity),
     allocated: async (c: Cluster, _a: unknown, ctx: ApiContext) =>

@@ -121,6 +121,7 @@ export const jobResolvers = {
     finishedAt: (j: Job) => iso(j.finishedAt),
     pods: (j: Job, a: PageArgs & { after?: string | null }, ctx: ApiContext) =>
       ctx.loaders.pods(pageSize(a, MAX_PODS_PAGE), a.after ?? null).load(j.id),
+    podStates: (j: Job, _a: unknown, ctx: ApiContext) => ctx.loaders.podStates.load(j.id),
     events: async (j: Job, a: PageArgs, ctx: ApiContext) =>
       (await ctx.loaders.events(pageSize(a, MAX_EVENTS_PAGE)).load(j.id)).map(eventView),
     pendingReason: (j: Job) => (j.state === "PENDING" ? j.pendingReason : null),

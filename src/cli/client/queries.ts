@@ -1,10 +1,13 @@
 // The GraphQL documents the CLI sends.
 const RESOURCES = "{ cpu memory gpu gpuMemory }";
 
-export const JOB_FIELDS = `id name state queue { name } cluster { name } requestedCluster priority minMember
+/** A job without its pods: their counts by state only (a pod row weighs 10 in the API's cost). */
+export const JOB_SUMMARY_FIELDS = `id name state queue { name } cluster { name } requestedCluster priority minMember
   createdAt startedAt finishedAt submittedBy labels { key value } maxRuntimeSeconds expectedRuntimeSeconds
-  pods { name state node task message }
+  podStates { state count }
   pendingReason { message clusters { cluster message short { resource amount } } }`;
+/** A job with its first 100 pods. */
+export const JOB_FIELDS = `${JOB_SUMMARY_FIELDS} pods { name state node task message }`;
 
 export const SUBMIT_JOB = `mutation Submit($input: SubmitJobInput!) { submitJob(input: $input) { ${JOB_FIELDS} } }`;
 export const SUBMIT_JOBS = `mutation SubmitMany($inputs: [SubmitJobInput!]!) { submitJobs(inputs: $inputs) { ${JOB_FIELDS} } }`;
@@ -13,11 +16,20 @@ export const GET_JOB = `query Job($id: ID!) { job(id: $id) { ${JOB_FIELDS} event
 export const JOB_UPDATED = `subscription JobUpdated($id: ID!) { jobUpdated(id: $id) { ${JOB_FIELDS} } }`;
 export const CANCEL_JOB = `mutation Cancel($id: ID!) { cancelJob(id: $id) { ${JOB_FIELDS} } }`;
 
+/** Pages of jobs: LIST_JOBS (without their pods) at most LIST_JOBS_PAGE a page,
+ * LIST_JOBS_WITH_PODS at most LIST_JOBS_WITH_PODS_PAGE (the API's cost limit). */
 export const LIST_JOBS = `query Jobs($filter: JobFilter, $first: Int, $after: String) {
+  jobs(filter: $filter, first: $first, after: $after) {
+    edges { node { ${JOB_SUMMARY_FIELDS} } }
+    pageInfo { hasNextPage endCursor }
+  } }`;
+export const LIST_JOBS_PAGE = 100;
+export const LIST_JOBS_WITH_PODS = `query JobsWithPods($filter: JobFilter, $first: Int, $after: String) {
   jobs(filter: $filter, first: $first, after: $after) {
     edges { node { ${JOB_FIELDS} } }
     pageInfo { hasNextPage endCursor }
   } }`;
+export const LIST_JOBS_WITH_PODS_PAGE = 17;
 
 /** What `wait` follows: the states of jobs (by labels), a page at a time. */
 export const LIST_JOB_STATES = `query JobStates($filter: JobFilter, $first: Int, $after: String) {
@@ -35,11 +47,15 @@ export const UPDATE_QUEUE = `mutation($name: String!, $input: UpdateQueueInput!)
   updateQueue(name: $name, input: $input) { ${QUEUE_FIELDS} } }`;
 export const SET_QUOTA = `mutation($input: SetQueueQuotaInput!) { setQueueQuota(input: $input) { ${QUEUE_FIELDS} } }`;
 
-export const LIST_CLUSTERS = `query { clusters { name state cordoned heartbeatAt labels { key value } nodes { name }
+export const LIST_CLUSTERS = `query { clusters { name state cordoned heartbeatAt labels { key value } nodeCount
   capacity ${RESOURCES} allocated ${RESOURCES} } }`;
-export const GET_CLUSTER = `query($name: String!) { cluster(name: $name) { name state cordoned heartbeatAt
-  labels { key value } capacity ${RESOURCES} allocated ${RESOURCES}
-  nodes { name gpuModel unschedulable ready capacity ${RESOURCES} allocated ${RESOURCES} } } }`;
+/** A cluster with its first GET_CLUSTER_NODES_PAGE nodes; CLUSTER_NODES for the next pages. */
+export const GET_CLUSTER = `query($name: String!, $first: Int) { cluster(name: $name) { name state cordoned heartbeatAt
+  labels { key value } capacity ${RESOURCES} allocated ${RESOURCES} nodeCount
+  nodes(first: $first) { name gpuModel unschedulable ready capacity ${RESOURCES} allocated ${RESOURCES} } } }`;
+export const CLUSTER_NODES = `query($name: String!, $first: Int, $after: String) { cluster(name: $name) {
+  nodes(first: $first, after: $after) { name gpuModel unschedulable ready capacity ${RESOURCES} allocated ${RESOURCES} } } }`;
+export const GET_CLUSTER_NODES_PAGE = 1_000;
 export const REGISTER_CLUSTER = `mutation($input: RegisterClusterInput!) { registerCluster(input: $input) { name } }`;
 
 export const FAIR_SHARE = `query FairShare($cluster: String) { fairShare(cluster: $cluster) {

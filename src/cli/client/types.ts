@@ -30,7 +30,8 @@ export interface PodView {
   message: string | null;
 }
 
-export interface JobView {
+/** A job as LIST_JOBS shows it (JOB_SUMMARY_FIELDS). */
+export interface JobSummary {
   id: string;
   name: string;
   state: JobState;
@@ -46,8 +47,14 @@ export interface JobView {
   labels: { key: string; value: string }[];
   maxRuntimeSeconds: number | null;
   expectedRuntimeSeconds: number | null;
-  pods: PodView[];
+  /** How many of its pods are in each state. */
+  podStates: { state: PodState; count: number }[];
   pendingReason: PendingReason | null;
+}
+
+/** A job with its first pods (JOB_FIELDS). */
+export interface JobView extends JobSummary {
+  pods: PodView[];
 }
 
 export interface EventView {
@@ -85,7 +92,7 @@ export interface ClusterView {
   cordoned: boolean;
   heartbeatAt: string | null;
   labels: { key: string; value: string }[];
-  nodes: { name: string }[];
+  nodeCount: number;
   capacity: Resources;
   allocated: Resources;
 }
@@ -99,7 +106,7 @@ export interface NodeView {
   allocated: Resources;
 }
 
-export interface ClusterDetail extends Omit<ClusterView, "nodes"> {
+export interface ClusterDetail extends ClusterView {
   nodes: NodeView[];
 }
 

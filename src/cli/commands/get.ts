@@ -1,7 +1,26 @@
 // `fleetq get jobs|job ID|queues|clusters`: aligned tables (or --output json).
 import type { Command } from "commander";
-import { GET_CLUSTER, GET_JOB, LIST_CLUSTERS, LIST_JOBS, LIST_QUEUES } from "../client/queries.js";
-import type { ClusterDetail, ClusterView, JobDetail, JobState, JobView, QueueView } from "../client/types.js";
+import {
+  CLUSTER_NODES,
+  GET_CLUSTER,
+  GET_CLUSTER_NODES_PAGE,
+  GET_JOB,
+  LIST_CLUSTERS,
+  LIST_JOBS,
+  LIST_JOBS_PAGE,
+  LIST_JOBS_WITH_PODS,
+  LIST_JOBS_WITH_PODS_PAGE,
+  LIST_QUEUES,
+} from "../client/queries.js";
+import type {
+  ClusterDetail,
+  ClusterView,
+  JobDetail,
+  JobState,
+  JobSummary,
+  NodeView,
+  QueueView,
+} from "../client/types.js";
 import { clusterDetailView } from "../output/cluster-views.js";
 import { action, apiClientOf, outputFormat, print, printJson } from "../command-context.js";
 import { CliError, EXIT } from "../exit-codes.js";
@@ -19,10 +38,6 @@ const JOB_STATES: readonly JobState[] = [
   "FAILED",
   "CANCELLED",
 ];
-
-/** Jobs per request: the API's cost limit counts each job's pods (LIST_JOBS selects them), and
- * a page of 100 is over it. */
-const PAGE = 50;
 
 function positiveInt(value: string, flag: string): number {
   const n = Number(value);
@@ -64,24 +79,30 @@ export function registerGet(program: Command): void {
             cluster: opts.cluster,
             labels: labels.length ? labels : undefined,
           };
-          const jobs: JobView[] = [];
+          // The table counts pods by state; the JSON has each job's first 100 pods too, in
+          // smaller pages (the API's cost limit weighs pod rows).
+          const json = outputFormat(cmd) === "json";
+          const [query, pageSize] = json
+            ? [LIST_JOBS_WITH_PODS, LIST_JOBS_WITH_PODS_PAGE]
+            : [LIST_JOBS, LIST_JOBS_PAGE];
+          const jobs: JobSummary[] = [];
           let after: string | null = null;
           while (jobs.length < limit) {
             const page: {
               jobs: {
-                edges: { node: JobView }[];
+                edges: { node: JobSummary }[];
                 pageInfo: { hasNextPage: boolean; endCursor: string | null };
               };
-            } = await client.request(LIST_JOBS, {
+            } = await client.request(query, {
               filter,
-              first: Math.min(PAGE, limit - jobs.length),
+              first: Math.min(pageSize, limit - jobs.length),
               after,
             });
             jobs.push(...page.jobs.edges.map((e) => e.node));
             if (!page.jobs.pageInfo.hasNextPage) break;
             after = page.jobs.pageInfo.endCursor;
           }
-          if (outputFormat(cmd) === "json") return printJson(jobs);
+          if (json) return printJson(jobs);
           print(jobs.length ? jobsTable(jobs) : "No jobs.");
         },
       ),
@@ -117,10 +138,23 @@ export function registerGet(program: Command): void {
     .argument("<name>", "the cluster")
     .action(
       action(async (name: string, _opts: unknown, cmd: Command) => {
-        const { cluster } = await apiClientOf(cmd).request<{ cluster: ClusterDetail | null }>(GET_CLUSTER, {
+        const client = apiClientOf(cmd);
+        const first = GET_CLUSTER_NODES_PAGE;
+        const { cluster } = await client.request<{ cluster: ClusterDetail | null }>(GET_CLUSTER, {
           name,
+          first,
         });
         if (!cluster) throw new CliError(`cluster ${name} not found`);
+        // The rest of its nodes a page at a time (the API's cost limit weighs node rows).
+        for (let page = cluster.nodes; page.length === first; ) {
+          const next = await client.request<{ cluster: { nodes: NodeView[] } | null }>(CLUSTER_NODES, {
+            name,
+            first,
+            after: page.at(-1)!.name,
+          });
+          page = next.cluster?.nodes ?? [];
+          cluster.nodes.push(...page);
+        }
         if (outputFormat(cmd) === "json") return printJson(cluster);
         print(clusterDetailView(cluster));
       }),
@@ -141,7 +175,7 @@ export function registerGet(program: Command): void {
                 [
                   { header: "CLUSTER", value: (c: ClusterView) => c.name },
                   { header: "STATE", value: (c) => (c.cordoned ? `${c.state},CORDONED` : c.state) },
-                  { header: "NODES", value: (c) => String(c.nodes.length), align: "right" },
+                  { header: "NODES", value: (c) => String(c.nodeCount), align: "right" },
                   { header: "GPU", value: (c) => used(c, "gpu"), align: "right" },
                   { header: "CPU", value: (c) => used(c, "cpu"), align: "right" },
                   { header: "MEMORY", value: (c) => used(c, "memory"), align: "right" },

@@ -3,7 +3,7 @@
 // elsewhere (CI logs) one line each time the counts or the state change.
 import type { SingleBar } from "cli-progress";
 import { lazyRequire } from "../lazy.js";
-import type { JobView } from "../client/types.js";
+import type { JobSummary, JobView } from "../client/types.js";
 import { formatSeconds } from "./format.js";
 
 const cliProgress = lazyRequire<typeof import("cli-progress")>("cli-progress");
@@ -15,18 +15,20 @@ export interface PodCounts {
   total: number;
 }
 
-export function podCounts(job: JobView): PodCounts {
-  const c: PodCounts = { pending: 0, running: 0, succeeded: 0, failed: 0, total: job.pods.length };
-  for (const p of job.pods) {
-    if (p.state === "RUNNING" || p.state === "RELEASING") c.running++;
-    else if (p.state === "SUCCEEDED") c.succeeded++;
-    else if (p.state === "FAILED") c.failed++;
-    else c.pending++; // PENDING, PIPELINED, BINDING: not running yet
+/** Every pod of the job counted (podStates), not only the page of pods a query read. */
+export function podCounts(job: JobSummary): PodCounts {
+  const c: PodCounts = { pending: 0, running: 0, succeeded: 0, failed: 0, total: 0 };
+  for (const { state, count } of job.podStates) {
+    c.total += count;
+    if (state === "RUNNING" || state === "RELEASING") c.running += count;
+    else if (state === "SUCCEEDED") c.succeeded += count;
+    else if (state === "FAILED") c.failed += count;
+    else c.pending += count; // PENDING, PIPELINED, BINDING: not running yet
   }
   return c;
 }
 
-export function progressSummary(job: JobView): string {
+export function progressSummary(job: JobSummary): string {
   const c = podCounts(job);
   const where = job.cluster ? ` on ${job.cluster.name}` : "";
   return `${job.state}${where}  pods: ${c.pending} pending, ${c.running} running, ${c.succeeded} succeeded${c.failed ? `, ${c.failed} failed` : ""}`;

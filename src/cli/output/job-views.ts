@@ -1,11 +1,11 @@
 // Tables and detail views of jobs: `get jobs`, `get job ID`, `why JOB`.
-import type { JobDetail, JobView, PendingReason, ResourceName } from "../client/types.js";
+import type { JobDetail, JobSummary, PendingReason, ResourceName } from "../client/types.js";
 import { formatLabels } from "../label-selector.js";
 import { formatAge, formatBytes, formatCpu, formatGpu, formatSeconds } from "./format.js";
 import { podCounts } from "./job-progress.js";
 import { renderTable } from "./table.js";
 
-export function jobsTable(jobs: readonly JobView[], now = Date.now()): string {
+export function jobsTable(jobs: readonly JobSummary[], now = Date.now()): string {
   return renderTable(
     [
       { header: "ID", value: (j) => j.id },
@@ -24,7 +24,7 @@ export function jobsTable(jobs: readonly JobView[], now = Date.now()): string {
       { header: "AGE", value: (j) => formatAge(j.createdAt, now), align: "right" },
       // only when some job has labels
       ...(jobs.some((j) => j.labels?.length)
-        ? [{ header: "LABELS", value: (j: JobView) => formatLabels(j.labels ?? []) }]
+        ? [{ header: "LABELS", value: (j: JobSummary) => formatLabels(j.labels ?? []) }]
         : []),
     ],
     jobs,

@@ -64,14 +64,14 @@ const R = "{ cpu memory gpu gpuMemory }";
 export const DASHBOARD_QUERY = `query Dashboard {
   me { name role }
   queues { name priority parent { name } }
-  clusters { name state cordoned nodes { name } capacity ${R} allocated ${R} }
+  clusters { name state cordoned nodeCount capacity ${R} allocated ${R} }
   fairShare { queue cluster deserved ${R} fairShare ${R} allocated ${R} requested ${R} limit ${R} usage ${R} }
 }`;
 
 // Three small queries rather than one: the API's cost limit counts depth (graphql-armor).
 export const PENDING_QUERY = `query Pending {
   pending: jobs(filter: { state: PENDING }, first: 50) { edges { node { id name createdAt requestedCluster
-    labels { key value } queue { name } pods { state } pendingReason { message clusters { cluster message } }
+    labels { key value } queue { name } podStates { state count } pendingReason { message clusters { cluster message } }
     estimatedStart estimatedCluster } } }
 }`;
 
@@ -82,5 +82,5 @@ export const SHORTFALL_QUERY = `query Shortfalls {
 
 export const RUNNING_QUERY = `query Running {
   running: jobs(filter: { state: RUNNING }, first: 50) { edges { node { id name startedAt
-    labels { key value } queue { name } cluster { name } pods { state } } } }
+    labels { key value } queue { name } cluster { name } podStates { state count } } } }
 }`;

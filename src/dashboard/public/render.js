@@ -30,6 +30,10 @@ const headerRow = (titles) =>
     titles.map((t) => (t.endsWith(">") ? h("th", { class: "num" }, t.slice(0, -1)) : h("th", {}, t))),
   );
 
+/** A job's pods in these states (all of them without states), from its podStates counts. */
+const podCount = (job, ...states) =>
+  job.podStates.filter((p) => !states.length || states.includes(p.state)).reduce((n, p) => n + p.count, 0);
+
 const pct = (v, max) => `${max > 0 && v > 0 ? Math.min(100, (v / max) * 100) : 0}%`;
 
 /** deserved (outline), fair share (light), allocated (solid; orange above fair share), usage (line). */
@@ -88,7 +92,7 @@ export function renderQueues(el, data, resource) {
   const max = new Map(columns.map((c) => [c, maxOf(c)]));
   const pendingPods = new Map();
   for (const j of data.pending) {
-    const n = j.pods.filter((p) => p.state === "PENDING" || p.state === "PIPELINED").length;
+    const n = podCount(j, "PENDING", "PIPELINED");
     pendingPods.set(j.queue.name, (pendingPods.get(j.queue.name) ?? 0) + n);
   }
   replace(
@@ -147,7 +151,7 @@ export function renderClusters(el, clusters) {
         "div",
         { class: "card", "data-cluster": c.name },
         h("h3", {}, c.name),
-        h("div", { class: "meta" }, `${c.state}${c.cordoned ? " · cordoned" : ""} · ${c.nodes.length} nodes`),
+        h("div", { class: "meta" }, `${c.state}${c.cordoned ? " · cordoned" : ""} · ${c.nodeCount} nodes`),
         capacityRow("GPU", c, "gpu"),
         capacityRow("CPU", c, "cpu"),
         capacityRow("Memory", c, "memory"),
@@ -184,7 +188,7 @@ export function renderPending(el, jobs) {
             h("td", {}, j.name, jobLabels(j.labels)),
             h("td", {}, j.queue.name),
             h("td", {}, j.requestedCluster ?? "any"),
-            h("td", { class: "num" }, String(j.pods.length)),
+            h("td", { class: "num" }, String(podCount(j))),
             h("td", { class: "num" }, age(j.createdAt)),
             h("td", { class: "starts" }, startsText(j)),
             h(
@@ -224,11 +228,7 @@ export function renderRunning(el, jobs) {
             h("td", {}, j.name, jobLabels(j.labels)),
             h("td", {}, j.queue.name),
             h("td", {}, j.cluster?.name ?? "-"),
-            h(
-              "td",
-              { class: "num" },
-              `${j.pods.filter((p) => p.state === "RUNNING").length}/${j.pods.length}`,
-            ),
+            h("td", { class: "num" }, `${podCount(j, "RUNNING")}/${podCount(j)}`),
             h("td", { class: "num" }, age(j.startedAt)),
           ),
         ),

@@ -33,6 +33,24 @@ export async function podsOfJobs(
   return groupBy(rows, (p) => p.jobId);
 }
 
+/** How many pods of each job are in each state (states without pods left out). */
+export async function podStatesOfJobs(
+  store: Store,
+  jobIds: string[],
+): Promise<Map<string, { state: string; count: number }[]>> {
+  const rows = await store.prisma.$queryRaw<{ jobId: string; state: string; count: number }[]>`
+    SELECT job_id::text AS "jobId", state::text AS state, count(*)::int AS count
+    FROM pod WHERE job_id = ANY(${jobIds}::uuid[])
+    GROUP BY job_id, state ORDER BY job_id, state`;
+  const out = new Map<string, { state: string; count: number }[]>();
+  for (const r of rows) {
+    const list = out.get(r.jobId) ?? [];
+    list.push({ state: r.state, count: r.count });
+    out.set(r.jobId, list);
+  }
+  return out;
+}
+
 /** The first `first` events of each job, oldest first. */
 export async function eventsOfJobs(
   store: Store,

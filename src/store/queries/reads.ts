@@ -139,6 +139,14 @@ export function pendingPodsByQueue(store: Store): Promise<{ queue: string; n: nu
     GROUP BY j.queue_name`;
 }
 
+/** How many clusters there are and how many nodes the largest has (the API's cost estimates). */
+export async function fleetSize(store: Store): Promise<{ clusters: number; largestCluster: number }> {
+  const [row] = await store.prisma.$queryRaw<{ clusters: number; largest: number }[]>`
+    SELECT (SELECT count(*) FROM cluster)::int AS clusters,
+      (SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM node GROUP BY cluster_name) c)::int AS largest`;
+  return { clusters: row?.clusters ?? 0, largestCluster: row?.largest ?? 0 };
+}
+
 /** BindRequests not carried out yet, per cluster and state (PENDING, DISPATCHED). */
 export function dispatchBacklog(store: Store): Promise<{ cluster: string; state: string; n: number }[]> {
   return store.prisma.$queryRaw`

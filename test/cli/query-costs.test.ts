@@ -1,0 +1,52 @@
+// Every query of our own clients fits the API's cost limit at the page sizes they ask for, on a
+// fleet of 10 clusters of 2,000 nodes: the CLI's, the dashboard's and the agent's.
+import { readFileSync } from "node:fs";
+import { parse } from "graphql";
+import { describe, expect, it } from "vitest";
+import { type FleetSize, MAX_QUERY_COST, operationCost } from "../../src/api/query-cost.js";
+import { buildSchema } from "../../src/api/schema.js";
+import * as cli from "../../src/cli/client/queries.js";
+
+const schema = buildSchema();
+const fleet: FleetSize = { clusters: 10, largestCluster: 2_000 };
+const cost = (query: string, variables: Record<string, unknown> = {}) =>
+  operationCost(schema, parse(query), null, variables, fleet);
+
+/** The page size each paged CLI query is sent with (at most). */
+const pages: Record<string, Record<string, unknown>> = {
+  LIST_JOBS: { first: cli.LIST_JOBS_PAGE },
+  LIST_JOBS_WITH_PODS: { first: cli.LIST_JOBS_WITH_PODS_PAGE },
+  LIST_JOB_STATES: { first: 500 },
+  GET_CLUSTER: { first: cli.GET_CLUSTER_NODES_PAGE },
+  CLUSTER_NODES: { first: cli.GET_CLUSTER_NODES_PAGE },
+};
+
+describe("our own queries fit the cost limit", () => {
+  const documents = Object.entries(cli as Record<string, unknown>).filter(
+    (e): e is [string, string] =>
+      typeof e[1] === "string" && /^\s*(query|mutation|subscription)\b/.test(e[1]),
+  );
+
+  it.each(documents)("the CLI's %s", (name, query) => {
+    expect(cost(query, pages[name] ?? {})).toBeLessThanOrEqual(MAX_QUERY_COST);
+  });
+
+  it("the dashboard's four queries, a load well within one token's bucket", async () => {
+    const browserModule = "../../src/dashboard/public/api.js"; // plain JS, no types
+    const dashboard: Record<string, unknown> = await import(browserModule);
+    const queries = Object.entries(dashboard)
+      .filter((e): e is [string, string] => e[0].endsWith("_QUERY") && typeof e[1] === "string")
+      .map((e) => e[1]);
+    expect(queries).toHaveLength(4);
+    const costs = queries.map((q) => cost(q));
+    for (const c of costs) expect(c).toBeLessThanOrEqual(MAX_QUERY_COST);
+    expect(costs.reduce((a, b) => a + b)).toBeLessThanOrEqual(MAX_QUERY_COST);
+  });
+
+  it("the agent's requests cost a few points each", () => {
+    const source = readFileSync("src/agent/control-plane.ts", "utf8");
+    const documents = [...source.matchAll(/"((?:query|mutation)\b[^"]*)"/g)].map((m) => m[1]!);
+    expect(documents.length).toBeGreaterThanOrEqual(7);
+    for (const d of documents) expect(cost(d)).toBeLessThan(100);
+  });
+});
