@@ -60,6 +60,18 @@ const listEstimate = (key: string, fleet: FleetSize): number =>
       ? fleet.largestCluster
       : UNBOUNDED_LIST_ESTIMATE;
 
+/** Lists that return one item per element of one of their arguments: counted by its length. */
+const ONE_PER_ARGUMENT: Record<string, string> = { "Mutation.submitJobs": "inputs" };
+
+/** The length of the list argument `name` as sent (written in the query or a variable), or null. */
+function argumentLength(node: FieldNode, name: string, walk: Walk): number | null {
+  const arg = node.arguments?.find((a) => a.name.value === name);
+  if (!arg) return null;
+  const value = arg.value.kind === Kind.VARIABLE ? walk.variables[arg.value.name.value] : null;
+  if (Array.isArray(value)) return value.length;
+  return arg.value.kind === Kind.LIST ? arg.value.values.length : null;
+}
+
 /** Work a field does per call beyond the rows it returns. */
 const FIELD_COSTS: Record<string, number> = {
   "Query.fairShare": 500,
@@ -101,7 +113,8 @@ function fieldCost(parent: GraphQLNamedType, node: FieldNode, walk: Walk): numbe
   if (!node.selectionSet) return FIELD_COSTS[key] ?? 0; // scalars come with their row
   const type = getNamedType(field.type);
   const children = selectionCost(type, node.selectionSet, walk);
-  const first = firstOf(field, node, walk);
+  const perArgument = ONE_PER_ARGUMENT[key];
+  const first = (perArgument ? argumentLength(node, perArgument, walk) : null) ?? firstOf(field, node, walk);
   const isList = isListType(getNullableType(field.type));
   // A connection's page is counted once, where `first` is; its edges are that page.
   const multiplier =

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { type FleetSize, MAX_QUERY_COST, operationCost } from "../../src/api/query-cost.js";
 import { buildSchema } from "../../src/api/schema.js";
 import * as cli from "../../src/cli/client/queries.js";
+import { MAX_BATCH_JOBS } from "../../src/store/index.js";
 
 const schema = buildSchema();
 const fleet: FleetSize = { clusters: 10, largestCluster: 2_000 };
@@ -19,6 +20,8 @@ const pages: Record<string, Record<string, unknown>> = {
   LIST_JOB_STATES: { first: 500 },
   GET_CLUSTER: { first: cli.GET_CLUSTER_NODES_PAGE },
   CLUSTER_NODES: { first: cli.GET_CLUSTER_NODES_PAGE },
+  // A matrix of the most jobs one call takes.
+  SUBMIT_JOBS: { inputs: Array.from({ length: MAX_BATCH_JOBS }, () => ({})) },
 };
 
 describe("our own queries fit the cost limit", () => {

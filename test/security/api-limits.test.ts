@@ -89,6 +89,43 @@ describe("query cost", () => {
   });
 });
 
+describe("submitJobs", () => {
+  it("counts what it returns once per input: a matrix may not read back every job's pods", async () => {
+    const inputs = Array.from({ length: 300 }, (_, i) => ({
+      name: `m-${i}`,
+      queue: "team",
+      tasks: [{ name: "w", replicas: 100, resources: { cpu: 10 } }],
+    }));
+    const before = await gqlOk<{ jobs: { edges: unknown[] } }>(
+      t.url,
+      t.adminToken,
+      "{ jobs(first: 500) { edges { node { id } } } }",
+    );
+    const heavy = await gql(
+      t.url,
+      t.adminToken,
+      "mutation($i: [SubmitJobInput!]!) { submitJobs(inputs: $i) { id pods(first: 100) { name } } }",
+      { i: inputs },
+    );
+    expect(heavy.status).toBe(400);
+    expect(heavy.errors?.[0]?.message).toMatch(/cost limit of 20000 exceeded, found 300300\b/);
+    const after = await gqlOk<{ jobs: { edges: unknown[] } }>(
+      t.url,
+      t.adminToken,
+      "{ jobs(first: 500) { edges { node { id } } } }",
+    );
+    expect(after.jobs.edges.length, "refused before anything was submitted").toBe(before.jobs.edges.length);
+    // The same matrix asking for what identifies each job goes through.
+    const slim = await gqlOk<{ submitJobs: { id: string }[] }>(
+      t.url,
+      t.adminToken,
+      "mutation($i: [SubmitJobInput!]!) { submitJobs(inputs: $i) { id state } }",
+      { i: inputs },
+    );
+    expect(slim.submitJobs).toHaveLength(300);
+  });
+});
+
 describe("a cluster's nodes", () => {
   it("cost what the largest cluster has, and come a page at a time", async () => {
     const agent = await registerClusterWithAgent(t, "big");

@@ -10,7 +10,11 @@ export const JOB_SUMMARY_FIELDS = `id name state queue { name } cluster { name }
 export const JOB_FIELDS = `${JOB_SUMMARY_FIELDS} pods { name state node task message }`;
 
 export const SUBMIT_JOB = `mutation Submit($input: SubmitJobInput!) { submitJob(input: $input) { ${JOB_FIELDS} } }`;
-export const SUBMIT_JOBS = `mutation SubmitMany($inputs: [SubmitJobInput!]!) { submitJobs(inputs: $inputs) { ${JOB_FIELDS} } }`;
+/** What a batch submission answers with, per job: the API counts its cost once per input (up to
+ * 1,000 jobs a call), so only what identifies the job and where it stands. */
+export const SUBMITTED_JOB_FIELDS = `id name state queue { name } cluster { name } requestedCluster priority minMember
+  createdAt podStates { state count }`;
+export const SUBMIT_JOBS = `mutation SubmitMany($inputs: [SubmitJobInput!]!) { submitJobs(inputs: $inputs) { ${SUBMITTED_JOB_FIELDS} } }`;
 export const GET_JOB = `query Job($id: ID!) { job(id: $id) { ${JOB_FIELDS} events { at kind message actor }
   estimatedStart estimatedCluster } }`;
 export const JOB_UPDATED = `subscription JobUpdated($id: ID!) { jobUpdated(id: $id) { ${JOB_FIELDS} } }`;
