@@ -21,6 +21,7 @@ export interface PodStatusReport {
   pod: string;
   state: PodState;
   message?: string;
+  bindRequest?: string;
 }
 
 export class ControlPlane {

@@ -87,6 +87,7 @@ export class Reporter {
     for (const change of changes) {
       const report: PodStatusReport = { job: change.jobId, pod: change.pod, state: change.state };
       if (change.message) report.message = change.message;
+      if (change.bindRequest) report.bindRequest = change.bindRequest;
       this.podStates.push(report);
     }
     this.poke();

@@ -142,6 +142,24 @@ describe("Kubernetes backend: pods", () => {
     expect(kube.count("POST", BINDING, 201)).toBe(1);
   });
 
+  it("reports a pod gone naming the newest bind it answered on the pod's node, not a late repeat of an older one", async () => {
+    await bind({ id: "br-1", pod: "p0", node: "n1" });
+    await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING"]));
+    // The control plane bound the pod anew where it runs (br-3); br-1 comes again late.
+    expect(await bind({ id: "br-3", pod: "p0", node: "n1" })).toEqual({
+      ok: true,
+      message: "already bound to n1",
+    });
+    expect(await bind({ id: "br-1", pod: "p0", node: "n1" })).toEqual({
+      ok: true,
+      message: "already bound to n1",
+    });
+    const evict = bindRequest({ id: "br-4", kind: "evict", pod: "p0", node: "n1", reason: "reclaim" });
+    expect(await backend.evict(evict)).toEqual({ ok: true, message: "evicted from n1" });
+    await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING", "RELEASING", "PENDING"]));
+    expect(events.states.at(-1)).toMatchObject({ pod: "p0", state: "PENDING", bindRequest: "br-3" });
+  });
+
   it("runs two jobs with the same task names in one namespace, and a re-run after a finished one", async () => {
     const first = "0190a1b2-c3d4-7e5f-8a9b-111111111111";
     const second = "0190a1b2-c3d4-7e5f-8a9b-222222222222";
@@ -287,7 +305,7 @@ describe("Kubernetes backend: pods", () => {
     expect(kube.count("POST", BINDING, 201)).toBe(1);
   });
 
-  it("evicts through the Eviction API, reports the pod Pending, and answers a late eviction ok", async () => {
+  it("evicts through the Eviction API, reports the pod Pending naming its bind, and answers a late eviction ok", async () => {
     await bind({ id: "br-1", pod: "p0", node: "n1" });
     await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING"]));
     // A disruption budget (429) and a server error hold it up; both are retried.
@@ -299,6 +317,8 @@ describe("Kubernetes backend: pods", () => {
     expect(kube.pod("team-a", k8s("p0"))).toBeUndefined();
     expect(kube.count("POST", EVICTION, 201)).toBe(1);
     await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING", "RELEASING", "PENDING"]));
+    // The report that the pod is gone names the bind whose run it ends (the pod's annotation).
+    expect(events.states.at(-1)).toMatchObject({ pod: "p0", state: "PENDING", bindRequest: "br-1" });
 
     expect(await backend.evict(evict)).toEqual({ ok: true, message: "the pod is already gone" });
     expect(kube.count("POST", EVICTION, 201)).toBe(1);

@@ -76,7 +76,7 @@ describe("SimulatedCluster", () => {
     });
   });
 
-  it("evicts a running pod back to Pending and answers a late eviction ok", () => {
+  it("evicts a running pod back to Pending, naming the bind whose run ends, and answers a late eviction ok", () => {
     const cluster = new SimulatedCluster([gpuNode("n0")], 60);
     cluster.bind(bindRequest({ id: "r1", pod: "p0", node: "n0", gpus: 8 }), 0);
     const evicted = cluster.evict(
@@ -84,7 +84,13 @@ describe("SimulatedCluster", () => {
     );
     expect(evicted.outcome.ok).toBe(true);
     expect(evicted.changes).toEqual([
-      { jobId: "job-1", pod: "p0", state: "PENDING", message: "evicted from n0: reclaimed by queue ml" },
+      {
+        jobId: "job-1",
+        pod: "p0",
+        state: "PENDING",
+        message: "evicted from n0: reclaimed by queue ml",
+        bindRequest: "r1",
+      },
     ]);
     expect(cluster.nodeUsage("n0")?.gpus).toBe(8);
     // The pod's end timer was cancelled with it: nothing finishes later.
@@ -94,6 +100,16 @@ describe("SimulatedCluster", () => {
     const late = cluster.evict(bindRequest({ id: "r2", kind: "evict", pod: "p0", node: "n0" }));
     expect(late.outcome).toEqual({ ok: true, message: "pod is not running on n0 (already gone)" });
     expect(late.changes).toEqual([]);
+
+    // Bound anew: its next eviction names the new bind; a bind repeated on the node it runs on
+    // makes the newer one the run's, a late repeat of an older one does not.
+    cluster.bind(bindRequest({ id: "r3", pod: "p0", node: "n0", gpus: 8 }), 10);
+    expect(cluster.bind(bindRequest({ id: "r5", pod: "p0", node: "n0", gpus: 8 }), 11).outcome.ok).toBe(true);
+    cluster.bind(bindRequest({ id: "r3", pod: "p0", node: "n0", gpus: 8 }), 12);
+    const again = cluster.evict(bindRequest({ id: "r6", kind: "evict", pod: "p0", node: "n0" }));
+    expect(again.changes).toEqual([
+      { jobId: "job-1", pod: "p0", state: "PENDING", message: "evicted from n0", bindRequest: "r5" },
+    ]);
   });
 
   it("shares one device among the pods of a GPU group and frees it with the last one", () => {

@@ -240,10 +240,10 @@ describe("a team submits and watches", () => {
   });
 
   it("the agent reports bind results and pod phases; the job runs, the nodes show what it holds", async () => {
-    const outbox = await gqlOk<{ bindRequests: { id: string }[] }>(
+    const outbox = await gqlOk<{ bindRequests: { id: string; pod: string }[] }>(
       t.url,
       agent,
-      `{ bindRequests(cluster: "c1") { id } }`,
+      `{ bindRequests(cluster: "c1") { id pod } }`,
     );
     const results = outbox.bindRequests.map((b) => ({ bindRequest: b.id, ok: true }));
     expect(
@@ -254,7 +254,13 @@ describe("a team submits and watches", () => {
         { r: results },
       ),
     ).toEqual({ reportBindResult: 2 });
-    const updates = ["worker-0", "worker-1"].map((pod) => ({ job: jobId, pod, state: "RUNNING" }));
+    // A report may name the bind whose run it is about (the current one here: it applies).
+    const updates = ["worker-0", "worker-1"].map((pod) => ({
+      job: jobId,
+      pod,
+      state: "RUNNING",
+      bindRequest: outbox.bindRequests.find((b) => b.pod === pod)!.id,
+    }));
     expect(
       await gqlOk(
         t.url,

@@ -3,9 +3,12 @@
 // PIPELINED: only nominated) reported RUNNING stays where the books have it; a RELEASING pod
 // reported RUNNING is still being evicted and keeps holding its node as RELEASING.
 import { afterAll, beforeAll, expect, it } from "vitest";
+import type { SessionResult } from "../../src/core/api/result.js";
+import { commitSession } from "../../src/store/operations/commit-session.js";
 import { cancelJob } from "../../src/store/operations/jobs.js";
-import { reportPodStatus } from "../../src/store/operations/report-pods.js";
+import { reportBindResult, reportPodStatus } from "../../src/store/operations/report-pods.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
+import { loadSnapshot } from "../../src/store/snapshot/load-snapshot.js";
 import { runCycle } from "../helpers/cycle.js";
 import type { TestStore } from "../helpers/store.js";
 import { addGpuCluster, admin, agentOfC1, job, storeWithC1 } from "./fixtures.js";
@@ -93,4 +96,85 @@ it("a late report that a pod left its node does not take it off the node it is b
   await runCycle(t.store, "c2");
   const binds = await t.db.prisma.bindRequest.count({ where: { jobId: j.id, kind: "BIND" } });
   expect(binds).toBe(2);
+});
+
+/** A cycle that evicts one running pod from n1 and does nothing else. */
+async function evictCycle(cluster: string, jobId: string, podId: string): Promise<void> {
+  const { generation, rows } = await loadSnapshot(t.db.prisma, cluster);
+  const result: SessionResult = {
+    binds: [],
+    pipelines: [],
+    evictions: [{ job: jobId, pod: podId, node: "n1", action: "reclaim", message: "reclaimed" }],
+    pods: [{ job: jobId, pod: podId, status: "Releasing", node: "n1", gpuGroups: [] }],
+    jobs: [],
+    queues: [],
+    searchCursors: [],
+  };
+  await commitSession(t.store, cluster, generation, result, rows);
+}
+
+/** The pod's newest request of a kind. */
+const lastRequest = (podId: string, kind: "BIND" | "EVICT") =>
+  t.db.prisma.bindRequest.findFirstOrThrow({ where: { podId, kind }, orderBy: { createdAt: "desc" } });
+
+it("a late report that a pod left its node, naming the bind of the run before, does not take it off the node it runs on again", async () => {
+  await addGpuCluster(t.store, "c3");
+  const cluster = "c3";
+  const agent = { name: "agent:c3" };
+  const { job: j } = await submitJob(
+    t.store,
+    admin,
+    job({
+      name: "back-again",
+      cluster,
+      tasks: [{ name: "w", replicas: 1, resources: { cpu: 1000, memory: "1Gi", gpu: 1 } }],
+    }),
+  );
+  const [pod] = await podsOf(j.id);
+  const runningOn = { job: j.id, pod: "w-0", state: "RUNNING" as const };
+
+  // Bound (BIND 1) and running on n1.
+  await runCycle(t.store, cluster);
+  const first = await lastRequest(pod!.id, "BIND");
+  await reportBindResult(t.store, agent, { cluster, results: [{ bindRequest: first.id, ok: true }] });
+  await reportPodStatus(t.store, agent, { cluster, updates: [runningOn] });
+
+  // Evicted: the eviction's result comes first; the agent's report that the pod left n1 is late.
+  await evictCycle(cluster, j.id, pod!.id);
+  const evict = await lastRequest(pod!.id, "EVICT");
+  await reportBindResult(t.store, agent, { cluster, results: [{ bindRequest: evict.id, ok: true }] });
+  expect((await podsOf(j.id)).map((p) => [p.state, p.nodeName])).toEqual([["PENDING", null]]);
+
+  // Bound anew on the same node (BIND 2), carried out and reported running.
+  await runCycle(t.store, cluster);
+  const second = await lastRequest(pod!.id, "BIND");
+  expect(second.id).not.toBe(first.id);
+  expect(second.nodeName).toBe("n1");
+  await reportBindResult(t.store, agent, { cluster, results: [{ bindRequest: second.id, ok: true }] });
+  await reportPodStatus(t.store, agent, { cluster, updates: [runningOn] });
+  expect((await podsOf(j.id)).map((p) => [p.state, p.nodeName])).toEqual([["RUNNING", "n1"]]);
+
+  // The late report names the run it ends (BIND 1): the pod runs on n1 again, the books keep it there.
+  const changed = await reportPodStatus(t.store, agent, {
+    cluster,
+    updates: [{ job: j.id, pod: "w-0", state: "PENDING", message: "evicted from n1", bindRequest: first.id }],
+  });
+  expect(changed).toBe(0);
+  expect((await podsOf(j.id)).map((p) => [p.state, p.nodeName])).toEqual([["RUNNING", "n1"]]);
+
+  // A report that the current run (BIND 2) ended still takes the pod off its node.
+  const left = await reportPodStatus(t.store, agent, {
+    cluster,
+    updates: [
+      {
+        job: j.id,
+        pod: "w-0",
+        state: "PENDING",
+        message: "the pod was deleted from n1",
+        bindRequest: second.id,
+      },
+    ],
+  });
+  expect(left).toBe(1);
+  expect((await podsOf(j.id)).map((p) => [p.state, p.nodeName])).toEqual([["PENDING", null]]);
 });

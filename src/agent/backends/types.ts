@@ -47,6 +47,8 @@ export interface PodStateChange {
   pod: string;
   state: PodState;
   message?: string;
+  /** The BIND request that started the run a change ends (a pod gone before finishing). */
+  bindRequest?: string;
 }
 
 /** Pods created directly in the cluster that form one gang (a pod group) not yet known

@@ -26,6 +26,8 @@ const podStatusInput = z
             pod: z.string().min(1, "pod must not be empty"),
             state: z.enum(REPORTABLE, `an agent reports one of ${REPORTABLE.join(", ")}`),
             message: z.string().max(2000).nullish(),
+            /** The BIND request whose run the report is about (a report that the pod left its node). */
+            bindRequest: z.uuid("not a BindRequest id").nullish(),
           })
           .strict(),
       )
@@ -51,7 +53,8 @@ function staleRunReport(current: PodState, reported: PodState): boolean {
  * Applies pod phases. A finished pod stays finished (late reports are ignored); a pod reported
  * PENDING is off its node (evicted or lost) and waits to be placed again — unless its job was
  * cancelled or stopped (FAILED), then it ends FAILED, or it is BINDING with its bind still on its
- * way (the report is of an earlier run). A pod the books hold on no node is not put
+ * way (the report is of an earlier run). A report naming a BIND request other than the pod's
+ * latest is of an earlier run too and changes nothing. A pod the books hold on no node is not put
  * back on one by a report that it runs, and a releasing pod stays releasing (staleRunReport).
  * Returns how many pods changed.
  */
@@ -85,12 +88,15 @@ export async function reportPodStatus(
         nodeName: string | null;
         message: string | null;
         bindInFlight: boolean;
+        lastBind: string | null;
       }[]
     >`
       SELECT DISTINCT p.id::text AS id, p.job_id::text AS "jobId", p.name, p.state::text AS state,
         p.node_name AS "nodeName", p.message,
         EXISTS (SELECT 1 FROM bind_request b WHERE b.pod_id = p.id AND b.kind = 'BIND'
-                  AND b.state IN ('PENDING', 'DISPATCHED')) AS "bindInFlight"
+                  AND b.state IN ('PENDING', 'DISPATCHED')) AS "bindInFlight",
+        (SELECT b.id::text FROM bind_request b WHERE b.pod_id = p.id AND b.kind = 'BIND'
+          ORDER BY b.created_at DESC, b.id DESC LIMIT 1) AS "lastBind"
       FROM jsonb_to_recordset(${named}::jsonb) AS v(job uuid, pod text)
       JOIN pod p ON p.job_id = v.job AND p.name = v.pod`;
     const podByKey = new Map(pods.map((p) => [`${p.jobId}/${p.name}`, p]));
@@ -109,6 +115,10 @@ export async function reportPodStatus(
       // is about an earlier run (its eviction's report, late or retried). The bind's own result
       // says what became of this one.
       if (u.state === "PENDING" && current === "BINDING" && pod.bindInFlight) return;
+      // A report naming the bind whose run it ends, when the pod has been bound anew since: that
+      // run ended before the books' current one began (an eviction's report arriving after the new
+      // bind was carried out, even on the same node), so it says nothing of where the pod is now.
+      if (u.bindRequest && pod.lastBind && u.bindRequest.toLowerCase() !== pod.lastBind) return;
       let state: PodState = u.state;
       let message = u.message ?? null;
       // Off its node for good: the job was cancelled or stopped (its run-time limit).

@@ -150,7 +150,7 @@ export class KubernetesBackend implements ClusterBackend {
     const refusal = this.refuseForeignPod(pod, request);
     if (refusal) return refusal;
     const placed = placedOutcome(pod, request.node);
-    if (placed) return placed;
+    if (placed) return this.adopted(pod, request, placed);
     try {
       await this.call(`bind ${name}`, () =>
         this.api.createNamespacedPodBinding({ name, namespace, body: podBinding(request, namespace) }),
@@ -164,12 +164,10 @@ export class KubernetesBackend implements ClusterBackend {
         return { ok: false, message: `binding ${namespace}/${name} failed: ${statusMessage(err)}` };
       // 409: someone (a retry of ours, or another actor) bound it first: say where.
       const now = await this.readPod(namespace, name).catch(() => null);
-      return (
-        (now && placedOutcome(now, request.node)) ?? {
-          ok: false,
-          message: `binding conflict: ${statusMessage(err)}`,
-        }
-      );
+      const placedNow = now && placedOutcome(now, request.node);
+      return placedNow
+        ? this.adopted(now, request, placedNow)
+        : { ok: false, message: `binding conflict: ${statusMessage(err)}` };
     }
   }
 
@@ -287,6 +285,13 @@ export class KubernetesBackend implements ClusterBackend {
 
   private readPod(namespace: string, name: string): Promise<V1Pod> {
     return this.call(`read ${name}`, () => this.api.readNamespacedPod({ name, namespace }));
+  }
+
+  /** A bind answered ok by a pod already on its node: the books know the pod's run by this
+   * request now, so a report that the run ended names it. */
+  private adopted(pod: V1Pod, request: BindRequestMessage, outcome: RequestOutcome): RequestOutcome {
+    if (outcome.ok) this.tracker?.adopt(pod, request.id);
+    return outcome;
   }
 
   private call<T>(what: string, fn: () => Promise<T>): Promise<T> {

@@ -14,6 +14,7 @@ import {
   podControlName,
   podJobId,
 } from "./pod-state.js";
+import { BIND_REQUEST_KEY } from "../../labels.js";
 import type { WatchEventType } from "./list-watch.js";
 
 interface TrackedPod {
@@ -21,6 +22,8 @@ interface TrackedPod {
   name: string;
   node: string | null;
   state?: PodState;
+  /** The BIND request that bound the pod (its annotation): a report that the pod is gone names it. */
+  bindRequest?: string;
 }
 
 interface GroupMember {
@@ -106,6 +109,8 @@ export class PodTracker {
     if (!jobId) return;
     const tracked = this.tracked.get(key) ?? { jobId, name: podControlName(pod), node: null };
     tracked.node = pod.spec?.nodeName ?? tracked.node;
+    const bound = pod.metadata?.annotations?.[BIND_REQUEST_KEY];
+    if (bound) tracked.bindRequest = newer(tracked.bindRequest, bound);
     this.tracked.set(key, tracked);
     const observed = observedState(pod);
     if (observed && isTerminal(observed.state) && createdByFleetq(pod)) this.sink.finished?.(pod);
@@ -120,6 +125,13 @@ export class PodTracker {
     }
   }
 
+  /** A bind carried out by the pod already on its node: the pod's run is now that bind's (a
+   * repeat of an older bind changes nothing). */
+  adopt(pod: V1Pod, bindRequest: string): void {
+    const tracked = this.tracked.get(podKey(pod));
+    if (tracked) tracked.bindRequest = newer(tracked.bindRequest, bindRequest);
+  }
+
   /** A pod of a job left the cluster before finishing: it is Pending again, without a node. */
   private gone(key: string, changes: PodStateChange[]): void {
     const tracked = this.tracked.get(key);
@@ -132,6 +144,7 @@ export class PodTracker {
       pod: tracked.name,
       state: "PENDING",
       message: `the pod was deleted${where}`,
+      ...(tracked.bindRequest ? { bindRequest: tracked.bindRequest } : {}),
     });
   }
 
@@ -180,6 +193,11 @@ export class PodTracker {
     this.changedGroups.clear();
     if (groups.length > 0) this.sink.externalPodGroups(groups);
   }
+}
+
+/** The later of two BIND request ids (they are time-ordered). */
+function newer(current: string | undefined, candidate: string): string {
+  return current && current > candidate ? current : candidate;
 }
 
 function podKey(pod: V1Pod): string {

@@ -37,6 +37,8 @@ interface SimPod {
   /** Device indices the pod holds (named by its request). */
   devices: number[];
   exitFailure: boolean;
+  /** The BIND request whose run this is: a report that the run ended early names it. */
+  bindRequest: string;
   timer: TimerEntry<SimPod>;
 }
 
@@ -117,12 +119,15 @@ export class SimulatedCluster {
     const running = this.pods.get(key);
     if (running) {
       const where = running.node.inventory.name;
-      return where === request.node
-        ? { outcome: { ok: true, message: `already running on ${where}` }, changes: [] }
-        : {
-            outcome: { ok: false, message: `pod already runs on ${where}, not ${request.node}` },
-            changes: [],
-          };
+      if (where !== request.node)
+        return {
+          outcome: { ok: false, message: `pod already runs on ${where}, not ${request.node}` },
+          changes: [],
+        };
+      // The books know this run by the newer bind now: its end is reported under that one (ids
+      // are time-ordered, so a late repeat of an older bind does not take it back).
+      if (request.id > running.bindRequest) running.bindRequest = request.id;
+      return { outcome: { ok: true, message: `already running on ${where}` }, changes: [] };
     }
     const node = this.nodes.get(request.node);
     if (!node) return { outcome: { ok: false, message: `node ${request.node} does not exist` }, changes: [] };
@@ -158,6 +163,7 @@ export class SimulatedCluster {
       groupMemory,
       devices: [...request.gpuDevices],
       exitFailure: request.pod.exitFailure,
+      bindRequest: request.id,
       timer: undefined as unknown as TimerEntry<SimPod>,
     };
     pod.timer = this.timers.schedule(now + durationMs, pod);
@@ -185,7 +191,13 @@ export class SimulatedCluster {
       outcome: { ok: true, message: `evicted from ${request.node}` },
       // An evicted pod goes back to Pending without a node (KAI semantics).
       changes: [
-        { jobId: pod.jobId, pod: pod.name, state: "PENDING", message: `evicted from ${request.node}${why}` },
+        {
+          jobId: pod.jobId,
+          pod: pod.name,
+          state: "PENDING",
+          message: `evicted from ${request.node}${why}`,
+          bindRequest: pod.bindRequest,
+        },
       ],
     };
   }
