@@ -41,11 +41,11 @@ export class PodInfo {
   /** Creation order key: createdAt, or +Infinity when unknown. */
   readonly createdAt: number;
 
-  status: PodStatus;
-  nodeName: string | null;
-  gpuGroups: string[];
+  status!: PodStatus;
+  nodeName!: string | null;
+  gpuGroups!: string[];
   /** Devices held on nodes that report them (whole-GPU pods). */
-  gpuDevices: number[];
+  gpuDevices!: number[];
   /** Status was set inside this session by a statement (KAI: IsVirtualStatus). */
   isVirtual = false;
   /** How the GPUs were received on the node the pod was last added to. */
@@ -68,14 +68,11 @@ export class PodInfo {
     this.subGroup = spec.subGroup || DEFAULT_SUB_GROUP;
     this.req = taskRequestOf(spec.request);
     this.createdAt = spec.createdAt ?? Number.POSITIVE_INFINITY;
-    this.status = spec.status;
-    this.nodeName = spec.node;
-    this.gpuGroups = spec.gpuGroups.length ? [...spec.gpuGroups] : NO_GROUPS;
-    this.gpuDevices = spec.gpuDevices?.length ? [...spec.gpuDevices] : NO_DEVICES;
+    this.reset();
   }
 
-  /** Every mutable field back to what the constructor gives it (a pod carried into the next
-   * session, where its node adds it again). */
+  /** Every mutable field as the spec gives it: when built, and when carried into the next
+   * session (where its node adds it again). */
   reset(): void {
     const spec = this.spec;
     this.status = spec.status;
