@@ -17,13 +17,23 @@
 import { randomBytes } from "node:crypto";
 import { fork } from "node:child_process";
 import http from "node:http";
-import os from "node:os";
 import { parseArgs } from "node:util";
 import { parse } from "graphql";
 import { operationCost } from "../src/api/query-cost.js";
 import { buildSchema } from "../src/api/schema.js";
 import { createTestDatabase } from "../test/helpers/db.js";
-import { gql, openLoop, post, quantile, registerClusterWithNodes, startServer } from "./processes.js";
+import {
+  createQueue,
+  gql,
+  loadAverage,
+  machine,
+  openLoop,
+  post,
+  quantile,
+  registerClusterWithNodes,
+  startServer,
+  stopProcess,
+} from "./processes.js";
 
 const { values: opt } = parseArgs({
   options: {
@@ -68,8 +78,8 @@ const HEAVY: [string, Record<string, unknown>][] = [
 ];
 
 async function setup(url: string): Promise<string> {
-  await gql(url, admin, `mutation { createQueue(input: { name: "bench" }) { name } }`);
-  await gql(url, admin, `mutation { createQueue(input: { name: "big" }) { name } }`);
+  await createQueue(url, admin);
+  await createQueue(url, admin, "big");
   for (let c = 0; c < CLUSTERS; c++) {
     await registerClusterWithNodes(url, admin, `c${c}`, NODES);
   }
@@ -221,7 +231,7 @@ async function main() {
     const counts = await r.stop();
     const summary = {
       date: new Date().toISOString(),
-      machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}`,
+      machine: machine(),
       rate: RATE,
       seconds: SECONDS,
       clusters: CLUSTERS,
@@ -239,12 +249,11 @@ async function main() {
         ...counts,
         perSecond: Number((counts.answered / SECONDS).toFixed(1)),
       },
-      loadAverageAtEnd: os.loadavg().map((l) => Number(l.toFixed(2))),
+      loadAverageAtEnd: loadAverage(),
     };
     console.log(JSON.stringify(summary, null, 2));
   } finally {
-    proc.kill("SIGTERM");
-    await new Promise((res) => proc.once("exit", res));
+    await stopProcess(proc);
     await db.drop();
   }
 }

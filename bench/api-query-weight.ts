@@ -8,7 +8,6 @@
 //
 //   npm run bench:api-query-weight -- [--runs 8] [--clusters 3] [--nodes 200] [--jobs 300] [--big-jobs 2]
 import { randomBytes } from "node:crypto";
-import os from "node:os";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { parse } from "graphql";
@@ -18,7 +17,15 @@ import { createApiServer } from "../src/api/server.js";
 import { fleetSize } from "../src/store/index.js";
 import { createTestDatabase } from "../test/helpers/db.js";
 import { TEST_REDIS_URL, testRedisPrefix } from "../test/helpers/redis.js";
-import { gql, post, quantile, registerClusterWithNodes } from "./processes.js";
+import {
+  createQueue,
+  gql,
+  loadAverage,
+  machine,
+  post,
+  quantile,
+  registerClusterWithNodes,
+} from "./processes.js";
 
 const { values: opt } = parseArgs({
   options: {
@@ -46,7 +53,7 @@ const server = await createApiServer({
 });
 const url = server.url;
 try {
-  await gql(url, admin, `mutation { createQueue(input: { name: "bench" }) { name } }`);
+  await createQueue(url, admin);
   for (let c = 0; c < Number(opt.clusters); c++) {
     await registerClusterWithNodes(url, admin, `c${c}`, Number(opt.nodes));
   }
@@ -139,10 +146,10 @@ try {
     JSON.stringify(
       {
         date: new Date().toISOString(),
-        machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}`,
+        machine: machine(),
         runs: RUNS,
         queries: rows,
-        loadAverageAtEnd: os.loadavg().map((l) => Number(l.toFixed(2))),
+        loadAverageAtEnd: loadAverage(),
       },
       null,
       2,

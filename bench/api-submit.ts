@@ -6,12 +6,21 @@
 //
 //   npm run bench:api -- [--runs 3] [--rate 200] [--seconds 10] [--step-seconds 5]
 import { randomBytes } from "node:crypto";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { parseArgs } from "node:util";
 import { createTestDatabase } from "../test/helpers/db.js";
-import { cpuSeconds, openLoop, post, quantile, root, startServer } from "./processes.js";
+import {
+  cpuSeconds,
+  createQueue,
+  loadAverage,
+  machine,
+  openLoop,
+  post,
+  quantile,
+  saveResult,
+  startServer,
+  stopProcess,
+} from "./processes.js";
+import { median } from "./timing.js";
 
 const { values: opt } = parseArgs({
   options: {
@@ -69,12 +78,6 @@ interface Step {
   max: number;
 }
 
-const median = (xs: number[]) =>
-  quantile(
-    [...xs].sort((a, b) => a - b),
-    0.5,
-  );
-
 /** `rate` submissions per second for `seconds`, each timed from its scheduled start. */
 async function fixedRate(url: string, rate: number, seconds: number): Promise<Step> {
   const { sent, errors, latencies } = await openLoop(rate, seconds, () => submit(url));
@@ -95,13 +98,7 @@ async function main() {
   const db = await createTestDatabase();
   const { url, proc } = await startServer(db.url, adminToken);
   try {
-    const setup = await post(
-      url,
-      JSON.stringify({ query: `mutation { createQueue(input: { name: "bench" }) { name } }` }),
-      adminToken,
-    );
-    if (setup.status !== 200 || setup.text.includes('"errors"'))
-      throw new Error(`setup failed: ${setup.text}`);
+    await createQueue(url, adminToken);
     await fixedRate(url, 100, 3); // warm-up: JIT, prepared statements, pools
 
     const fixed: Step[] = [];
@@ -129,7 +126,7 @@ async function main() {
     }
     const summary = {
       date: new Date().toISOString(),
-      machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}`,
+      machine: machine(),
       runs: RUNS,
       fixedRate: {
         rate: RATE,
@@ -139,7 +136,7 @@ async function main() {
         errors: fixed.reduce((n, s) => n + s.errors, 0),
       },
       serverCpuMsPerSubmission: cpuPerSubmit.length ? median(cpuPerSubmit) : null,
-      loadAverageAtEnd: os.loadavg().map((l) => Number(l.toFixed(2))),
+      loadAverageAtEnd: loadAverage(),
       highestRateWithP99UnderLimit: {
         limitMs: P99_LIMIT,
         stepSeconds: STEP_SECONDS,
@@ -150,14 +147,9 @@ async function main() {
     };
     if (firstErrors.size) console.log(`errors seen: ${[...firstErrors].join(" | ")}`);
     console.log(JSON.stringify(summary, null, 2));
-    fs.mkdirSync(path.join(root, "bench/results"), { recursive: true });
-    fs.writeFileSync(
-      path.join(root, `bench/results/api-submit-${summary.date.replace(/[:.]/g, "-")}.json`),
-      JSON.stringify(summary, null, 2),
-    );
+    saveResult("api-submit", summary);
   } finally {
-    proc.kill("SIGTERM");
-    await new Promise((r) => proc.once("exit", r));
+    await stopProcess(proc);
     await db.drop();
   }
 }

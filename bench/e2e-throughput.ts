@@ -21,8 +21,6 @@
 // (a pipeline that submits a whole sweep at once); 0, the default, is one job per call.
 import type { ChildProcess } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { pino } from "pino";
@@ -32,8 +30,22 @@ import { SimulatedBackend } from "../src/agent/backends/simulated/simulated-back
 import { RedisEventBus } from "../src/store/redis-events.js";
 import { admin, createTestDatabase, type TestDatabase } from "../test/helpers/db.js";
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../test/helpers/redis.js";
-import { API_READY, cpuSeconds, gql, httpAgent, ownCpuSeconds, startProcess } from "./processes.js";
+import {
+  API_READY,
+  cpuSeconds,
+  createQueue,
+  gql,
+  httpAgent,
+  loadAverage,
+  machine,
+  ownCpuSeconds,
+  quantile,
+  root,
+  saveResult,
+  startProcess,
+} from "./processes.js";
 import { type ClusterShape, clusterShape, leafQueue, POD, plan, seedCluster } from "./seed-cluster.js";
+import { median } from "./timing.js";
 
 const { values: opt } = parseArgs({
   options: {
@@ -63,7 +75,6 @@ for (const [k, v] of Object.entries({ RUNS, JOBS, PODS, CONCURRENCY }))
   if (!Number.isInteger(v) || v <= 0) throw new Error(`--${k.toLowerCase()} must be a positive integer`);
 if (!(NAMED >= 0 && NAMED <= 1)) throw new Error("--named must be between 0 and 1");
 
-const root = path.resolve(import.meta.dirname, "..");
 /** Warm-up jobs per run (not measured): JIT, prepared statements, pools, every cluster's queues. */
 const WARMUP = 6;
 /** One big cluster seeded with bulk SQL (its queues and nodes; running pods when preloaded). */
@@ -204,14 +215,6 @@ async function submitMany(url: string, token: string, batch: Submission[]): Prom
   return submitJobs.map((j) => j.id);
 }
 
-const quantile = (sorted: number[], q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
-const median = (xs: number[]) =>
-  quantile(
-    [...xs].sort((a, b) => a - b),
-    0.5,
-  );
-
 interface RunResult {
   podsPerSecond: number;
   seconds: number;
@@ -247,7 +250,7 @@ async function oneRun(run: number): Promise<RunResult> {
     );
     procs.push(api.proc);
     const url = api.match[1]!;
-    await gql(url, adminToken, `mutation { createQueue(input: { name: "bench" }) { name } }`);
+    await createQueue(url, adminToken);
     for (const c of CLUSTERS) {
       if (!BIG)
         await gql(
@@ -404,7 +407,8 @@ async function main() {
   }
   const summary = {
     date: new Date().toISOString(),
-    machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}, Node ${process.version}, load average ${os.loadavg()[0]!.toFixed(1)}`,
+    machine: machine(),
+    loadAverageAtEnd: loadAverage(),
     jobs: TOTAL_JOBS,
     pods: TOTAL_PODS,
     concurrency: CONCURRENCY,
@@ -430,10 +434,7 @@ async function main() {
     `median of ${RUNS}: ${summary.median.podsPerSecond.toFixed(0)} pods/s; p50 ${summary.median.p50Ms.toFixed(0)} ms, ` +
       `p90 ${summary.median.p90Ms.toFixed(0)} ms, p99 ${summary.median.p99Ms.toFixed(0)} ms; first job running after ${summary.median.firstMs.toFixed(0)} ms`,
   );
-  const dir = path.join(root, "bench/results");
-  fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `e2e-throughput-${summary.date.replace(/[:.]/g, "-")}.json`);
-  fs.writeFileSync(file, `${JSON.stringify(summary, null, 2)}\n`);
+  const file = saveResult("e2e-throughput", summary);
   console.log(`written to ${path.relative(root, file)}`);
   httpAgent.destroy();
 }

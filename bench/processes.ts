@@ -4,6 +4,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
+import os from "node:os";
 import path from "node:path";
 import { TEST_REDIS_URL, testRedisPrefix } from "../test/helpers/redis.js";
 
@@ -153,6 +154,34 @@ export function cpuSeconds(pid: number | undefined): number | null {
   } catch {
     return null;
   }
+}
+
+/** The machine a result was measured on. */
+export const machine = () => `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}`;
+
+/** The 1-, 5- and 15-minute load averages, rounded. */
+export const loadAverage = () => os.loadavg().map((l) => Number(l.toFixed(2)));
+
+/** Writes a benchmark's summary to bench/results/<name>-<date>.json; returns the file's path. */
+export function saveResult(name: string, summary: { date: string }): string {
+  const dir = path.join(root, "bench/results");
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}-${summary.date.replace(/[:.]/g, "-")}.json`);
+  fs.writeFileSync(file, `${JSON.stringify(summary, null, 2)}\n`);
+  return file;
+}
+
+/** SIGTERM, and wait for the process to exit. */
+export async function stopProcess(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((r) => proc.once("exit", r));
+  proc.kill("SIGTERM");
+  await exited;
+}
+
+/** Creates the top-level queue the benchmarks submit into. */
+export async function createQueue(url: string, adminToken: string, name = "bench"): Promise<void> {
+  await gql(url, adminToken, `mutation { createQueue(input: { name: "${name}" }) { name } }`);
 }
 
 export const ownCpuSeconds = () => {

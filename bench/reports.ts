@@ -22,7 +22,15 @@ import { commitSession, createStore, loadSnapshot, openDatabase, submitJob } fro
 import { createTestDatabase } from "../test/helpers/db.js";
 import { deleteTestKeys, TEST_REDIS_URL, testRedisPrefix } from "../test/helpers/redis.js";
 import { BindDispatcher } from "../workers/dispatch/bind-dispatcher.js";
-import { API_READY, cpuSeconds, gql, httpAgent, ownCpuSeconds, startProcess } from "./processes.js";
+import {
+  API_READY,
+  cpuSeconds,
+  createQueue,
+  gql,
+  httpAgent,
+  ownCpuSeconds,
+  startProcess,
+} from "./processes.js";
 import { median } from "./timing.js";
 
 const { values: opt } = parseArgs({
@@ -74,7 +82,7 @@ async function oneRun(): Promise<RunResult> {
   const dispatcher = new BindDispatcher(store, redis, `${prefix}bind`);
   const url = api.match[1]!;
   const agent = await (async () => {
-    await gql(url, adminToken, `mutation { createQueue(input: { name: "bench" }) { name } }`);
+    await createQueue(url, adminToken);
     await gql(url, adminToken, `mutation { registerCluster(input: { name: "${CLUSTER}" }) { name } }`);
     const { createToken } = await gql<{ createToken: { secret: string } }>(
       url,

@@ -6,12 +6,19 @@
 //
 //   npm run bench:submit-batch -- [--runs 5] [--jobs 1000] [--pods 4]
 import { randomBytes } from "node:crypto";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { parseArgs } from "node:util";
 import { createTestDatabase } from "../test/helpers/db.js";
-import { cpuSeconds, post, quantile, root, startServer } from "./processes.js";
+import {
+  cpuSeconds,
+  createQueue,
+  loadAverage,
+  machine,
+  post,
+  saveResult,
+  startServer,
+  stopProcess,
+} from "./processes.js";
+import { median } from "./timing.js";
 
 const { values: opt } = parseArgs({
   options: {
@@ -83,23 +90,11 @@ async function databaseCpuSeconds(url: string, database: string): Promise<number
   }
 }
 
-const median = (xs: number[]) =>
-  quantile(
-    [...xs].sort((a, b) => a - b),
-    0.5,
-  );
-
 async function main() {
   const db = await createTestDatabase();
   const { url, proc } = await startServer(db.url, adminToken);
   try {
-    const setup = await post(
-      url,
-      JSON.stringify({ query: `mutation { createQueue(input: { name: "bench" }) { name } }` }),
-      adminToken,
-    );
-    if (setup.status !== 200 || setup.text.includes('"errors"'))
-      throw new Error(`setup failed: ${setup.text}`);
+    await createQueue(url, adminToken);
     await submitBatch(url, "warm-up", Math.min(JOBS, 200)); // JIT, prepared statements, pools
 
     const seconds: number[] = [];
@@ -120,7 +115,7 @@ async function main() {
     }
     const summary = {
       date: new Date().toISOString(),
-      machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}`,
+      machine: machine(),
       jobs: JOBS,
       podsPerJob: PODS,
       runs: RUNS,
@@ -129,20 +124,15 @@ async function main() {
       serverCpuSecondsMedian: cpu.length ? Number(median(cpu).toFixed(3)) : null,
       databaseCpuSecondsMedian: dbCpu.length ? Number(median(dbCpu).toFixed(3)) : null,
       targetSeconds: TARGET_S,
-      loadAverageAtEnd: os.loadavg().map((l) => Number(l.toFixed(2))),
+      loadAverageAtEnd: loadAverage(),
     };
     console.log(JSON.stringify(summary, null, 2));
     console.log(
       `median ${summary.medianSeconds} s for ${JOBS} jobs in one submitJobs (target ≤ ${TARGET_S} s): ${summary.medianSeconds <= TARGET_S ? "met" : "NOT met"}`,
     );
-    fs.mkdirSync(path.join(root, "bench/results"), { recursive: true });
-    fs.writeFileSync(
-      path.join(root, `bench/results/submit-batch-${summary.date.replace(/[:.]/g, "-")}.json`),
-      JSON.stringify(summary, null, 2),
-    );
+    saveResult("submit-batch", summary);
   } finally {
-    proc.kill("SIGTERM");
-    await new Promise((r) => proc.once("exit", r));
+    await stopProcess(proc);
     await db.drop();
   }
 }
