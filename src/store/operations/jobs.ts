@@ -9,9 +9,8 @@ import { toJson } from "../json.js";
 import { type Actor, type Store, transact } from "../store.js";
 import { clusterName } from "../validation/names.js";
 import { invalidAt, parseInput } from "../validation/parse.js";
-import { createBindRequests } from "./bind-request-rows.js";
-import { bumpGeneration, lockCluster } from "./cluster-fence.js";
-import { writePodChanges } from "./pod-changes.js";
+import { lockCluster } from "./cluster-fence.js";
+import { stopPodsOfJobs } from "./stop-pods.js";
 
 const jobId = z.uuid("not a job id");
 
@@ -47,7 +46,7 @@ async function cancelOnce(store: Store, actor: Actor, id: string, now: Date): Pr
     // Lock the cluster first (the order every pod-changing operation uses), then the job: an
     // admission or a commit racing the cancel either happened before it and is seen here, or
     // waits for it and finds the job cancelled.
-    const fence = peek.clusterName ? await lockCluster(tx, peek.clusterName) : null;
+    if (peek.clusterName) await lockCluster(tx, peek.clusterName);
     await tx.$queryRaw`SELECT id FROM job WHERE id = ${id}::uuid FOR UPDATE`;
     const job = await tx.job.findUniqueOrThrow({ where: { id } });
     if (job.clusterName !== peek.clusterName) throw new ClusterMoved();
@@ -55,44 +54,14 @@ async function cancelOnce(store: Store, actor: Actor, id: string, now: Date): Pr
     if (isFinished(job.state))
       throw new ConflictError(`job ${job.name} already ${job.state.toLowerCase()}`, "id");
 
-    const pods = await tx.pod.findMany({
-      where: { jobId: id },
-      select: { id: true, state: true, nodeName: true, gpuGroups: true, gpuDevices: true },
-    });
-    const evict = pods.filter((p) => p.nodeName && (p.state === "BINDING" || p.state === "RUNNING"));
-    const drop = pods.filter((p) => p.state === "PENDING" || p.state === "PIPELINED");
-    await writePodChanges(
+    const cancelled = { message: "job cancelled", reason: `job cancelled by ${actor.name}` };
+    const { evictedJobs, bindRequests } = await stopPodsOfJobs(
       tx,
-      [
-        ...evict.map((p) => ({
-          id: p.id,
-          state: "RELEASING" as const,
-          node: p.nodeName,
-          message: "job cancelled",
-        })),
-        ...drop.map((p) => ({ id: p.id, state: "FAILED" as const, node: null, message: "job cancelled" })),
-      ],
+      [id],
+      job.clusterName,
       now,
+      () => cancelled,
     );
-    let bindRequests: BindRequest[] = [];
-    // Any pod change invalidates a session planned before it (it may have placed these pods).
-    if (job.clusterName && fence && (evict.length || drop.length)) {
-      const generation = await bumpGeneration(tx, job.clusterName);
-      bindRequests = await createBindRequests(
-        tx,
-        evict.map((p) => ({
-          kind: "EVICT",
-          cluster: job.clusterName!,
-          jobId: id,
-          podId: p.id,
-          node: p.nodeName!,
-          gpuGroups: p.gpuGroups,
-          gpuDevices: p.gpuDevices,
-          reason: `job cancelled by ${actor.name}`,
-        })),
-        generation,
-      );
-    }
     const updated = await tx.job.update({
       where: { id },
       data: { state: "CANCELLED", pendingReason: Prisma.DbNull, finishedAt: now },
@@ -102,7 +71,7 @@ async function cancelOnce(store: Store, actor: Actor, id: string, now: Date): Pr
       job: id,
       queue: job.queueName,
       cluster: job.clusterName,
-      message: `job ${job.name} cancelled by ${actor.name}${evict.length ? `; evicting ${evict.length} pod(s)` : ""}`,
+      message: `job ${job.name} cancelled by ${actor.name}${evictedJobs.length ? `; evicting ${evictedJobs.length} pod(s)` : ""}`,
     });
     return { job: updated, bindRequests };
   });

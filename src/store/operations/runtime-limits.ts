@@ -9,9 +9,8 @@ import { Prisma } from "../generated/prisma/client.js";
 import type { JobState } from "../generated/prisma/enums.js";
 import { type Actor, type Store, transact } from "../store.js";
 import type { RecordEvent } from "../events.js";
-import { createBindRequests } from "./bind-request-rows.js";
-import { bumpGeneration, lockCluster } from "./cluster-fence.js";
-import { writePodChanges } from "./pod-changes.js";
+import { lockCluster } from "./cluster-fence.js";
+import { stopPodsOfJobs } from "./stop-pods.js";
 
 export interface StoppedJob {
   job: string;
@@ -68,50 +67,17 @@ async function stopJobs(
   record: RecordEvent,
 ): Promise<StoppedJob[]> {
   const ids = jobs.map((j) => j.id);
-  const pods = await tx.pod.findMany({
-    where: { jobId: { in: ids } },
-    select: { id: true, jobId: true, state: true, nodeName: true, gpuGroups: true, gpuDevices: true },
-  });
   const byJob = new Map(jobs.map((j) => [j.id, j]));
-  const reasonOf = (jobId: string) => runtimeLimitReason(byJob.get(jobId)!.maxRuntimeSeconds);
-  const evict = pods.filter((p) => p.nodeName && (p.state === "BINDING" || p.state === "RUNNING"));
-  const drop = pods.filter((p) => p.state === "PENDING" || p.state === "PIPELINED");
-  await writePodChanges(
-    tx,
-    [
-      ...evict.map((p) => ({
-        id: p.id,
-        state: "RELEASING" as const,
-        node: p.nodeName,
-        message: reasonOf(p.jobId),
-      })),
-      ...drop.map((p) => ({ id: p.id, state: "FAILED" as const, node: null, message: reasonOf(p.jobId) })),
-    ],
-    now,
-  );
-  if (cluster && (evict.length || drop.length)) {
-    const generation = await bumpGeneration(tx, cluster);
-    await createBindRequests(
-      tx,
-      evict.map((p) => ({
-        kind: "EVICT",
-        cluster,
-        jobId: p.jobId,
-        podId: p.id,
-        node: p.nodeName!,
-        gpuGroups: p.gpuGroups,
-        gpuDevices: p.gpuDevices,
-        reason: reasonOf(p.jobId),
-      })),
-      generation,
-    );
-  }
+  const { evictedJobs } = await stopPodsOfJobs(tx, ids, cluster, now, (jobId) => {
+    const reason = runtimeLimitReason(byJob.get(jobId)!.maxRuntimeSeconds);
+    return { message: reason, reason };
+  });
   await tx.job.updateMany({
     where: { id: { in: ids } },
     data: { state: "FAILED", pendingReason: Prisma.DbNull, finishedAt: now },
   });
   const evictedOf = new Map<string, number>();
-  for (const p of evict) evictedOf.set(p.jobId, (evictedOf.get(p.jobId) ?? 0) + 1);
+  for (const job of evictedJobs) evictedOf.set(job, (evictedOf.get(job) ?? 0) + 1);
   return jobs.map((j) => {
     const evicted = evictedOf.get(j.id) ?? 0;
     const ran = Math.round((now.getTime() - j.startedAt.getTime()) / 1000);
