@@ -1,18 +1,14 @@
 // Runs the real `fleetq` command (bin/fleetq.mjs) as a child process, the way people and CI
 // pipelines do, with a config folder of its own so the user's ~/.config/fleetq never leaks in.
-import { spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { runToEnd, type ShellResult } from "../helpers/run-to-end.js";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 const isolatedConfigHome = mkdtempSync(path.join(tmpdir(), "fleetq-cli-config-"));
 
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type CliResult = ShellResult;
 
 export interface CliOptions {
   url?: string;
@@ -33,32 +29,11 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
     ...opts.env,
   };
   delete env.FLEETQ_CONFIG;
-  const child = spawn(process.execPath, [path.join(ROOT, "bin/fleetq.mjs"), ...args], {
+  return runToEnd(process.execPath, [path.join(ROOT, "bin/fleetq.mjs"), ...args], {
     cwd: opts.cwd ?? ROOT,
     env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-    opts.onStderr?.(stderr);
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(
-        new Error(`fleetq ${args.join(" ")} did not finish in time\nstdout: ${stdout}\nstderr: ${stderr}`),
-      );
-    }, opts.timeoutMs ?? 120_000);
-    child.once("error", reject);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+    timeoutMs: opts.timeoutMs ?? 120_000,
+    onStderr: opts.onStderr,
   });
 }
 

@@ -7,7 +7,6 @@
 // listed (`mkdir`/`chown`/`chmod` of absolute paths outside the WORKDIR, i.e. the system's
 // folders); an instruction, flag or form the replay does not know is refused, so that a Dockerfile
 // that grows something new fails the test until the replay learns it.
-import { spawn } from "node:child_process";
 import {
   cpSync,
   existsSync,
@@ -19,6 +18,7 @@ import {
   statSync,
 } from "node:fs";
 import path from "node:path";
+import { runToEnd, type ShellResult } from "../helpers/run-to-end.js";
 
 export interface Instruction {
   keyword: string;
@@ -97,51 +97,6 @@ export function dockerignore(text: string): (relPath: string) => boolean {
     }
     return false;
   };
-}
-
-export interface ShellResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a command to its end (no shell unless asked), its output collected; killed past the deadline. */
-export function runToEnd(
-  command: string,
-  args: string[],
-  opts: { cwd: string; env: Record<string, string>; timeoutMs: number; uid?: number; gid?: number },
-): Promise<ShellResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: opts.cwd,
-      env: opts.env,
-      uid: opts.uid,
-      gid: opts.gid,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(
-        new Error(`${command} ${args.join(" ")}: not done in ${opts.timeoutMs} ms\n${stdout}\n${stderr}`),
-      );
-    }, opts.timeoutMs);
-    child.once("error", (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
 }
 
 export interface ReplayOptions {

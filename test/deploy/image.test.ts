@@ -33,13 +33,13 @@ import { parse } from "yaml";
 import { ROOT } from "../cli/run-cli.js";
 import { reserveTestDatabase, type TestDatabase } from "../helpers/db.js";
 import { deleteTestKeys, TEST_REDIS_URL, testRedisPrefix } from "../helpers/redis.js";
+import { runToEnd } from "../helpers/run-to-end.js";
 import { freePort } from "../helpers/topology/services.js";
 import {
   parseDockerfile,
   planFinalStage,
   type ReplayedImage,
   replayFinalStage,
-  runToEnd,
   seedNpmCache,
 } from "./dockerfile-replay.js";
 
