@@ -1,21 +1,12 @@
 // Seeded synthetic cluster snapshots for the core benchmark (no I/O, no randomness
 // beyond the seed): the same seed and shape always give the same snapshot.
 import type { NodeSpec, PodGroupSpec, PodSpec, QueueSpec, Snapshot } from "../src/core/index.js";
+import { seededRandom as prng } from "../src/core/util/random.js";
+
+export { prng };
 
 export const NOW = Date.UTC(2025, 0, 1);
 const GiB = 1024 ** 3;
-
-/** mulberry32: a small, fast, seedable PRNG. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export function node(
   name: string,

@@ -5,6 +5,7 @@
 // scenarios, the one without arrivals included: the start it is as likely to beat as to miss.
 // Pure and deterministic: the draws are seeded by the snapshot's time.
 import type { PodGroupSpec, SchedulerConfig, Snapshot } from "../core/index.js";
+import { seededRandom } from "../core/util/random.js";
 import {
   type EstimateOptions,
   type EstimateResult,
@@ -28,18 +29,6 @@ export interface ScenarioOptions extends EstimateOptions {
 }
 
 export const DEFAULT_SCENARIOS = 4;
-
-/** A small seeded generator (mulberry32): the same snapshot gives the same scenarios. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The median of the starts, null standing for "later than any"; null if that is the median. */
 function medianStart(xs: (number | null)[]): number | null {
@@ -124,7 +113,7 @@ export function* estimateStepsWithArrivals(
   if (k <= 0 || !recent.length || !known.length) return base;
   // Jobs arriving after the last estimated start cannot delay it.
   const until = Math.max(...known);
-  const next = random(snapshot.now);
+  const next = seededRandom(snapshot.now);
   const all = new Map<string, (number | null)[]>([...base.starts].map(([uid, s]) => [uid, [s]]));
   let sessions = base.sessions;
   for (let i = 0; i < k; i++) {

@@ -1,20 +1,12 @@
 // Seeded random cluster snapshots for property tests: small clusters with placed jobs
 // that fit their nodes, pending jobs, gangs, elastic jobs and the odd stale gang.
 import type { PodGroupSpec, PodSpec, QueueSpec, Snapshot } from "../../../src/core/index.js";
+import { seededRandom as prng } from "../../../src/core/util/random.js";
 import { NOW, gpuNode, queue } from "./snapshots.js";
 
-const GB = 1e9;
+export { prng };
 
-/** mulberry32: small seeded PRNG, so every run checks the same snapshots. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const GB = 1e9;
 
 export interface Generated {
   snapshot: Snapshot;

@@ -2,6 +2,7 @@
 // short run times at a fixed rate, some cancelled soon after, and quotas changed now and then.
 // Every submission carries an idempotency key and is retried until an API replica takes it, so
 // each accepted one must exist exactly once. Bounded by a count and by `stop()`.
+import { seededRandom } from "../../../src/core/util/random.js";
 import { ApiError, type ApiClient } from "./client.js";
 import { FAULT_QUEUES, LIMITED_QUEUE } from "./topology.js";
 
@@ -17,18 +18,6 @@ export interface LoadOptions {
   seed?: number;
   /** Clusters a job may name (otherwise admission chooses). */
   clusters: string[];
-}
-
-/** A small deterministic generator (mulberry32), so a run can be replayed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const MAX_IN_FLIGHT = 200;
@@ -51,7 +40,7 @@ export class LoadGenerator {
     private readonly client: ApiClient,
     private readonly opts: LoadOptions,
   ) {
-    this.rnd = random(opts.seed ?? 1);
+    this.rnd = seededRandom(opts.seed ?? 1);
   }
 
   start(): void {
