@@ -107,6 +107,8 @@ export class JobInfo {
   readonly fitErrors: string[] = [];
   /** Bumped on every status change; caches keyed on it stay valid while it holds. */
   version = 0;
+  /** The next attempt's tasks as framework/tasks-to-allocate.ts keeps them (checked against `version`). */
+  attemptCache: object | null = null;
   /** `version` when the session opened: a job whose version moved had a pod change status. */
   private openedAt = 0;
 

@@ -18,21 +18,23 @@ interface Cached {
   /** Summed request of `tasks`, filled on first use (KAI caches it with the task list). */
   resources: AttemptResources | null;
 }
-const cache = new WeakMap<JobInfo, Cached>();
 
 /** Cached per job until one of its pods changes status (as KAI caches it, whatever `real`). */
 export function tasksToAllocate(ssn: Session, job: JobInfo, real: boolean): PodInfo[] {
   return cachedFor(ssn, job, real).tasks;
 }
 
-/** The job's cache entry, recomputed when its version moved (updated in place: one WeakMap entry per job). */
+/**
+ * The job's cache entry, kept on the job object (a copy of a job has its own), recomputed when
+ * its version moved (updated in place).
+ */
 function cachedFor(ssn: Session, job: JobInfo, real: boolean): Cached {
-  const c = cache.get(job);
+  const c = job.attemptCache as Cached | null;
   if (c && c.version === job.version) return c;
   const tasks = computeTasks(ssn, job, real);
   if (!c) {
     const fresh: Cached = { version: job.version, tasks, resources: null };
-    cache.set(job, fresh);
+    job.attemptCache = fresh;
     return fresh;
   }
   c.version = job.version;

@@ -17,6 +17,7 @@ function execute(ssn: Session): void {
     filterNonPending: true,
     filterUnready: true,
     maxJobsQueueDepth: ssn.config.queueDepthPerAction.allocate,
+    fixedJobOrder: true,
   }).initialize(ssn.jobs.values());
   while (!order.isEmpty) {
     const job = order.popNextJob();

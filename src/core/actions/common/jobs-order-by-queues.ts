@@ -4,10 +4,13 @@
 // or push only the path to that leaf is marked for re-sorting, and a marked node is
 // re-sifted when it comes to the top — KAI's lazy reordering, reproduced as is. As a
 // victim queue both orders are reversed and the jobs taken so far count for rule 5.
+// When no queued job's order can change before it is popped (fixedJobOrder), a leaf sorts its
+// jobs once instead (SortedQueue): job order is strict (ties go by uid), so they come out the same.
 import type { JobInfo } from "../../api/podgroup-info.js";
 import type { QueueInfo } from "../../api/queue-info.js";
 import type { Session } from "../../framework/session.js";
 import { Heap } from "../../util/heap.js";
+import { SortedQueue } from "../../util/sorted-queue.js";
 
 export interface JobsOrderOptions {
   filterUnready?: boolean;
@@ -17,7 +20,16 @@ export interface JobsOrderOptions {
   victimQueue?: boolean;
   /** Jobs kept per leaf queue (undefined = all). */
   maxJobsQueueDepth?: number;
+  /**
+   * The caller changes no queued job's order (priority, gang state, ...) before popping it: only
+   * a popped job changes, and it comes back through pushJob. Each leaf then sorts its jobs once
+   * (victim queues and capped leaves keep their heaps: their layout matters).
+   */
+  fixedJobOrder?: boolean;
 }
+
+/** A leaf's jobs: a heap (KAI's), or sorted once when their order is fixed. */
+type LeafJobs = Heap<JobInfo> | SortedQueue<JobInfo>;
 
 class QueueNode {
   parent: QueueNode | null = null;
@@ -27,7 +39,7 @@ class QueueNode {
   constructor(
     readonly queue: QueueInfo,
     readonly children: Heap<QueueNode> | null,
-    readonly jobs: Heap<JobInfo> | null,
+    readonly jobs: LeafJobs | null,
   ) {}
   get isLeaf(): boolean {
     return this.jobs !== null;
@@ -48,16 +60,24 @@ export class JobsOrderByQueues {
    * same: job order is strict (ties go by uid).
    */
   private staged: Map<QueueNode, JobInfo[]> | null = null;
+  /** Leaves keep sorted jobs (SortedQueue) instead of heaps. */
+  private readonly sorted: boolean;
+  /** While initializing with sorted leaves: the leaves filled so far. */
+  private filling: QueueNode[] | null = null;
 
   constructor(
     private readonly ssn: Session,
     private readonly opts: JobsOrderOptions = {},
-  ) {}
+  ) {
+    const capped = opts.maxJobsQueueDepth !== undefined && opts.maxJobsQueueDepth >= 0;
+    this.sorted = !!opts.fixedJobOrder && !opts.victimQueue && !capped;
+  }
 
   initialize(jobs: Iterable<JobInfo>): this {
     const o = this.opts;
     // A capped leaf drops by position on overflow: the layout matters there, so no staging.
-    if (o.maxJobsQueueDepth === undefined || o.maxJobsQueueDepth < 0) this.staged = new Map();
+    if (this.sorted) this.filling = [];
+    else if (o.maxJobsQueueDepth === undefined || o.maxJobsQueueDepth < 0) this.staged = new Map();
     // Cheapest first: most jobs of a busy cluster have no pending pod.
     for (const job of jobs) {
       if (o.filterNonPending && job.countOf("Pending") === 0) continue;
@@ -69,8 +89,10 @@ export class JobsOrderByQueues {
       if (q.parent && !this.ssn.queues.has(q.parent)) continue;
       this.pushJob(job);
     }
-    if (this.staged) for (const [leaf, rest] of this.staged) leaf.jobs!.addAll(rest);
+    if (this.staged) for (const [leaf, rest] of this.staged) (leaf.jobs as Heap<JobInfo>).addAll(rest);
     this.staged = null;
+    if (this.filling) for (const leaf of this.filling) (leaf.jobs as SortedQueue<JobInfo>).settle();
+    this.filling = null;
     return this;
   }
 
@@ -84,7 +106,7 @@ export class JobsOrderByQueues {
       c = new QueueNode(
         n.queue,
         n.children ? n.children.mapped(copyOf, copy.nodeLess) : null,
-        n.jobs ? n.jobs.mapped((j) => j, copy.jobLess) : null,
+        n.jobs ? copy.ownJobs(n.jobs) : null,
       );
       c.needsReorder = n.needsReorder;
       nodes.set(n, c);
@@ -98,6 +120,11 @@ export class JobsOrderByQueues {
     }
     for (const [name, jobs] of this.popped) copy.popped.set(name, [...jobs]);
     return copy;
+  }
+
+  /** A copy of another order's leaf jobs, ordered by this one's comparators. */
+  private ownJobs(jobs: LeafJobs): LeafJobs {
+    return jobs instanceof SortedQueue ? jobs.copy(this.jobCompare) : jobs.mapped((j) => j, this.jobLess);
   }
 
   get isEmpty(): boolean {
@@ -118,6 +145,8 @@ export class JobsOrderByQueues {
     return !this.ssn.queueOrder(l.queue, r.queue, null, null, this.victimsOf(l), this.victimsOf(r));
   };
 
+  private readonly jobCompare = (a: JobInfo, b: JobInfo): number => this.ssn.jobOrder(a, b);
+
   private readonly jobLess = (a: JobInfo, b: JobInfo): boolean => {
     const c = this.ssn.jobOrder(a, b);
     return this.opts.victimQueue ? c >= 0 : c < 0;
@@ -133,18 +162,26 @@ export class JobsOrderByQueues {
     let leaf = this.nodes.get(q.name);
     const isNew = !leaf;
     if (!leaf) {
-      const jobs = new Heap<JobInfo>(this.jobLess, this.opts.maxJobsQueueDepth ?? -1);
+      const jobs = this.sorted
+        ? new SortedQueue<JobInfo>(this.jobCompare)
+        : new Heap<JobInfo>(this.jobLess, this.opts.maxJobsQueueDepth ?? -1);
       leaf = new QueueNode(q, null, jobs);
       this.nodes.set(q.name, leaf);
     }
-    if (this.staged && leaf.jobs!.size > 0) {
+    const jobs = leaf.jobs!;
+    if (jobs instanceof SortedQueue) {
+      if (this.filling) {
+        if (isNew) this.filling.push(leaf);
+        jobs.add(job);
+      } else jobs.push(job);
+    } else if (this.staged && jobs.size > 0) {
       let rest = this.staged.get(leaf);
       if (!rest) {
         rest = [];
         this.staged.set(leaf, rest);
       }
-      rest.push(this.jobLess(job, leaf.jobs!.peek()!) ? leaf.jobs!.replaceTop(job)! : job);
-    } else leaf.jobs!.push(job);
+      rest.push(this.jobLess(job, jobs.peek()!) ? jobs.replaceTop(job)! : job);
+    } else jobs.push(job);
     leaf.victims = null;
     if (isNew) this.link(leaf);
     for (let n: QueueNode | null = leaf; n; n = n.parent) n.needsReorder = true;
