@@ -117,41 +117,50 @@ async function evictCycle(cluster: string, jobId: string, podId: string): Promis
   await commitSession(t.store, cluster, generation, result, rows);
 }
 
-/** The pod's newest request of a kind. */
-const lastRequest = (podId: string, kind: "BIND" | "EVICT") =>
-  t.db.prisma.bindRequest.findFirstOrThrow({ where: { podId, kind }, orderBy: { createdAt: "desc" } });
-
-it("a late report that a pod left its node, naming the bind of the run before, does not take it off the node it runs on again", async () => {
-  await addGpuCluster(t.store, "c3");
-  const cluster = "c3";
-  const agent = { name: "agent:c3" };
+/** A one-pod, one-GPU job on a new cluster of one node (n1), and what a test of it needs. */
+async function oneGpuJobOn(cluster: string, name: string) {
+  await addGpuCluster(t.store, cluster);
   const { job: j } = await submitJob(
     t.store,
     admin,
     job({
-      name: "back-again",
+      name,
       cluster,
       tasks: [{ name: "w", replicas: 1, resources: { cpu: 1000, memory: "1Gi", gpu: 1 } }],
     }),
   );
   const [pod] = await podsOf(j.id);
-  const runningOn = { job: j.id, pod: "w-0", state: "RUNNING" as const };
+  return {
+    j,
+    pod: pod!,
+    agent: { name: `agent:${cluster}` },
+    runningOn: { job: j.id, pod: "w-0", state: "RUNNING" as const },
+  };
+}
+
+/** The pod's newest request of a kind. */
+const lastRequest = (podId: string, kind: "BIND" | "EVICT") =>
+  t.db.prisma.bindRequest.findFirstOrThrow({ where: { podId, kind }, orderBy: { createdAt: "desc" } });
+
+it("a late report that a pod left its node, naming the bind of the run before, does not take it off the node it runs on again", async () => {
+  const cluster = "c3";
+  const { j, pod, agent, runningOn } = await oneGpuJobOn(cluster, "back-again");
 
   // Bound (BIND 1) and running on n1.
   await runCycle(t.store, cluster);
-  const first = await lastRequest(pod!.id, "BIND");
+  const first = await lastRequest(pod.id, "BIND");
   await reportBindResult(t.store, agent, { cluster, results: [{ bindRequest: first.id, ok: true }] });
   await reportPodStatus(t.store, agent, { cluster, updates: [runningOn] });
 
   // Evicted: the eviction's result comes first; the agent's report that the pod left n1 is late.
-  await evictCycle(cluster, j.id, pod!.id);
-  const evict = await lastRequest(pod!.id, "EVICT");
+  await evictCycle(cluster, j.id, pod.id);
+  const evict = await lastRequest(pod.id, "EVICT");
   await reportBindResult(t.store, agent, { cluster, results: [{ bindRequest: evict.id, ok: true }] });
   expect((await podsOf(j.id)).map((p) => [p.state, p.nodeName])).toEqual([["PENDING", null]]);
 
   // Bound anew on the same node (BIND 2), carried out and reported running.
   await runCycle(t.store, cluster);
-  const second = await lastRequest(pod!.id, "BIND");
+  const second = await lastRequest(pod.id, "BIND");
   expect(second.id).not.toBe(first.id);
   expect(second.nodeName).toBe("n1");
   await reportBindResult(t.store, agent, { cluster, results: [{ bindRequest: second.id, ok: true }] });
@@ -184,28 +193,16 @@ it("a late report that a pod left its node, naming the bind of the run before, d
 });
 
 it("a late eviction result of the run before does not confirm the eviction of the pod's run now", async () => {
-  await addGpuCluster(t.store, "c4");
   const cluster = "c4";
-  const agent = { name: "agent:c4" };
-  const { job: j } = await submitJob(
-    t.store,
-    admin,
-    job({
-      name: "evicted-twice",
-      cluster,
-      tasks: [{ name: "w", replicas: 1, resources: { cpu: 1000, memory: "1Gi", gpu: 1 } }],
-    }),
-  );
-  const [pod] = await podsOf(j.id);
-  const runningOn = { job: j.id, pod: "w-0", state: "RUNNING" as const };
+  const { j, pod, agent, runningOn } = await oneGpuJobOn(cluster, "evicted-twice");
   await runCycle(t.store, cluster);
-  const first = await lastRequest(pod!.id, "BIND");
+  const first = await lastRequest(pod.id, "BIND");
   await reportPodStatus(t.store, agent, { cluster, updates: [runningOn] });
 
   // Evicted (EVICT 1): the agent's report that the pod left n1 comes; the eviction's result is
   // held up (the agent cut off from the API, its results sent later).
-  await evictCycle(cluster, j.id, pod!.id);
-  const firstEvict = await lastRequest(pod!.id, "EVICT");
+  await evictCycle(cluster, j.id, pod.id);
+  const firstEvict = await lastRequest(pod.id, "EVICT");
   await reportPodStatus(t.store, agent, {
     cluster,
     updates: [{ job: j.id, pod: "w-0", state: "PENDING", message: "evicted from n1", bindRequest: first.id }],
@@ -213,8 +210,8 @@ it("a late eviction result of the run before does not confirm the eviction of th
   // Bound anew on n1, running, and evicted again (EVICT 2, not carried out yet).
   await runCycle(t.store, cluster);
   await reportPodStatus(t.store, agent, { cluster, updates: [runningOn] });
-  await evictCycle(cluster, j.id, pod!.id);
-  const secondEvict = await lastRequest(pod!.id, "EVICT");
+  await evictCycle(cluster, j.id, pod.id);
+  const secondEvict = await lastRequest(pod.id, "EVICT");
   expect(secondEvict.id).not.toBe(firstEvict.id);
   expect((await podsOf(j.id)).map((p) => [p.state, p.nodeName])).toEqual([["RELEASING", "n1"]]);
 
