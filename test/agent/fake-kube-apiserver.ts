@@ -192,6 +192,11 @@ export class FakeKubeApiServer {
     return this.store.get("pods", `${namespace}/${name}`);
   }
 
+  /** Someone else deletes a pod (kubectl delete, a controller): gone at once. */
+  deletePod(namespace: string, name: string): void {
+    this.store.remove("pods", `${namespace}/${name}`);
+  }
+
   /** Acts as the kubelet reporting a phase (a finished pod's containers say when they ended). */
   setPodPhase(
     namespace: string,
@@ -248,7 +253,14 @@ export class FakeKubeApiServer {
       const reason = fault.status === 429 ? "TooManyRequests" : "InternalError";
       return this.status(res, fault.status, reason, `injected fault ${fault.status}`);
     }
-    const body = method === "POST" || method === "DELETE" ? await readJson(req) : null;
+    if (method === "PATCH" && req.headers["content-type"] !== "application/json-patch+json")
+      return this.status(
+        res,
+        415,
+        "UnsupportedMediaType",
+        `the body of the request was in an unknown format`,
+      );
+    const body = method === "POST" || method === "DELETE" || method === "PATCH" ? await readJson(req) : null;
     const hold = this.holds.find((h) => h.method === method && h.path.test(url.pathname));
     if (hold) {
       this.holds.splice(this.holds.indexOf(hold), 1);
@@ -273,6 +285,7 @@ export class FakeKubeApiServer {
       const [, namespace, name, sub] = onePod as unknown as [string, string, string, string | undefined];
       if (method === "GET" && !sub) return this.readPodRoute(namespace, name, res);
       if (method === "DELETE" && !sub) return this.deletePodRoute(namespace, name, body ?? {}, res);
+      if (method === "PATCH" && !sub) return this.patchPodRoute(namespace, name, body, res);
       if (method === "POST" && sub === "binding") return this.bindingRoute(namespace, name, body ?? {}, res);
       if (method === "POST" && sub === "eviction") return this.evictionRoute(namespace, name, res);
     }
@@ -367,6 +380,55 @@ export class FakeKubeApiServer {
     this.store.remove("pods", `${namespace}/${name}`);
     this.effects.push(`delete ${namespace}/${name}`);
     this.json(res, 200, { kind: "Pod", apiVersion: "v1", ...clone(pod) });
+  }
+
+  /**
+   * A JSON Patch (RFC 6902) of a pod. On a pod that exists, a real API server lets a client change
+   * its labels and annotations (and a few spec fields fleetq never touches): this fake takes "add",
+   * "replace" and "remove" under /metadata/labels and /metadata/annotations and refuses anything
+   * else as a real server refuses a forbidden pod update (422).
+   */
+  private patchPodRoute(namespace: string, name: string, body: Json | null, res: ServerResponse) {
+    const pod = this.pod(namespace, name);
+    if (!pod) return this.status(res, 404, "NotFound", `pods "${name}" not found`);
+    if (!Array.isArray(body))
+      return this.status(res, 400, "BadRequest", "the patch is not a JSON Patch array");
+    const ops = body as { op?: string; path?: string; value?: unknown }[];
+    const segment = (s: string) => s.replace(/~1/g, "/").replace(/~0/g, "~");
+    for (const op of ops) {
+      const m = /^\/metadata\/(labels|annotations)(?:\/([^/]+))?$/.exec(op.path ?? "");
+      if (!m || !["add", "replace", "remove"].includes(op.op ?? ""))
+        return this.status(
+          res,
+          422,
+          "Invalid",
+          `Pod "${name}" is invalid: spec: Forbidden: pod updates may not change fields other than labels and annotations (${op.op} ${op.path})`,
+        );
+    }
+    const next = clone(pod);
+    for (const op of ops) {
+      const [, field, key] = /^\/metadata\/(labels|annotations)(?:\/([^/]+))?$/.exec(op.path!)!;
+      const meta = next.metadata as Record<string, Record<string, string> | undefined>;
+      if (key === undefined) {
+        if (op.op === "remove") delete meta[field!];
+        else meta[field!] = { ...(op.value as Record<string, string>) };
+        continue;
+      }
+      const map = meta[field!];
+      if (!map) return this.status(res, 422, "Invalid", `the patch path ${op.path} does not exist`);
+      if (op.op === "remove" || op.op === "replace") {
+        if (!(segment(key) in map))
+          return this.status(res, 422, "Invalid", `the patch path ${op.path} does not exist`);
+      }
+      if (op.op === "remove") delete map[segment(key)];
+      else map[segment(key)] = String(op.value);
+    }
+    const updated = this.store.update("pods", `${namespace}/${name}`, (p) => {
+      p.metadata.labels = next.metadata.labels;
+      p.metadata.annotations = next.metadata.annotations;
+    });
+    this.effects.push(`patch ${namespace}/${name}`);
+    this.json(res, 200, { kind: "Pod", apiVersion: "v1", ...clone(updated) });
   }
 
   private bindingRoute(namespace: string, name: string, body: Json, res: ServerResponse) {

@@ -4,6 +4,7 @@ import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { KubernetesBackend } from "../../src/agent/backends/kubernetes/kubernetes-backend.js";
 import { uniquePodName } from "../../src/agent/backends/kubernetes/pod-names.js";
+import { BIND_REQUEST_KEY } from "../../src/agent/labels.js";
 import { RecordedEvents } from "./backend-events.js";
 import { CONTAINER_TEMPLATE, type RequestShape, bindRequest } from "./bind-requests.js";
 import { FakeKubeApiServer } from "./fake-kube-apiserver.js";
@@ -24,10 +25,8 @@ describe("Kubernetes backend: pods", () => {
   let backend: KubernetesBackend;
   let events: RecordedEvents;
 
-  beforeEach(async () => {
-    kube = await FakeKubeApiServer.start();
-    kube.addNode({ name: "n1", gpus: 8 });
-    kube.addNode({ name: "n2", gpus: 8 });
+  /** An agent's backend (started anew after a restart) on the fake cluster. */
+  async function startBackend(): Promise<void> {
     backend = new KubernetesBackend({
       cluster: "c1",
       kubeConfig: kube.kubeConfig(),
@@ -37,6 +36,13 @@ describe("Kubernetes backend: pods", () => {
     });
     events = new RecordedEvents();
     await backend.start(events);
+  }
+
+  beforeEach(async () => {
+    kube = await FakeKubeApiServer.start();
+    kube.addNode({ name: "n1", gpus: 8 });
+    kube.addNode({ name: "n2", gpus: 8 });
+    await startBackend();
   });
 
   /** Binds with the task's template (the agent fetches it by reference). */
@@ -157,6 +163,30 @@ describe("Kubernetes backend: pods", () => {
     const evict = bindRequest({ id: "br-4", kind: "evict", pod: "p0", node: "n1", reason: "reclaim" });
     expect(await backend.evict(evict)).toEqual({ ok: true, message: "evicted from n1" });
     await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING", "RELEASING", "PENDING"]));
+    expect(events.states.at(-1)).toMatchObject({ pod: "p0", state: "PENDING", bindRequest: "br-3" });
+  });
+
+  it("keeps the adopted bind on the pod: an agent started again reports the pod gone under it", async () => {
+    await bind({ id: "br-1", pod: "p0", node: "n1" });
+    await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING"]));
+    expect(await bind({ id: "br-3", pod: "p0", node: "n1" })).toEqual({
+      ok: true,
+      message: "already bound to n1",
+    });
+    const annotations = () =>
+      (kube.pod("team-a", k8s("p0"))?.metadata.annotations ?? {}) as Record<string, string>;
+    expect(annotations()[BIND_REQUEST_KEY]).toBe("br-3");
+    // A late repeat of the older bind leaves the newer one on the pod.
+    await bind({ id: "br-1", pod: "p0", node: "n1" });
+    expect(annotations()[BIND_REQUEST_KEY]).toBe("br-3");
+
+    // The agent restarts; then the pod goes away (deleted by someone else): the report names br-3,
+    // the bind the books hold the pod's run by, so they see it gone.
+    await backend.stop();
+    await startBackend();
+    await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING"]));
+    kube.deletePod("team-a", k8s("p0"));
+    await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING", "PENDING"]));
     expect(events.states.at(-1)).toMatchObject({ pod: "p0", state: "PENDING", bindRequest: "br-3" });
   });
 

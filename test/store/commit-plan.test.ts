@@ -226,6 +226,53 @@ describe("planCommit", () => {
     }
   });
 
+  it("a pod moved to another device of its node, or evicted again after a move, stays RELEASING on its own device", () => {
+    // Consolidation moves a running GPU-memory pod to another device of the same node (evicted,
+    // pipelined onto group 2), and reclaim evicts it again there: the session ends with it
+    // releasing on group 2, or still pipelined there. It runs on group 4 until the agent evicts
+    // it: written on group 2, the books would hold it on a device whose memory other pods hold
+    // (over-committed there) and leave group 4 free for a bind while it still runs on it.
+    for (const end of ["evicted again", "pipelined"] as const) {
+      const pod = `${J1}/w-0`;
+      const rows = rowsOf(
+        [jobRow(J1, { state: "RUNNING", minMember: 1 })],
+        [podRow(J1, "w-0", { state: "RUNNING", nodeName: "n1", gpuGroups: ["4"], gpuDevices: [] })],
+      );
+      const moved = { job: J1, pod, node: "n1", gpuGroups: ["2"], action: "consolidation" as const };
+      const plan = planCommit(
+        "c1",
+        emptyResult({
+          pipelines: [moved],
+          evictions: [
+            { job: J1, pod, node: "n1", action: "consolidation", message: "moved for b" },
+            ...(end === "evicted again"
+              ? [{ job: J1, pod, node: "n1", action: "reclaim" as const, message: "reclaimed for c" }]
+              : []),
+          ],
+          pods: [
+            {
+              job: J1,
+              pod,
+              status: end === "pipelined" ? "Pipelined" : "Releasing",
+              node: "n1",
+              gpuGroups: ["2"],
+            },
+          ],
+        }),
+        rows,
+      );
+      expect(
+        plan.pods.map((p) => [p.id, p.state, p.node, p.gpuGroups]),
+        end,
+      ).toEqual([[pod, "RELEASING", "n1", ["4"]]]);
+      // One eviction, of the pod where it runs; no placement sent.
+      expect(
+        plan.requests.map((r) => [r.kind, r.node, r.gpuGroups]),
+        end,
+      ).toEqual([["EVICT", "n1", ["4"]]]);
+    }
+  });
+
   it("refreshes a job whose notes changed even when none of its pods did", () => {
     const rows = rowsOf([jobRow(J1)], [podRow(J1, "w-0")]);
     const plan = planCommit("c1", emptyResult({ jobs: [outcome(J1, { staleSince: 9_000 })] }), rows);

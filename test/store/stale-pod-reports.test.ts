@@ -22,10 +22,14 @@ afterAll(async () => t?.close());
 
 const podsOf = (id: string) => t.db.prisma.pod.findMany({ where: { jobId: id }, orderBy: { name: "asc" } });
 
-/** What the books hold on n1: GPUs of pods BINDING, RUNNING or RELEASING there. */
-async function gpusHeldOnN1(): Promise<number> {
+/** What the books hold on n1 of `cluster`: GPUs of pods BINDING, RUNNING or RELEASING there. */
+async function gpusHeldOn(cluster: string): Promise<number> {
   const pods = await t.db.prisma.pod.findMany({
-    where: { nodeName: "n1", state: { in: ["BINDING", "RUNNING", "RELEASING"] } },
+    where: {
+      nodeName: "n1",
+      state: { in: ["BINDING", "RUNNING", "RELEASING"] },
+      job: { clusterName: cluster },
+    },
   });
   return pods.reduce((sum, p) => sum + p.gpus, 0);
 }
@@ -62,7 +66,7 @@ it("late RUNNING reports put neither a releasing pod nor one pipelined onto its 
   });
   expect((await podsOf(old.id)).map((p) => [p.state, p.nodeName])).toEqual([["RELEASING", "n1"]]);
   expect((await podsOf(next.id)).map((p) => [p.state, p.nodeName])).toEqual([["PIPELINED", "n1"]]);
-  expect(await gpusHeldOnN1()).toBe(8);
+  expect(await gpusHeldOn("c1")).toBe(8);
 });
 
 it("a late report that a pod left its node does not take it off the node it is being bound to anew", async () => {
@@ -113,41 +117,50 @@ async function evictCycle(cluster: string, jobId: string, podId: string): Promis
   await commitSession(t.store, cluster, generation, result, rows);
 }
 
-/** The pod's newest request of a kind. */
-const lastRequest = (podId: string, kind: "BIND" | "EVICT") =>
-  t.db.prisma.bindRequest.findFirstOrThrow({ where: { podId, kind }, orderBy: { createdAt: "desc" } });
-
-it("a late report that a pod left its node, naming the bind of the run before, does not take it off the node it runs on again", async () => {
-  await addGpuCluster(t.store, "c3");
-  const cluster = "c3";
-  const agent = { name: "agent:c3" };
+/** A one-pod, one-GPU job on a new cluster of one node (n1), and what a test of it needs. */
+async function oneGpuJobOn(cluster: string, name: string) {
+  await addGpuCluster(t.store, cluster);
   const { job: j } = await submitJob(
     t.store,
     admin,
     job({
-      name: "back-again",
+      name,
       cluster,
       tasks: [{ name: "w", replicas: 1, resources: { cpu: 1000, memory: "1Gi", gpu: 1 } }],
     }),
   );
   const [pod] = await podsOf(j.id);
-  const runningOn = { job: j.id, pod: "w-0", state: "RUNNING" as const };
+  return {
+    j,
+    pod: pod!,
+    agent: { name: `agent:${cluster}` },
+    runningOn: { job: j.id, pod: "w-0", state: "RUNNING" as const },
+  };
+}
+
+/** The pod's newest request of a kind. */
+const lastRequest = (podId: string, kind: "BIND" | "EVICT") =>
+  t.db.prisma.bindRequest.findFirstOrThrow({ where: { podId, kind }, orderBy: { createdAt: "desc" } });
+
+it("a late report that a pod left its node, naming the bind of the run before, does not take it off the node it runs on again", async () => {
+  const cluster = "c3";
+  const { j, pod, agent, runningOn } = await oneGpuJobOn(cluster, "back-again");
 
   // Bound (BIND 1) and running on n1.
   await runCycle(t.store, cluster);
-  const first = await lastRequest(pod!.id, "BIND");
+  const first = await lastRequest(pod.id, "BIND");
   await reportBindResult(t.store, agent, { cluster, results: [{ bindRequest: first.id, ok: true }] });
   await reportPodStatus(t.store, agent, { cluster, updates: [runningOn] });
 
   // Evicted: the eviction's result comes first; the agent's report that the pod left n1 is late.
-  await evictCycle(cluster, j.id, pod!.id);
-  const evict = await lastRequest(pod!.id, "EVICT");
+  await evictCycle(cluster, j.id, pod.id);
+  const evict = await lastRequest(pod.id, "EVICT");
   await reportBindResult(t.store, agent, { cluster, results: [{ bindRequest: evict.id, ok: true }] });
   expect((await podsOf(j.id)).map((p) => [p.state, p.nodeName])).toEqual([["PENDING", null]]);
 
   // Bound anew on the same node (BIND 2), carried out and reported running.
   await runCycle(t.store, cluster);
-  const second = await lastRequest(pod!.id, "BIND");
+  const second = await lastRequest(pod.id, "BIND");
   expect(second.id).not.toBe(first.id);
   expect(second.nodeName).toBe("n1");
   await reportBindResult(t.store, agent, { cluster, results: [{ bindRequest: second.id, ok: true }] });
@@ -176,5 +189,43 @@ it("a late report that a pod left its node, naming the bind of the run before, d
     ],
   });
   expect(left).toBe(1);
+  expect((await podsOf(j.id)).map((p) => [p.state, p.nodeName])).toEqual([["PENDING", null]]);
+});
+
+it("a late eviction result of the run before does not confirm the eviction of the pod's run now", async () => {
+  const cluster = "c4";
+  const { j, pod, agent, runningOn } = await oneGpuJobOn(cluster, "evicted-twice");
+  await runCycle(t.store, cluster);
+  const first = await lastRequest(pod.id, "BIND");
+  await reportPodStatus(t.store, agent, { cluster, updates: [runningOn] });
+
+  // Evicted (EVICT 1): the agent's report that the pod left n1 comes; the eviction's result is
+  // held up (the agent cut off from the API, its results sent later).
+  await evictCycle(cluster, j.id, pod.id);
+  const firstEvict = await lastRequest(pod.id, "EVICT");
+  await reportPodStatus(t.store, agent, {
+    cluster,
+    updates: [{ job: j.id, pod: "w-0", state: "PENDING", message: "evicted from n1", bindRequest: first.id }],
+  });
+  // Bound anew on n1, running, and evicted again (EVICT 2, not carried out yet).
+  await runCycle(t.store, cluster);
+  await reportPodStatus(t.store, agent, { cluster, updates: [runningOn] });
+  await evictCycle(cluster, j.id, pod.id);
+  const secondEvict = await lastRequest(pod.id, "EVICT");
+  expect(secondEvict.id).not.toBe(firstEvict.id);
+  expect((await podsOf(j.id)).map((p) => [p.state, p.nodeName])).toEqual([["RELEASING", "n1"]]);
+
+  // EVICT 1's result arrives: it closes EVICT 1 and says nothing of the run now, which holds n1
+  // until EVICT 2 is carried out.
+  const closed = await reportBindResult(t.store, agent, {
+    cluster,
+    results: [{ bindRequest: firstEvict.id, ok: true }],
+  });
+  expect(closed).toBe(1);
+  expect((await podsOf(j.id)).map((p) => [p.state, p.nodeName])).toEqual([["RELEASING", "n1"]]);
+  expect(await gpusHeldOn(cluster)).toBe(1);
+
+  // EVICT 2's result frees it.
+  await reportBindResult(t.store, agent, { cluster, results: [{ bindRequest: secondEvict.id, ok: true }] });
   expect((await podsOf(j.id)).map((p) => [p.state, p.nodeName])).toEqual([["PENDING", null]]);
 });

@@ -51,7 +51,7 @@ interface FinalStatus {
 
 export function planCommit(cluster: string, result: SessionResult, rows: SnapshotRows): CommitPlan {
   const finals = finalStatuses(result);
-  const moved = keepMovedPodsReleasing(result, finals, rows);
+  const moved = keepEvictedPodsWhereTheyRun(result, finals, rows);
   for (const [podId, f] of finals) {
     const pod = rows.pods.get(podId);
     if (!pod || pod.jobId !== f.job || rows.jobs.get(f.job)?.clusterName !== cluster) {
@@ -68,7 +68,13 @@ export function planCommit(cluster: string, result: SessionResult, rows: Snapsho
   const pods = podChanges(result, finals, takenBack, rows);
   const binds = result.binds.filter((b) => !takenBack.has(b.pod) && !moved.has(b.pod));
   const pipelines = result.pipelines.filter((p) => !moved.has(p.pod));
-  const evictions = result.evictions.filter((e) => !takenBack.has(e.pod));
+  // One eviction per pod: a pod evicted by two actions (moved, then evicted again) is evicted once.
+  const evicted = new Set<string>();
+  const evictions = result.evictions.filter((e) => {
+    if (takenBack.has(e.pod) || evicted.has(e.pod)) return false;
+    evicted.add(e.pod);
+    return true;
+  });
   const placed = pods.length > 0;
   const requests: NewBindRequest[] = placed
     ? [
@@ -125,13 +131,18 @@ function finalStatuses(result: SessionResult): Map<string, FinalStatus> {
 }
 
 /**
- * A pod the session evicted from the node it holds and placed on another (consolidation moves
- * pods so): it keeps running where it is until the agent has evicted it, so the books keep it
- * there, RELEASING, with what it holds, and its new placement is neither written nor sent. A
- * later session places it again once it is gone: what a releasing pod holds is for pipelining
- * only, never for a bind, and a row can hold a pod on one node only. Returns those pods.
+ * A pod the session evicted from the node it holds keeps running there, in the GPU groups and on
+ * the devices it holds, until the agent has evicted it: the books keep it there, RELEASING, with
+ * what it holds, whatever else the session did with it afterwards. Consolidation moves pods so
+ * (evicted, then placed on another node, or on another device of the same node), and a later
+ * action may evict a moved pod again, which leaves it releasing in the session on the device it
+ * was moved to. Its new placement is neither written nor sent: a later session places it again
+ * once it is gone. Written where it was moved to, it would leave the memory it holds free in the
+ * books (a later bind there over-commits the device while it still runs), or book it onto a device
+ * whose memory other pods hold. A pod bound back onto the node it holds is taken back instead
+ * (podChanges). Returns the pods whose placement is dropped.
  */
-function keepMovedPodsReleasing(
+function keepEvictedPodsWhereTheyRun(
   result: SessionResult,
   finals: Map<string, FinalStatus>,
   rows: SnapshotRows,
@@ -141,9 +152,11 @@ function keepMovedPodsReleasing(
     const pod = rows.pods.get(e.pod);
     const f = finals.get(e.pod);
     if (!pod || !f || pod.nodeName !== e.node || !holdsNodeState(pod.state)) continue;
-    if (f.node === e.node || !PLACED_STATUS.includes(f.status)) continue;
+    const placed = PLACED_STATUS.includes(f.status);
+    if (!placed && f.status !== "Releasing") continue;
+    if (placed && f.node === e.node && f.status !== "Pipelined") continue;
     finals.set(e.pod, { job: f.job, status: "Releasing", node: e.node, gpuGroups: [...pod.gpuGroups] });
-    moved.add(e.pod);
+    if (placed) moved.add(e.pod);
   }
   return moved;
 }

@@ -191,7 +191,8 @@ export type ReportBindResultInput = z.input<typeof bindResultInput>;
  * Closes BindRequests: SUCCEEDED or FAILED (with the agent's message as lastError). A failed
  * bind returns its pod to PENDING with the reason; a failed eviction leaves the pod RUNNING; a
  * successful eviction frees the pod (PENDING again, or FAILED if its job was cancelled or stopped).
- * Results for requests already closed are ignored. Returns how many requests were closed.
+ * Results for requests already closed are ignored; one for a request older than the pod's latest
+ * of its kind closes it and changes no pod. Returns how many requests were closed.
  */
 export async function reportBindResult(
   store: Store,
@@ -221,7 +222,11 @@ export async function reportBindResult(
       if (res.ok) succeeded.push(req.id);
       else failed.push({ id: req.id, error: res.message ?? "no reason given" });
       const pod = req.pod;
-      const onNode = pod.nodeName === req.nodeName;
+      // A result about the pod where it is now: the pod's latest request of its kind. An older
+      // one (an eviction's result arriving after the pod was bound anew and evicted again on the
+      // same node) is about a run that has ended: taken as confirming the newer eviction, the
+      // books would free what the pod still holds.
+      const onNode = pod.nodeName === req.nodeName && req.latestOfKind;
       const what = `${req.kind === "BIND" ? "bind" : "eviction"} of ${pod.name} on ${req.nodeName} ${res.ok ? "succeeded" : `failed: ${res.message ?? "no reason given"}`}`;
       const list = lines.get(req.jobId);
       if (list) list.push(what);
@@ -288,6 +293,8 @@ interface RequestWithPod {
   jobId: string;
   nodeName: string;
   reason: string;
+  /** No request of the same kind for the pod was created after this one. */
+  latestOfKind: boolean;
   pod: { id: string; name: string; state: PodState; nodeName: string | null };
   job: { name: string; queueName: string; state: JobState };
 }
@@ -307,6 +314,8 @@ async function requestsWithPods(tx: Tx, ids: readonly string[]): Promise<Request
   >`
     SELECT b.id::text AS id, b.cluster_name AS "clusterName", b.kind::text AS kind, b.state::text AS state,
       b.job_id::text AS "jobId", b.node_name AS "nodeName", b.reason,
+      NOT EXISTS (SELECT 1 FROM bind_request n WHERE n.pod_id = b.pod_id AND n.kind = b.kind
+                    AND (n.created_at, n.id) > (b.created_at, b.id)) AS "latestOfKind",
       p.id::text AS "podId", p.name AS "podName", p.state::text AS "podState", p.node_name AS "podNode",
       j.name AS "jobName", j.queue_name AS "queueName", j.state::text AS "jobState"
     FROM bind_request b JOIN pod p ON p.id = b.pod_id JOIN job j ON j.id = b.job_id
@@ -319,6 +328,7 @@ async function requestsWithPods(tx: Tx, ids: readonly string[]): Promise<Request
     jobId: r.jobId,
     nodeName: r.nodeName,
     reason: r.reason,
+    latestOfKind: r.latestOfKind,
     pod: { id: r.podId, name: r.podName, state: r.podState, nodeName: r.podNode },
     job: { name: r.jobName, queueName: r.queueName, state: r.jobState },
   }));

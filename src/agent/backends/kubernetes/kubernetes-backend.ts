@@ -7,7 +7,7 @@ import { CoreV1Api, Watch, type KubeConfig, type V1Node, type V1Pod } from "@kub
 import type { Logger } from "pino";
 import type { BindRequestMessage } from "../../../protocol/bind-request.js";
 import { DEFAULT_BACKOFF } from "../../backoff.js";
-import { JOB_ID_KEY, SCHEDULER_NAME } from "../../labels.js";
+import { BIND_REQUEST_KEY, JOB_ID_KEY, SCHEDULER_NAME } from "../../labels.js";
 import { StartedBinds } from "../../started-binds.js";
 import type { BackendEvents, ClusterBackend, RequestOutcome } from "../types.js";
 import { DEFAULT_FINISHED_POD_TTL_MS, FinishedPodReaper } from "./finished-pods.js";
@@ -287,10 +287,37 @@ export class KubernetesBackend implements ClusterBackend {
     return this.call(`read ${name}`, () => this.api.readNamespacedPod({ name, namespace }));
   }
 
-  /** A bind answered ok by a pod already on its node: the books know the pod's run by this
-   * request now, so a report that the run ended names it. */
-  private adopted(pod: V1Pod, request: BindRequestMessage, outcome: RequestOutcome): RequestOutcome {
-    if (outcome.ok) this.tracker?.adopt(pod, request.id);
+  /**
+   * A bind answered ok by a pod already on its node: the books know the pod's run by this request
+   * now, so a report that the run ended names it. The pod's bind-request annotation says so too
+   * (annotations of a running pod may be patched): an agent started again reads the bind from
+   * there, and a report naming the older one would be taken for a report of an earlier run.
+   */
+  private async adopted(
+    pod: V1Pod,
+    request: BindRequestMessage,
+    outcome: RequestOutcome,
+  ): Promise<RequestOutcome> {
+    if (!outcome.ok) return outcome;
+    this.tracker?.adopt(pod, request.id);
+    const annotations = pod.metadata?.annotations;
+    const current = annotations?.[BIND_REQUEST_KEY];
+    if (current && current >= request.id) return outcome;
+    const name = pod.metadata?.name ?? "";
+    const namespace = pod.metadata?.namespace ?? "";
+    const body = annotations
+      ? [{ op: "add", path: `/metadata/annotations/${jsonPointer(BIND_REQUEST_KEY)}`, value: request.id }]
+      : [{ op: "add", path: "/metadata/annotations", value: { [BIND_REQUEST_KEY]: request.id } }];
+    try {
+      await this.call(`annotate ${name}`, () => this.api.patchNamespacedPod({ name, namespace, body }));
+    } catch (err) {
+      // The pod runs as the bind asked: the bind stands. Only a restarted agent would name the
+      // older bind in the report that the run ended.
+      this.log.warn(
+        { pod: `${namespace}/${name}`, bindRequest: request.id, err: statusMessage(err) },
+        "could not record the adopted bind on the pod",
+      );
+    }
     return outcome;
   }
 
@@ -309,4 +336,9 @@ function placedOutcome(pod: V1Pod, node: string): RequestOutcome | null {
   return current === node
     ? { ok: true, message: `already bound to ${node}` }
     : { ok: false, message: `the pod is already bound to ${current}, not ${node}` };
+}
+
+/** A key as one JSON Pointer segment (RFC 6901). */
+function jsonPointer(key: string): string {
+  return key.replace(/~/g, "~0").replace(/\//g, "~1");
 }
