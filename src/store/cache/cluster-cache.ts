@@ -15,6 +15,7 @@ import { ClusterState, type LoadedSnapshot } from "../snapshot/cluster-state.js"
 import { readAll } from "../snapshot/load-snapshot.js";
 import {
   type Query,
+  readChangedClusters,
   readChanges,
   readCluster,
   readConsistent,
@@ -99,6 +100,46 @@ export class ClusterCache {
       })
       .catch(() => {});
     return next;
+  }
+
+  /**
+   * Of these clusters, those held that surely did not change since their last refresh (no row of
+   * theirs, nor queue or quota), found in one read for all: their cursors move to the read's
+   * point, and the view their last refresh returned still holds. Never among them: a cluster not
+   * held, or with a usage window (usage changes with time), or whose refresh would load it in full
+   * or check its counts, or being refreshed now; its own refresh tells.
+   */
+  async unchangedSinceRefresh(clusters: readonly string[]): Promise<Set<string>> {
+    const wallClock = Date.now();
+    const asked = new Map<string, { entry: Entry; cursor: bigint }>();
+    for (const name of clusters) {
+      const entry = this.entries.get(name);
+      if (!entry || entry.usage || this.busy.has(name)) continue;
+      if (wallClock - entry.refreshedAt > this.opts.maxIdleMs) continue;
+      if (this.opts.driftCheckEvery > 0 && (entry.deltas + 1) % this.opts.driftCheckEvery === 0) continue;
+      asked.set(name, { entry, cursor: entry.cursor });
+    }
+    const out = new Set<string>();
+    if (!asked.size) return out;
+    const { point, found } = await readConsistent(this.store.prisma, async (q) => ({
+      point: await readPoint(q),
+      found: await readChangedClusters(
+        q,
+        [...asked].map(([name, a]) => ({ name, since: a.cursor })),
+      ),
+    }));
+    for (const [name, { entry, cursor }] of asked) {
+      const f = found.get(name);
+      if (!f?.cluster || f.changed || !entry.state.sameCluster(f.cluster)) continue;
+      if (cursor <= point.prunedXid) continue;
+      // A refresh that ran meanwhile moved the cursor or replaced the entry: it tells.
+      if (this.entries.get(name) !== entry || entry.cursor !== cursor || this.busy.has(name)) continue;
+      entry.cursor = point.cursor;
+      entry.refreshedAt = wallClock;
+      entry.deltas++;
+      out.add(name);
+    }
+    return out;
   }
 
   /** Drops what is held of a cluster (the next refresh loads it in full). */

@@ -277,6 +277,50 @@ export async function readChanges(q: Query, cluster: string, since: bigint): Pro
   };
 }
 
+/** Per cluster read with `readChanges`: its cluster row, and whether readChanges would find
+ * anything since `since` (a job's pod or task tombstone counts when the job is on the cluster). */
+export interface ClusterChanged {
+  cluster: ClusterRecord | null;
+  changed: boolean;
+}
+
+/** For many clusters at once, each since its own cursor: what `readCluster` returns and whether
+ * `readChanges` would find anything (one query for all). */
+export async function readChangedClusters(
+  q: Query,
+  clusters: readonly { name: string; since: bigint }[],
+): Promise<Map<string, ClusterChanged>> {
+  if (!clusters.length) return new Map();
+  const rows = await q(
+    `SELECT c.name, k.generation::text, k.cordoned,
+       EXISTS (SELECT 1 FROM queue WHERE change_xid >= c.since)
+       OR EXISTS (SELECT 1 FROM queue_quota WHERE change_xid >= c.since AND scope IN ('${DEFAULT_QUOTA_SCOPE}', c.name))
+       OR EXISTS (SELECT 1 FROM node WHERE cluster_name = c.name AND change_xid >= c.since)
+       OR EXISTS (SELECT 1 FROM job WHERE cluster_name = c.name AND change_xid >= c.since)
+       OR EXISTS (SELECT 1 FROM pod p JOIN job j ON j.id = p.job_id
+                    WHERE p.change_xid >= c.since AND j.cluster_name = c.name)
+       OR EXISTS (SELECT 1 FROM job_task t JOIN job j ON j.id = t.job_id
+                    WHERE t.change_xid >= c.since AND j.cluster_name = c.name)
+       OR EXISTS (SELECT 1 FROM change_tombstone t WHERE t.change_xid >= c.since
+                    AND (t.cluster_name = c.name
+                      OR (t.cluster_name IS NULL AND t.job_id IS NULL)
+                      OR (t.cluster_name IS NULL AND EXISTS (SELECT 1 FROM job j
+                            WHERE j.id = t.job_id AND j.cluster_name = c.name))))
+     FROM (SELECT name, since::xid8 AS since FROM unnest($1::text[], $2::text[]) AS u(name, since)) c
+     LEFT JOIN cluster k ON k.name = c.name`,
+    [clusters.map((c) => c.name), clusters.map((c) => c.since.toString())],
+  );
+  return new Map(
+    rows.map((r) => [
+      r[0] as string,
+      {
+        cluster: r[1] === null ? null : { generation: Number(r[1]), cordoned: r[2] as boolean },
+        changed: r[3] as boolean,
+      },
+    ]),
+  );
+}
+
 /** Cheap totals to compare with what a cache holds (drift check). */
 export interface ClusterCounts {
   nodes: number;
