@@ -59,6 +59,8 @@ export type RefreshKind = "full" | "delta";
 interface Entry {
   state: ClusterState;
   cursor: bigint;
+  /** The snapshot of the read the entry is up to date with (whose writes it has seen). */
+  seen: string;
   refreshedAt: number;
   deltas: number;
   usage: Map<string, QuotaVector> | null;
@@ -104,8 +106,9 @@ export class ClusterCache {
 
   /**
    * Of these clusters, those held that surely did not change since their last refresh (no row of
-   * theirs, nor queue or quota), found in one read for all: their cursors move to the read's
-   * point, and the view their last refresh returned still holds. Never among them: a cluster not
+   * theirs, nor queue or quota, written by a transaction that refresh could not see), found in
+   * one read for all: their cursors move to the read's point, and the view their last refresh
+   * returned still holds. Never among them: a cluster not
    * held, or with a usage window (usage changes with time), or whose refresh would load it in full
    * or check its counts, or being refreshed now; its own refresh tells.
    */
@@ -125,7 +128,7 @@ export class ClusterCache {
       point: await readPoint(q),
       found: await readChangedClusters(
         q,
-        [...asked].map(([name, a]) => ({ name, since: a.cursor })),
+        [...asked].map(([name, a]) => ({ name, since: a.cursor, snapshot: a.entry.seen })),
       ),
     }));
     for (const [name, { entry, cursor }] of asked) {
@@ -135,6 +138,7 @@ export class ClusterCache {
       // A refresh that ran meanwhile moved the cursor or replaced the entry: it tells.
       if (this.entries.get(name) !== entry || entry.cursor !== cursor || this.busy.has(name)) continue;
       entry.cursor = point.cursor;
+      entry.seen = point.snapshot;
       entry.refreshedAt = wallClock;
       entry.deltas++;
       out.add(name);
@@ -159,6 +163,7 @@ export class ClusterCache {
         const fresh = (): Entry => ({
           state: new ClusterState(cluster),
           cursor: point.cursor,
+          seen: point.snapshot,
           refreshedAt: wallClock,
           deltas: 0,
           usage: null,
@@ -167,6 +172,7 @@ export class ClusterCache {
           const delta = await this.readDelta(q, held, opts.usage, now);
           if (delta) {
             held.cursor = point.cursor;
+            held.seen = point.snapshot;
             held.refreshedAt = wallClock;
             return { entry: held, ...delta };
           }
@@ -205,7 +211,7 @@ export class ClusterCache {
     const { state } = entry;
     const cluster = await readCluster(q, state.cluster);
     if (!cluster) throw new NotFoundError("cluster", state.cluster);
-    const changes = await readChanges(q, state.cluster, entry.cursor);
+    const changes = await readChanges(q, state.cluster, entry.cursor, entry.seen);
     if (changes.jobs.length || changes.nodes.length || changes.removedNodes.length || changes.queues)
       this.opts.onCatchUp?.(state.cluster, {
         jobs: changes.jobs.length,
