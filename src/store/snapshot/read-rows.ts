@@ -311,27 +311,40 @@ export async function readChangedClusters(
   clusters: readonly { name: string; since: bigint; snapshot: string }[],
 ): Promise<Map<string, ClusterChanged>> {
   if (!clusters.length) return new Map();
-  const unseen = (column: string) => `${column} >= c.since AND NOT pg_visible_in_snapshot(${column}, c.seen)`;
+  // Each table is scanned once for all clusters from the oldest cursor ($4, a plain parameter:
+  // the change_xid indexes serve it), each row then held against its cluster's cursor and snapshot.
+  const unseen = (column: string) =>
+    `${column} >= $4::text::xid8 AND ${column} >= c.since AND NOT pg_visible_in_snapshot(${column}, c.seen)`;
+  const oldest = clusters.reduce((m, c) => (c.since < m ? c.since : m), clusters[0]!.since);
   const rows = await q(
-    `SELECT c.name, k.generation::text, k.cordoned,
-       EXISTS (SELECT 1 FROM queue WHERE ${unseen("change_xid")})
-       OR EXISTS (SELECT 1 FROM queue_quota WHERE ${unseen("change_xid")}
-                    AND scope IN ('${DEFAULT_QUOTA_SCOPE}', c.name))
-       OR EXISTS (SELECT 1 FROM node WHERE cluster_name = c.name AND ${unseen("change_xid")})
-       OR EXISTS (SELECT 1 FROM job WHERE cluster_name = c.name AND ${unseen("change_xid")})
-       OR EXISTS (SELECT 1 FROM pod p JOIN job j ON j.id = p.job_id
-                    WHERE ${unseen("p.change_xid")} AND j.cluster_name = c.name)
-       OR EXISTS (SELECT 1 FROM job_task t JOIN job j ON j.id = t.job_id
-                    WHERE ${unseen("t.change_xid")} AND j.cluster_name = c.name)
-       OR EXISTS (SELECT 1 FROM change_tombstone t WHERE ${unseen("t.change_xid")}
-                    AND (t.cluster_name = c.name
-                      OR (t.cluster_name IS NULL AND t.job_id IS NULL)
-                      OR (t.cluster_name IS NULL AND EXISTS (SELECT 1 FROM job j
-                            WHERE j.id = t.job_id AND j.cluster_name = c.name))))
-     FROM (SELECT name, since::xid8 AS since, seen::pg_snapshot AS seen
-           FROM unnest($1::text[], $2::text[], $3::text[]) AS u(name, since, seen)) c
-     LEFT JOIN cluster k ON k.name = c.name`,
-    [clusters.map((c) => c.name), clusters.map((c) => c.since.toString()), clusters.map((c) => c.snapshot)],
+    `WITH c AS (
+       SELECT name, since::xid8 AS since, seen::pg_snapshot AS seen
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS u(name, since, seen)),
+     changed AS (
+       SELECT c.name FROM c WHERE EXISTS (SELECT 1 FROM queue WHERE ${unseen("change_xid")})
+       UNION SELECT c.name FROM c JOIN queue_quota x ON x.scope IN ('${DEFAULT_QUOTA_SCOPE}', c.name)
+         WHERE ${unseen("x.change_xid")}
+       UNION SELECT c.name FROM node n JOIN c ON c.name = n.cluster_name
+         WHERE n.cluster_name = ANY($1::text[]) AND ${unseen("n.change_xid")}
+       UNION SELECT c.name FROM job j JOIN c ON c.name = j.cluster_name
+         WHERE j.cluster_name = ANY($1::text[]) AND ${unseen("j.change_xid")}
+       UNION SELECT c.name FROM pod p JOIN job j ON j.id = p.job_id JOIN c ON c.name = j.cluster_name
+         WHERE ${unseen("p.change_xid")}
+       UNION SELECT c.name FROM job_task t JOIN job j ON j.id = t.job_id JOIN c ON c.name = j.cluster_name
+         WHERE ${unseen("t.change_xid")}
+       UNION SELECT c.name FROM change_tombstone t JOIN c
+           ON t.cluster_name = c.name OR (t.cluster_name IS NULL AND t.job_id IS NULL)
+             OR (t.cluster_name IS NULL AND EXISTS (SELECT 1 FROM job j
+                   WHERE j.id = t.job_id AND j.cluster_name = c.name))
+         WHERE ${unseen("t.change_xid")})
+     SELECT c.name, k.generation::text, k.cordoned, c.name IN (SELECT name FROM changed)
+     FROM c LEFT JOIN cluster k ON k.name = c.name`,
+    [
+      clusters.map((c) => c.name),
+      clusters.map((c) => c.since.toString()),
+      clusters.map((c) => c.snapshot),
+      oldest.toString(),
+    ],
   );
   return new Map(
     rows.map((r) => [
