@@ -14,6 +14,7 @@ import {
   type QuotaVector,
   runSession,
   type SchedulerConfig,
+  SessionCarry,
   type Snapshot,
   type TopologySpec,
 } from "../../src/core/index.js";
@@ -69,11 +70,12 @@ function reservations(
   compact: Snapshot,
   waiting: readonly PodGroupSpec[],
   config: SchedulerConfig,
+  carry: SessionCarry,
 ): Map<string, Map<string, Placement>> {
   const out = new Map<string, Map<string, Placement>>();
   if (!waiting.length) return out;
   admissionDryRunsTotal.inc({ kind: "reserve" });
-  for (const b of runSession({ ...compact, jobs: [...compact.jobs, ...waiting] }, config).binds) {
+  for (const b of runSession({ ...compact, jobs: [...compact.jobs, ...waiting] }, config, { carry }).binds) {
     const m = out.get(b.job) ?? new Map<string, Placement>();
     m.set(b.pod, b);
     out.set(b.job, m);
@@ -149,6 +151,9 @@ export class ClusterBase {
   /** Queues that have children (not leaves: their jobs are never scheduled). */
   readonly parents: ReadonlySet<string>;
   readonly emptyFits = new Map<string, FitResult>();
+  /** The jobs the last dry run on `compact` built (the per-node pods' job above all, and the
+   * candidates it left untouched): the next dry run takes them instead of building them again. */
+  readonly carry = new SessionCarry();
   /** Per node what is free (cpu, memory, GPUs, pods), to tell whether a later base has more room. */
   private readonly room: Map<string, number[]>;
   private readonly queueDemand: Map<string, number[]>;
@@ -172,7 +177,7 @@ export class ClusterBase {
       snapshot,
       waiting.length ? snapshot.jobs.filter((j) => !hasPending(j)) : snapshot.jobs,
     );
-    const reserved = reservations(settled, waiting, allocateOnly(config));
+    const reserved = reservations(settled, waiting, allocateOnly(config), this.carry);
     const present = waiting.map((j) => withPlacements(j, reserved.get(j.uid)));
     const heldOfWaiting = present.map(heldOnly).filter((j): j is PodGroupSpec => j !== null);
     this.compact = { ...settled, jobs: [...settled.jobs, ...heldOfWaiting] };
@@ -348,6 +353,7 @@ export class ClusterView {
     const result = runSession(
       { ...compact, jobs: [...compact.jobs, ...this.placed, ...jobs], topologies },
       allocateOnly(this.base.config),
+      { carry: this.base.carry },
     );
     this.placements = new Map();
     for (const b of result.binds) this.placements.set(b.job, [...(this.placements.get(b.job) ?? []), b]);

@@ -21,6 +21,9 @@ export interface ClusterRefresh {
 /** Where cluster snapshots come from (the worker's cluster cache, or a full read each time). */
 export interface ClusterSource {
   refresh(cluster: string, opts: { now: number; usage?: UsageWindow }): Promise<ClusterRefresh>;
+  /** Of these clusters, those surely unchanged since their last refresh (one read for all; the
+   * cluster cache's), when the source can tell without refreshing each. */
+  unchangedSinceRefresh?(clusters: readonly string[]): Promise<ReadonlySet<string>>;
 }
 
 /** Reads each cluster in full on every refresh (never `unchanged`): for a worker with no cache. */
@@ -52,9 +55,19 @@ export class AdmissionState {
     const candidates = clusters.filter((s) => s.ready && !s.cordoned);
     const names = new Set(candidates.map((s) => s.name));
     for (const name of this.bases.keys()) if (!names.has(name)) this.bases.delete(name);
-    // The reads go out together (each is a few small queries when little changed).
-    const refreshed = await Promise.all(candidates.map((s) => this.source.refresh(s.name, opts)));
-    for (const [i, s] of candidates.entries()) {
+    // One read tells which clusters with a base changed (with no usage window: usage changes
+    // with time); only those are refreshed, their reads going out together.
+    const kept = candidates.filter((s) => {
+      const before = this.bases.get(s.name);
+      return before !== undefined && sameSummary(before, s);
+    });
+    const unchanged =
+      kept.length && !opts.usage && this.source.unchangedSinceRefresh
+        ? await this.source.unchangedSinceRefresh(kept.map((s) => s.name))
+        : new Set<string>();
+    const stale = candidates.filter((s) => !unchanged.has(s.name));
+    const refreshed = await Promise.all(stale.map((s) => this.source.refresh(s.name, opts)));
+    for (const [i, s] of stale.entries()) {
       const before = this.bases.get(s.name);
       const r = refreshed[i]!;
       if (before && r.unchanged && sameSummary(before, s)) continue;

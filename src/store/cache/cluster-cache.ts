@@ -15,6 +15,7 @@ import { ClusterState, type LoadedSnapshot } from "../snapshot/cluster-state.js"
 import { readAll } from "../snapshot/load-snapshot.js";
 import {
   type Query,
+  readChangedClusters,
   readChanges,
   readCluster,
   readConsistent,
@@ -58,6 +59,8 @@ export type RefreshKind = "full" | "delta";
 interface Entry {
   state: ClusterState;
   cursor: bigint;
+  /** The snapshot of the read the entry is up to date with (whose writes it has seen). */
+  seen: string;
   refreshedAt: number;
   deltas: number;
   usage: Map<string, QuotaVector> | null;
@@ -101,6 +104,48 @@ export class ClusterCache {
     return next;
   }
 
+  /**
+   * Of these clusters, those held that surely did not change since their last refresh (no row of
+   * theirs, nor queue or quota, written by a transaction that refresh could not see), found in
+   * one read for all: their cursors move to the read's point, and the view their last refresh
+   * returned still holds. Never among them: a cluster not
+   * held, or with a usage window (usage changes with time), or whose refresh would load it in full
+   * or check its counts, or being refreshed now; its own refresh tells.
+   */
+  async unchangedSinceRefresh(clusters: readonly string[]): Promise<Set<string>> {
+    const wallClock = Date.now();
+    const asked = new Map<string, { entry: Entry; cursor: bigint }>();
+    for (const name of clusters) {
+      const entry = this.entries.get(name);
+      if (!entry || entry.usage || this.busy.has(name)) continue;
+      if (wallClock - entry.refreshedAt > this.opts.maxIdleMs) continue;
+      if (this.opts.driftCheckEvery > 0 && (entry.deltas + 1) % this.opts.driftCheckEvery === 0) continue;
+      asked.set(name, { entry, cursor: entry.cursor });
+    }
+    const out = new Set<string>();
+    if (!asked.size) return out;
+    const { point, found } = await readConsistent(this.store.prisma, async (q) => ({
+      point: await readPoint(q),
+      found: await readChangedClusters(
+        q,
+        [...asked].map(([name, a]) => ({ name, since: a.cursor, snapshot: a.entry.seen })),
+      ),
+    }));
+    for (const [name, { entry, cursor }] of asked) {
+      const f = found.get(name);
+      if (!f?.cluster || f.changed || !entry.state.sameCluster(f.cluster)) continue;
+      if (cursor <= point.prunedXid) continue;
+      // A refresh that ran meanwhile moved the cursor or replaced the entry: it tells.
+      if (this.entries.get(name) !== entry || entry.cursor !== cursor || this.busy.has(name)) continue;
+      entry.cursor = point.cursor;
+      entry.seen = point.snapshot;
+      entry.refreshedAt = wallClock;
+      entry.deltas++;
+      out.add(name);
+    }
+    return out;
+  }
+
   /** Drops what is held of a cluster (the next refresh loads it in full). */
   forget(cluster: string): void {
     this.entries.delete(cluster);
@@ -118,6 +163,7 @@ export class ClusterCache {
         const fresh = (): Entry => ({
           state: new ClusterState(cluster),
           cursor: point.cursor,
+          seen: point.snapshot,
           refreshedAt: wallClock,
           deltas: 0,
           usage: null,
@@ -126,6 +172,7 @@ export class ClusterCache {
           const delta = await this.readDelta(q, held, opts.usage, now);
           if (delta) {
             held.cursor = point.cursor;
+            held.seen = point.snapshot;
             held.refreshedAt = wallClock;
             return { entry: held, ...delta };
           }
@@ -164,7 +211,7 @@ export class ClusterCache {
     const { state } = entry;
     const cluster = await readCluster(q, state.cluster);
     if (!cluster) throw new NotFoundError("cluster", state.cluster);
-    const changes = await readChanges(q, state.cluster, entry.cursor);
+    const changes = await readChanges(q, state.cluster, entry.cursor, entry.seen);
     if (changes.jobs.length || changes.nodes.length || changes.removedNodes.length || changes.queues)
       this.opts.onCatchUp?.(state.cluster, {
         jobs: changes.jobs.length,

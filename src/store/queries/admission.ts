@@ -92,8 +92,10 @@ async function candidates(
 ): Promise<AdmissionCandidate[]> {
   if (!jobs.length) return [];
   const ids = jobs.map((j) => j.id);
-  const tasks = await prisma.jobTask.findMany({ where: { jobId: { in: ids } } });
-  const pods = await prisma.pod.findMany({ where: { jobId: { in: ids } } });
+  const [tasks, pods] = await Promise.all([
+    prisma.jobTask.findMany({ where: { jobId: { in: ids } } }),
+    prisma.pod.findMany({ where: { jobId: { in: ids } } }),
+  ]);
   const tasksByJob = new Map<string, Map<string, JobTask>>();
   for (const t of tasks) {
     const m = tasksByJob.get(t.jobId) ?? new Map<string, JobTask>();

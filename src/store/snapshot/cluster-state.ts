@@ -69,6 +69,11 @@ export class ClusterState {
 
   constructor(readonly cluster: string) {}
 
+  /** Whether the generation and the cordon are those held. */
+  sameCluster(c: ClusterRecord): boolean {
+    return c.generation === this.generation && c.cordoned === this.cordoned;
+  }
+
   /** Returns whether the generation or the cordon changed. */
   setCluster(c: ClusterRecord): boolean {
     const changed = c.generation !== this.generation || c.cordoned !== this.cordoned;

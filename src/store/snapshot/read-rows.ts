@@ -77,15 +77,22 @@ const SNAPSHOT_JOB = `j.cluster_name = $1 AND (j.state IN (${list(UNFINISHED_JOB
 export interface ReadPoint {
   cursor: bigint;
   prunedXid: bigint;
+  /** The read's snapshot (pg_snapshot as text): the transactions whose writes it saw. */
+  snapshot: string;
 }
 
 export async function readPoint(q: Query): Promise<ReadPoint> {
   const [row] = await q(
     `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
-            (SELECT pruned_xid::text FROM change_horizon WHERE id = 1) AS pruned`,
+            (SELECT pruned_xid::text FROM change_horizon WHERE id = 1) AS pruned,
+            pg_current_snapshot()::text AS snapshot`,
     [],
   );
-  return { cursor: BigInt(row![0] as string), prunedXid: BigInt((row![1] as string | null) ?? "0") };
+  return {
+    cursor: BigInt(row![0] as string),
+    prunedXid: BigInt((row![1] as string | null) ?? "0"),
+    snapshot: row![2] as string,
+  };
 }
 
 export interface ClusterRecord {
@@ -241,32 +248,40 @@ export interface ChangeSet {
   jobs: string[];
 }
 
-export async function readChanges(q: Query, cluster: string, since: bigint): Promise<ChangeSet> {
-  const params = [cluster, since.toString()];
+/** Changes since `since` (a cursor); with `seen` (the snapshot of the read the cursor came from),
+ * only those of transactions that read could not see: the others it has read already. */
+export async function readChanges(
+  q: Query,
+  cluster: string,
+  since: bigint,
+  seen?: string,
+): Promise<ChangeSet> {
+  const params = seen === undefined ? [cluster, since.toString()] : [cluster, since.toString(), seen];
+  const after = (column: string) =>
+    seen === undefined
+      ? `${column} >= $2::text::xid8`
+      : `${column} >= $2::text::xid8 AND NOT pg_visible_in_snapshot(${column}, $3::text::pg_snapshot)`;
   const [queues] = await q(
-    `SELECT EXISTS (SELECT 1 FROM queue WHERE change_xid >= $2::text::xid8)
-         OR EXISTS (SELECT 1 FROM queue_quota WHERE change_xid >= $2::text::xid8 AND scope IN ('${DEFAULT_QUOTA_SCOPE}', $1))
-         OR EXISTS (SELECT 1 FROM change_tombstone WHERE change_xid >= $2::text::xid8
+    `SELECT EXISTS (SELECT 1 FROM queue WHERE ${after("change_xid")})
+         OR EXISTS (SELECT 1 FROM queue_quota WHERE ${after("change_xid")} AND scope IN ('${DEFAULT_QUOTA_SCOPE}', $1))
+         OR EXISTS (SELECT 1 FROM change_tombstone WHERE ${after("change_xid")}
                       AND table_name IN ('queue', 'queue_quota'))`,
     params,
   );
-  const nodes = await q(
-    "SELECT name FROM node WHERE cluster_name = $1 AND change_xid >= $2::text::xid8",
-    params,
-  );
+  const nodes = await q(`SELECT name FROM node WHERE cluster_name = $1 AND ${after("change_xid")}`, params);
   const removedNodes = await q(
-    `SELECT key FROM change_tombstone WHERE change_xid >= $2::text::xid8 AND table_name = 'node'
+    `SELECT key FROM change_tombstone WHERE ${after("change_xid")} AND table_name = 'node'
        AND cluster_name = $1`,
     params,
   );
   const jobs = await q(
-    `SELECT id::text FROM job WHERE cluster_name = $1 AND change_xid >= $2::text::xid8
+    `SELECT id::text FROM job WHERE cluster_name = $1 AND ${after("change_xid")}
      UNION SELECT p.job_id::text FROM pod p JOIN job j ON j.id = p.job_id
-       WHERE p.change_xid >= $2::text::xid8 AND j.cluster_name = $1
+       WHERE ${after("p.change_xid")} AND j.cluster_name = $1
      UNION SELECT t.job_id::text FROM job_task t JOIN job j ON j.id = t.job_id
-       WHERE t.change_xid >= $2::text::xid8 AND j.cluster_name = $1
+       WHERE ${after("t.change_xid")} AND j.cluster_name = $1
      UNION SELECT job_id::text FROM change_tombstone
-       WHERE change_xid >= $2::text::xid8 AND job_id IS NOT NULL AND (cluster_name = $1 OR cluster_name IS NULL)`,
+       WHERE ${after("change_xid")} AND job_id IS NOT NULL AND (cluster_name = $1 OR cluster_name IS NULL)`,
     params,
   );
   return {
@@ -275,6 +290,71 @@ export async function readChanges(q: Query, cluster: string, since: bigint): Pro
     removedNodes: removedNodes.map((r) => r[0] as string),
     jobs: jobs.map((r) => r[0] as string),
   };
+}
+
+/** Per cluster read with `readChangedClusters`: its cluster row, and whether a row of it (or a
+ * queue or quota) was written by a transaction the earlier read could not see. */
+export interface ClusterChanged {
+  cluster: ClusterRecord | null;
+  changed: boolean;
+}
+
+/**
+ * For many clusters at once (one query), each against an earlier read of it (its cursor and its
+ * snapshot, from `readPoint`): what `readCluster` returns, and whether any row `readChanges` looks
+ * at was written by a transaction that read could not see (a job's pod or task tombstone counting
+ * when the job is on the cluster). Rows that read saw are not changes, even when their
+ * transaction is past its cursor (the cursor lags behind any transaction still open).
+ */
+export async function readChangedClusters(
+  q: Query,
+  clusters: readonly { name: string; since: bigint; snapshot: string }[],
+): Promise<Map<string, ClusterChanged>> {
+  if (!clusters.length) return new Map();
+  // Each table is scanned once for all clusters from the oldest cursor ($4, a plain parameter:
+  // the change_xid indexes serve it), each row then held against its cluster's cursor and snapshot.
+  const unseen = (column: string) =>
+    `${column} >= $4::text::xid8 AND ${column} >= c.since AND NOT pg_visible_in_snapshot(${column}, c.seen)`;
+  const oldest = clusters.reduce((m, c) => (c.since < m ? c.since : m), clusters[0]!.since);
+  const rows = await q(
+    `WITH c AS (
+       SELECT name, since::xid8 AS since, seen::pg_snapshot AS seen
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS u(name, since, seen)),
+     changed AS (
+       SELECT c.name FROM c WHERE EXISTS (SELECT 1 FROM queue WHERE ${unseen("change_xid")})
+       UNION SELECT c.name FROM c JOIN queue_quota x ON x.scope IN ('${DEFAULT_QUOTA_SCOPE}', c.name)
+         WHERE ${unseen("x.change_xid")}
+       UNION SELECT c.name FROM node n JOIN c ON c.name = n.cluster_name
+         WHERE n.cluster_name = ANY($1::text[]) AND ${unseen("n.change_xid")}
+       UNION SELECT c.name FROM job j JOIN c ON c.name = j.cluster_name
+         WHERE j.cluster_name = ANY($1::text[]) AND ${unseen("j.change_xid")}
+       UNION SELECT c.name FROM pod p JOIN job j ON j.id = p.job_id JOIN c ON c.name = j.cluster_name
+         WHERE ${unseen("p.change_xid")}
+       UNION SELECT c.name FROM job_task t JOIN job j ON j.id = t.job_id JOIN c ON c.name = j.cluster_name
+         WHERE ${unseen("t.change_xid")}
+       UNION SELECT c.name FROM change_tombstone t JOIN c
+           ON t.cluster_name = c.name OR (t.cluster_name IS NULL AND t.job_id IS NULL)
+             OR (t.cluster_name IS NULL AND EXISTS (SELECT 1 FROM job j
+                   WHERE j.id = t.job_id AND j.cluster_name = c.name))
+         WHERE ${unseen("t.change_xid")})
+     SELECT c.name, k.generation::text, k.cordoned, c.name IN (SELECT name FROM changed)
+     FROM c LEFT JOIN cluster k ON k.name = c.name`,
+    [
+      clusters.map((c) => c.name),
+      clusters.map((c) => c.since.toString()),
+      clusters.map((c) => c.snapshot),
+      oldest.toString(),
+    ],
+  );
+  return new Map(
+    rows.map((r) => [
+      r[0] as string,
+      {
+        cluster: r[1] === null ? null : { generation: Number(r[1]), cordoned: r[2] as boolean },
+        changed: r[3] as boolean,
+      },
+    ]),
+  );
 }
 
 /** Cheap totals to compare with what a cache holds (drift check). */
