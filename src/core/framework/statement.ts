@@ -31,11 +31,12 @@ type Op =
   | { kind: "pipeline"; task: PodInfo; node: string; before: NodeState; prev: TaskFields; undone: boolean }
   /** A session-made placement taken back (the pod was chosen as a victim where it was placed). */
   | { kind: "withdraw"; task: PodInfo; node: string; before: NodeState; prev: TaskFields; undone: boolean }
+  /** `before` is null for a pod on a node the snapshot does not hold (gone from its cluster). */
   | {
       kind: "evict";
       task: PodInfo;
       node: string;
-      before: NodeState;
+      before: NodeState | null;
       prev: TaskFields;
       message: string;
       undone: boolean;
@@ -46,7 +47,7 @@ type Op =
       task: PodInfo;
       target: number;
       node: string;
-      before: NodeState;
+      before: NodeState | null;
       prev: TaskFields;
       undone: boolean;
     };
@@ -182,18 +183,20 @@ export class Statement {
       this.withdraw(task);
       return;
     }
-    const node = this.node(task.nodeName);
+    // A pod can run on a node its cluster no longer reports (a node removed while its pods are
+    // still reported): it is evicted all the same, with no node to account it on (as in KAI).
+    const node = this.ssn.nodeByName.get(task.nodeName) ?? null;
     const op: Op = {
       kind: "evict",
       task,
-      node: node.name,
-      before: node.capture(task),
+      node: task.nodeName,
+      before: node?.capture(task) ?? null,
       prev: fieldsOf(task),
       message,
       undone: false,
     };
     this.ssn.jobOf(task).setPodStatus(task, "Releasing");
-    node.updateTask(task);
+    node?.updateTask(task);
     this.ssn.fireDeallocate(task);
     this.ops.push(op);
     task.isVirtual = true;
@@ -236,20 +239,20 @@ export class Statement {
   unevict(task: PodInfo, i = this.openEviction(task)): void {
     if (i < 0) throw new Error(`statement: no eviction of ${task.name} to undo`);
     const ev = this.ops[i] as Extract<Op, { kind: "evict" }>;
-    const node = this.node(ev.node);
+    const node = ev.before ? this.node(ev.node) : null;
     const undo: Op = {
       kind: "undo",
       task,
       target: i,
       node: ev.node,
-      before: node.capture(task),
+      before: node?.capture(task) ?? null,
       prev: fieldsOf(task),
       undone: false,
     };
     this.setFields(task, ev.prev);
     task.nodeName = ev.node;
-    if (node.pods.has(task.uid)) node.updateTask(task);
-    else node.addTask(task);
+    if (node?.pods.has(task.uid)) node.updateTask(task);
+    else node?.addTask(task);
     this.ssn.fireAllocate(task);
     ev.undone = true;
     this.ops.push(undo);
@@ -259,7 +262,7 @@ export class Statement {
   private reverse(op: Op): void {
     const { task } = op;
     this.setFields(task, op.prev);
-    this.node(op.node).restore(op.before);
+    if (op.before) this.node(op.node).restore(op.before);
     switch (op.kind) {
       case "allocate":
       case "pipeline":
