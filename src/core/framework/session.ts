@@ -57,6 +57,7 @@ const inNameOrder = (pods: readonly PodInfo[]): boolean => {
   return true;
 };
 const OK: SchedulableResult = { schedulable: true };
+const NO_PODS: PodInfo[] = [];
 
 function newJob(spec: PodGroupSpec): JobInfo {
   const job = new JobInfo(spec);
@@ -122,7 +123,7 @@ export class Session {
   /** Every node change, in order (node orders catch up from it). */
   readonly nodeChanges: NodeInfo[] = [];
 
-  /** `carry`: the jobs of the previous session on the same cluster, used again where untouched. */
+  /** `carry`: the jobs and nodes of the previous session on the same cluster, used again where untouched. */
   constructor(snapshot: Snapshot, config: SchedulerConfig, carry?: SessionCarry) {
     this.now = snapshot.now;
     this.config = config;
@@ -132,36 +133,41 @@ export class Session {
       snapshot.now,
       config.session.searchCursorIdleSeconds,
     );
-    this.nodes = snapshot.nodes.map((n) => new NodeInfo(n)).sort(byName);
-    this.nodes.forEach((n, i) => {
-      n.index = i;
-      this.nodeByName.set(n.name, n);
-    });
+    const specs = [...snapshot.nodes].sort(byName);
+    const indexOf = new Map<string, number>();
+    for (let i = 0; i < specs.length; i++) indexOf.set(specs[i]!.name, i);
     const log = this.nodeChanges;
     for (const t of snapshot.topologies) this.topologies.set(t.name, t);
     this.buildQueues(snapshot);
     // Placed pods per node (by node index), added in name order (ties: snapshot order).
-    const onNode: (PodInfo[] | undefined)[] = new Array(this.nodes.length);
+    const onNode: (PodInfo[] | undefined)[] = new Array(specs.length);
     carry?.opening();
     for (const spec of snapshot.jobs) {
       const job = carry?.take(spec) ?? newJob(spec);
       this.jobs.set(job.uid, job);
       for (const pod of job.pods) {
         if (pod.nodeName && isActiveUsed(pod.status)) {
-          const node = this.nodeByName.get(pod.nodeName);
-          if (!node) continue;
-          const list = onNode[node.index];
+          const i = indexOf.get(pod.nodeName);
+          if (i === undefined) continue;
+          const list = onNode[i];
           if (list) list.push(pod);
-          else onNode[node.index] = [pod];
+          else onNode[i] = [pod];
         }
       }
     }
-    for (let i = 0; i < onNode.length; i++) {
-      const pods = onNode[i];
-      if (!pods) continue;
+    this.nodes = new Array(specs.length);
+    for (let i = 0; i < specs.length; i++) {
+      const pods = onNode[i] ?? NO_PODS;
       if (!inNameOrder(pods)) pods.sort(podByName);
-      const node = this.nodes[i]!;
-      for (const p of pods) node.addTask(p);
+      let node = carry?.takeNode(specs[i]!, pods) ?? null;
+      if (!node) {
+        node = new NodeInfo(specs[i]!);
+        for (const p of pods) node.addTask(p);
+      }
+      node.index = i;
+      node.opened();
+      this.nodes[i] = node;
+      this.nodeByName.set(node.name, node);
     }
     for (const n of this.nodes) n.onChange = (x) => log.push(x);
     this.ordering = new NodeOrdering(this);
