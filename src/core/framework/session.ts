@@ -122,6 +122,11 @@ export class Session {
   readonly searchCursors: SearchCursors;
   /** Every node change, in order (node orders catch up from it). */
   readonly nodeChanges: NodeInfo[] = [];
+  /** The jobs with a pending pod when the session opened, in snapshot order. */
+  private readonly pendingAtOpen: JobInfo[] = [];
+  private readonly pendingAtOpenSet = new Set<JobInfo>();
+  /** A job outside `pendingAtOpen` has had a pod set Pending in this session. */
+  private pendingElsewhere = false;
 
   /** `carry`: the jobs and nodes of the previous session on the same cluster, used again where untouched. */
   constructor(snapshot: Snapshot, config: SchedulerConfig, carry?: SessionCarry) {
@@ -145,6 +150,10 @@ export class Session {
     for (const spec of snapshot.jobs) {
       const job = carry?.take(spec) ?? newJob(spec);
       this.jobs.set(job.uid, job);
+      if (job.countOf("Pending") > 0) {
+        this.pendingAtOpen.push(job);
+        this.pendingAtOpenSet.add(job);
+      }
       for (const pod of job.pods) {
         if (pod.nodeName && isActiveUsed(pod.status)) {
           const i = indexOf.get(pod.nodeName);
@@ -205,6 +214,20 @@ export class Session {
 
   jobOf(task: PodInfo): JobInfo {
     return this.jobs.get(task.jobUid)!;
+  }
+
+  /**
+   * The jobs, in snapshot order, among which every job with a pending pod is: the jobs that had
+   * one when the session opened (a pod only becomes Pending again in its own job's undoing), or
+   * all jobs once a pod of another job was set Pending. For walks that skip jobs without one.
+   */
+  jobsMaybePending(): Iterable<JobInfo> {
+    return this.pendingElsewhere ? this.jobs.values() : this.pendingAtOpen;
+  }
+
+  /** A pod of `job` was set Pending (statements tell it; see jobsMaybePending). */
+  notePending(job: JobInfo): void {
+    if (!this.pendingElsewhere && !this.pendingAtOpenSet.has(job)) this.pendingElsewhere = true;
   }
 
   fireAllocate(task: PodInfo): void {

@@ -17,7 +17,7 @@ function execute(ssn: Session): void {
     filterNonPending: true,
     filterUnready: true,
     maxJobsQueueDepth: ssn.config.queueDepthPerAction.allocate,
-  }).initialize(ssn.jobs.values());
+  }).initialize(ssn.jobsMaybePending());
   while (!order.isEmpty) {
     const job = order.popNextJob();
     if (!job) break;
