@@ -1,4 +1,5 @@
-// The no-room memo: a node's answer for a request is kept until the node changes.
+// The no-room memo: a node's answer for a request is kept until the node changes; a scan that
+// found no room anywhere stands while every node changed since refuses with its recorded reasons.
 import { describe, expect, it } from "vitest";
 import { NodeInfo } from "../../src/core/api/node-info.js";
 import { PodInfo } from "../../src/core/api/pod-info.js";
@@ -56,5 +57,28 @@ describe("failed scans", () => {
       /: 1 node\(s\) didn't have enough resources: CPU cores\. \n2 node\(s\) didn't have enough resources: GPUs\.$/,
     );
     expect(errors("d")).toBe(errors("c").replace("ns/c-0", "ns/d-0"));
+  });
+
+  it("a node changed since that still refuses with the reasons recorded keeps the records of the scan", () => {
+    // B takes some CPU of a node, not all: that node still refuses C and D for GPUs alone, as it did A.
+    const b = job("b", "q", [{ gpus: 0 }], { priority: 80 });
+    b.pods[0]!.request.cpuMillis = 1_000;
+    const s = snapshot(
+      [gpuNode("n1", 2), gpuNode("n2", 1)],
+      [queue("q", 0, { deserved: 4 })],
+      [
+        job("h", "q", [running("n1"), running("n1")], { priority: 10 }),
+        job("a", "q", [{ gpus: 2 }], { priority: 90 }),
+        b,
+        job("c", "q", [{ gpus: 2 }], { priority: 70 }),
+        job("d", "q", [{ gpus: 2 }], { priority: 60 }),
+      ],
+    );
+    const r = runSession(s, config(["allocate"]));
+    const errors = (uid: string) => r.jobs.find((j) => j.uid === uid)!.fitErrors.join("\n");
+    expect(r.binds.map((x) => x.pod)).toEqual(["b-0"]);
+    expect(errors("a")).toMatch(/: 2 node\(s\) didn't have enough resources: GPUs\.$/);
+    expect(errors("c")).toBe(errors("a").replace("ns/a-0", "ns/c-0"));
+    expect(errors("d")).toBe(errors("a").replace("ns/a-0", "ns/d-0"));
   });
 });
