@@ -11,8 +11,8 @@ import { type PluginRegistry, defaultPluginRegistry } from "./plugins/registry.j
 
 export interface RunOptions {
   registry?: PluginRegistry;
-  /** The previous session's jobs on the same cluster, used again where untouched; the
-   * session's own are kept in it for the next. */
+  /** The previous session's jobs and nodes on the same cluster, used again where untouched;
+   * the session's own are kept in it for the next. */
   carry?: SessionCarry;
 }
 
@@ -33,7 +33,7 @@ export function runSession(
   for (const name of config.actions) createAction(name).execute(ssn);
   const result = sessionResult(ssn);
   ssn.close();
-  opts.carry?.keep(ssn.jobs);
+  opts.carry?.keep(ssn.jobs, ssn.nodeByName);
   return result;
 }
 

@@ -4,8 +4,8 @@
 // starts passing fails the suite until it is taken off the list. Each case runs twice:
 // with fleetq's defaults (victim searches bounded per cycle) and with KAI's own
 // unbounded search, and must give the same verdict both ways. Each case's session is also run
-// again with the jobs the first one left untouched carried over (SessionCarry): it must
-// decide exactly the same.
+// again with the jobs and nodes the first one left untouched carried over (SessionCarry): it
+// must decide exactly the same.
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";

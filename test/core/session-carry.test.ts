@@ -1,11 +1,13 @@
-// A session opened with the previous session's jobs (SessionCarry) decides exactly what a
-// session built from the snapshot alone decides: over consecutive cycles of seeded random
-// clusters, with jobs changed, added and removed between cycles, unbounded and bounded
+// A session opened with the previous session's jobs and nodes (SessionCarry) decides exactly
+// what a session built from the snapshot alone decides: over consecutive cycles of seeded
+// random clusters, with jobs changed, added and removed between cycles, nodes changed (a GPU
+// fewer or more, a copy of the same spec), removed and added back, unbounded and bounded
 // victim searches, and the carry used across changes of configuration.
 import { describe, expect, it } from "vitest";
 import { createAction } from "../../src/core/actions/registry.js";
 import {
   type ActionName,
+  type NodeSpec,
   type PodGroupSpec,
   type SchedulerConfig,
   SessionCarry,
@@ -30,8 +32,33 @@ function fresh(snapshot: Snapshot, cfg: SchedulerConfig) {
   return { result, next: advanceSnapshot(snapshot, ssn, result, 10_000) };
 }
 
-/** Between cycles, what the cluster's users do: a job's priority changed, one gone, one back. */
-function change(snapshot: Snapshot, rnd: () => number, removed: PodGroupSpec[]): Snapshot {
+/** Between cycles, what the cluster's users and agents do: a job's priority changed, one gone,
+ * one back; a node's GPUs changed, a node reported again (a new spec object, the same content),
+ * one gone, one back. */
+function change(
+  snapshot: Snapshot,
+  rnd: () => number,
+  removed: PodGroupSpec[],
+  removedNodes: NodeSpec[],
+): Snapshot {
+  const nodes = [...snapshot.nodes];
+  const n = rnd();
+  const at = Math.floor(rnd() * nodes.length);
+  if (n < 0.15 && nodes.length) {
+    const spec = nodes[at]!;
+    const gpus = Math.max(0, spec.allocatable.gpus + (rnd() < 0.5 ? -1 : 1));
+    nodes[at] = { ...spec, allocatable: { ...spec.allocatable, gpus } };
+  } else if (n < 0.3 && nodes.length) {
+    nodes[at] = { ...nodes[at]! };
+  } else if (
+    n < 0.4 &&
+    nodes.length > 1 &&
+    !snapshot.jobs.some((j) => j.pods.some((p) => p.node === nodes[at]!.name))
+  ) {
+    removedNodes.push(...nodes.splice(at, 1));
+  } else if (n < 0.5 && removedNodes.length) {
+    nodes.push(removedNodes.pop()!);
+  }
   const jobs = [...snapshot.jobs];
   const r = rnd();
   if (r < 0.25 && jobs.length) {
@@ -42,7 +69,7 @@ function change(snapshot: Snapshot, rnd: () => number, removed: PodGroupSpec[]):
   } else if (r < 0.55 && removed.length) {
     jobs.push(removed.pop()!);
   }
-  return { ...snapshot, jobs };
+  return { ...snapshot, nodes, jobs };
 }
 
 describe("SessionCarry", () => {
@@ -50,11 +77,14 @@ describe("SessionCarry", () => {
     const configs = [config(ACTIONS), config(ACTIONS, { maxScenariosPerJob: 1, maxScenariosPerAction: 3 })];
     let carried = 0;
     let jobs = 0;
+    let carriedNodes = 0;
+    let nodes = 0;
     for (let seed = 1; seed <= CASES; seed++) {
       const rnd = prng(seed * 7919);
       let snapshot = generate(seed).snapshot;
       const carry = new SessionCarry();
       const removed: PodGroupSpec[] = [];
+      const removedNodes: NodeSpec[] = [];
       for (let cycle = 1; cycle <= 5; cycle++) {
         const cfg = configs[(seed + cycle) % configs.length]!;
         const expected = fresh(snapshot, cfg);
@@ -62,15 +92,18 @@ describe("SessionCarry", () => {
         expect(withCarry, `seed ${seed} cycle ${cycle}`).toEqual(expected.result);
         carried += carry.carried;
         jobs += snapshot.jobs.length;
+        carriedNodes += carry.carriedNodes;
+        nodes += snapshot.nodes.length;
         // Once more on the very same snapshot: every job the last session left untouched is carried.
         expect(runSession(snapshot, cfg, { carry }), `seed ${seed} cycle ${cycle}, again`).toEqual(
           expected.result,
         );
-        snapshot = change(expected.next, rnd, removed);
+        snapshot = change(expected.next, rnd, removed, removedNodes);
       }
     }
     // The carry must actually be used, or this proves nothing.
     expect(carried / jobs).toBeGreaterThan(0.3);
+    expect(carriedNodes / nodes).toBeGreaterThan(0.2);
   });
 
   it("builds a job anew when its spec is a new object, even with equal content", () => {
@@ -80,5 +113,26 @@ describe("SessionCarry", () => {
     runSession(snapshot, cfg, { carry });
     runSession({ ...snapshot, jobs: snapshot.jobs.map((j) => ({ ...j })) }, cfg, { carry });
     expect(carry.carried).toBe(0);
+  });
+
+  it("builds a node anew when its spec is a new object or its pods are not the carried ones", () => {
+    const { snapshot } = generate(3);
+    const cfg = config(ACTIONS);
+    const carry = new SessionCarry();
+    runSession(snapshot, cfg, { carry });
+    runSession(snapshot, cfg, { carry });
+    const kept = carry.carriedNodes;
+    expect(kept).toBeGreaterThan(0);
+    runSession({ ...snapshot, nodes: snapshot.nodes.map((n) => ({ ...n })) }, cfg, { carry });
+    expect(carry.carriedNodes).toBe(0);
+    // Every job built anew: no pod on any node is the one the carried node holds.
+    runSession(snapshot, cfg, { carry });
+    runSession({ ...snapshot, jobs: snapshot.jobs.map((j) => ({ ...j })) }, cfg, { carry });
+    const occupied = new Set(
+      snapshot.jobs.flatMap((j) => j.pods.filter((p) => p.node && p.status !== "Pending").map((p) => p.node)),
+    );
+    expect(carry.carriedNodes).toBeLessThanOrEqual(
+      snapshot.nodes.filter((n) => !occupied.has(n.name)).length,
+    );
   });
 });

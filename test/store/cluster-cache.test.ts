@@ -56,10 +56,10 @@ const comparable = (l: LoadedSnapshot) => ({
   pods: [...l.rows.pods.entries()].sort(([a], [b]) => (a < b ? -1 : 1)),
 });
 
-/** Per cache and cluster, the jobs of its last session, as a worker carries them. */
+/** Per cache and cluster, the jobs and nodes of its last session, as a worker carries them. */
 const carries = new WeakMap<ClusterCache, Map<string, SessionCarry>>();
 
-/** A cycle from `cache` (with the jobs its last session carried): its session decides exactly
+/** A cycle from `cache` (with the jobs and nodes its last session carried): its session decides exactly
  * what a session on a fresh full load decides. */
 
 async function cycle(cache: ClusterCache, cluster: string): Promise<void> {

@@ -46,8 +46,8 @@ export interface CycleDeps {
   cache: ClusterCache;
   /** Per cluster, what this process's last cycle decided on (skip-check.ts). */
   memory: Map<string, CycleMemory>;
-  /** Per cluster, the jobs of this process's last session there, for the next (the cached
-   * view hands unchanged jobs over as the same spec objects). */
+  /** Per cluster, the jobs and nodes of this process's last session there, for the next (the
+   * cached view hands unchanged jobs and nodes over as the same spec objects). */
   carries: Map<string, SessionCarry>;
   /** The victim searches the last cycle's budget stopped, per cluster. */
   searchCursors: SearchCursorStore;

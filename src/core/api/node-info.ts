@@ -58,6 +58,8 @@ export class NodeInfo {
   legacyMigPods = 0;
   /** Bumped on every change; per-node caches compare against it. */
   version = 0;
+  /** The version when its session opened (untouched while equal). */
+  openedAt = -1;
   /** Index in the session's node list (stable, name order). */
   index = -1;
   /** Told of every change (the session's change log). */
@@ -341,6 +343,35 @@ export class NodeInfo {
     this.onChange?.(this);
   }
 
+  /** The session opens with the node as built: what it holds now is what its pods gave it. */
+  opened(): void {
+    this.openedAt = this.version;
+  }
+
+  /** No pod was added, removed or put back since the session opened (not even by a statement undone). */
+  get untouched(): boolean {
+    return this.version === this.openedAt;
+  }
+
+  /**
+   * Make an untouched node of an ended session the node its spec and pods give, for the next
+   * session, when the same pods (the very same objects, renewed from unchanged specs) are on it
+   * in the same order: its accounting is already theirs, and each pod gets back the share it is
+   * accepted with here (renewing a pod clears it). The version moves to a value no per-node
+   * cache has seen. Not for nodes that report their devices: adding a pod may pick its devices.
+   */
+  renew(pods: readonly PodInfo[]): boolean {
+    if (this.devices || !this.untouched || pods.length !== this.pods.size) return false;
+    let i = 0;
+    for (const entry of this.pods.values()) {
+      const pod = pods[i++]!;
+      if (entry.pod !== pod || entry.status !== pod.status) return false;
+    }
+    for (const pod of pods) this.setAccepted(pod);
+    this.version = this.openedAt = ++renewals;
+    return true;
+  }
+
   /** Idle and releasing device counts, as KAI's tests read them (whole devices). */
   idleGpus(): number {
     return this.idle.gpus;
@@ -350,6 +381,9 @@ export class NodeInfo {
     return this.releasing.gpus;
   }
 }
+
+/** Versions given to renewed nodes: above any a node reaches by changes in between. */
+let renewals = 2 ** 40;
 
 function copyInto(to: Resource, from: Resource): void {
   to.cpu = from.cpu;

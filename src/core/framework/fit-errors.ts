@@ -20,6 +20,8 @@ export class TaskFitErrors {
    * typed array, as a pod that fits nowhere is recorded on every node of a large cluster.
    */
   private byNode: Uint16Array | Uint32Array | null = null;
+  /** `byNode` is also held by a NodeErrors copy: it is copied before the next write. */
+  private byNodeShared = false;
   /** The reason lists recorded for this pod, told apart by identity (they are interned). */
   private lists: (readonly string[])[] = [[]];
   private ids = new Map<readonly string[], number>();
@@ -56,23 +58,30 @@ export class TaskFitErrors {
   /** The node → list array, holding `nodeIndex` (there are never more lists than nodes). */
   private nodeIds(nodeIndex: number): Uint16Array | Uint32Array {
     let ids = this.byNode;
-    if (!ids || ids.length <= nodeIndex) {
-      const size = Math.max(this.nodes, nodeIndex + 1);
+    if (!ids || ids.length <= nodeIndex || this.byNodeShared) {
+      const size = Math.max(this.nodes, nodeIndex + 1, ids?.length ?? 0);
       const grown = size < 0xffff ? new Uint16Array(size) : new Uint32Array(size);
       if (ids) grown.set(ids);
       this.byNode = ids = grown;
+      this.byNodeShared = false;
     }
     return ids;
   }
 
-  /** A copy of the per-node records (not `err`), for another pod whose scan would record the same. */
+  /**
+   * A copy of the per-node records (not `err`), for another pod whose scan would record the same.
+   * The node array (one entry per node of the session) is shared, never written while shared: the
+   * side that writes next copies it first.
+   */
   nodeErrors(): NodeErrors {
-    return { byNode: this.byNode?.slice() ?? null, lists: [...this.lists], counts: new Map(this.counts) };
+    this.byNodeShared = this.byNode !== null;
+    return { byNode: this.byNode, lists: [...this.lists], counts: new Map(this.counts) };
   }
 
   /** Take `e` as the per-node records, as a scan recording every node of the session would leave them. */
   setNodeErrors(e: NodeErrors): void {
-    this.byNode = e.byNode?.slice() ?? null;
+    this.byNode = e.byNode;
+    this.byNodeShared = e.byNode !== null;
     this.lists = [...e.lists];
     this.ids = new Map(this.lists.map((l, i) => [l, i]));
     this.lastList = null;

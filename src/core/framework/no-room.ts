@@ -42,23 +42,41 @@ export class NoRoomMemo {
 /**
  * Scans of every node of the session that found no room anywhere, per request, with the
  * records they left: while no node changes (the session's change log does not grow), a pod
- * with the same request is refused everywhere again with the same reasons.
+ * with the same request is refused everywhere again with the same reasons. So it is too when
+ * every node changed since is still refused for room with the very reasons recorded for it:
+ * the other nodes are as they were, and the scan would record what it recorded.
  */
 export class FailedScans {
   private readonly byRequest = new Map<TaskRequest, { at: number; errors: NodeErrors }>();
 
-  /** `changes`: how many node changes the session has logged so far. */
-  constructor(private readonly changes: () => number) {}
+  /** `changes`: the session's node change log (every change to a node, in order). */
+  constructor(private readonly changes: readonly NodeInfo[]) {}
 
-  find(task: PodInfo): NodeErrors | null {
+  /** `refusal`: the reasons a node has no room for `task` now (null: it has room). */
+  find(task: PodInfo, refusal: (node: NodeInfo) => readonly string[] | null): NodeErrors | null {
     const e = this.byRequest.get(task.req);
-    return e && e.at === this.changes() ? e.errors : null;
+    if (!e) return null;
+    const log = this.changes;
+    if (e.at === log.length) return e.errors;
+    const { byNode, lists } = e.errors;
+    // Past a few changes a scan of every node is as cheap.
+    if (!byNode || log.length - e.at > MAX_CHANGED) return null;
+    for (let i = e.at; i < log.length; i++) {
+      const node = log[i]!;
+      const r = refusal(node);
+      if (r === null || node.index >= byNode.length || lists[byNode[node.index]!] !== r) return null;
+    }
+    e.at = log.length;
+    return e.errors;
   }
 
   remember(task: PodInfo, errors: NodeErrors): void {
-    this.byRequest.set(task.req, { at: this.changes(), errors });
+    this.byRequest.set(task.req, { at: this.changes.length, errors });
   }
 }
+
+/** How many node changes FailedScans.find looks through before leaving it to a scan. */
+const MAX_CHANGED = 256;
 
 // Nodes short of the same things share one reasons array (thousands of nodes, few distinct lists).
 const interned = new Map<string, string[]>();

@@ -35,7 +35,7 @@ export class NodeOrdering {
   readonly failedScans: FailedScans;
 
   constructor(private readonly ssn: Session) {
-    this.failedScans = new FailedScans(() => ssn.nodeChanges.length);
+    this.failedScans = new FailedScans(ssn.nodeChanges);
   }
 
   /** `nodes` ordered for `task`: score descending, then name. */
@@ -128,6 +128,11 @@ export class NodeOrdering {
     }
     c.task = task;
     return c;
+  }
+
+  /** The reasons `fits` records when `node` has no room for `task`; null when it has room. */
+  roomRefusal(task: PodInfo, node: NodeInfo): readonly string[] | null {
+    return this.noRoom.hasRoom(task, node) ? null : this.noRoom.reasons(task, node);
   }
 
   /**

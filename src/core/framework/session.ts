@@ -57,6 +57,7 @@ const inNameOrder = (pods: readonly PodInfo[]): boolean => {
   return true;
 };
 const OK: SchedulableResult = { schedulable: true };
+const NO_PODS: PodInfo[] = [];
 
 function newJob(spec: PodGroupSpec): JobInfo {
   const job = new JobInfo(spec);
@@ -121,8 +122,13 @@ export class Session {
   readonly searchCursors: SearchCursors;
   /** Every node change, in order (node orders catch up from it). */
   readonly nodeChanges: NodeInfo[] = [];
+  /** The jobs with a pending pod when the session opened, in snapshot order. */
+  private readonly pendingAtOpen: JobInfo[] = [];
+  private readonly pendingAtOpenSet = new Set<JobInfo>();
+  /** A job outside `pendingAtOpen` has had a pod set Pending in this session. */
+  private pendingElsewhere = false;
 
-  /** `carry`: the jobs of the previous session on the same cluster, used again where untouched. */
+  /** `carry`: the jobs and nodes of the previous session on the same cluster, used again where untouched. */
   constructor(snapshot: Snapshot, config: SchedulerConfig, carry?: SessionCarry) {
     this.now = snapshot.now;
     this.config = config;
@@ -132,36 +138,45 @@ export class Session {
       snapshot.now,
       config.session.searchCursorIdleSeconds,
     );
-    this.nodes = snapshot.nodes.map((n) => new NodeInfo(n)).sort(byName);
-    this.nodes.forEach((n, i) => {
-      n.index = i;
-      this.nodeByName.set(n.name, n);
-    });
+    const specs = [...snapshot.nodes].sort(byName);
+    const indexOf = new Map<string, number>();
+    for (let i = 0; i < specs.length; i++) indexOf.set(specs[i]!.name, i);
     const log = this.nodeChanges;
     for (const t of snapshot.topologies) this.topologies.set(t.name, t);
     this.buildQueues(snapshot);
     // Placed pods per node (by node index), added in name order (ties: snapshot order).
-    const onNode: (PodInfo[] | undefined)[] = new Array(this.nodes.length);
+    const onNode: (PodInfo[] | undefined)[] = new Array(specs.length);
     carry?.opening();
     for (const spec of snapshot.jobs) {
       const job = carry?.take(spec) ?? newJob(spec);
       this.jobs.set(job.uid, job);
+      if (job.countOf("Pending") > 0) {
+        this.pendingAtOpen.push(job);
+        this.pendingAtOpenSet.add(job);
+      }
       for (const pod of job.pods) {
         if (pod.nodeName && isActiveUsed(pod.status)) {
-          const node = this.nodeByName.get(pod.nodeName);
-          if (!node) continue;
-          const list = onNode[node.index];
+          const i = indexOf.get(pod.nodeName);
+          if (i === undefined) continue;
+          const list = onNode[i];
           if (list) list.push(pod);
-          else onNode[node.index] = [pod];
+          else onNode[i] = [pod];
         }
       }
     }
-    for (let i = 0; i < onNode.length; i++) {
-      const pods = onNode[i];
-      if (!pods) continue;
+    this.nodes = new Array(specs.length);
+    for (let i = 0; i < specs.length; i++) {
+      const pods = onNode[i] ?? NO_PODS;
       if (!inNameOrder(pods)) pods.sort(podByName);
-      const node = this.nodes[i]!;
-      for (const p of pods) node.addTask(p);
+      let node = carry?.takeNode(specs[i]!, pods) ?? null;
+      if (!node) {
+        node = new NodeInfo(specs[i]!);
+        for (const p of pods) node.addTask(p);
+      }
+      node.index = i;
+      node.opened();
+      this.nodes[i] = node;
+      this.nodeByName.set(node.name, node);
     }
     for (const n of this.nodes) n.onChange = (x) => log.push(x);
     this.ordering = new NodeOrdering(this);
@@ -199,6 +214,20 @@ export class Session {
 
   jobOf(task: PodInfo): JobInfo {
     return this.jobs.get(task.jobUid)!;
+  }
+
+  /**
+   * The jobs, in snapshot order, among which every job with a pending pod is: the jobs that had
+   * one when the session opened (a pod only becomes Pending again in its own job's undoing), or
+   * all jobs once a pod of another job was set Pending. For walks that skip jobs without one.
+   */
+  jobsMaybePending(): Iterable<JobInfo> {
+    return this.pendingElsewhere ? this.jobs.values() : this.pendingAtOpen;
+  }
+
+  /** A pod of `job` was set Pending (statements tell it; see jobsMaybePending). */
+  notePending(job: JobInfo): void {
+    if (!this.pendingElsewhere && !this.pendingAtOpenSet.has(job)) this.pendingElsewhere = true;
   }
 
   fireAllocate(task: PodInfo): void {

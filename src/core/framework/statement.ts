@@ -103,7 +103,9 @@ export class Statement {
   }
 
   private setFields(task: PodInfo, f: TaskFields): void {
-    this.ssn.jobOf(task).setPodStatus(task, f.status);
+    const job = this.ssn.jobOf(task);
+    job.setPodStatus(task, f.status);
+    if (f.status === "Pending") this.ssn.notePending(job);
     task.nodeName = f.nodeName;
     task.gpuGroups = f.gpuGroups;
     task.gpuDevices = f.gpuDevices;
@@ -222,6 +224,7 @@ export class Statement {
       task.gpuGroups = [...task.spec.gpuGroups];
     } else {
       this.ssn.jobOf(task).setPodStatus(task, "Pending");
+      this.ssn.notePending(this.ssn.jobOf(task));
       task.nodeName = null;
       task.gpuGroups = [];
     }
@@ -304,6 +307,7 @@ export class Statement {
       const groups = task.gpuGroups;
       // Taken off as KAI does (through the accounting), then pipelined where it was.
       this.ssn.jobOf(task).setPodStatus(task, "Pending");
+      this.ssn.notePending(this.ssn.jobOf(task));
       node.removeTask(task);
       task.nodeName = null;
       task.gpuGroups = op.prev.gpuGroups;

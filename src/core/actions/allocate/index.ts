@@ -18,7 +18,7 @@ function execute(ssn: Session): void {
     filterUnready: true,
     maxJobsQueueDepth: ssn.config.queueDepthPerAction.allocate,
     fixedJobOrder: true,
-  }).initialize(ssn.jobs.values());
+  }).initialize(ssn.jobsMaybePending());
   while (!order.isEmpty) {
     const job = order.popNextJob();
     if (!job) break;

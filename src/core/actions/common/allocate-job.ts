@@ -152,9 +152,12 @@ function allocateTask(
   }
   const ordering = ssn.ordering;
   // A scan of every node that records why each refused: when one for the same request found
-  // no room anywhere and no node changed since, this one ends the same way (same records).
+  // no room anywhere and every node changed since is still refused with the reasons recorded
+  // for it, this one ends the same way (same records).
   const recordsAll = !pipelineOnly && nodes === ssn.nodes && task.nodeName === null;
-  const known = recordsAll ? ordering.failedScans.find(task) : null;
+  const known = recordsAll
+    ? ordering.failedScans.find(task, (node) => ordering.roomRefusal(task, node))
+    : null;
   if (known) {
     ssn.fitErrorsFor(job, task).setNodeErrors(known);
     return false;

@@ -26,7 +26,7 @@ function execute(ssn: Session): void {
     filterUnready: true,
     filterNonPreemptible: true,
     maxJobsQueueDepth: ssn.config.queueDepthPerAction.consolidation,
-  }).initialize(ssn.jobs.values());
+  }).initialize(ssn.jobsMaybePending());
   const budget = ActionSearchBudget.of(name, ssn.params);
   const failed = new FailedJobs(ssn.params.useSchedulingSignatures, false);
   while (!order.isEmpty) {

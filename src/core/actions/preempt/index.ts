@@ -23,7 +23,7 @@ function execute(ssn: Session): void {
     filterNonPending: true,
     filterUnready: true,
     maxJobsQueueDepth: ssn.config.queueDepthPerAction.preempt,
-  }).initialize(ssn.jobs.values());
+  }).initialize(ssn.jobsMaybePending());
   // Victims come from the preemptor's own queue only.
   const byQueue = new Map<string, JobInfo[]>();
   for (const j of ssn.jobs.values()) {
@@ -44,10 +44,18 @@ function execute(ssn: Session): void {
         action: name,
         feasibleNodes: () => feasibleNodesForJob(ssn, job),
         validator: (s) => ssn.preemptScenarioValid(s),
-        victims: () => victimsQueue(ssn, (v) => isPreemptVictim(ssn, job, v), byQueue.get(job.queue) ?? []),
+        victims: () => victimsQueue(ssn, (v) => isPreemptVictim(ssn, job, v), lowerPriority(job, byQueue)),
       });
     if (!solved) failed.record(job);
   }
+}
+
+/** The jobs of the preemptor's queue that isPreemptVictim's first checks (fixed in a session) let through, in order. */
+function lowerPriority(preemptor: JobInfo, byQueue: ReadonlyMap<string, JobInfo[]>): JobInfo[] {
+  const out: JobInfo[] = [];
+  for (const j of byQueue.get(preemptor.queue) ?? [])
+    if (j.preemptible && j.priority < preemptor.priority) out.push(j);
+  return out;
 }
 
 /** Same queue, strictly lower priority, preemptible, placed, and allowed by the victim filters. */

@@ -22,7 +22,7 @@ function execute(ssn: Session): void {
     filterNonPending: true,
     filterUnready: true,
     maxJobsQueueDepth: ssn.config.queueDepthPerAction.reclaim,
-  }).initialize(ssn.jobs.values());
+  }).initialize(ssn.jobsMaybePending());
   const budget = ActionSearchBudget.of(name, ssn.params);
   const failed = new FailedJobs(ssn.params.useSchedulingSignatures, true);
   while (!order.isEmpty) {

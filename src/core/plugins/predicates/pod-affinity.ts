@@ -4,7 +4,7 @@
 // in both directions.
 import type { NodeInfo } from "../../api/node-info.js";
 import type { PodInfo } from "../../api/pod-info.js";
-import type { PodAffinityTerm } from "../../api/spec.js";
+import type { PodAffinityTerm, PodGroupSpec } from "../../api/spec.js";
 import type { Session } from "../../framework/session.js";
 
 function matches(labels: Record<string, string>, term: PodAffinityTerm): boolean {
@@ -24,6 +24,18 @@ function* podsInDomain(ssn: Session, node: NodeInfo, key: string): Generator<Pod
   }
 }
 
+/** Per job spec (never changed once built): whether a pod of it carries anti-affinity terms. */
+const antiAffinityOf = new WeakMap<PodGroupSpec, boolean>();
+
+function specHasAntiAffinity(spec: PodGroupSpec): boolean {
+  let has = antiAffinityOf.get(spec);
+  if (has === undefined) {
+    has = spec.pods.some((p) => !!p.podAntiAffinity?.length);
+    antiAffinityOf.set(spec, has);
+  }
+  return has;
+}
+
 export class PodAffinity {
   /** Any placed pod carries anti-affinity terms (then every task must be checked against them). */
   private anyAntiAffinity: boolean;
@@ -31,7 +43,10 @@ export class PodAffinity {
   constructor(private readonly ssn: Session) {
     this.anyAntiAffinity = false;
     for (const j of ssn.jobs.values())
-      for (const p of j.pods) if (p.spec.podAntiAffinity?.length) this.anyAntiAffinity = true;
+      if (specHasAntiAffinity(j.spec)) {
+        this.anyAntiAffinity = true;
+        break;
+      }
   }
 
   error(task: PodInfo, node: NodeInfo): string | null {

@@ -11,6 +11,7 @@ import type { NodeInfo } from "../../../api/node-info.js";
 import type { PodInfo } from "../../../api/pod-info.js";
 import type { JobInfo } from "../../../api/podgroup-info.js";
 import { isActiveAllocated } from "../../../api/status.js";
+import type { Session } from "../../../framework/session.js";
 
 /** Whole GPUs the tasks need (shared and MIG requests count none: they need no whole device). */
 export function wholeGpuDemand(tasks: readonly PodInfo[]): number {
@@ -32,6 +33,18 @@ export function freeWholeGpus(nodes: readonly NodeInfo[]): number {
     if (v > 0) n += v;
   }
   return n;
+}
+
+/** Per session: freeWholeGpus of its nodes, and how many node changes its log held then. */
+const sessionFree = new WeakMap<Session, { changes: number; free: number }>();
+
+/** freeWholeGpus of the session's nodes, counted again only when a node changed since. */
+export function sessionFreeWholeGpus(ssn: Session): number {
+  const c = sessionFree.get(ssn);
+  if (c && c.changes === ssn.nodeChanges.length) return c.free;
+  const free = freeWholeGpus(ssn.nodes);
+  sessionFree.set(ssn, { changes: ssn.nodeChanges.length, free });
+  return free;
 }
 
 interface JobFreeable {

@@ -14,7 +14,7 @@ import type { Statement } from "../../../framework/statement.js";
 import { tasksToAllocate } from "../../../framework/tasks-to-allocate.js";
 import { NodeGpuCapacity } from "./filters/idle-gpus.js";
 import { ByNodeSolver, type ScenarioSolution, type SolutionValidator } from "./by-node-solver.js";
-import { freeableGpus, freedGpus, freeWholeGpus, wholeGpuDemand } from "./gpu-budget.js";
+import { freeableGpus, freedGpus, sessionFreeWholeGpus, wholeGpuDemand } from "./gpu-budget.js";
 import { partialJob } from "./job-copies.js";
 import { ScenarioBuilder } from "./scenario-builder.js";
 import { CURSOR_MISMATCH, PrefixProgress, type ResumePoint, cursorAt, resumePoint } from "./search-resume.js";
@@ -68,7 +68,7 @@ export class JobSolver {
   private readonly pendingJobs = (): readonly JobInfo[] => {
     if (!this.pending) {
       this.pending = [];
-      for (const job of this.ssn.jobs.values()) if (job.countOf("Pending") > 0) this.pending.push(job);
+      for (const job of this.ssn.jobsMaybePending()) if (job.countOf("Pending") > 0) this.pending.push(job);
     }
     return this.pending;
   };
@@ -81,7 +81,7 @@ export class JobSolver {
   solve(job: JobInfo): JobSolution {
     const activeBefore = job.numActiveUsed;
     const tasks = tasksToAllocate(this.ssn, job, false).slice();
-    this.freeGpus = freeWholeGpus(this.ssn.nodes);
+    this.freeGpus = sessionFreeWholeGpus(this.ssn);
     this.pending = null;
     this.candidates = null;
     this.feasibleNodes = null;
