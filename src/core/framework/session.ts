@@ -125,7 +125,7 @@ export class Session {
   /** The jobs with a pending pod when the session opened, in snapshot order. */
   private readonly pendingAtOpen: JobInfo[] = [];
   private readonly pendingAtOpenSet = new Set<JobInfo>();
-  /** A job outside `pendingAtOpen` has had a pod set Pending in this session. */
+  /** A pod of a job outside `pendingAtOpen` was set Pending since the scheduling run opened. */
   private pendingElsewhere = false;
 
   /** `carry`: the jobs and nodes of the previous session on the same cluster, used again where untouched. */
