@@ -4,6 +4,7 @@
 import { createAction } from "./actions/registry.js";
 import type { JobOutcome, QueueShare, SessionResult } from "./api/result.js";
 import type { PodStatus, Snapshot } from "./api/spec.js";
+import { POD_STATUSES } from "./api/status.js";
 import { type SchedulerConfig, configuredPlugins, defaultSchedulerConfig } from "./framework/config.js";
 import { Session } from "./framework/session.js";
 import type { SessionCarry } from "./framework/session-carry.js";
@@ -61,7 +62,10 @@ export function sessionResult(ssn: Session): SessionResult {
   const jobs: JobOutcome[] = [];
   for (const job of ssn.jobs.values()) {
     const podStatuses: Partial<Record<PodStatus, number>> = {};
-    for (const p of job.pods) podStatuses[p.status] = (podStatuses[p.status] ?? 0) + 1;
+    for (const status of POD_STATUSES) {
+      const n = job.countOf(status);
+      if (n > 0) podStatuses[status] = n;
+    }
     // No pod of an untouched job changed status, so none moved either.
     if (!job.untouched)
       for (const p of job.pods) {

@@ -17,7 +17,7 @@ import {
   runSession,
   sessionResult,
 } from "../../src/core/index.js";
-import { config } from "./actions/snapshots.js";
+import { config, gpuNode, job, queue, running, snapshot as snapshotOf } from "./actions/snapshots.js";
 import { generate, prng } from "./actions/random-snapshots.js";
 
 const ACTIONS: ActionName[] = ["allocate", "consolidation", "reclaim", "preempt", "stalegangeviction"];
@@ -104,6 +104,58 @@ describe("SessionCarry", () => {
     // The carry must actually be used, or this proves nothing.
     expect(carried / jobs).toBeGreaterThan(0.3);
     expect(carriedNodes / nodes).toBeGreaterThan(0.2);
+  });
+
+  it("counts a carried job's pods again when their node is built anew or gone", () => {
+    // A shared-GPU pod's share depends on its node's GPU memory: 16,000 MiB of 16,000 is one GPU.
+    const shared = job("f", "q0", [running("n0", 0)]);
+    const pod = shared.pods[0]!;
+    shared.pods[0] = { ...pod, request: { ...pod.request, gpuMemory: 16_000 }, gpuGroups: ["n0-gpu-1"] };
+    const nodes = [gpuNode("n0", 4), gpuNode("n1", 4)];
+    const first = snapshotOf(
+      nodes,
+      [queue("q0", 0, { deserved: 4 })],
+      [job("w", "q0", [running("n1")]), shared],
+    );
+    const cfg = config(ACTIONS);
+    const carry = new SessionCarry();
+    const allocated = (s: Snapshot) => runSession(s, cfg).queues[0]!.allocated;
+    runSession(first, cfg, { carry });
+    // n0 reported again with twice the memory per GPU: the same pod now takes half a GPU.
+    const smaller = { ...first, nodes: [{ ...nodes[0]!, gpuMemory: 32_000 }, nodes[1]!] };
+    expect(allocated(smaller)).not.toEqual(allocated(first));
+    expect(runSession(smaller, cfg, { carry })).toEqual(runSession(smaller, cfg));
+    expect(carry.carried).toBe(2);
+    // n1 gone: the pod still said to run there is on no node and counts for nothing.
+    const without = { ...smaller, nodes: [smaller.nodes[0]!] };
+    expect(allocated(without)).not.toEqual(allocated(smaller));
+    expect(runSession(without, cfg, { carry })).toEqual(runSession(without, cfg));
+    expect(carry.carried).toBe(2);
+  });
+
+  it("adds a node's pods in the order a session without it adds them, pods of equal names too", () => {
+    // Pods of equal names go on a node in snapshot order; carried jobs may come in another order.
+    const named = (j: PodGroupSpec): PodGroupSpec => ({
+      ...j,
+      pods: j.pods.map((p) => ({ ...p, name: p.name.replace(/^[a-z]+/, "w") })),
+    });
+    const jobs = ["a", "b", "c", "d"].map((n) => named(job(n, "q0", [running("n0"), running("n1")])));
+    const first = snapshotOf([gpuNode("n0", 8), gpuNode("n1", 8)], [queue("q0", 0)], jobs);
+    const cfg = config(ACTIONS);
+    const order = (s: Snapshot, carry?: SessionCarry) =>
+      openSession(s, cfg, { carry }).nodes.map((n) => [...n.pods.keys()]);
+    const next = [
+      // The same jobs in another order.
+      { ...first, jobs: [jobs[1]!, jobs[0]!, jobs[3]!, jobs[2]!] },
+      // One job changed (built anew), one gone, one new: the others carried in the same order.
+      { ...first, jobs: [jobs[0]!, { ...jobs[1]! }, jobs[3]!, named(job("e", "q0", [running("n0")]))] },
+    ];
+    for (const s of next) {
+      const carry = new SessionCarry();
+      runSession(first, cfg, { carry });
+      expect(order(s, carry)).toEqual(order(s));
+      expect(carry.carried).toBeGreaterThan(1);
+    }
   });
 
   it("builds a job anew when its spec is a new object, even with equal content", () => {

@@ -60,6 +60,10 @@ export class NodeInfo {
   version = 0;
   /** The version when its session opened (untouched while equal). */
   openedAt = -1;
+  /** The pods its session opened it with, in the order they were added. */
+  openedWith: readonly PodInfo[] | null = null;
+  /** The same pods in the order the session met them (snapshot order), before sorting. */
+  arrival: readonly PodInfo[] | null = null;
   /** Index in the session's node list (stable, name order). */
   index = -1;
   /** Told of every change (the session's change log). */
@@ -343,9 +347,10 @@ export class NodeInfo {
     this.onChange?.(this);
   }
 
-  /** The session opens with the node as built: what it holds now is what its pods gave it. */
-  opened(): void {
+  /** The session opens with the node as built: what it holds now is what `pods` gave it. */
+  opened(pods: readonly PodInfo[] | null = null): void {
     this.openedAt = this.version;
+    this.openedWith = pods;
   }
 
   /** No pod was added, removed or put back since the session opened (not even by a statement undone). */
@@ -362,10 +367,14 @@ export class NodeInfo {
    */
   renew(pods: readonly PodInfo[]): boolean {
     if (this.devices || !this.untouched || pods.length !== this.pods.size) return false;
-    let i = 0;
-    for (const entry of this.pods.values()) {
-      const pod = pods[i++]!;
-      if (entry.pod !== pod || entry.status !== pod.status) return false;
+    // The very list it was opened with: untouched since, it holds exactly these entries (pods of
+    // carried jobs, whose statuses come from the same specs as when they were added).
+    if (pods !== this.openedWith) {
+      let i = 0;
+      for (const entry of this.pods.values()) {
+        const pod = pods[i++]!;
+        if (entry.pod !== pod || entry.status !== pod.status) return false;
+      }
     }
     for (const pod of pods) this.setAccepted(pod);
     this.version = this.openedAt = ++renewals;

@@ -111,6 +111,18 @@ export class JobInfo {
   attemptCache: object | null = null;
   /** `version` when the session opened: a job whose version moved had a pod change status. */
   private openedAt = 0;
+  /**
+   * The job's state when its session opened, as an id: its pods' statuses and the shares they
+   * were accepted with on their nodes. A job carried into the next session whose placed pods
+   * all sit on renewed nodes keeps it (see Session); one built, or with a pod on a node built
+   * anew or missing, gets a new one. What a session computes at open from the job's pods may be
+   * kept under it.
+   */
+  openedAs = ++openings;
+  /** Its position among the jobs of the last session kept in a carry (SessionCarry). */
+  place = -1;
+  /** The fair-share plugin's sums of the job's pods at open, kept under `openedAs`. */
+  usageCache: object | null = null;
 
   constructor(spec: PodGroupSpec) {
     this.spec = spec;
@@ -286,6 +298,11 @@ export class JobInfo {
     return this.version === this.openedAt;
   }
 
+  /** Its pods may open with other shares than at the last open: a new `openedAs`. */
+  reopened(): void {
+    this.openedAs = ++openings;
+  }
+
   /**
    * Make an untouched job of an ended session the job its spec gives, for the next session:
    * what a session sets besides pod statuses is reset, and the version moves to a value no
@@ -299,6 +316,9 @@ export class JobInfo {
     for (const p of this.pods) p.reset();
   }
 }
+
+/** Ids of jobs' states at open (`openedAs`). */
+let openings = 0;
 
 /** Versions given to renewed jobs: above any a job reaches by status changes in between. */
 let renewals = 2 ** 40;

@@ -15,6 +15,8 @@ import type { NodeSpec, PodGroupSpec } from "../api/spec.js";
 export class SessionCarry {
   private jobs: ReadonlyMap<string, JobInfo> = new Map();
   private nodes = new Map<string, NodeInfo>();
+  /** The jobs taken for the session being opened. */
+  private readonly taken = new Set<JobInfo>();
   /** Jobs renewed for the last session opened with this carry (a measure for callers). */
   carried = 0;
   /** Nodes renewed for the last session opened with this carry. */
@@ -25,8 +27,28 @@ export class SessionCarry {
     const job = this.jobs.get(spec.uid);
     if (!job || job.spec !== spec || !job.untouched) return null;
     job.renew();
+    this.taken.add(job);
     this.carried++;
     return job;
+  }
+
+  /** Whether `job` was taken for the session being opened. */
+  took(job: JobInfo | undefined): boolean {
+    return job !== undefined && this.taken.has(job);
+  }
+
+  /** The last session's jobs not taken for the session being opened (so far). */
+  *notTaken(): Iterable<JobInfo> {
+    if (this.taken.size === this.jobs.size) return;
+    for (const job of this.jobs.values()) if (!this.taken.has(job)) yield job;
+  }
+
+  /** Whether the last session's nodes are still all held, and are exactly the nodes of `specs`
+   * by name (whatever their specs). */
+  heldNodes(specs: readonly NodeSpec[]): boolean {
+    if (specs.length !== this.nodes.size) return false;
+    for (const s of specs) if (!this.nodes.get(s.name)?.arrival) return false;
+    return true;
   }
 
   /** The node for `spec` holding `pods` (in the order they are added), renewed, when the last
@@ -39,15 +61,29 @@ export class SessionCarry {
     return node;
   }
 
+  /** The pods the last session met on the node `name`, in the order it met them (see Session). */
+  arrivalOn(name: string): readonly PodInfo[] | undefined {
+    return this.nodes.get(name)?.arrival ?? undefined;
+  }
+
+  /** The pods the last session opened the node `name` with (its arrival sorted by name). */
+  podsOn(name: string): readonly PodInfo[] | undefined {
+    return this.nodes.get(name)?.openedWith ?? undefined;
+  }
+
   /** Keep the jobs and nodes of a session that has ended, for the next one. */
   keep(jobs: ReadonlyMap<string, JobInfo>, nodes: ReadonlyMap<string, NodeInfo>): void {
     this.jobs = jobs;
     this.nodes = new Map(nodes);
+    this.taken.clear();
+    let place = 0;
+    for (const job of jobs.values()) job.place = place++;
   }
 
   /** Start counting carried jobs and nodes for a new session. */
   opening(): void {
     this.carried = 0;
     this.carriedNodes = 0;
+    this.taken.clear();
   }
 }

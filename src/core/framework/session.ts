@@ -144,42 +144,187 @@ export class Session {
     const log = this.nodeChanges;
     for (const t of snapshot.topologies) this.topologies.set(t.name, t);
     this.buildQueues(snapshot);
-    // Placed pods per node (by node index), added in name order (ties: snapshot order).
-    const onNode: (PodInfo[] | undefined)[] = new Array(specs.length);
+    // Placed pods per node (by node index), in snapshot order ("arrival"), then added in name
+    // order (ties: snapshot order). A node whose pods arrive exactly as they did for the previous
+    // session (the very same objects in the same order) sorts them into the same order: the
+    // previous order is used again without sorting.
+    const before: (readonly PodInfo[] | undefined)[] = new Array(specs.length);
+    if (carry) for (let i = 0; i < specs.length; i++) before[i] = carry.arrivalOn(specs[i]!.name);
     carry?.opening();
+    /** The jobs in snapshot order, and those of them built from their specs (not carried). */
+    const opened: JobInfo[] = [];
+    const built: JobInfo[] = [];
+    // Whether the carried jobs come in the order they came in the previous session.
+    let keptOrder = true;
+    let lastPlace = -1;
     for (const spec of snapshot.jobs) {
-      const job = carry?.take(spec) ?? newJob(spec);
+      let job = carry?.take(spec) ?? null;
+      if (job) {
+        if (job.place <= lastPlace) keptOrder = false;
+        lastPlace = job.place;
+      } else {
+        job = newJob(spec);
+        built.push(job);
+      }
+      opened.push(job);
       this.jobs.set(job.uid, job);
       if (job.countOf("Pending") > 0) {
         this.pendingAtOpen.push(job);
         this.pendingAtOpenSet.add(job);
       }
-      for (const pod of job.pods) {
-        if (pod.nodeName && isActiveUsed(pod.status)) {
-          const i = indexOf.get(pod.nodeName);
-          if (i === undefined) continue;
-          const list = onNode[i];
-          if (list) list.push(pod);
-          else onNode[i] = [pod];
-        }
-      }
     }
+    const arrivals =
+      carry && keptOrder && this.jobs.size === opened.length && carry.heldNodes(specs)
+        ? this.arrivalsFromCarry(carry, opened, built, before, indexOf)
+        : this.arrivalsOfAllPods(opened, before, indexOf, !!carry);
     this.nodes = new Array(specs.length);
+    let lastReopened: JobInfo | null = null;
     for (let i = 0; i < specs.length; i++) {
-      const pods = onNode[i] ?? NO_PODS;
-      if (!inNameOrder(pods)) pods.sort(podByName);
+      const arrival = arrivals[i] ?? NO_PODS;
+      let pods = arrival.length > 0 && arrival === before[i] ? carry?.podsOn(specs[i]!.name) : undefined;
+      if (!pods) pods = inNameOrder(arrival) ? arrival : [...arrival].sort(podByName);
       let node = carry?.takeNode(specs[i]!, pods) ?? null;
       if (!node) {
         node = new NodeInfo(specs[i]!);
-        for (const p of pods) node.addTask(p);
+        for (const p of pods) {
+          node.addTask(p);
+          if (!carry) continue;
+          // Accepted on a node built anew: the share may differ from the last open's.
+          const job = this.jobs.get(p.jobUid)!;
+          if (job !== lastReopened) {
+            job.reopened();
+            lastReopened = job;
+          }
+        }
       }
+      node.arrival = arrival;
       node.index = i;
-      node.opened();
+      node.opened(pods);
       this.nodes[i] = node;
       this.nodeByName.set(node.name, node);
     }
     for (const n of this.nodes) n.onChange = (x) => log.push(x);
     this.ordering = new NodeOrdering(this);
+  }
+
+  /**
+   * Every job's placed pods per node, in snapshot order. A node's list that is the previous
+   * session's pod for pod is that very list (`before`). `carried`: a pod added to no node has its
+   * job reopened (whatever share it was accepted with before, it has none now).
+   */
+  private arrivalsOfAllPods(
+    jobs: readonly JobInfo[],
+    before: readonly (readonly PodInfo[] | undefined)[],
+    indexOf: ReadonlyMap<string, number>,
+    carried: boolean,
+  ): (readonly PodInfo[] | undefined)[] {
+    // While a node's pods match `before` they are only counted (`matched`); -1 once they
+    // differ, and `onNode` holds them.
+    const n = before.length;
+    const matched = new Int32Array(n);
+    const onNode: (PodInfo[] | undefined)[] = new Array(n);
+    for (const job of jobs)
+      for (const pod of job.pods) {
+        if (!pod.nodeName || !isActiveUsed(pod.status)) continue;
+        const i = indexOf.get(pod.nodeName);
+        if (i === undefined) {
+          if (carried) job.reopened();
+          continue;
+        }
+        const m = matched[i]!;
+        if (m < 0) {
+          onNode[i]!.push(pod);
+          continue;
+        }
+        const prev = before[i];
+        if (prev && m < prev.length && prev[m] === pod) {
+          matched[i] = m + 1;
+          continue;
+        }
+        const list = prev ? prev.slice(0, m) : [];
+        list.push(pod);
+        onNode[i] = list;
+        matched[i] = -1;
+      }
+    const out: (readonly PodInfo[] | undefined)[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const m = matched[i]!;
+      const prev = before[i];
+      out[i] = m < 0 ? onNode[i] : m === 0 ? undefined : m === prev!.length ? prev : prev!.slice(0, m);
+    }
+    return out;
+  }
+
+  /**
+   * The same lists without visiting the pods of carried jobs, when the nodes are the previous
+   * session's (the same names, each with its previous arrival) and the carried jobs come in the
+   * same order as then. A carried job's pods are the very objects of the previous session, with
+   * the same statuses and nodes (the same specs, untouched), so a node's list changes only where
+   * a pod of a job built anew arrives or one of a job not carried again was: only those nodes'
+   * lists are made again (their carried pods, still in snapshot order, merged with the new ones
+   * by the position of their jobs). A carried pod on a node of no list was on none before either.
+   */
+  private arrivalsFromCarry(
+    carry: SessionCarry,
+    jobs: readonly JobInfo[],
+    built: readonly JobInfo[],
+    before: readonly (readonly PodInfo[] | undefined)[],
+    indexOf: ReadonlyMap<string, number>,
+  ): (readonly PodInfo[] | undefined)[] {
+    const n = before.length;
+    const out: (readonly PodInfo[] | undefined)[] = [...before];
+    // Positions in this snapshot, for merging (only read for jobs with pods on changed nodes).
+    const at = new Map<JobInfo, number>();
+    const position = (pod: PodInfo): number => {
+      const job = this.jobs.get(pod.jobUid)!;
+      let k = at.get(job);
+      if (k === undefined) {
+        if (at.size === 0) for (let j = 0; j < jobs.length; j++) at.set(jobs[j]!, j);
+        k = at.get(job)!;
+      }
+      return k;
+    };
+    const changed = new Uint8Array(n);
+    const added: (PodInfo[] | undefined)[] = new Array(n);
+    for (const job of built)
+      for (const pod of job.pods) {
+        if (!pod.nodeName || !isActiveUsed(pod.status)) continue;
+        const i = indexOf.get(pod.nodeName);
+        if (i === undefined) continue;
+        changed[i] = 1;
+        const list = added[i];
+        if (list) list.push(pod);
+        else added[i] = [pod];
+      }
+    // A job of the previous session not carried again: its pods were where their specs said
+    // when that session opened.
+    for (const job of carry.notTaken())
+      for (const pod of job.pods) {
+        const i = pod.spec.node === null ? undefined : indexOf.get(pod.spec.node);
+        if (i !== undefined && isActiveUsed(pod.spec.status)) changed[i] = 1;
+      }
+    for (let i = 0; i < n; i++) {
+      if (!changed[i]) continue;
+      const kept: PodInfo[] = [];
+      for (const pod of before[i]!) if (carry.took(this.jobs.get(pod.jobUid))) kept.push(pod);
+      const more = added[i];
+      if (!more) {
+        out[i] = kept;
+        continue;
+      }
+      const list: PodInfo[] = [];
+      let a = 0;
+      let b = 0;
+      while (a < kept.length && b < more.length) {
+        const ka = position(kept[a]!);
+        const kb = position(more[b]!);
+        list.push(ka < kb ? kept[a++]! : more[b++]!);
+      }
+      while (a < kept.length) list.push(kept[a++]!);
+      while (b < more.length) list.push(more[b++]!);
+      out[i] = list;
+    }
+    return out;
   }
 
   /** Link the queue tree; a queue whose parent is missing is dropped with its subtree (as KAI does). */

@@ -36,6 +36,66 @@ export function acceptedQuantities(p: PodInfo): Quantities {
   return { cpu: p.acceptedCpu, memory: p.acceptedMemory, gpu: p.acceptedGpus };
 }
 
+/** A job's pods summed as countWholeJob adds them, at its session's open. */
+interface JobSums {
+  /** The job's `openedAs` and the GPU memory per GPU they were summed with. */
+  openedAs: number;
+  minMem: number;
+  /** Every amount a whole number (else the sums are not used). */
+  whole: boolean;
+  aCpu: number;
+  aMem: number;
+  aGpu: number;
+  rCpu: number;
+  rMem: number;
+  rGpu: number;
+}
+
+/**
+ * The sums of the job's placed (accepted shares) and pending (requests) pods. They depend only
+ * on what `openedAs` stands for, so they are kept on the job under it and summed again only for
+ * a job built, changed or placed anew.
+ */
+export function jobSums(job: JobInfo, minMem: number): JobSums {
+  const kept = job.usageCache as JobSums | null;
+  if (kept && kept.openedAs === job.openedAs && kept.minMem === minMem) return kept;
+  const s: JobSums = {
+    openedAs: job.openedAs,
+    minMem,
+    whole: false,
+    aCpu: 0,
+    aMem: 0,
+    aGpu: 0,
+    rCpu: 0,
+    rMem: 0,
+    rGpu: 0,
+  };
+  job.usageCache = s;
+  for (const p of job.pods) {
+    if (isAllocated(p.status)) {
+      if (!p.hasAccepted) continue;
+      const c = p.acceptedCpu;
+      const m = p.acceptedMemory;
+      const g = p.acceptedGpus;
+      if (!Number.isInteger(c) || !Number.isInteger(m) || !Number.isInteger(g)) return s;
+      s.aCpu += c;
+      s.aMem += m;
+      s.aGpu += g;
+    } else if (p.status === "Pending") {
+      let g = p.req.gpusQuota;
+      if (p.req.kind === "memory" && minMem > 0) g += p.req.gpuDevices * (p.req.gpuMemory / minMem);
+      const c = p.req.cpu;
+      const m = p.req.memory;
+      if (!Number.isInteger(c) || !Number.isInteger(m) || !Number.isInteger(g)) return s;
+      s.rCpu += c;
+      s.rMem += m;
+      s.rGpu += g;
+    }
+  }
+  s.whole = true;
+  return s;
+}
+
 export class ProportionPlugin implements Plugin {
   readonly name = name;
   readonly total: Quantities = zero();
@@ -160,33 +220,9 @@ export class ProportionPlugin implements Plugin {
    * nothing, otherwise.
    */
   private countWholeJob(job: JobInfo, chain: readonly QueueShare[], minMem: number): boolean {
-    let aCpu = 0;
-    let aMem = 0;
-    let aGpu = 0;
-    let rCpu = 0;
-    let rMem = 0;
-    let rGpu = 0;
-    for (const p of job.pods) {
-      if (isAllocated(p.status)) {
-        if (!p.hasAccepted) continue;
-        const c = p.acceptedCpu;
-        const m = p.acceptedMemory;
-        const g = p.acceptedGpus;
-        if (!Number.isInteger(c) || !Number.isInteger(m) || !Number.isInteger(g)) return false;
-        aCpu += c;
-        aMem += m;
-        aGpu += g;
-      } else if (p.status === "Pending") {
-        let g = p.req.gpusQuota;
-        if (p.req.kind === "memory" && minMem > 0) g += p.req.gpuDevices * (p.req.gpuMemory / minMem);
-        const c = p.req.cpu;
-        const m = p.req.memory;
-        if (!Number.isInteger(c) || !Number.isInteger(m) || !Number.isInteger(g)) return false;
-        rCpu += c;
-        rMem += m;
-        rGpu += g;
-      }
-    }
+    const sums = jobSums(job, minMem);
+    if (!sums.whole) return false;
+    const { aCpu, aMem, aGpu, rCpu, rMem, rGpu } = sums;
     const safe = Number.isSafeInteger;
     const gpuSafe = (x: number) => safe(x) && x >= 0 && x <= 1e9;
     for (const q of chain) {
