@@ -360,10 +360,10 @@ export class NodeInfo {
 
   /**
    * Make an untouched node of an ended session the node its spec and pods give, for the next
-   * session, when the same pods (the very same objects, renewed from unchanged specs) are on it
-   * in the same order: its accounting is already theirs, and each pod gets back the share it is
-   * accepted with here (renewing a pod clears it). The version moves to a value no per-node
-   * cache has seen. Not for nodes that report their devices: adding a pod may pick its devices.
+   * session, when the same pods (the very same objects, of jobs renewed from unchanged specs) are
+   * on it in the same order: its accounting is already theirs, and so is the share each pod holds
+   * (JobInfo.renew). The version moves to a value no per-node cache has seen. Not for nodes that
+   * report their devices: adding a pod may pick its devices.
    */
   renew(pods: readonly PodInfo[]): boolean {
     if (this.devices || !this.untouched || pods.length !== this.pods.size) return false;
@@ -376,7 +376,8 @@ export class NodeInfo {
         if (entry.pod !== pod || entry.status !== pod.status) return false;
       }
     }
-    for (const pod of pods) this.setAccepted(pod);
+    // Each pod still holds the share it was accepted with here: no statement changed it (its job
+    // is untouched) and only this node, the one it is on, set it.
     this.version = this.openedAt = ++renewals;
     return true;
   }

@@ -305,15 +305,18 @@ export class JobInfo {
 
   /**
    * Make an untouched job of an ended session the job its spec gives, for the next session:
-   * what a session sets besides pod statuses is reset, and the version moves to a value no
-   * cache keyed on this job has seen (what they hold was computed in another session).
+   * what a session sets on the job is reset, and the version moves to a value no cache keyed on
+   * this job has seen (what they hold was computed in another session). Its pods are left as
+   * they are: no statement changed them (each would have moved the version), so they differ
+   * from their specs only in what adding them to their nodes set when the session opened (the
+   * accepted share, devices on a node that reports them). The next session keeps that where the
+   * node is renewed and resets the pod where it is added to a node built anew or to none.
    */
   renew(): void {
     this.version = this.openedAt = ++renewals;
     this.fitErrors.length = 0;
     this.lastStartAt = this.spec.lastStartAt;
     this.staleSince = this.spec.staleSince;
-    for (const p of this.pods) p.reset();
   }
 }
 

@@ -187,8 +187,13 @@ export class Session {
       if (!node) {
         node = new NodeInfo(specs[i]!);
         for (const p of pods) {
+          if (!carry) {
+            node.addTask(p);
+            continue;
+          }
+          // A carried pod still holds what its last node set (JobInfo.renew).
+          p.reset();
           node.addTask(p);
-          if (!carry) continue;
           // Accepted on a node built anew: the share may differ from the last open's.
           const job = this.jobs.get(p.jobUid)!;
           if (job !== lastReopened) {
@@ -228,7 +233,10 @@ export class Session {
         if (!pod.nodeName || !isActiveUsed(pod.status)) continue;
         const i = indexOf.get(pod.nodeName);
         if (i === undefined) {
-          if (carried) job.reopened();
+          if (carried) {
+            job.reopened();
+            pod.reset();
+          }
           continue;
         }
         const m = matched[i]!;
@@ -262,7 +270,8 @@ export class Session {
    * the same statuses and nodes (the same specs, untouched), so a node's list changes only where
    * a pod of a job built anew arrives or one of a job not carried again was: only those nodes'
    * lists are made again (their carried pods, still in snapshot order, merged with the new ones
-   * by the position of their jobs). A carried pod on a node of no list was on none before either.
+   * by the position of their jobs). A carried pod on a node of no list was on none before either
+   * (it holds no share: it was reset, or never added, when it came to be on none).
    */
   private arrivalsFromCarry(
     carry: SessionCarry,
