@@ -3,8 +3,7 @@
 // the decisions as plain data. A pure function of (snapshot, configuration).
 import { createAction } from "./actions/registry.js";
 import type { JobOutcome, QueueShare, SessionResult } from "./api/result.js";
-import type { PodStatus, Snapshot } from "./api/spec.js";
-import { POD_STATUSES } from "./api/status.js";
+import type { Snapshot } from "./api/spec.js";
 import { type SchedulerConfig, configuredPlugins, defaultSchedulerConfig } from "./framework/config.js";
 import { Session } from "./framework/session.js";
 import type { SessionCarry } from "./framework/session-carry.js";
@@ -61,11 +60,7 @@ export function sessionResult(ssn: Session): SessionResult {
   const pods: SessionResult["pods"] = [];
   const jobs: JobOutcome[] = [];
   for (const job of ssn.jobs.values()) {
-    const podStatuses: Partial<Record<PodStatus, number>> = {};
-    for (const status of POD_STATUSES) {
-      const n = job.countOf(status);
-      if (n > 0) podStatuses[status] = n;
-    }
+    const podStatuses = job.podStatusCounts();
     // No pod of an untouched job changed status, so none moved either.
     if (!job.untouched)
       for (const p of job.pods) {

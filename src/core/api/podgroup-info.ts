@@ -121,6 +121,8 @@ export class JobInfo {
   openedAs = ++openings;
   /** Its position among the jobs of the last session kept in a carry (SessionCarry). */
   place = -1;
+  /** The session a carry last took it for, as the carry's id of it (SessionCarry). */
+  takenAt = -1;
   /** The fair-share plugin's sums of the job's pods at open, kept under `openedAs`. */
   usageCache: object | null = null;
 
@@ -211,6 +213,25 @@ export class JobInfo {
 
   countOf(status: PodStatus): number {
     return this.statusCount[STATUS_INDEX[status]]!;
+  }
+
+  /** The counts its pods had when built (its spec's statuses), once asked while untouched. */
+  private countsAsBuilt: Partial<Record<PodStatus, number>> | null = null;
+
+  /**
+   * Pods per status, for the statuses it has. While the job is untouched (its pods have their
+   * specs' statuses) the same object every time: shared, do not modify.
+   */
+  podStatusCounts(): Partial<Record<PodStatus, number>> {
+    const untouched = this.untouched;
+    if (untouched && this.countsAsBuilt) return this.countsAsBuilt;
+    const counts: Partial<Record<PodStatus, number>> = {};
+    for (let i = 0; i < POD_STATUSES.length; i++) {
+      const n = this.statusCount[i]!;
+      if (n > 0) counts[POD_STATUSES[i]!] = n;
+    }
+    if (untouched) this.countsAsBuilt = counts;
+    return counts;
   }
 
   get numActiveAllocated(): number {

@@ -26,7 +26,7 @@ export interface Eviction {
 
 export interface JobOutcome {
   uid: string;
-  /** Number of pods in each status at the end of the session. */
+  /** Number of pods in each status at the end of the session (may be shared: do not modify). */
   podStatuses: Partial<Record<PodStatus, number>>;
   /** Why pods of this job could not be placed, produced by the code that tried to place them. */
   fitErrors: string[];

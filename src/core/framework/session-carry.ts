@@ -15,8 +15,10 @@ import type { NodeSpec, PodGroupSpec } from "../api/spec.js";
 export class SessionCarry {
   private jobs: ReadonlyMap<string, JobInfo> = new Map();
   private nodes = new Map<string, NodeInfo>();
-  /** The jobs taken for the session being opened. */
-  private readonly taken = new Set<JobInfo>();
+  /** The session being opened, as an id unique among all carries' (a job taken for it has it as `takenAt`). */
+  private opened = 0;
+  /** Jobs taken for the session being opened. */
+  private taken = 0;
   /** Jobs renewed for the last session opened with this carry (a measure for callers). */
   carried = 0;
   /** Nodes renewed for the last session opened with this carry. */
@@ -27,20 +29,21 @@ export class SessionCarry {
     const job = this.jobs.get(spec.uid);
     if (!job || job.spec !== spec || !job.untouched) return null;
     job.renew();
-    this.taken.add(job);
+    job.takenAt = this.opened;
+    this.taken++;
     this.carried++;
     return job;
   }
 
   /** Whether `job` was taken for the session being opened. */
   took(job: JobInfo | undefined): boolean {
-    return job !== undefined && this.taken.has(job);
+    return job !== undefined && job.takenAt === this.opened;
   }
 
   /** The last session's jobs not taken for the session being opened (so far). */
   *notTaken(): Iterable<JobInfo> {
-    if (this.taken.size === this.jobs.size) return;
-    for (const job of this.jobs.values()) if (!this.taken.has(job)) yield job;
+    if (this.taken === this.jobs.size) return;
+    for (const job of this.jobs.values()) if (job.takenAt !== this.opened) yield job;
   }
 
   /** Whether the last session's nodes are still all held, and are exactly the nodes of `specs`
@@ -75,7 +78,8 @@ export class SessionCarry {
   keep(jobs: ReadonlyMap<string, JobInfo>, nodes: ReadonlyMap<string, NodeInfo>): void {
     this.jobs = jobs;
     this.nodes = new Map(nodes);
-    this.taken.clear();
+    this.taken = 0;
+    this.opened = ++openings;
     let place = 0;
     for (const job of jobs.values()) job.place = place++;
   }
@@ -84,6 +88,10 @@ export class SessionCarry {
   opening(): void {
     this.carried = 0;
     this.carriedNodes = 0;
-    this.taken.clear();
+    this.taken = 0;
+    this.opened = ++openings;
   }
 }
+
+/** Sessions opened with any carry (ids for `takenAt`). */
+let openings = 0;

@@ -235,12 +235,23 @@ function jobsToRefresh(
 ): Map<string, JobNotes> {
   const refresh = new Map<string, JobNotes>(changes.map((c) => [c.job, {}]));
   for (const o of result.jobs) {
+    const job = rows.jobs.get(o.uid);
+    // Most jobs of a busy cluster: not pending (so no pending reason) and the session's times
+    // are the row's. refreshJob would find nothing to change; spared building its note.
+    if (
+      job &&
+      job.state !== "PENDING" &&
+      job.pendingReason === null &&
+      (o.lastStartAt ?? 0) === +(job.lastStartAt ?? 0) &&
+      (o.staleSince ?? 0) === +(job.staleSince ?? 0) &&
+      !refresh.has(o.uid)
+    )
+      continue;
     const note: JobNotes = {
       pendingReason: pendingReasonFromOutcome(cluster, o),
       lastStartAt: o.lastStartAt === null ? null : new Date(o.lastStartAt),
       staleSince: o.staleSince === null ? null : new Date(o.staleSince),
     };
-    const job = rows.jobs.get(o.uid);
     if (refresh.has(o.uid) || !job || refreshJob(job, undefined, note)) refresh.set(o.uid, note);
   }
   return refresh;
