@@ -335,7 +335,7 @@ export class JobInfo {
    */
   renew(): void {
     this.version = this.openedAt = ++renewals;
-    this.fitErrors.length = 0;
+    if (this.fitErrors.length > 0) this.fitErrors.length = 0;
     this.lastStartAt = this.spec.lastStartAt;
     this.staleSince = this.spec.staleSince;
   }
