@@ -121,6 +121,8 @@ export class JobInfo {
   openedAs = ++openings;
   /** Its position among the jobs of the last session kept in a carry (SessionCarry). */
   place = -1;
+  /** Its position among the jobs of the session it was last opened in. */
+  opening = -1;
   /** The session a carry last took it for, as the carry's id of it (SessionCarry). */
   takenAt = -1;
   /** The fair-share plugin's sums of the job's pods at open, kept under `openedAs`. */

@@ -166,6 +166,7 @@ export class Session {
         job = newJob(spec);
         built.push(job);
       }
+      job.opening = opened.length;
       opened.push(job);
       this.jobs.set(job.uid, job);
       if (job.countOf("Pending") > 0) {
@@ -173,9 +174,12 @@ export class Session {
         this.pendingAtOpenSet.add(job);
       }
     }
+    // Jobs of equal uids (not from a store) leave pods on nodes that no job of the map holds: the
+    // next session then visits every pod.
+    const unique = this.jobs.size === opened.length;
     const arrivals =
-      carry && keptOrder && this.jobs.size === opened.length && carry.heldNodes(specs)
-        ? this.arrivalsFromCarry(carry, opened, built, before, indexOf)
+      carry && keptOrder && unique && carry.heldNodes(specs)
+        ? this.arrivalsFromCarry(carry, built, before, indexOf)
         : this.arrivalsOfAllPods(opened, before, indexOf, !!carry);
     this.nodes = new Array(specs.length);
     let lastReopened: JobInfo | null = null;
@@ -202,7 +206,7 @@ export class Session {
           }
         }
       }
-      node.arrival = arrival;
+      node.arrival = unique ? arrival : null;
       node.index = i;
       node.opened(pods);
       this.nodes[i] = node;
@@ -275,24 +279,13 @@ export class Session {
    */
   private arrivalsFromCarry(
     carry: SessionCarry,
-    jobs: readonly JobInfo[],
     built: readonly JobInfo[],
     before: readonly (readonly PodInfo[] | undefined)[],
     indexOf: ReadonlyMap<string, number>,
   ): (readonly PodInfo[] | undefined)[] {
     const n = before.length;
     const out: (readonly PodInfo[] | undefined)[] = [...before];
-    // Positions in this snapshot, for merging (only read for jobs with pods on changed nodes).
-    const at = new Map<JobInfo, number>();
-    const position = (pod: PodInfo): number => {
-      const job = this.jobs.get(pod.jobUid)!;
-      let k = at.get(job);
-      if (k === undefined) {
-        if (at.size === 0) for (let j = 0; j < jobs.length; j++) at.set(jobs[j]!, j);
-        k = at.get(job)!;
-      }
-      return k;
-    };
+    const position = (pod: PodInfo): number => this.jobs.get(pod.jobUid)!.opening;
     const changed = new Uint8Array(n);
     const added: (PodInfo[] | undefined)[] = new Array(n);
     for (const job of built)
