@@ -2,6 +2,8 @@
 // per kind of lookup per request, however many parents ask.
 import {
   allocationByCluster,
+  capacityOfClusters,
+  type ClusterCapacity,
   allocationByNode,
   type BindRequest,
   bindRequestsOfJobs,
@@ -92,6 +94,11 @@ export function createLoaders(store: Store) {
     nodes: new BatchLoader<string, Node[]>(
       async (clusters) => groupBy(await nodesOf(store, clusters), (n) => n.clusterName),
       [],
+    ),
+    /** cluster → its nodes, counted and summed */
+    clusterCapacity: new BatchLoader<string, ClusterCapacity>(
+      async (clusters) => capacityOfClusters(store, clusters),
+      { nodes: 0, capacity: zeroSum() },
     ),
     /** cluster → what its pods hold, in all */
     clusterAllocation: new BatchLoader<string, ResourceSum>(

@@ -133,6 +133,7 @@ export {
   allocationByNode,
   bindLatency,
   bindRequestsOfCluster,
+  capacityOfClusters,
   clusterSnapshot,
   clusterSummaries,
   clustersNamed,
@@ -160,7 +161,7 @@ export {
   type Queue,
   type QueueQuota,
 } from "./queries/reads.js";
-export { addSums, type ResourceSum, zeroSum } from "./queries/allocation.js";
+export { addSums, type ClusterCapacity, type ResourceSum, zeroSum } from "./queries/allocation.js";
 export type { EventRow } from "./events.js";
 export { groupBy, naturalCompare } from "./collections.js";
 export { QueueTree } from "./domain/queue-tree.js";

@@ -150,6 +150,19 @@ describe("a cluster's nodes", () => {
     expect(cost(`{ cluster(name: "big") { nodes { name } } }`)).toBeGreaterThan(MAX_QUERY_COST);
     expect(cost(`{ cluster(name: "big") { nodes(first: 1000) { name } } }`)).toBeLessThan(MAX_QUERY_COST);
     expect(cost("{ clusters { name nodeCount } }")).toBe(3);
+    // counted and summed by the database: one row per cluster, whatever its size
+    expect(cost("{ clusters { nodeCount capacity { cpu } free { cpu } } }")).toBe(3 * 3);
+    const totals = await gqlOk<{ clusters: { name: string; nodeCount: number; capacity: { cpu: number } }[] }>(
+      t.url,
+      viewer,
+      "{ clusters { name nodeCount capacity { cpu gpu } free { cpu } } }",
+    );
+    expect(totals.clusters.find((c) => c.name === "big")).toEqual({
+      name: "big",
+      nodeCount: 2100,
+      capacity: { cpu: 2_100_000, gpu: 0 },
+      free: { cpu: 2_100_000 },
+    });
 
     const page = (args: string) =>
       gqlOk<{ cluster: { nodeCount: number; nodes: { name: string }[] } }>(

@@ -1,7 +1,6 @@
 // Clusters and their nodes: capacity, what pods hold, what is free.
 import {
   listClusterRows,
-  addSums,
   type Cluster,
   cordonCluster,
   deleteCluster,
@@ -43,11 +42,9 @@ async function nodeAllocated(n: Node, ctx: ApiContext): Promise<ResourceSum> {
 const clusterAllocated = (c: Cluster, ctx: ApiContext): Promise<ResourceSum> =>
   ctx.loaders.clusterAllocation.load(c.name);
 
-async function clusterTotals(c: Cluster, ctx: ApiContext) {
-  const nodes = await ctx.loaders.nodes.load(c.name);
-  const capacity = nodes.map(capacityOf).reduce(addSums, zeroSum());
-  return { capacity, allocated: await clusterAllocated(c, ctx) };
-}
+// Counted and summed by the database: one row per cluster, not one per node.
+const clusterCapacity = async (c: Cluster, ctx: ApiContext): Promise<ResourceSum> =>
+  (await ctx.loaders.clusterCapacity.load(c.name)).capacity;
 
 export const clusterResolvers = {
   Query: {
@@ -79,14 +76,13 @@ export const clusterResolvers = {
       return nodes.slice(from, first === null ? undefined : from + first);
     },
     nodeCount: async (c: Cluster, _a: unknown, ctx: ApiContext) =>
-      (await ctx.loaders.nodes.load(c.name)).length,
-    capacity: async (c: Cluster, _a: unknown, ctx: ApiContext) =>
-      resourcesOf((await clusterTotals(c, ctx)).capacity),
+      (await ctx.loaders.clusterCapacity.load(c.name)).nodes,
+    capacity: async (c: Cluster, _a: unknown, ctx: ApiContext) => resourcesOf(await clusterCapacity(c, ctx)),
     allocated: async (c: Cluster, _a: unknown, ctx: ApiContext) =>
       resourcesOf(await clusterAllocated(c, ctx)),
     free: async (c: Cluster, _a: unknown, ctx: ApiContext) => {
-      const t = await clusterTotals(c, ctx);
-      return resourcesOf(freeOf(t.capacity, t.allocated));
+      const [capacity, allocated] = await Promise.all([clusterCapacity(c, ctx), clusterAllocated(c, ctx)]);
+      return resourcesOf(freeOf(capacity, allocated));
     },
     heartbeatAt: (c: Cluster) => iso(c.heartbeatAt),
     generation: (c: Cluster) => Number(c.generation),

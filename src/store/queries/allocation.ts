@@ -68,3 +68,41 @@ export async function allocatedByCluster(
     ]),
   );
 }
+
+/** A cluster's nodes, counted and summed. */
+export interface ClusterCapacity {
+  nodes: number;
+  /** GPU memory: devices × memory per device. */
+  capacity: ResourceSum;
+}
+
+/** cluster → its nodes, counted and summed by the database (one row per cluster, not one per
+ * node); a cluster without nodes is absent. */
+export async function capacityByCluster(
+  prisma: PrismaClient,
+  clusters: readonly string[],
+): Promise<Map<string, ClusterCapacity>> {
+  if (!clusters.length) return new Map();
+  const rows = await prisma.$queryRaw<
+    { cluster: string; nodes: number; cpu: bigint; memory: string; gpu: number; gpu_memory: bigint }[]
+  >`
+    SELECT cluster_name AS cluster, count(*)::int AS nodes, sum(cpu_millis)::bigint AS cpu,
+           sum(memory)::text AS memory, sum(gpus)::float8 AS gpu,
+           sum(gpus::bigint * gpu_memory)::bigint AS gpu_memory
+    FROM node WHERE cluster_name = ANY(${[...clusters]}::text[])
+    GROUP BY 1`;
+  return new Map(
+    rows.map((r) => [
+      r.cluster,
+      {
+        nodes: r.nodes,
+        capacity: {
+          cpuMillis: Number(r.cpu),
+          memory: BigInt(r.memory),
+          gpu: r.gpu,
+          gpuMemory: Number(r.gpu_memory),
+        },
+      },
+    ]),
+  );
+}

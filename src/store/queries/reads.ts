@@ -5,7 +5,13 @@ import { naturalCompare } from "../collections.js";
 import type { EventRow } from "../events.js";
 import { loadSnapshot, type LoadedSnapshot } from "../snapshot/load-snapshot.js";
 import type { Store } from "../store.js";
-import { allocatedByCluster, allocatedByNode, type ResourceSum } from "./allocation.js";
+import {
+  allocatedByCluster,
+  allocatedByNode,
+  type ClusterCapacity,
+  capacityByCluster,
+  type ResourceSum,
+} from "./allocation.js";
 import { type ClusterSummary, listClusters } from "./clusters.js";
 import { type FairShareRow, fairShareRows } from "./fair-share.js";
 import { type JobListFilter, type JobPage, listJobs } from "./jobs.js";
@@ -189,7 +195,6 @@ export function jobsPage(
   return listJobs(store.prisma, filter, first, after);
 }
 
-/** cluster → node → what its pods hold. */
 /** cluster → what its pods hold, in all (one row per cluster). */
 export function allocationByCluster(
   store: Store,
@@ -198,11 +203,20 @@ export function allocationByCluster(
   return allocatedByCluster(store.prisma, clusters);
 }
 
+/** cluster → node → what its pods hold. */
 export function allocationByNode(
   store: Store,
   clusters: readonly string[],
 ): Promise<Map<string, Map<string, ResourceSum>>> {
   return allocatedByNode(store.prisma, clusters);
+}
+
+/** cluster → its nodes, counted, and what they offer in all (one row per cluster). */
+export function capacityOfClusters(
+  store: Store,
+  clusters: readonly string[],
+): Promise<Map<string, ClusterCapacity>> {
+  return capacityByCluster(store.prisma, clusters);
 }
 
 /** Every cluster's name, state and labels. */
