@@ -2,9 +2,10 @@
 // topology (2 API replicas, 2 worker processes, 3 simulated agents, its own PostgreSQL and
 // Redis): after each, nothing lost, nothing stuck, nothing bound twice, no node over-committed
 // (in the clusters or in the books), no gang left partly running, no queue above its limit, no
-// pod held RUNNING that its cluster does not run. The faults run one after another on the same
-// topology, which must come back from each before the next: each test starts from a settled
-// system, so one fault's damage is charged to that fault.
+// pod held RUNNING that its cluster does not run, no pod run by a cluster that the books do not
+// hold there. The faults run one after another on the same topology, which must come back from
+// each before the next: each test starts from a settled system, so one fault's damage is charged
+// to that fault.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Checker } from "../helpers/topology/checks.js";
 import { allFaults } from "../helpers/topology/faults.js";

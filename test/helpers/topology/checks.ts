@@ -6,7 +6,8 @@
 //   devices), neither in the clusters nor in the control plane's own books;
 // - no gang partly running beyond the staleness grace period;
 // - no queue above its limit;
-// - no pod held RUNNING that its cluster does not run.
+// - no pod held RUNNING that its cluster does not run;
+// - no pod run by a cluster that the books do not hold on that cluster and node.
 // A Watcher samples the transient ones all along; `settle` checks the rest once the load stopped.
 import { existsSync, readFileSync } from "node:fs";
 import pg from "pg";
@@ -20,6 +21,8 @@ import { LIMITED_QUEUE, LIMITED_QUEUE_GPUS, type Topology } from "./topology.js"
  * a few cycles of slack. */
 const GANG_GRACE_MS = 75_000;
 const EPSILON = 1e-6;
+/** Pod states in which the books hold a node (the pod may run there). */
+const HOLDING = ["BINDING", "RUNNING", "RELEASING"];
 
 /**
  * A client of the topology's database. Faults cut its connections (PostgreSQL restarted,
@@ -391,6 +394,72 @@ export class Checker {
     await new Promise((r) => setTimeout(r, gapMs));
     const second = await look();
     return new Set([...first].filter((k) => second.has(k)));
+  }
+
+  /**
+   * Pods a cluster runs that the books do not hold there: not BINDING (bound, the result on its
+   * way), RUNNING or RELEASING (an eviction on its way) on that cluster and node — PENDING,
+   * PIPELINED, finished, on another node or cluster, or no such pod. Such a pod takes resources
+   * the books give to others. In two looks `gapMs` apart, the same run (start) in both (a report
+   * on its way is not a stray); in each look the clusters are read before and after the books,
+   * and only runs seen in both reads count (a run that ended while the books were read, its end
+   * already booked, is none). Their keys ("job/pod"), each with what the books say of it.
+   */
+  async strayPods(gapMs = 3000): Promise<Map<string, string>> {
+    const run = (p: ClusterPod) => `${p.cluster}/${p.node}/${p.job}/${p.pod}/${p.startedAt}`;
+    const look = async () => {
+      const before = clusterPods(this.topology);
+      const held = await this.bookedPods(before);
+      const seenBefore = new Set(before.map(run));
+      const throughout = clusterPods(this.topology).filter((p) => seenBefore.has(run(p)));
+      const strays = new Map<string, string>();
+      for (const p of throughout) {
+        const b = held.get(`${p.job}/${p.pod}`);
+        const where = `${p.cluster}/${p.node}`;
+        if (b && HOLDING.includes(b.state) && `${b.cluster}/${b.node}` === where) continue;
+        const books = b ? `${b.state} on ${b.cluster ?? "—"}/${b.node ?? "—"}` : "no such pod";
+        strays.set(run(p), `pod ${p.job}/${p.pod} runs on ${where}, ${books} in the books`);
+      }
+      return strays;
+    };
+    const first = await look();
+    if (first.size === 0) return new Map();
+    await new Promise((r) => setTimeout(r, gapMs));
+    const second = await look();
+    const strays = new Map<string, string>();
+    for (const [r, why] of second) {
+      if (!first.has(r)) continue;
+      const [, , job, pod] = r.split("/");
+      strays.set(`${job}/${pod}`, why);
+    }
+    return strays;
+  }
+
+  /** The books' state and place of these pods (any state), by "job/pod". */
+  private async bookedPods(
+    pods: ClusterPod[],
+  ): Promise<Map<string, { state: string; cluster: string | null; node: string | null }>> {
+    const client = dbClient(this.topology.databaseUrl);
+    await client.connect();
+    try {
+      const r = await client.query<{
+        job: string;
+        pod: string;
+        state: string;
+        cluster: string | null;
+        node: string | null;
+      }>(
+        `SELECT p.job_id::text AS job, p.name AS pod, p.state::text AS state, j.cluster_name AS cluster,
+                p.node_name AS node
+           FROM jsonb_to_recordset($1::jsonb) AS v(job uuid, pod text)
+           JOIN pod p ON p.job_id = v.job AND p.name = v.pod
+           JOIN job j ON j.id = p.job_id`,
+        [JSON.stringify(pods.map((p) => ({ job: p.job, pod: p.pod })))],
+      );
+      return new Map(r.rows.map((row) => [`${row.job}/${row.pod}`, row]));
+    } finally {
+      await client.end();
+    }
   }
 
   /** Pods started more often than the control plane sent BIND requests for them. */
