@@ -23,6 +23,8 @@ const GANG_GRACE_MS = 75_000;
 const EPSILON = 1e-6;
 /** Pod states in which the books hold a node (the pod may run there). */
 const HOLDING = ["BINDING", "RUNNING", "RELEASING"];
+/** Two looks at least this far apart: a report on its way in between is not a stray. */
+const STRAY_GAP_MS = 3000;
 
 /**
  * A client of the topology's database. Faults cut its connections (PostgreSQL restarted,
@@ -71,6 +73,9 @@ export interface Violations {
   partialGangs: Set<string>;
   limitBreaches: Set<string>;
   ghostPods: Set<string>;
+  /** Pods a cluster ran, the same run, in samples `STRAY_GAP_MS` apart, while the books did not
+   * hold them on that cluster and node (see strayPods). */
+  strayPods: Set<string>;
 }
 
 function emptyViolations(): Violations {
@@ -81,6 +86,7 @@ function emptyViolations(): Violations {
     partialGangs: new Set(),
     limitBreaches: new Set(),
     ghostPods: new Set(),
+    strayPods: new Set(),
   };
 }
 
@@ -158,6 +164,8 @@ export class Checker {
   private readonly nodes = new Map<string, NodeInventory>();
   private violations = emptyViolations();
   private readonly partialSince = new Map<string, number>();
+  /** Runs (cluster/node/job/pod/start) found stray, with when the sample that first found it ended. */
+  private readonly straySince = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private sampling: Promise<void> | null = null;
   /** What the samples found, in words (the first few of each window). */
@@ -224,6 +232,7 @@ export class Checker {
    */
   async sample(): Promise<void> {
     let db: DbPod[];
+    const start = Date.now();
     const before = clusterPods(this.topology);
     try {
       db = await this.dbPods();
@@ -259,6 +268,7 @@ export class Checker {
     this.checkTwice(throughout, db);
     this.checkLimit(running);
     this.checkGangs(running, db);
+    this.checkStrays(throughout, db, start);
   }
 
   /** Resources of the pods on each node against its capacity; GPU groups against one device. */
@@ -346,6 +356,35 @@ export class Checker {
     this.violations.podsBoundTwice.add(key);
   }
 
+  /**
+   * Runs the books do not hold where they go on (not BINDING, RUNNING or RELEASING on that cluster
+   * and node), found again by a sample that began `STRAY_GAP_MS` or more after the one that first
+   * found them ended: the same look as strayPods, all along.
+   */
+  private checkStrays(running: ClusterPod[], db: DbPod[], sampleStart: number): void {
+    const held = new Set(db.map((p) => `${p.cluster}/${p.node}/${p.job}/${p.pod}`));
+    const stray = new Set<string>();
+    for (const p of running) {
+      if (held.has(`${p.cluster}/${p.node}/${p.job}/${p.pod}`)) continue;
+      const run = `${p.cluster}/${p.node}/${p.job}/${p.pod}/${p.startedAt}`;
+      stray.add(run);
+      const since = this.straySince.get(run);
+      if (since === undefined) continue;
+      if (sampleStart - since < STRAY_GAP_MS) continue;
+      const key = `${p.job}/${p.pod}`;
+      if (!this.violations.strayPods.has(key)) {
+        const books = db.find((b) => b.job === p.job && b.pod === p.pod);
+        this.details.push(
+          `pod ${key} runs on ${p.cluster}/${p.node}, ${books ? `${books.state} on ${books.cluster}/${books.node}` : "not held on any node"} in the books`,
+        );
+      }
+      this.violations.strayPods.add(key);
+    }
+    const now = Date.now();
+    for (const run of stray) if (!this.straySince.has(run)) this.straySince.set(run, now);
+    for (const run of this.straySince.keys()) if (!stray.has(run)) this.straySince.delete(run);
+  }
+
   /** The limited queue's GPUs per cluster against its limit (a default row: every cluster). */
   private checkLimit(running: ClusterPod[]): void {
     const gpus = new Map<string, number>();
@@ -405,7 +444,7 @@ export class Checker {
    * and only runs seen in both reads count (a run that ended while the books were read, its end
    * already booked, is none). Their keys ("job/pod"), each with what the books say of it.
    */
-  async strayPods(gapMs = 3000): Promise<Map<string, string>> {
+  async strayPods(gapMs = STRAY_GAP_MS): Promise<Map<string, string>> {
     const run = (p: ClusterPod) => `${p.cluster}/${p.node}/${p.job}/${p.pod}/${p.startedAt}`;
     const look = async () => {
       const before = clusterPods(this.topology);

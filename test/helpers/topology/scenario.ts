@@ -42,7 +42,8 @@ export interface FaultResult {
   partialGangs: number;
   limitBreaches: number;
   ghostPods: number;
-  /** Pods a cluster runs that the books do not hold on that cluster and node. */
+  /** Pods a cluster ran that the books did not hold on that cluster and node (sampled all along,
+   * and once more after settling). */
   strayPods: number;
   /** Fault → backlog back to its level before the fault. */
   recoverySeconds: number | null;
@@ -174,6 +175,7 @@ async function judge(
   const sampled = checker.details.slice(0, 8);
   const v = checker.take();
   const twice = new Set([...v.podsBoundTwice, ...startedTooOften]);
+  const stray = new Set([...v.strayPods, ...strays.keys()]);
   const details = [
     ...jobs.lost.slice(0, 3).map((k) => `submission ${k} accepted but not stored`),
     ...jobs.duplicated.slice(0, 3).map((k) => `submission ${k} stored twice`),
@@ -199,7 +201,7 @@ async function judge(
     partialGangs: v.partialGangs.size,
     limitBreaches: v.limitBreaches.size,
     ghostPods: ghosts.size,
-    strayPods: strays.size,
+    strayPods: stray.size,
     recoverySeconds,
     firstBindSeconds,
     jobsMissing: jobs.lost.length,
