@@ -49,8 +49,9 @@ describe.sequential("faults under load", () => {
   }
 
   // The checks themselves: runs written into a cluster's state file behind its agent's back (it
-  // does not read the file again until it restarts) — one of a pod the books hold finished, one
-  // of a pod they do not know — are strays, in the check after settling and in the samples.
+  // reads the file only when it starts, and writes it whole when its own pods start or end) — one
+  // of a pod the books hold finished, one of a pod they do not know — are strays, in the check
+  // after settling and in the samples.
   it("checks: a pod its cluster runs that the books do not hold there is a stray", async () => {
     const slot = [...topology.agents.values()].at(-1)!;
     const client = dbClient(topology.databaseUrl);
@@ -86,6 +87,10 @@ describe.sequential("faults under load", () => {
       } satisfies BindRequestMessage,
       startedAt: Date.now(),
     });
+    // the agent writes the file whole when a pod of its own ends: until it runs none
+    const end = Date.now() + 60_000;
+    while (readClusterState(slot.stateFile).pods.length > 0 && Date.now() < end)
+      await new Promise((r) => setTimeout(r, 200));
     const real = readClusterState(slot.stateFile).pods;
     const unknown = randomUUID();
     writeClusterState(slot.stateFile, [
@@ -107,5 +112,5 @@ describe.sequential("faults under load", () => {
       const now = readClusterState(slot.stateFile).pods.filter((p) => p.request.job.name !== "stray");
       writeClusterState(slot.stateFile, now);
     }
-  }, 60_000);
+  }, 120_000);
 });
