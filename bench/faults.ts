@@ -75,7 +75,7 @@ try {
       console.log(JSON.stringify(row));
     }
     say(
-      `  ${r.submissions} submissions; lost ${r.jobsLost}, stuck ${r.jobsStuck}, bound twice ${r.podsBoundTwice}, over-committed ${r.overcommittedNodes}, partial gangs ${r.partialGangs}, limit breaches ${r.limitBreaches}, ghosts ${r.ghostPods}; first bind ${fmt(r.firstBindSeconds)} s, recovered in ${fmt(r.recoverySeconds)} s`,
+      `  ${r.submissions} submissions; lost ${r.jobsLost}, stuck ${r.jobsStuck}, bound twice ${r.podsBoundTwice}, over-committed ${r.overcommittedNodes}, partial gangs ${r.partialGangs}, limit breaches ${r.limitBreaches}, ghosts ${r.ghostPods}, strays ${r.strayPods}; first bind ${fmt(r.firstBindSeconds)} s, recovered in ${fmt(r.recoverySeconds)} s`,
     );
     for (const d of r.details) say(`    ${d}`);
     if (r.stuckJobs.length) say(`  stuck jobs:\n${r.stuckJobs.map((l) => `    ${l}`).join("\n")}`);
@@ -122,11 +122,11 @@ function fmt(s: number | null): string {
 
 function table(rows: FaultResult[]): string {
   const head =
-    "| fault | submissions | jobs lost | jobs stuck | pods bound twice | over-committed nodes | partial gangs | limit breaches | ghost pods | first bind (s) | recovery (s) |";
-  const sep = `|${"---|".repeat(11)}`;
+    "| fault | submissions | jobs lost | jobs stuck | pods bound twice | over-committed nodes | partial gangs | limit breaches | ghost pods | stray pods | first bind (s) | recovery (s) |";
+  const sep = `|${"---|".repeat(12)}`;
   const lines = rows.map(
     (r) =>
-      `| ${r.fault} | ${r.submissions} | ${r.jobsLost} | ${r.jobsStuck} | ${r.podsBoundTwice} | ${r.overcommittedNodes} | ${r.partialGangs} | ${r.limitBreaches} | ${r.ghostPods} | ${fmt(r.firstBindSeconds)} | ${fmt(r.recoverySeconds)} |`,
+      `| ${r.fault} | ${r.submissions} | ${r.jobsLost} | ${r.jobsStuck} | ${r.podsBoundTwice} | ${r.overcommittedNodes} | ${r.partialGangs} | ${r.limitBreaches} | ${r.ghostPods} | ${r.strayPods} | ${fmt(r.firstBindSeconds)} | ${fmt(r.recoverySeconds)} |`,
   );
   return [head, sep, ...lines].join("\n");
 }

@@ -6,7 +6,8 @@
 //   devices), neither in the clusters nor in the control plane's own books;
 // - no gang partly running beyond the staleness grace period;
 // - no queue above its limit;
-// - no pod held RUNNING that its cluster does not run.
+// - no pod held RUNNING that its cluster does not run;
+// - no pod run by a cluster that the books do not hold on that cluster and node.
 // A Watcher samples the transient ones all along; `settle` checks the rest once the load stopped.
 import { existsSync, readFileSync } from "node:fs";
 import pg from "pg";
@@ -20,6 +21,10 @@ import { LIMITED_QUEUE, LIMITED_QUEUE_GPUS, type Topology } from "./topology.js"
  * a few cycles of slack. */
 const GANG_GRACE_MS = 75_000;
 const EPSILON = 1e-6;
+/** Pod states in which the books hold a node (the pod may run there). */
+const HOLDING = ["BINDING", "RUNNING", "RELEASING"];
+/** Two looks at least this far apart: a report on its way in between is not a stray. */
+const STRAY_GAP_MS = 3000;
 
 /**
  * A client of the topology's database. Faults cut its connections (PostgreSQL restarted,
@@ -68,6 +73,9 @@ export interface Violations {
   partialGangs: Set<string>;
   limitBreaches: Set<string>;
   ghostPods: Set<string>;
+  /** Pods a cluster ran, the same run, in samples `STRAY_GAP_MS` apart, while the books did not
+   * hold them on that cluster and node (see strayPods). */
+  strayPods: Set<string>;
 }
 
 function emptyViolations(): Violations {
@@ -78,6 +86,7 @@ function emptyViolations(): Violations {
     partialGangs: new Set(),
     limitBreaches: new Set(),
     ghostPods: new Set(),
+    strayPods: new Set(),
   };
 }
 
@@ -155,6 +164,8 @@ export class Checker {
   private readonly nodes = new Map<string, NodeInventory>();
   private violations = emptyViolations();
   private readonly partialSince = new Map<string, number>();
+  /** Runs (cluster/node/job/pod/start) found stray, with when the sample that first found it ended. */
+  private readonly straySince = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private sampling: Promise<void> | null = null;
   /** What the samples found, in words (the first few of each window). */
@@ -221,6 +232,7 @@ export class Checker {
    */
   async sample(): Promise<void> {
     let db: DbPod[];
+    const start = Date.now();
     const before = clusterPods(this.topology);
     try {
       db = await this.dbPods();
@@ -256,6 +268,7 @@ export class Checker {
     this.checkTwice(throughout, db);
     this.checkLimit(running);
     this.checkGangs(running, db);
+    this.checkStrays(throughout, db, start);
   }
 
   /** Resources of the pods on each node against its capacity; GPU groups against one device. */
@@ -343,6 +356,35 @@ export class Checker {
     this.violations.podsBoundTwice.add(key);
   }
 
+  /**
+   * Runs the books do not hold where they go on (not BINDING, RUNNING or RELEASING on that cluster
+   * and node), found again by a sample that began `STRAY_GAP_MS` or more after the one that first
+   * found them ended: the same look as strayPods, all along.
+   */
+  private checkStrays(running: ClusterPod[], db: DbPod[], sampleStart: number): void {
+    const held = new Set(db.map((p) => `${p.cluster}/${p.node}/${p.job}/${p.pod}`));
+    const stray = new Set<string>();
+    for (const p of running) {
+      if (held.has(`${p.cluster}/${p.node}/${p.job}/${p.pod}`)) continue;
+      const run = `${p.cluster}/${p.node}/${p.job}/${p.pod}/${p.startedAt}`;
+      stray.add(run);
+      const since = this.straySince.get(run);
+      if (since === undefined) continue;
+      if (sampleStart - since < STRAY_GAP_MS) continue;
+      const key = `${p.job}/${p.pod}`;
+      if (!this.violations.strayPods.has(key)) {
+        const books = db.find((b) => b.job === p.job && b.pod === p.pod);
+        this.details.push(
+          `pod ${key} runs on ${p.cluster}/${p.node}, ${books ? `${books.state} on ${books.cluster}/${books.node}` : "not held on any node"} in the books`,
+        );
+      }
+      this.violations.strayPods.add(key);
+    }
+    const now = Date.now();
+    for (const run of stray) if (!this.straySince.has(run)) this.straySince.set(run, now);
+    for (const run of this.straySince.keys()) if (!stray.has(run)) this.straySince.delete(run);
+  }
+
   /** The limited queue's GPUs per cluster against its limit (a default row: every cluster). */
   private checkLimit(running: ClusterPod[]): void {
     const gpus = new Map<string, number>();
@@ -391,6 +433,72 @@ export class Checker {
     await new Promise((r) => setTimeout(r, gapMs));
     const second = await look();
     return new Set([...first].filter((k) => second.has(k)));
+  }
+
+  /**
+   * Pods a cluster runs that the books do not hold there: not BINDING (bound, the result on its
+   * way), RUNNING or RELEASING (an eviction on its way) on that cluster and node — PENDING,
+   * PIPELINED, finished, on another node or cluster, or no such pod. Such a pod takes resources
+   * the books give to others. In two looks `gapMs` apart, the same run (start) in both (a report
+   * on its way is not a stray); in each look the clusters are read before and after the books,
+   * and only runs seen in both reads count (a run that ended while the books were read, its end
+   * already booked, is none). Their keys ("job/pod"), each with what the books say of it.
+   */
+  async strayPods(gapMs = STRAY_GAP_MS): Promise<Map<string, string>> {
+    const run = (p: ClusterPod) => `${p.cluster}/${p.node}/${p.job}/${p.pod}/${p.startedAt}`;
+    const look = async () => {
+      const before = clusterPods(this.topology);
+      const held = await this.bookedPods(before);
+      const seenBefore = new Set(before.map(run));
+      const throughout = clusterPods(this.topology).filter((p) => seenBefore.has(run(p)));
+      const strays = new Map<string, string>();
+      for (const p of throughout) {
+        const b = held.get(`${p.job}/${p.pod}`);
+        const where = `${p.cluster}/${p.node}`;
+        if (b && HOLDING.includes(b.state) && `${b.cluster}/${b.node}` === where) continue;
+        const books = b ? `${b.state} on ${b.cluster ?? "—"}/${b.node ?? "—"}` : "no such pod";
+        strays.set(run(p), `pod ${p.job}/${p.pod} runs on ${where}, ${books} in the books`);
+      }
+      return strays;
+    };
+    const first = await look();
+    if (first.size === 0) return new Map();
+    await new Promise((r) => setTimeout(r, gapMs));
+    const second = await look();
+    const strays = new Map<string, string>();
+    for (const [r, why] of second) {
+      if (!first.has(r)) continue;
+      const [, , job, pod] = r.split("/");
+      strays.set(`${job}/${pod}`, why);
+    }
+    return strays;
+  }
+
+  /** The books' state and place of these pods (any state), by "job/pod". */
+  private async bookedPods(
+    pods: ClusterPod[],
+  ): Promise<Map<string, { state: string; cluster: string | null; node: string | null }>> {
+    const client = dbClient(this.topology.databaseUrl);
+    await client.connect();
+    try {
+      const r = await client.query<{
+        job: string;
+        pod: string;
+        state: string;
+        cluster: string | null;
+        node: string | null;
+      }>(
+        `SELECT p.job_id::text AS job, p.name AS pod, p.state::text AS state, j.cluster_name AS cluster,
+                p.node_name AS node
+           FROM jsonb_to_recordset($1::jsonb) AS v(job uuid, pod text)
+           JOIN pod p ON p.job_id = v.job AND p.name = v.pod
+           JOIN job j ON j.id = p.job_id`,
+        [JSON.stringify(pods.map((p) => ({ job: p.job, pod: p.pod })))],
+      );
+      return new Map(r.rows.map((row) => [`${row.job}/${row.pod}`, row]));
+    } finally {
+      await client.end();
+    }
   }
 
   /** Pods started more often than the control plane sent BIND requests for them. */

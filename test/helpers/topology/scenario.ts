@@ -42,6 +42,9 @@ export interface FaultResult {
   partialGangs: number;
   limitBreaches: number;
   ghostPods: number;
+  /** Pods a cluster ran that the books did not hold on that cluster and node (sampled all along,
+   * and once more after settling). */
+  strayPods: number;
   /** Fault → backlog back to its level before the fault. */
   recoverySeconds: number | null;
   /** Fault → the first pod a cluster started. */
@@ -167,10 +170,12 @@ async function judge(
     jobs.stuck.map((k) => load.accepted.get(k)!),
   ).catch((e: Error) => [`stuck jobs not described: ${e.message}`]);
   const ghosts = await checker.ghostPods();
+  const strays = await checker.strayPods();
   const startedTooOften = await checker.podsStartedTooOften();
   const sampled = checker.details.slice(0, 8);
   const v = checker.take();
   const twice = new Set([...v.podsBoundTwice, ...startedTooOften]);
+  const stray = new Set([...v.strayPods, ...strays.keys()]);
   const details = [
     ...jobs.lost.slice(0, 3).map((k) => `submission ${k} accepted but not stored`),
     ...jobs.duplicated.slice(0, 3).map((k) => `submission ${k} stored twice`),
@@ -180,6 +185,7 @@ async function judge(
     ...[...v.partialGangs].slice(0, 3).map((j) => `job ${j} partly running beyond the grace period`),
     ...[...v.limitBreaches].slice(0, 3).map((q) => `queue ${q} above its limit`),
     ...[...ghosts].slice(0, 3).map((p) => `pod ${p} RUNNING in the books, not in its cluster`),
+    ...[...strays.values()].slice(0, 3),
     ...[...load.refused.values()].slice(0, 3).map((e) => `submission not accepted: ${e}`),
     ...load.errors.slice(0, 3),
   ];
@@ -195,6 +201,7 @@ async function judge(
     partialGangs: v.partialGangs.size,
     limitBreaches: v.limitBreaches.size,
     ghostPods: ghosts.size,
+    strayPods: stray.size,
     recoverySeconds,
     firstBindSeconds,
     jobsMissing: jobs.lost.length,
@@ -218,6 +225,7 @@ export function failures(r: FaultResult, except: (keyof FaultResult)[] = []): st
     partialGangs: r.partialGangs,
     limitBreaches: r.limitBreaches,
     ghostPods: r.ghostPods,
+    strayPods: r.strayPods,
     submissionsRefused: r.submissionsRefused,
   };
   return Object.entries(counts)
