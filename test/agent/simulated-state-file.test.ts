@@ -65,3 +65,38 @@ it("starts empty when its state file is gone (a cluster restarted empty)", async
   expect(backend.cluster.runningPodCount).toBe(0);
   expect(readClusterState(stateFile).pods).toEqual([]);
 });
+
+it("does not run a bind again that it carried out before its agent restarted, once its pod has ended", async () => {
+  const first = SimulatedBackend.fromClusterFile(CLUSTER, clock, stateFile);
+  await first.start(events([]));
+  const request = bindRequest({ id: "r1", pod: "p0", node: "n-0", gpus: 4, durationSeconds: 10 });
+  await first.bind(request);
+  await first.stop(); // killed before its outcome was recorded: the request comes again
+
+  now = 20_000;
+  const changes: PodStateChange[] = [];
+  const second = SimulatedBackend.fromClusterFile(CLUSTER, clock, stateFile);
+  await second.start(events(changes));
+  expect(changes).toEqual([{ jobId: "job-1", pod: "p0", state: "SUCCEEDED" }]);
+  // as a real cluster keeps a finished pod's object: the repeat finds it, nothing starts
+  expect(await second.bind(request)).toMatchObject({ ok: true });
+  expect(second.cluster.runningPodCount).toBe(0);
+  expect(readFileSync(bindLogOf(stateFile), "utf8").trim().split("\n")).toHaveLength(1);
+  // a newer bind of the same pod runs it again
+  await second.bind(bindRequest({ id: "r2", pod: "p0", node: "n-0", gpus: 4, durationSeconds: 10 }));
+  expect(second.cluster.podNode("job-1", "p0")).toBe("n-0");
+});
+
+it("forgets the binds it carried out when its state file is gone (a cluster restarted empty)", async () => {
+  const first = SimulatedBackend.fromClusterFile(CLUSTER, clock, stateFile);
+  await first.start(events([]));
+  const request = bindRequest({ id: "r1", pod: "p0", node: "n-0", gpus: 4, durationSeconds: 10 });
+  await first.bind(request);
+  await first.stop();
+  rmSync(stateFile);
+
+  const second = SimulatedBackend.fromClusterFile(CLUSTER, clock, stateFile);
+  await second.start(events([]));
+  await second.bind(request);
+  expect(second.cluster.podNode("job-1", "p0")).toBe("n-0");
+});

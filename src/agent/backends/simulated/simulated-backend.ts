@@ -5,7 +5,14 @@ import { StartedBinds } from "../../started-binds.js";
 import type { BackendEvents, ClusterBackend, PodStateChange, RequestOutcome } from "../types.js";
 import { expandNodes, loadClusterFile, type ClusterFile } from "./cluster-file.js";
 import { podKey, SimulatedCluster, type RequestEffect } from "./simulated-cluster.js";
-import { appendBind, readClusterState, type StoredPod, writeClusterState } from "./state-file.js";
+import {
+  appendBind,
+  appendCarriedOut,
+  readCarriedOut,
+  readClusterState,
+  type StoredPod,
+  writeClusterState,
+} from "./state-file.js";
 
 export interface SimulationClock {
   now(): number;
@@ -23,6 +30,8 @@ export class SimulatedBackend implements ClusterBackend {
   private readonly binds = new StartedBinds();
   /** Running pods by "job/pod", kept only when the cluster lives in a state file. */
   private readonly stored = new Map<string, StoredPod>();
+  /** Ids of the bind requests that started a pod (kept in the state file's `.ran` log too). */
+  private carriedOut = new Set<string>();
 
   constructor(
     readonly cluster: SimulatedCluster,
@@ -59,15 +68,24 @@ export class SimulatedBackend implements ClusterBackend {
   }
 
   async bind(request: BindRequestMessage): Promise<RequestOutcome> {
+    // A repeat of a bind whose pod ran and ended (its agent was killed before recording the
+    // outcome) finds the finished pod, as on a real cluster: it does not start again.
+    if (this.carriedOut.has(request.id) && this.cluster.podNode(request.job.id, request.pod.name) === null)
+      return { ok: true, message: "carried out before; the pod has ended since" };
     this.binds.add({ jobId: request.job.id, pod: request.pod.name });
     const startedAt = this.clock.now();
     const effect = this.cluster.bind(request, startedAt);
-    if (this.stateFile && effect.changes.length > 0) {
+    const started = effect.changes.length > 0;
+    if (started) this.carriedOut.add(request.id);
+    if (started && this.stateFile) {
       const pod = { request, startedAt };
       this.stored.set(podKey(request.job.id, request.pod.name), pod);
       appendBind(this.stateFile, pod);
     }
-    return this.apply(effect);
+    const outcome = this.apply(effect);
+    // After the pod is in the state file: a restart between the two finds it running.
+    if (started && this.stateFile) appendCarriedOut(this.stateFile, request.id);
+    return outcome;
   }
 
   async evict(request: BindRequestMessage): Promise<RequestOutcome> {
@@ -105,6 +123,7 @@ export class SimulatedBackend implements ClusterBackend {
   /** Pods of the state file run again, each for what is left of its time. */
   private restore(): void {
     if (!this.stateFile) return;
+    this.carriedOut = readCarriedOut(this.stateFile);
     for (const pod of readClusterState(this.stateFile).pods) {
       if (this.cluster.bind(pod.request, pod.startedAt).changes.length > 0)
         this.stored.set(podKey(pod.request.job.id, pod.request.pod.name), pod);

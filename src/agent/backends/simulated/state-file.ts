@@ -2,7 +2,9 @@
 // a real cluster does (an agent killed and restarted finds its pods still running), and so an
 // outside observer can read what the cluster really runs. Every pod started is also appended to
 // a log beside it (`<file>.binds`, one JSON line each): a pod started twice shows up there.
-import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+// The binds the cluster carried out are kept too (`<file>.ran`, one request id a line), as a real
+// cluster keeps a finished pod's object: a request repeated after its pod ended finds it.
+import { appendFileSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import type { BindRequestMessage } from "../../../protocol/bind-request.js";
 
 export interface StoredPod {
@@ -37,4 +39,24 @@ export function appendBind(stateFile: string, pod: StoredPod): void {
     bindLogOf(stateFile),
     `${JSON.stringify({ job: request.job.id, pod: request.pod.name, node: request.node, at: pod.startedAt })}\n`,
   );
+}
+
+function ranLogOf(stateFile: string): string {
+  return `${stateFile}.ran`;
+}
+
+/** The ids of the bind requests the cluster carried out; none when its state is gone (a cluster
+ * restarted empty keeps no finished pods either). */
+export function readCarriedOut(stateFile: string): Set<string> {
+  const log = ranLogOf(stateFile);
+  if (!existsSync(stateFile)) {
+    rmSync(log, { force: true });
+    return new Set();
+  }
+  if (!existsSync(log)) return new Set();
+  return new Set(readFileSync(log, "utf8").split("\n").filter(Boolean));
+}
+
+export function appendCarriedOut(stateFile: string, requestId: string): void {
+  appendFileSync(ranLogOf(stateFile), `${requestId}\n`);
 }
