@@ -154,8 +154,11 @@ export class ClusterBase {
   /** The jobs the last dry run on `compact` built (the per-node pods' job above all, and the
    * candidates it left untouched): the next dry run takes them instead of building them again. */
   readonly carry = new SessionCarry();
+  /** What the nodes that take pods (ready, schedulable) leave free once every pod of `compact`
+   * holds its node: the pods the cluster would place now count, unlike in `free`. */
+  readonly room: Amounts;
   /** Per node what is free (cpu, memory, GPUs, pods), to tell whether a later base has more room. */
-  private readonly room: Map<string, number[]>;
+  private readonly roomByNode: Map<string, number[]>;
   private readonly queueDemand: Map<string, number[]>;
   private readonly fingerprint: string;
 
@@ -204,7 +207,14 @@ export class ClusterBase {
       .filter((n) => n.ready && !n.unschedulable)
       .map((n) => positive(sub(nodeAmounts(n), tally.used.get(n.name) ?? zero())))
       .reduce(add, zero());
-    this.room = roomByNode(this.compact);
+    this.roomByNode = roomByNode(this.compact);
+    this.room = snapshot.nodes
+      .filter((n) => n.ready && !n.unschedulable)
+      .map((n) => {
+        const r = this.roomByNode.get(n.name);
+        return r ? positive({ cpuMillis: r[0]!, memory: r[1]!, gpu: r[2]! }) : zero();
+      })
+      .reduce(add, zero());
     this.capacityNode = capacityNode(snapshot.nodes);
     this.fingerprint = JSON.stringify([
       summary.labels,
@@ -238,8 +248,8 @@ export class ClusterBase {
    */
   mayHaveMoreRoomThan(before: ClusterBase): boolean {
     if (before.fingerprint !== this.fingerprint) return true;
-    for (const [node, free] of this.room) {
-      const was = before.room.get(node);
+    for (const [node, free] of this.roomByNode) {
+      const was = before.roomByNode.get(node);
       if (!was || free.some((x, i) => x > was[i]!)) return true;
     }
     for (const [queue, was] of before.queueDemand) {
@@ -309,6 +319,8 @@ export class ClusterView {
   free: Amounts;
   /** Pending pods already waiting on this cluster, plus what this pass sent here unplaced. */
   backlog: Amounts;
+  /** The base's room less what this pass placed or offered here (see `offer`). */
+  room: Amounts;
   /** Jobs this pass placed here (their placed pods hold their nodes for the rest of the pass). */
   private readonly placed: PodGroupSpec[] = [];
   /** Jobs this pass sent here to wait for room (demand in the fair-share computation). */
@@ -320,6 +332,8 @@ export class ClusterView {
   private batch = new Map<string, FitResult>();
   /** The last evaluation's placements, per job. */
   private placements = new Map<string, Placement[]>();
+  /** What `offer` changed, to put back before the offered jobs' dry run. */
+  private beforeOffers: { free: Amounts; room: Amounts; placed: Map<string, Amounts> } | null = null;
 
   constructor(readonly base: ClusterBase) {
     this.name = base.name;
@@ -327,7 +341,29 @@ export class ClusterView {
     this.capacity = base.capacity;
     this.free = base.free;
     this.backlog = base.backlog;
+    this.room = base.room;
     this.waitingByQueue = new Map(base.waitingByQueue);
+  }
+
+  /**
+   * Counts a job as placed here for the scores and the room that later offers of the same
+   * round see, before any dry run says whether it fits; `withdrawOffers` puts all that back.
+   */
+  offer(c: AdmissionCandidate, amounts: Amounts): void {
+    this.beforeOffers ??= { free: this.free, room: this.room, placed: new Map(this.placedSinceEvaluation) };
+    const queue = c.spec.queue;
+    this.placedSinceEvaluation.set(queue, add(this.placedSinceEvaluation.get(queue) ?? zero(), amounts));
+    this.free = sub(this.free, amounts);
+    this.room = sub(this.room, amounts);
+  }
+
+  withdrawOffers(): void {
+    const b = this.beforeOffers;
+    if (!b) return;
+    this.free = b.free;
+    this.room = b.room;
+    this.placedSinceEvaluation = b.placed;
+    this.beforeOffers = null;
   }
 
   private addWaiting(queue: string, amounts: Amounts): void {
@@ -440,6 +476,7 @@ export class ClusterView {
       if (job) this.placed.push(job);
       this.placedSinceEvaluation.set(queue, add(this.placedSinceEvaluation.get(queue) ?? zero(), amounts));
       this.free = sub(this.free, amounts);
+      this.room = sub(this.room, amounts);
     } else {
       this.waiting.push(c.spec);
       this.addWaiting(queue, amounts);

@@ -21,8 +21,8 @@ import {
   unadmittedJobs,
 } from "../../src/store/index.js";
 import { admissionDecisionsTotal, admissionDuration } from "../metrics.js";
-import { jobTotal } from "./amounts.js";
-import { type Assessment, assess, byPreference, scoreOf } from "./assess.js";
+import { type Amounts, gangMinimum, jobTotal } from "./amounts.js";
+import { type Assessment, assess, byPreference, fitsNowAssessment, scoreOf, takesJobs } from "./assess.js";
 import { ClusterView } from "./cluster-view.js";
 import { AdmissionState, fullReads } from "./state.js";
 import { matchesSelector } from "./selector.js";
@@ -65,6 +65,8 @@ export interface AdmissionReport {
 const ADMISSION = { name: "admission" };
 /** Dry-run rounds per chunk: each places what fits now; few are ever needed. */
 const MAX_ROUNDS = 5;
+/** Rounds of offers per chunk (offerRounds) before the full rounds. */
+const MAX_OFFER_ROUNDS = 5;
 
 /**
  * A pass goes through the unadmitted jobs it has not decided yet (every one after a cluster
@@ -190,6 +192,9 @@ async function decideChunk(
 
   // Rounds: evaluate the undecided jobs on every cluster, send those that fit now where they fit
   // best; what the round placed stays placed in the views, so the next round sees the room left.
+  // Offer rounds come first and place most of a backlog at a fraction of the cost; the full
+  // rounds then look at every job left on every cluster, so a job is only ever found to fit
+  // nowhere by dry runs that had it on every cluster it may go to.
   // One job alone needs no round: clusters are tried best score first, the first where it fits wins.
   let undecided = candidates;
   const one = candidates.length === 1 ? candidates[0]! : null;
@@ -198,6 +203,7 @@ async function decideChunk(
     admit(one, alone);
     undecided = [];
   }
+  if (!one) undecided = offerRounds(clusters, views, undecided, admit);
   for (let round = 0; round < MAX_ROUNDS && undecided.length && !one; round++) {
     evaluate(views, undecided);
     const before = undecided.length;
@@ -256,6 +262,95 @@ const mayGo = (view: ClusterView, c: AdmissionCandidate) =>
 /** Each view's dry run with the candidates that may go there. */
 function evaluate(views: Map<string, ClusterView>, candidates: readonly AdmissionCandidate[]): void {
   for (const view of views.values()) view.evaluate(candidates.filter((c) => mayGo(view, c)));
+}
+
+/** Every entry of `need` within `room`. */
+const within = (need: Amounts, room: Amounts) =>
+  need.gpu <= room.gpu && need.cpuMillis <= room.cpuMillis && need.memory <= room.memory;
+
+/**
+ * Offer rounds: each job in turn is offered to the best-scoring cluster whose free room (in sum
+ * over its nodes, less what the round offered there before) holds its gang's minimum — the score
+ * counting what was offered like what was placed — and each cluster then has one dry run with the
+ * jobs offered to it. Those it places fit now, all together with the others offered there, and
+ * go there, in the order of the jobs up to the first one refused; the rest are offered again in
+ * the next round, a refused job never again where it was refused. So each job goes to the
+ * best-scoring cluster where it fits once the jobs before it are sent, and a cluster's dry run
+ * holds about what its room takes instead of every job of the chunk. Returns the jobs left.
+ */
+function offerRounds(
+  clusters: readonly ClusterSummary[],
+  views: Map<string, ClusterView>,
+  candidates: readonly AdmissionCandidate[],
+  admit: (c: AdmissionCandidate, best: Assessment) => void,
+): readonly AdmissionCandidate[] {
+  const refused = new Map<string, Set<string>>();
+  const open = clusters.filter(takesJobs).flatMap((summary) => {
+    const view = views.get(summary.name);
+    return view ? [{ summary, view }] : [];
+  });
+  let undecided = candidates;
+  for (let round = 0; round < MAX_OFFER_ROUNDS && undecided.length; round++) {
+    for (const { view } of open) view.evaluateShares(undecided.filter((c) => mayGo(view, c)));
+    const offers = new Map<ClusterView, AdmissionCandidate[]>();
+    const chosen = new Map<string, Assessment>();
+    for (const c of undecided) {
+      const need = gangMinimum(c.spec);
+      const no = refused.get(c.spec.uid) ?? new Set<string>();
+      refused.set(c.spec.uid, no);
+      let best: Assessment | undefined;
+      let where: ClusterView | undefined;
+      // A job that can never fit a cluster is not offered there (it would hold up the jobs after it).
+      while (!best) {
+        for (const { summary, view } of open) {
+          if (no.has(view.name) || !mayGo(view, c) || !within(need, view.room)) continue;
+          const a = fitsNowAssessment(summary, view, c);
+          if (!best || byPreference(a, best) < 0) {
+            best = a;
+            where = view;
+          }
+        }
+        if (!best || !where || where.fitsEmpty(c).fits) break;
+        no.add(where.name);
+        best = where = undefined;
+      }
+      if (!best || !where) continue;
+      where.offer(c, jobTotal(c.spec));
+      chosen.set(c.spec.uid, best);
+      const list = offers.get(where);
+      if (list) list.push(c);
+      else offers.set(where, [c]);
+    }
+    if (!offers.size) break;
+    for (const [view, list] of offers) {
+      view.withdrawOffers();
+      view.evaluate(list, { shares: false });
+    }
+    const placed = new Set<string>();
+    let refusals = 0;
+    for (const [view, list] of offers)
+      for (const c of list) {
+        if (view.fitsNow(c.spec.uid).fits) {
+          placed.add(c.spec.uid);
+          continue;
+        }
+        refused.get(c.spec.uid)!.add(view.name);
+        refusals++;
+      }
+    // In the order of the jobs, up to the first refused: the jobs after it were scored with it
+    // counted where it does not fit, and are offered again.
+    const sent = new Set<string>();
+    for (const c of undecided) {
+      const at = chosen.get(c.spec.uid);
+      if (!at) continue;
+      if (!placed.has(c.spec.uid)) break;
+      admit(c, at);
+      sent.add(c.spec.uid);
+    }
+    if (!sent.size && !refusals) break;
+    undecided = undecided.filter((c) => !sent.has(c.spec.uid));
+  }
+  return undecided;
 }
 
 /**
