@@ -83,9 +83,17 @@ export async function runAdmission(deps: AdmissionDeps): Promise<AdmissionReport
     end();
     return { ...report, skipped: true };
   };
-  const found = await lookForJobs(deps, state, now);
+  const [found, clusters] = await Promise.all([lookForJobs(deps, state, now), admissionClusters(deps.store)]);
   if (!found.jobs.length && !found.readmit.length) return skipped();
-  const clusters = await admissionClusters(deps.store);
+  // The first chunk is read while the clusters are brought up to date: the same chunk unless the
+  // refresh brings back jobs held as unplaced.
+  const early = chunks(
+    found.jobs.filter((j) => !state.unplaced.has(j.id)),
+    deps.batch,
+    deps.batchPods,
+  ).next().value;
+  const prefetched = early ? admissionCandidatesByIds(deps.store, early) : undefined;
+  prefetched?.catch(() => {}); // a failed read is seen where it is used; unused, it is dropped
   await state.refresh(clusters, deps.config, { now: now.getTime(), usage: deps.usageWindow ?? undefined });
   // After a cluster change that can make room, every job is looked at again.
   const todo = found.jobs.filter((j) => !state.unplaced.has(j.id));
@@ -94,8 +102,10 @@ export async function runAdmission(deps: AdmissionDeps): Promise<AdmissionReport
   const views = new Map([...state.bases].map(([name, base]) => [name, new ClusterView(base)]));
   let first = true;
   for (const ids of chunks(todo, deps.batch, deps.batchPods)) {
+    const read =
+      first && prefetched && sameList(ids, early!) ? prefetched : admissionCandidatesByIds(deps.store, ids);
     // Re-admission candidates come with the first chunk only.
-    const chunk = [...(await admissionCandidatesByIds(deps.store, ids)), ...(first ? waiting : [])];
+    const chunk = [...(await read), ...(first ? waiting : [])];
     first = false;
     if (!chunk.length) continue;
     const decided = await decideChunk(deps, clusters, views, chunk);
@@ -146,6 +156,9 @@ async function lookForJobs(
     }
   return { jobs, readmit };
 }
+
+const sameList = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** Ids in chunks of at most `jobs` jobs and about `pods` pods (always at least one job). */
 function* chunks(list: readonly UnadmittedJob[], jobs: number, pods: number): Generator<string[]> {
