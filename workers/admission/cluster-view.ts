@@ -20,7 +20,7 @@ import {
 } from "../../src/core/index.js";
 import { type AdmissionCandidate, type ClusterSummary, fairShareConfig } from "../../src/store/index.js";
 import { admissionDryRunsTotal } from "../metrics.js";
-import { type Amounts, add, nodeAmounts, podAmounts, positive, sub, zero } from "./amounts.js";
+import { type Amounts, add, nodeAmounts, podAmounts, positive, sub, within, zero } from "./amounts.js";
 import { capacityNode, compactHeld, HELD_JOB } from "./compact.js";
 
 export interface FitResult {
@@ -119,6 +119,10 @@ function queueKey(queues: ReadonlyMap<string, QueueSpec>, parents: ReadonlySet<s
   return JSON.stringify(parts);
 }
 
+/** The key of a job's empty-cluster answer on a base (see `fitsEmpty`). */
+const emptyKey = (base: ClusterBase, job: PodGroupSpec) =>
+  shapeKey(job) + queueKey(base.queues, base.parents, job);
+
 const allocateOnly = (config: SchedulerConfig): SchedulerConfig => ({ ...config, actions: ["allocate"] });
 
 /** What admission keeps of a cluster between passes; built from one snapshot of it. */
@@ -157,6 +161,8 @@ export class ClusterBase {
   /** What the nodes that take pods (ready, schedulable) leave free once every pod of `compact`
    * holds its node: the pods the cluster would place now count, unlike in `free`. */
   readonly room: Amounts;
+  /** The largest of the ready, schedulable nodes' allocatable, per resource. */
+  readonly largestNode: Amounts;
   /** Per node what is free (cpu, memory, GPUs, pods), to tell whether a later base has more room. */
   private readonly roomByNode: Map<string, number[]>;
   private readonly queueDemand: Map<string, number[]>;
@@ -208,6 +214,12 @@ export class ClusterBase {
       .map((n) => positive(sub(nodeAmounts(n), tally.used.get(n.name) ?? zero())))
       .reduce(add, zero());
     this.roomByNode = roomByNode(this.compact);
+    const takers = snapshot.nodes.filter((n) => n.ready && !n.unschedulable).map(nodeAmounts);
+    this.largestNode = {
+      gpu: Math.max(0, ...takers.map((a) => a.gpu)),
+      cpuMillis: Math.max(0, ...takers.map((a) => a.cpuMillis)),
+      memory: Math.max(0, ...takers.map((a) => a.memory)),
+    };
     this.room = snapshot.nodes
       .filter((n) => n.ready && !n.unschedulable)
       .map((n) => {
@@ -432,11 +444,21 @@ export class ClusterView {
     return this.batch.get(uid) ?? { fits: false, fitErrors: ["not evaluated on this cluster"] };
   }
 
+  /** Whether the gang may fit this cluster's nodes at all, as far as is known without a dry run:
+   * the empty-cluster answer when one is cached, else whether each of its pods is within the
+   * largest node in every resource. */
+  mayFitEmpty(c: AdmissionCandidate): boolean {
+    const base = this.base;
+    const known = base.emptyFits.get(emptyKey(base, c.spec));
+    if (known) return known.fits;
+    return c.spec.pods.every((p) => within(podAmounts(p), base.largestNode));
+  }
+
   /** Whether the gang fits this cluster's nodes at all (every node empty). Cached per shape (and
    * per queue only where the queue's limits or quota can refuse it). */
   fitsEmpty(c: AdmissionCandidate): FitResult {
     const base = this.base;
-    const key = shapeKey(c.spec) + queueKey(base.queues, base.parents, c.spec);
+    const key = emptyKey(base, c.spec);
     let fit = base.emptyFits.get(key);
     if (!fit) {
       admissionDryRunsTotal.inc({ kind: "empty" });

@@ -21,7 +21,7 @@ import {
   unadmittedJobs,
 } from "../../src/store/index.js";
 import { admissionDecisionsTotal, admissionDuration } from "../metrics.js";
-import { type Amounts, gangMinimum, jobTotal } from "./amounts.js";
+import { gangMinimum, jobTotal, within } from "./amounts.js";
 import { type Assessment, assess, byPreference, fitsNowAssessment, scoreOf, takesJobs } from "./assess.js";
 import { ClusterView } from "./cluster-view.js";
 import { AdmissionState, fullReads } from "./state.js";
@@ -277,10 +277,6 @@ function evaluate(views: Map<string, ClusterView>, candidates: readonly Admissio
   for (const view of views.values()) view.evaluate(candidates.filter((c) => mayGo(view, c)));
 }
 
-/** Every entry of `need` within `room`. */
-const within = (need: Amounts, room: Amounts) =>
-  need.gpu <= room.gpu && need.cpuMillis <= room.cpuMillis && need.memory <= room.memory;
-
 /**
  * Offer rounds: each job in turn is offered to the best-scoring cluster whose free room (in sum
  * over its nodes, less what the round offered there before) holds its gang's minimum — the score
@@ -323,7 +319,7 @@ function offerRounds(
             where = view;
           }
         }
-        if (!best || !where || where.fitsEmpty(c).fits) break;
+        if (!best || !where || where.mayFitEmpty(c)) break;
         no.add(where.name);
         best = where = undefined;
       }
