@@ -22,6 +22,10 @@ export const sub = (a: Amounts, b: Amounts): Amounts => ({
   memory: a.memory - b.memory,
 });
 
+/** Every entry of `need` within `room`. */
+export const within = (need: Amounts, room: Amounts): boolean =>
+  need.gpu <= room.gpu && need.cpuMillis <= room.cpuMillis && need.memory <= room.memory;
+
 /** The positive part of each entry. */
 export const positive = (a: Amounts): Amounts => ({
   gpu: Math.max(0, a.gpu),

@@ -82,6 +82,26 @@ export function assess(
   );
 }
 
+/** What `assess` says of a job once the view's dry run placed it (tier 2), without asking the view
+ * for the fit: for a job offered to the cluster before its dry run. */
+export function fitsNowAssessment(
+  summary: ClusterSummary,
+  view: ClusterView,
+  c: AdmissionCandidate,
+): Assessment {
+  const score = scoreOf(view, c);
+  return {
+    cluster: summary.name,
+    tier: 2,
+    score,
+    message: `the gang fits now (score ${score})`,
+    short: shortAmounts(null),
+  };
+}
+
+/** Whether a cluster may be given jobs at all (what `assess` checks besides the selector). */
+export const takesJobs = (s: ClusterSummary): boolean => !s.lost && s.ready && !s.cordoned;
+
 /** The job's score on the view's cluster (the same whether it fits now or not). */
 export function scoreOf(view: ClusterView, c: AdmissionCandidate): number {
   const total = jobTotal(c.spec);

@@ -20,7 +20,7 @@ import {
 } from "../../src/core/index.js";
 import { type AdmissionCandidate, type ClusterSummary, fairShareConfig } from "../../src/store/index.js";
 import { admissionDryRunsTotal } from "../metrics.js";
-import { type Amounts, add, nodeAmounts, podAmounts, positive, sub, zero } from "./amounts.js";
+import { type Amounts, add, nodeAmounts, podAmounts, positive, sub, within, zero } from "./amounts.js";
 import { capacityNode, compactHeld, HELD_JOB } from "./compact.js";
 
 export interface FitResult {
@@ -119,6 +119,10 @@ function queueKey(queues: ReadonlyMap<string, QueueSpec>, parents: ReadonlySet<s
   return JSON.stringify(parts);
 }
 
+/** The key of a job's empty-cluster answer on a base (see `fitsEmpty`). */
+const emptyKey = (base: ClusterBase, job: PodGroupSpec) =>
+  shapeKey(job) + queueKey(base.queues, base.parents, job);
+
 const allocateOnly = (config: SchedulerConfig): SchedulerConfig => ({ ...config, actions: ["allocate"] });
 
 /** What admission keeps of a cluster between passes; built from one snapshot of it. */
@@ -154,8 +158,13 @@ export class ClusterBase {
   /** The jobs the last dry run on `compact` built (the per-node pods' job above all, and the
    * candidates it left untouched): the next dry run takes them instead of building them again. */
   readonly carry = new SessionCarry();
+  /** What the nodes that take pods (ready, schedulable) leave free once every pod of `compact`
+   * holds its node: the pods the cluster would place now count, unlike in `free`. */
+  readonly room: Amounts;
+  /** The largest of the ready, schedulable nodes' allocatable, per resource. */
+  readonly largestNode: Amounts;
   /** Per node what is free (cpu, memory, GPUs, pods), to tell whether a later base has more room. */
-  private readonly room: Map<string, number[]>;
+  private readonly roomByNode: Map<string, number[]>;
   private readonly queueDemand: Map<string, number[]>;
   private readonly fingerprint: string;
 
@@ -204,7 +213,20 @@ export class ClusterBase {
       .filter((n) => n.ready && !n.unschedulable)
       .map((n) => positive(sub(nodeAmounts(n), tally.used.get(n.name) ?? zero())))
       .reduce(add, zero());
-    this.room = roomByNode(this.compact);
+    this.roomByNode = roomByNode(this.compact);
+    const takers = snapshot.nodes.filter((n) => n.ready && !n.unschedulable).map(nodeAmounts);
+    this.largestNode = {
+      gpu: Math.max(0, ...takers.map((a) => a.gpu)),
+      cpuMillis: Math.max(0, ...takers.map((a) => a.cpuMillis)),
+      memory: Math.max(0, ...takers.map((a) => a.memory)),
+    };
+    this.room = snapshot.nodes
+      .filter((n) => n.ready && !n.unschedulable)
+      .map((n) => {
+        const r = this.roomByNode.get(n.name);
+        return r ? positive({ cpuMillis: r[0]!, memory: r[1]!, gpu: r[2]! }) : zero();
+      })
+      .reduce(add, zero());
     this.capacityNode = capacityNode(snapshot.nodes);
     this.fingerprint = JSON.stringify([
       summary.labels,
@@ -238,8 +260,8 @@ export class ClusterBase {
    */
   mayHaveMoreRoomThan(before: ClusterBase): boolean {
     if (before.fingerprint !== this.fingerprint) return true;
-    for (const [node, free] of this.room) {
-      const was = before.room.get(node);
+    for (const [node, free] of this.roomByNode) {
+      const was = before.roomByNode.get(node);
       if (!was || free.some((x, i) => x > was[i]!)) return true;
     }
     for (const [queue, was] of before.queueDemand) {
@@ -309,6 +331,8 @@ export class ClusterView {
   free: Amounts;
   /** Pending pods already waiting on this cluster, plus what this pass sent here unplaced. */
   backlog: Amounts;
+  /** The base's room less what this pass placed or offered here (see `offer`). */
+  room: Amounts;
   /** Jobs this pass placed here (their placed pods hold their nodes for the rest of the pass). */
   private readonly placed: PodGroupSpec[] = [];
   /** Jobs this pass sent here to wait for room (demand in the fair-share computation). */
@@ -320,6 +344,8 @@ export class ClusterView {
   private batch = new Map<string, FitResult>();
   /** The last evaluation's placements, per job. */
   private placements = new Map<string, Placement[]>();
+  /** What `offer` changed, to put back before the offered jobs' dry run. */
+  private beforeOffers: { free: Amounts; room: Amounts; placed: Map<string, Amounts> } | null = null;
 
   constructor(readonly base: ClusterBase) {
     this.name = base.name;
@@ -327,7 +353,29 @@ export class ClusterView {
     this.capacity = base.capacity;
     this.free = base.free;
     this.backlog = base.backlog;
+    this.room = base.room;
     this.waitingByQueue = new Map(base.waitingByQueue);
+  }
+
+  /**
+   * Counts a job as placed here for the scores and the room that later offers of the same
+   * round see, before any dry run says whether it fits; `withdrawOffers` puts all that back.
+   */
+  offer(c: AdmissionCandidate, amounts: Amounts): void {
+    this.beforeOffers ??= { free: this.free, room: this.room, placed: new Map(this.placedSinceEvaluation) };
+    const queue = c.spec.queue;
+    this.placedSinceEvaluation.set(queue, add(this.placedSinceEvaluation.get(queue) ?? zero(), amounts));
+    this.free = sub(this.free, amounts);
+    this.room = sub(this.room, amounts);
+  }
+
+  withdrawOffers(): void {
+    const b = this.beforeOffers;
+    if (!b) return;
+    this.free = b.free;
+    this.room = b.room;
+    this.placedSinceEvaluation = b.placed;
+    this.beforeOffers = null;
   }
 
   private addWaiting(queue: string, amounts: Amounts): void {
@@ -396,11 +444,21 @@ export class ClusterView {
     return this.batch.get(uid) ?? { fits: false, fitErrors: ["not evaluated on this cluster"] };
   }
 
+  /** Whether the gang may fit this cluster's nodes at all, as far as is known without a dry run:
+   * the empty-cluster answer when one is cached, else whether each of its pods is within the
+   * largest node in every resource. */
+  mayFitEmpty(c: AdmissionCandidate): boolean {
+    const base = this.base;
+    const known = base.emptyFits.get(emptyKey(base, c.spec));
+    if (known) return known.fits;
+    return c.spec.pods.every((p) => within(podAmounts(p), base.largestNode));
+  }
+
   /** Whether the gang fits this cluster's nodes at all (every node empty). Cached per shape (and
    * per queue only where the queue's limits or quota can refuse it). */
   fitsEmpty(c: AdmissionCandidate): FitResult {
     const base = this.base;
-    const key = shapeKey(c.spec) + queueKey(base.queues, base.parents, c.spec);
+    const key = emptyKey(base, c.spec);
     let fit = base.emptyFits.get(key);
     if (!fit) {
       admissionDryRunsTotal.inc({ kind: "empty" });
@@ -440,6 +498,7 @@ export class ClusterView {
       if (job) this.placed.push(job);
       this.placedSinceEvaluation.set(queue, add(this.placedSinceEvaluation.get(queue) ?? zero(), amounts));
       this.free = sub(this.free, amounts);
+      this.room = sub(this.room, amounts);
     } else {
       this.waiting.push(c.spec);
       this.addWaiting(queue, amounts);

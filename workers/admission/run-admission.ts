@@ -21,8 +21,8 @@ import {
   unadmittedJobs,
 } from "../../src/store/index.js";
 import { admissionDecisionsTotal, admissionDuration } from "../metrics.js";
-import { jobTotal } from "./amounts.js";
-import { type Assessment, assess, byPreference, scoreOf } from "./assess.js";
+import { gangMinimum, jobTotal, within } from "./amounts.js";
+import { type Assessment, assess, byPreference, fitsNowAssessment, scoreOf, takesJobs } from "./assess.js";
 import { ClusterView } from "./cluster-view.js";
 import { AdmissionState, fullReads } from "./state.js";
 import { matchesSelector } from "./selector.js";
@@ -65,6 +65,8 @@ export interface AdmissionReport {
 const ADMISSION = { name: "admission" };
 /** Dry-run rounds per chunk: each places what fits now; few are ever needed. */
 const MAX_ROUNDS = 5;
+/** Rounds of offers per chunk (offerRounds) before the full rounds. */
+const MAX_OFFER_ROUNDS = 5;
 
 /**
  * A pass goes through the unadmitted jobs it has not decided yet (every one after a cluster
@@ -81,9 +83,17 @@ export async function runAdmission(deps: AdmissionDeps): Promise<AdmissionReport
     end();
     return { ...report, skipped: true };
   };
-  const found = await lookForJobs(deps, state, now);
+  const [found, clusters] = await Promise.all([lookForJobs(deps, state, now), admissionClusters(deps.store)]);
   if (!found.jobs.length && !found.readmit.length) return skipped();
-  const clusters = await admissionClusters(deps.store);
+  // The first chunk is read while the clusters are brought up to date: the same chunk unless the
+  // refresh brings back jobs held as unplaced.
+  const early = chunks(
+    found.jobs.filter((j) => !state.unplaced.has(j.id)),
+    deps.batch,
+    deps.batchPods,
+  ).next().value;
+  const prefetched = early ? admissionCandidatesByIds(deps.store, early) : undefined;
+  prefetched?.catch(() => {}); // a failed read is seen where it is used; unused, it is dropped
   await state.refresh(clusters, deps.config, { now: now.getTime(), usage: deps.usageWindow ?? undefined });
   // After a cluster change that can make room, every job is looked at again.
   const todo = found.jobs.filter((j) => !state.unplaced.has(j.id));
@@ -92,8 +102,10 @@ export async function runAdmission(deps: AdmissionDeps): Promise<AdmissionReport
   const views = new Map([...state.bases].map(([name, base]) => [name, new ClusterView(base)]));
   let first = true;
   for (const ids of chunks(todo, deps.batch, deps.batchPods)) {
+    const read =
+      first && prefetched && sameList(ids, early!) ? prefetched : admissionCandidatesByIds(deps.store, ids);
     // Re-admission candidates come with the first chunk only.
-    const chunk = [...(await admissionCandidatesByIds(deps.store, ids)), ...(first ? waiting : [])];
+    const chunk = [...(await read), ...(first ? waiting : [])];
     first = false;
     if (!chunk.length) continue;
     const decided = await decideChunk(deps, clusters, views, chunk);
@@ -145,6 +157,9 @@ async function lookForJobs(
   return { jobs, readmit };
 }
 
+const sameList = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
+
 /** Ids in chunks of at most `jobs` jobs and about `pods` pods (always at least one job). */
 function* chunks(list: readonly UnadmittedJob[], jobs: number, pods: number): Generator<string[]> {
   let chunk: string[] = [];
@@ -190,6 +205,9 @@ async function decideChunk(
 
   // Rounds: evaluate the undecided jobs on every cluster, send those that fit now where they fit
   // best; what the round placed stays placed in the views, so the next round sees the room left.
+  // Offer rounds come first and place most of a backlog at a fraction of the cost; the full
+  // rounds then look at every job left on every cluster, so a job is only ever found to fit
+  // nowhere by dry runs that had it on every cluster it may go to.
   // One job alone needs no round: clusters are tried best score first, the first where it fits wins.
   let undecided = candidates;
   const one = candidates.length === 1 ? candidates[0]! : null;
@@ -198,6 +216,7 @@ async function decideChunk(
     admit(one, alone);
     undecided = [];
   }
+  if (!one) undecided = offerRounds(clusters, views, undecided, admit);
   for (let round = 0; round < MAX_ROUNDS && undecided.length && !one; round++) {
     evaluate(views, undecided);
     const before = undecided.length;
@@ -256,6 +275,91 @@ const mayGo = (view: ClusterView, c: AdmissionCandidate) =>
 /** Each view's dry run with the candidates that may go there. */
 function evaluate(views: Map<string, ClusterView>, candidates: readonly AdmissionCandidate[]): void {
   for (const view of views.values()) view.evaluate(candidates.filter((c) => mayGo(view, c)));
+}
+
+/**
+ * Offer rounds: each job in turn is offered to the best-scoring cluster whose free room (in sum
+ * over its nodes, less what the round offered there before) holds its gang's minimum — the score
+ * counting what was offered like what was placed — and each cluster then has one dry run with the
+ * jobs offered to it. Those it places fit now, all together with the others offered there, and
+ * go there, in the order of the jobs up to the first one refused; the rest are offered again in
+ * the next round, a refused job never again where it was refused. So each job goes to the
+ * best-scoring cluster where it fits once the jobs before it are sent, and a cluster's dry run
+ * holds about what its room takes instead of every job of the chunk. Returns the jobs left.
+ */
+function offerRounds(
+  clusters: readonly ClusterSummary[],
+  views: Map<string, ClusterView>,
+  candidates: readonly AdmissionCandidate[],
+  admit: (c: AdmissionCandidate, best: Assessment) => void,
+): readonly AdmissionCandidate[] {
+  const refused = new Map<string, Set<string>>();
+  const open = clusters.filter(takesJobs).flatMap((summary) => {
+    const view = views.get(summary.name);
+    return view ? [{ summary, view }] : [];
+  });
+  let undecided = candidates;
+  for (let round = 0; round < MAX_OFFER_ROUNDS && undecided.length; round++) {
+    for (const { view } of open) view.evaluateShares(undecided.filter((c) => mayGo(view, c)));
+    const offers = new Map<ClusterView, AdmissionCandidate[]>();
+    const chosen = new Map<string, Assessment>();
+    for (const c of undecided) {
+      const need = gangMinimum(c.spec);
+      const no = refused.get(c.spec.uid) ?? new Set<string>();
+      refused.set(c.spec.uid, no);
+      let best: Assessment | undefined;
+      let where: ClusterView | undefined;
+      // A job that can never fit a cluster is not offered there (it would hold up the jobs after it).
+      while (!best) {
+        for (const { summary, view } of open) {
+          if (no.has(view.name) || !mayGo(view, c) || !within(need, view.room)) continue;
+          const a = fitsNowAssessment(summary, view, c);
+          if (!best || byPreference(a, best) < 0) {
+            best = a;
+            where = view;
+          }
+        }
+        if (!best || !where || where.mayFitEmpty(c)) break;
+        no.add(where.name);
+        best = where = undefined;
+      }
+      if (!best || !where) continue;
+      where.offer(c, jobTotal(c.spec));
+      chosen.set(c.spec.uid, best);
+      const list = offers.get(where);
+      if (list) list.push(c);
+      else offers.set(where, [c]);
+    }
+    if (!offers.size) break;
+    for (const [view, list] of offers) {
+      view.withdrawOffers();
+      view.evaluate(list, { shares: false });
+    }
+    const placed = new Set<string>();
+    let refusals = 0;
+    for (const [view, list] of offers)
+      for (const c of list) {
+        if (view.fitsNow(c.spec.uid).fits) {
+          placed.add(c.spec.uid);
+          continue;
+        }
+        refused.get(c.spec.uid)!.add(view.name);
+        refusals++;
+      }
+    // In the order of the jobs, up to the first refused: the jobs after it were scored with it
+    // counted where it does not fit, and are offered again.
+    const sent = new Set<string>();
+    for (const c of undecided) {
+      const at = chosen.get(c.spec.uid);
+      if (!at) continue;
+      if (!placed.has(c.spec.uid)) break;
+      admit(c, at);
+      sent.add(c.spec.uid);
+    }
+    if (!sent.size && !refusals) break;
+    undecided = undecided.filter((c) => !sent.has(c.spec.uid));
+  }
+  return undecided;
 }
 
 /**

@@ -107,7 +107,7 @@ export class ClusterCache {
   /**
    * Of these clusters, those held that surely did not change since their last refresh (no row of
    * theirs, nor queue or quota, written by a transaction that refresh could not see), found in
-   * one read for all: their cursors move to the read's point, and the view their last refresh
+   * one statement for all: their cursors move to the read's point, and the view their last refresh
    * returned still holds. Never among them: a cluster not
    * held, or with a usage window (usage changes with time), or whose refresh would load it in full
    * or check its counts, or being refreshed now; its own refresh tells.
@@ -124,13 +124,12 @@ export class ClusterCache {
     }
     const out = new Set<string>();
     if (!asked.size) return out;
-    const { point, found } = await readConsistent(this.store.prisma, async (q) => ({
-      point: await readPoint(q),
-      found: await readChangedClusters(
-        q,
-        [...asked].map(([name, a]) => ({ name, since: a.cursor, snapshot: a.entry.seen })),
-      ),
-    }));
+    const read = await readChangedClusters(
+      this.store.prisma,
+      [...asked].map(([name, a]) => ({ name, since: a.cursor, snapshot: a.entry.seen })),
+    );
+    if (!read) return out;
+    const { point, found } = read;
     for (const [name, { entry, cursor }] of asked) {
       const f = found.get(name);
       if (!f?.cluster || f.changed || !entry.state.sameCluster(f.cluster)) continue;

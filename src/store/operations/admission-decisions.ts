@@ -1,10 +1,10 @@
-// Admission's decisions for a whole pass, each kind in one transaction: jobs given their cluster,
-// and why the others stay unadmitted. Same rules as assignJobCluster / setJobPendingReason, in
-// bulk (a pass decides about up to a thousand jobs).
+// Admission's decisions for a whole pass, each kind written at once: jobs given their cluster (one
+// statement), and why the others stay unadmitted (one transaction). Same rules as assignJobCluster /
+// setJobPendingReason, in bulk (a pass decides about up to a thousand jobs).
 import { z } from "zod";
 import { awaitingScheduler, type PendingReason, samePendingReason } from "../domain/pending-reason.js";
-import { toJson } from "../json.js";
-import { type Actor, type Store, transact } from "../store.js";
+import type { EventRow } from "../events.js";
+import { type Actor, publishCommitted, type Store, transact } from "../store.js";
 import { clusterName } from "../validation/names.js";
 import { invalidAt, parseInput } from "../validation/parse.js";
 
@@ -16,7 +16,8 @@ const decisions = z.array(
 
 /**
  * Gives each job its cluster, if it is still PENDING without one (a racing admitter may have won:
- * such jobs are left alone). Returns the ids of the jobs assigned.
+ * such jobs are left alone). Returns the ids of the jobs assigned. One statement: the jobs and
+ * their `job.assigned` events are written together, or nothing when a cluster named does not exist.
  */
 export async function assignJobClusters(
   store: Store,
@@ -25,39 +26,45 @@ export async function assignJobClusters(
 ): Promise<string[]> {
   const list = parseInput(decisions, input);
   if (!list.length) return [];
-  return transact(store, actor, async (tx, record) => {
-    const names = [...new Set(list.map((d) => d.cluster))];
-    const known = new Set(
-      (await tx.cluster.findMany({ where: { name: { in: names } }, select: { name: true } })).map(
-        (c) => c.name,
-      ),
-    );
-    list.forEach((d, i) => {
-      if (!known.has(d.cluster)) throw invalidAt([i, "cluster"], `cluster "${d.cluster}" does not exist`);
-    });
-    const assigned: string[] = [];
-    for (const cluster of names) {
-      const mine = list.filter((d) => d.cluster === cluster);
-      const rows = await tx.job.updateManyAndReturn({
-        where: { id: { in: mine.map((d) => d.job) }, state: "PENDING", clusterName: null },
-        data: { clusterName: cluster, pendingReason: toJson(awaitingScheduler(cluster)) },
-        select: { id: true, name: true, queueName: true },
-      });
-      const message = new Map(mine.map((d) => [d.job, d.message]));
-      for (const job of rows) {
-        const why = message.get(job.id);
-        record({
-          kind: "job.assigned",
-          job: job.id,
-          queue: job.queueName,
-          cluster,
-          message: `job ${job.name} assigned to cluster ${cluster}${why ? `: ${why}` : ""}`,
-        });
-        assigned.push(job.id);
-      }
-    }
-    return assigned;
-  });
+  const rows = JSON.stringify(
+    list.map((d, n) => ({
+      job: d.job,
+      cluster: d.cluster,
+      why: d.message ? `: ${d.message}` : "",
+      reason: awaitingScheduler(d.cluster),
+      n,
+    })),
+  );
+  const out = await store.prisma.$queryRaw<(EventRow & { missing: string | null })[]>`
+    WITH v AS (
+      SELECT * FROM jsonb_to_recordset(${rows}::jsonb)
+        AS v(job uuid, cluster text, why text, reason jsonb, n int)),
+    missing AS (
+      SELECT v.cluster FROM v WHERE NOT EXISTS (SELECT 1 FROM cluster k WHERE k.name = v.cluster)),
+    moved AS (
+      UPDATE job j SET cluster_name = v.cluster, pending_reason = v.reason, updated_at = now()
+      FROM v
+      WHERE j.id = v.job AND j.state = 'PENDING' AND j.cluster_name IS NULL
+        AND NOT EXISTS (SELECT 1 FROM missing)
+      RETURNING j.id, j.name, j.queue_name, v.cluster, v.why, v.n),
+    recorded AS (
+      INSERT INTO event (kind, message, job_id, queue_name, cluster_name, actor)
+      SELECT 'job.assigned', 'job ' || m.name || ' assigned to cluster ' || m.cluster || m.why, m.id,
+        m.queue_name, m.cluster, ${actor.name}
+      FROM moved m ORDER BY m.n
+      RETURNING id, at, kind, message, job_id::text AS "jobId", queue_name AS "queueName",
+        cluster_name AS "clusterName", actor)
+    SELECT id, at, kind, message, "jobId", "queueName", "clusterName", actor, NULL::text AS missing
+    FROM recorded
+    UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, cluster FROM missing`;
+  const missing = out.find((r) => r.missing !== null)?.missing;
+  if (missing !== undefined && missing !== null) {
+    const i = list.findIndex((d) => d.cluster === missing);
+    throw invalidAt([i, "cluster"], `cluster "${missing}" does not exist`);
+  }
+  const events = out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  await publishCommitted(store, events);
+  return events.map((e) => e.jobId!);
 }
 
 /** Records why each job is still PENDING; other states and unchanged reasons are skipped.

@@ -64,12 +64,15 @@ export async function admissionCandidatesByIds(
   ids: readonly string[],
 ): Promise<AdmissionCandidate[]> {
   if (!ids.length) return [];
-  const rows = await store.prisma.job.findMany({
-    where: { id: { in: [...ids] }, state: "PENDING", clusterName: null },
-  });
+  // The three reads go out together: a job's tasks and pods read beside a job left out go unused.
+  const [rows, tasks, pods] = await Promise.all([
+    store.prisma.job.findMany({ where: { id: { in: [...ids] }, state: "PENDING", clusterName: null } }),
+    store.prisma.jobTask.findMany({ where: { jobId: { in: [...ids] } } }),
+    store.prisma.pod.findMany({ where: { jobId: { in: [...ids] } } }),
+  ]);
   const byId = new Map(rows.map((j) => [j.id, j]));
   const jobs = ids.map((id) => byId.get(id)).filter((j): j is Job => j !== undefined);
-  return candidates(store.prisma, jobs, new Map());
+  return candidatesOf(jobs, tasks, pods, new Map());
 }
 
 /** The clusters admission chooses among. */
@@ -96,6 +99,15 @@ async function candidates(
     prisma.jobTask.findMany({ where: { jobId: { in: ids } } }),
     prisma.pod.findMany({ where: { jobId: { in: ids } } }),
   ]);
+  return candidatesOf(jobs, tasks, pods, assignedAt);
+}
+
+function candidatesOf(
+  jobs: readonly Job[],
+  tasks: readonly JobTask[],
+  pods: readonly Pod[],
+  assignedAt: ReadonlyMap<string, Date>,
+): AdmissionCandidate[] {
   const tasksByJob = new Map<string, Map<string, JobTask>>();
   for (const t of tasks) {
     const m = tasksByJob.get(t.jobId) ?? new Map<string, JobTask>();

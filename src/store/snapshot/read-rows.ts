@@ -61,6 +61,21 @@ export async function readConsistent<T>(prisma: PrismaClient, fn: (q: Query) => 
   }
 }
 
+/** Runs one statement on its own, outside any transaction: a statement reads one snapshot, so it
+ * is as consistent as a transaction of that statement alone, without a transaction's round trips. */
+export async function readStatement(
+  prisma: PrismaClient,
+  text: string,
+  values: readonly unknown[],
+): Promise<unknown[][]> {
+  const pool = poolOf(prisma);
+  if (!pool)
+    return (await prisma.$queryRawUnsafe<Record<string, unknown>[]>(text, ...values)).map((r) =>
+      Object.values(r),
+    );
+  return (await pool.query({ name: statementName(text), text, values: [...values], rowMode: "array" })).rows;
+}
+
 const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", ");
 /** A time as ms since the epoch, named after its column: on PGlite rows come back as objects
  * (Prisma's raw queries), so every selected column needs a name of its own. */
@@ -300,23 +315,25 @@ export interface ClusterChanged {
 }
 
 /**
- * For many clusters at once (one query), each against an earlier read of it (its cursor and its
- * snapshot, from `readPoint`): what `readCluster` returns, and whether any row `readChanges` looks
- * at was written by a transaction that read could not see (a job's pod or task tombstone counting
- * when the job is on the cluster). Rows that read saw are not changes, even when their
- * transaction is past its cursor (the cursor lags behind any transaction still open).
+ * For many clusters at once, in one statement, each against an earlier read of it (its cursor and
+ * its snapshot, from `readPoint`): what `readCluster` returns, and whether any row `readChanges`
+ * looks at was written by a transaction that read could not see (a job's pod or task tombstone
+ * counting when the job is on the cluster). Rows that read saw are not changes, even when their
+ * transaction is past its cursor (the cursor lags behind any transaction still open). Also returns
+ * the statement's own read point (what `readPoint` would return in a transaction of it).
  */
 export async function readChangedClusters(
-  q: Query,
+  prisma: PrismaClient,
   clusters: readonly { name: string; since: bigint; snapshot: string }[],
-): Promise<Map<string, ClusterChanged>> {
-  if (!clusters.length) return new Map();
+): Promise<{ point: ReadPoint; found: Map<string, ClusterChanged> } | null> {
+  if (!clusters.length) return null;
   // Each table is scanned once for all clusters from the oldest cursor ($4, a plain parameter:
   // the change_xid indexes serve it), each row then held against its cluster's cursor and snapshot.
   const unseen = (column: string) =>
     `${column} >= $4::text::xid8 AND ${column} >= c.since AND NOT pg_visible_in_snapshot(${column}, c.seen)`;
   const oldest = clusters.reduce((m, c) => (c.since < m ? c.since : m), clusters[0]!.since);
-  const rows = await q(
+  const rows = await readStatement(
+    prisma,
     `WITH c AS (
        SELECT name, since::xid8 AS since, seen::pg_snapshot AS seen
        FROM unnest($1::text[], $2::text[], $3::text[]) AS u(name, since, seen)),
@@ -337,7 +354,10 @@ export async function readChangedClusters(
              OR (t.cluster_name IS NULL AND EXISTS (SELECT 1 FROM job j
                    WHERE j.id = t.job_id AND j.cluster_name = c.name))
          WHERE ${unseen("t.change_xid")})
-     SELECT c.name, k.generation::text, k.cordoned, c.name IN (SELECT name FROM changed)
+     SELECT c.name, k.generation::text, k.cordoned, c.name IN (SELECT name FROM changed),
+       pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
+       (SELECT pruned_xid::text FROM change_horizon WHERE id = 1) AS pruned,
+       pg_current_snapshot()::text AS snapshot
      FROM c LEFT JOIN cluster k ON k.name = c.name`,
     [
       clusters.map((c) => c.name),
@@ -346,15 +366,23 @@ export async function readChangedClusters(
       oldest.toString(),
     ],
   );
-  return new Map(
-    rows.map((r) => [
-      r[0] as string,
-      {
-        cluster: r[1] === null ? null : { generation: Number(r[1]), cordoned: r[2] as boolean },
-        changed: r[3] as boolean,
-      },
-    ]),
-  );
+  const first = rows[0]!;
+  return {
+    point: {
+      cursor: BigInt(first[4] as string),
+      prunedXid: BigInt((first[5] as string | null) ?? "0"),
+      snapshot: first[6] as string,
+    },
+    found: new Map(
+      rows.map((r) => [
+        r[0] as string,
+        {
+          cluster: r[1] === null ? null : { generation: Number(r[1]), cordoned: r[2] as boolean },
+          changed: r[3] as boolean,
+        },
+      ]),
+    ),
+  };
 }
 
 /** Cheap totals to compare with what a cache holds (drift check). */
