@@ -152,11 +152,9 @@ describe("a cluster's nodes", () => {
     expect(cost("{ clusters { name nodeCount } }")).toBe(3);
     // counted and summed by the database: one row per cluster, whatever its size
     expect(cost("{ clusters { nodeCount capacity { cpu } free { cpu } } }")).toBe(3 * 3);
-    const totals = await gqlOk<{ clusters: { name: string; nodeCount: number; capacity: { cpu: number } }[] }>(
-      t.url,
-      viewer,
-      "{ clusters { name nodeCount capacity { cpu gpu } free { cpu } } }",
-    );
+    const totals = await gqlOk<{
+      clusters: { name: string; nodeCount: number; capacity: { cpu: number } }[];
+    }>(t.url, viewer, "{ clusters { name nodeCount capacity { cpu gpu } free { cpu } } }");
     expect(totals.clusters.find((c) => c.name === "big")).toEqual({
       name: "big",
       nodeCount: 2100,
