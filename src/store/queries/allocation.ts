@@ -20,6 +20,21 @@ export const addSums = (a: ResourceSum, b: ResourceSum): ResourceSum => ({
   gpuMemory: a.gpuMemory + b.gpuMemory,
 });
 
+/** A summed row as the database answers it (memory as text: it may exceed 2^53). */
+interface SumRow {
+  cpu: bigint;
+  memory: string;
+  gpu: number;
+  gpu_memory: bigint;
+}
+
+const sumOf = (r: SumRow): ResourceSum => ({
+  cpuMillis: Number(r.cpu),
+  memory: BigInt(r.memory),
+  gpu: r.gpu,
+  gpuMemory: Number(r.gpu_memory),
+});
+
 /** cluster → node → sum. */
 export async function allocatedByNode(
   prisma: PrismaClient,
@@ -27,21 +42,14 @@ export async function allocatedByNode(
 ): Promise<Map<string, Map<string, ResourceSum>>> {
   const out = new Map<string, Map<string, ResourceSum>>();
   if (!clusters.length) return out;
-  const rows = await prisma.$queryRaw<
-    { cluster: string; node: string; cpu: bigint; memory: string; gpu: number; gpu_memory: bigint }[]
-  >`
+  const rows = await prisma.$queryRaw<(SumRow & { cluster: string; node: string })[]>`
     SELECT cluster_name AS cluster, node_name AS node, cpu_millis AS cpu, trunc(memory)::text AS memory,
            gpu::float8 AS gpu, gpu_memory
     FROM node_allocation
     WHERE cluster_name = ANY(${[...clusters]}::text[]) AND pods > 0`;
   for (const r of rows) {
     const nodes = out.get(r.cluster) ?? new Map<string, ResourceSum>();
-    nodes.set(r.node, {
-      cpuMillis: Number(r.cpu),
-      memory: BigInt(r.memory),
-      gpu: r.gpu,
-      gpuMemory: Number(r.gpu_memory),
-    });
+    nodes.set(r.node, sumOf(r));
     out.set(r.cluster, nodes);
   }
   return out;
@@ -54,19 +62,12 @@ export async function allocatedByCluster(
   clusters: readonly string[],
 ): Promise<Map<string, ResourceSum>> {
   if (!clusters.length) return new Map();
-  const rows = await prisma.$queryRaw<
-    { cluster: string; cpu: bigint; memory: string; gpu: number; gpu_memory: bigint }[]
-  >`
+  const rows = await prisma.$queryRaw<(SumRow & { cluster: string })[]>`
     SELECT cluster_name AS cluster, sum(cpu_millis)::bigint AS cpu, trunc(sum(memory))::text AS memory,
            sum(gpu)::float8 AS gpu, sum(gpu_memory)::bigint AS gpu_memory
     FROM node_allocation WHERE cluster_name = ANY(${[...clusters]}::text[])
     GROUP BY 1`;
-  return new Map(
-    rows.map((r) => [
-      r.cluster,
-      { cpuMillis: Number(r.cpu), memory: BigInt(r.memory), gpu: r.gpu, gpuMemory: Number(r.gpu_memory) },
-    ]),
-  );
+  return new Map(rows.map((r) => [r.cluster, sumOf(r)]));
 }
 
 /** A cluster's nodes, counted and summed. */
@@ -83,26 +84,11 @@ export async function capacityByCluster(
   clusters: readonly string[],
 ): Promise<Map<string, ClusterCapacity>> {
   if (!clusters.length) return new Map();
-  const rows = await prisma.$queryRaw<
-    { cluster: string; nodes: number; cpu: bigint; memory: string; gpu: number; gpu_memory: bigint }[]
-  >`
+  const rows = await prisma.$queryRaw<(SumRow & { cluster: string; nodes: number })[]>`
     SELECT cluster_name AS cluster, count(*)::int AS nodes, sum(cpu_millis)::bigint AS cpu,
            sum(memory)::text AS memory, sum(gpus)::float8 AS gpu,
            sum(gpus::bigint * gpu_memory)::bigint AS gpu_memory
     FROM node WHERE cluster_name = ANY(${[...clusters]}::text[])
     GROUP BY 1`;
-  return new Map(
-    rows.map((r) => [
-      r.cluster,
-      {
-        nodes: r.nodes,
-        capacity: {
-          cpuMillis: Number(r.cpu),
-          memory: BigInt(r.memory),
-          gpu: r.gpu,
-          gpuMemory: Number(r.gpu_memory),
-        },
-      },
-    ]),
-  );
+  return new Map(rows.map((r) => [r.cluster, { nodes: r.nodes, capacity: sumOf(r) }]));
 }
