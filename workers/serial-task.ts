@@ -65,11 +65,12 @@ export class SerialTask {
     return new SerialTask(queue, worker, o.triggerDelayMs, o);
   }
 
-  /** Puts back the timer and the concurrency limit when Redis lost them (restarted empty). */
+  /** Puts back the timer and the concurrency limit when Redis lost them (restarted empty, or
+   * lost its last writes: a schedule whose next run is gone never fires again). */
   private async restoreSchedule(): Promise<void> {
     if (this.stopped) return;
     try {
-      if (await this.queue.getJobScheduler(TIMER)) return;
+      if (await this.scheduleIntact()) return;
       if (this.stopped) return;
       await schedule(this.queue, this.o.intervalMs);
       this.o.log.warn({ queue: this.o.name }, "Redis had lost the task's timer; scheduled again");
@@ -80,6 +81,14 @@ export class SerialTask {
         "cannot look at the task's timer",
       );
     }
+  }
+
+  private async scheduleIntact(): Promise<boolean> {
+    const timer = await this.queue.getJobScheduler(TIMER);
+    if (timer?.next === undefined) return false;
+    // BullMQ names a scheduler's next run after the scheduler and its time.
+    if ((await this.queue.getJobState(`repeat:${TIMER}:${timer.next}`)) === "unknown") return false;
+    return (await this.queue.getGlobalConcurrency()) === 1;
   }
 
   /** Asks for a run soon. At most one waits per `reason` while another runs; more triggers with

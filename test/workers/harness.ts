@@ -42,10 +42,15 @@ export class ControlPlane {
   readonly children: ChildProcess[] = [];
   workers: RunningWorkers | null = null;
 
-  private constructor(readonly api: TestApi) {}
+  private constructor(
+    readonly api: TestApi,
+    readonly redisUrl: string,
+  ) {}
 
-  static async start(): Promise<ControlPlane> {
-    return new ControlPlane(await startTestApi());
+  /** `redisUrl`: a Redis of the test's own (one it restarts) instead of the shared one. */
+  static async start(o: { redisUrl?: string } = {}): Promise<ControlPlane> {
+    const redisUrl = o.redisUrl ?? TEST_REDIS_URL;
+    return new ControlPlane(await startTestApi({ redisUrl }), redisUrl);
   }
 
   get bindQueuePrefix(): string {
@@ -102,7 +107,7 @@ export class ControlPlane {
         cluster: name,
         apiUrl: this.api.url,
         token: this.tokens.get(name)!,
-        redis: TEST_REDIS_URL,
+        redis: this.redisUrl,
         queuePrefix: this.bindQueuePrefix,
         backend,
         register: false,
@@ -118,7 +123,7 @@ export class ControlPlane {
   workerOptions(extra: Partial<WorkerOptions> = {}): WorkerOptions {
     return {
       databaseUrl: this.api.db.url,
-      redisUrl: TEST_REDIS_URL,
+      redisUrl: this.redisUrl,
       prefix: this.api.redisPrefix,
       bindQueuePrefix: this.bindQueuePrefix,
       cycleIntervalMs: 300,
@@ -233,7 +238,7 @@ export class ControlPlane {
     await this.workers?.stop();
     await Promise.allSettled([...this.agents.values()].map((a) => a.stop()));
     await this.api.close();
-    await deleteTestKeys(this.api.redisPrefix);
+    if (this.redisUrl === TEST_REDIS_URL) await deleteTestKeys(this.api.redisPrefix);
   }
 }
 
