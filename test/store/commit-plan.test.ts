@@ -36,7 +36,11 @@ const podRow = (job: string, name: string, over: Partial<PodRow> = {}): PodRow =
 });
 
 function rowsOf(jobs: JobRow[], pods: PodRow[]): SnapshotRows {
-  return { jobs: new Map(jobs.map((j) => [j.id, j])), pods: new Map(pods.map((p) => [p.id, p])) };
+  return {
+    jobs: new Map(jobs.map((j) => [j.id, j])),
+    pods: new Map(pods.map((p) => [p.id, p])),
+    pipelined: new Set(pods.filter((p) => p.state === "PIPELINED").map((p) => p.id)),
+  };
 }
 
 const emptyResult = (over: Partial<SessionResult> = {}): SessionResult => ({

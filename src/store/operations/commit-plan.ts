@@ -206,8 +206,9 @@ function podChanges(
   }
   // A pipelined nomination lives for one session: pipelined pods this session did not
   // pipeline again go back to plain PENDING.
-  for (const pod of rows.pods.values()) {
-    if (pod.state !== "PIPELINED" || finals.has(pod.id)) continue;
+  for (const id of rows.pipelined) {
+    const pod = rows.pods.get(id);
+    if (pod?.state !== "PIPELINED" || finals.has(id)) continue;
     changes.push({
       id: pod.id,
       job: pod.jobId,

@@ -59,9 +59,13 @@ export class ClusterState {
   private queueSpecs: QueueSpec[] = [];
   private readonly entries = new Map<string, JobEntry>();
   private readonly podRows = new Map<string, PodRow>();
+  private readonly pipelinedPods = new Set<string>();
   private readonly jobRows = new Map<string, JobRow>();
-  /** Snapshot order of the jobs; null after a job came or went (sorted again on demand). */
-  private order: JobEntry[] | null = [];
+  /** Snapshot order of the jobs (with jobs that left still in it while `left`). */
+  private order: JobEntry[] = [];
+  /** Jobs come since `order` was made, merged into it on demand. */
+  private arrived: JobEntry[] = [];
+  private left = false;
   private jobSpecs: PodGroupSpec[] | null = null;
   /** The topologies `jobSpecs` use, found with them (not by reading every job per snapshot). */
   private topologySpecs: TopologySpec[] = [];
@@ -134,9 +138,12 @@ export class ClusterState {
   setJobs(rows: JobRows): void {
     this.entries.clear();
     this.podRows.clear();
+    this.pipelinedPods.clear();
     this.jobRows.clear();
     this.upsert(rows);
     this.order = [...this.entries.values()];
+    this.arrived = [];
+    this.left = false;
     this.jobSpecs = null;
   }
 
@@ -150,11 +157,10 @@ export class ClusterState {
       if (!e || found.has(id)) continue;
       this.drop(e);
       this.entries.delete(id);
-      this.order = null;
+      this.left = true;
       changed = true;
     }
     const upserted = this.upsert(rows);
-    if (upserted.added) this.order = null;
     if (upserted.changed) this.jobSpecs = null;
     if (changed) this.jobSpecs = null;
     return changed || upserted.changed;
@@ -162,15 +168,16 @@ export class ClusterState {
 
   private drop(e: JobEntry): void {
     this.jobRows.delete(e.job.id);
-    for (const p of e.pods) this.podRows.delete(p.id);
+    for (const p of e.pods) {
+      this.podRows.delete(p.id);
+      this.pipelinedPods.delete(p.id);
+    }
   }
 
-  /** `added`: a job came into the snapshot (the order must be sorted again); `changed`: some
-   * job's rows differ from those held. */
-  private upsert(rows: JobRows): { added: boolean; changed: boolean } {
+  /** `changed`: some job's rows differ from those held. Jobs that come in join `arrived`. */
+  private upsert(rows: JobRows): { changed: boolean } {
     const tasksByJob = groupBy<TaskRecord, string>(rows.tasks, (t) => t.jobId);
     const podsByJob = groupBy<PodRecord, string>(rows.pods, (p) => p.jobId);
-    let added = false;
     let changed = false;
     for (const job of rows.jobs) {
       const pods = (podsByJob.get(job.id) ?? []).sort(byId);
@@ -187,13 +194,40 @@ export class ClusterState {
         held.pods = pods;
         held.spec = spec;
       } else {
-        this.entries.set(job.id, { job, tasks, pods, spec });
-        added = true;
+        const entry = { job, tasks, pods, spec };
+        this.entries.set(job.id, entry);
+        this.arrived.push(entry);
       }
       this.jobRows.set(job.id, jobRowOf(job));
-      for (const p of pods) this.podRows.set(p.id, p);
+      for (const p of pods) {
+        this.podRows.set(p.id, p);
+        if (p.state === "PIPELINED") this.pipelinedPods.add(p.id);
+      }
     }
-    return { added, changed };
+    return { changed };
+  }
+
+  /** Brings `order` up to date: without the jobs that left, with those come merged in by
+   * creation time and id (a few new jobs into thousands: no sort of the whole). */
+  private settleOrder(): void {
+    if (this.left) {
+      this.order = this.order.filter((e) => this.entries.get(e.job.id) === e);
+      this.left = false;
+    }
+    if (this.arrived.length === 0) return;
+    // A job that came and left before this snapshot is in neither.
+    const come = this.arrived.filter((e) => this.entries.get(e.job.id) === e).sort(jobOrder);
+    this.arrived = [];
+    const old = this.order;
+    const merged: JobEntry[] = new Array(old.length + come.length);
+    let a = 0;
+    let b = 0;
+    let k = 0;
+    while (a < old.length && b < come.length)
+      merged[k++] = jobOrder(old[a]!, come[b]!) <= 0 ? old[a++]! : come[b++]!;
+    while (a < old.length) merged[k++] = old[a++]!;
+    while (b < come.length) merged[k++] = come[b++]!;
+    this.order = merged;
   }
 
   counts(): ClusterCounts {
@@ -203,7 +237,7 @@ export class ClusterState {
   /** The snapshot at `now`. Its arrays are the caller's; the specs in them are shared with
    * later snapshots and must not be changed. */
   snapshot(now: number, usage: ReadonlyMap<string, QuotaVector> | null): LoadedSnapshot {
-    if (!this.order) this.order = [...this.entries.values()].sort(jobOrder);
+    this.settleOrder();
     if (!this.jobSpecs) {
       this.jobSpecs = this.order.filter((e) => e.spec.pods.length > 0).map((e) => e.spec);
       this.topologySpecs = this.registry.topologies(this.jobSpecs);
@@ -217,7 +251,7 @@ export class ClusterState {
         jobs: this.jobSpecs.slice(),
         topologies: this.topologySpecs.slice(),
       },
-      rows: { pods: this.podRows, jobs: this.jobRows },
+      rows: { pods: this.podRows, jobs: this.jobRows, pipelined: this.pipelinedPods },
     };
   }
 }

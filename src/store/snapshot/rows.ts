@@ -32,6 +32,9 @@ export interface JobRow {
 export interface SnapshotRows {
   pods: ReadonlyMap<string, PodRow>;
   jobs: ReadonlyMap<string, JobRow>;
+  /** The pods of `pods` that are PIPELINED (a nomination lives one session: the commit ends
+   * those the session did not pipeline again, without a walk over every pod). */
+  pipelined: ReadonlySet<string>;
 }
 
 export function podRow(p: Pod): PodRow {
@@ -58,12 +61,5 @@ export function jobRow(j: Job): JobRow {
     pendingReason: (j.pendingReason ?? null) as PendingReason | null,
     lastStartAt: j.lastStartAt,
     staleSince: j.staleSince,
-  };
-}
-
-export function snapshotRows(jobs: readonly Job[], pods: readonly Pod[]): SnapshotRows {
-  return {
-    jobs: new Map(jobs.map((j) => [j.id, jobRow(j)])),
-    pods: new Map(pods.map((p) => [p.id, podRow(p)])),
   };
 }
