@@ -1,13 +1,14 @@
 // Agent: pod phases on its cluster, and the results of the BindRequests it carried out.
 // Both are idempotent: repeating a report changes nothing the second time.
 import { z } from "zod";
-import { keepsNodeName, TERMINAL_POD_STATES } from "../domain/pod-states.js";
+import { holdsNodeState, keepsNodeName, TERMINAL_POD_STATES } from "../domain/pod-states.js";
 import { NotFoundError } from "../errors.js";
 import type { Tx } from "../db.js";
 import type { BindRequestState, JobState, PodState } from "../generated/prisma/enums.js";
 import { type Actor, type Store, transact } from "../store.js";
 import { clusterName } from "../validation/names.js";
 import { invalidAt, parseInput } from "../validation/parse.js";
+import { createBindRequests, type NewBindRequest } from "./bind-request-rows.js";
 import { bumpGeneration, lockCluster } from "./cluster-fence.js";
 import { refreshJobs } from "./job-refresh.js";
 import { type PodChange, writePodChanges } from "./pod-changes.js";
@@ -192,7 +193,10 @@ export type ReportBindResultInput = z.input<typeof bindResultInput>;
  * bind returns its pod to PENDING with the reason; a failed eviction leaves the pod RUNNING; a
  * successful eviction frees the pod (PENDING again, or FAILED if its job was cancelled or stopped).
  * Results for requests already closed are ignored; one for a request older than the pod's latest
- * of its kind closes it and changes no pod. Returns how many requests were closed.
+ * of its kind closes it and changes no pod. A bind carried out where the books no longer hold
+ * the pod (taken back, evicted or stopped before the agent got to it, and the agent carried the
+ * requests out in the other order, e.g. after a restart) left a pod running that nothing
+ * accounts for: an EVICT request removes it. Returns how many requests were closed.
  */
 export async function reportBindResult(
   store: Store,
@@ -209,6 +213,7 @@ export async function reportBindResult(
     const succeeded: string[] = [];
     const failed: { id: string; error: string }[] = [];
     const podChanges = new Map<string, PodChange>();
+    const strays: NewBindRequest[] = [];
     const lines = new Map<string, string[]>();
     for (const [i, res] of r.results.entries()) {
       const req = requests.get(res.bindRequest);
@@ -227,7 +232,21 @@ export async function reportBindResult(
       // same node) is about a run that has ended: taken as confirming the newer eviction, the
       // books would free what the pod still holds.
       const onNode = pod.nodeName === req.nodeName && req.latestOfKind;
-      const what = `${req.kind === "BIND" ? "bind" : "eviction"} of ${pod.name} on ${req.nodeName} ${res.ok ? "succeeded" : `failed: ${res.message ?? "no reason given"}`}`;
+      const stray =
+        req.kind === "BIND" && res.ok && !(pod.nodeName === req.nodeName && holdsNodeState(pod.state));
+      const what =
+        `${req.kind === "BIND" ? "bind" : "eviction"} of ${pod.name} on ${req.nodeName} ${res.ok ? "succeeded" : `failed: ${res.message ?? "no reason given"}`}` +
+        (stray ? `, after the pod was taken off ${req.nodeName}: evicting it` : "");
+      if (stray)
+        strays.push({
+          kind: "EVICT",
+          cluster: r.cluster,
+          jobId: req.jobId,
+          podId: pod.id,
+          node: req.nodeName,
+          gpuGroups: [],
+          reason: `bound to ${req.nodeName} after it was taken off that node`,
+        });
       const list = lines.get(req.jobId);
       if (list) list.push(what);
       else lines.set(req.jobId, [what]);
@@ -265,9 +284,12 @@ export async function reportBindResult(
       }
     }
     await closeBindRequests(tx, [...succeeded.map((id) => ({ id, error: null })), ...failed], now);
-    if (podChanges.size) {
-      await writePodChanges(tx, [...podChanges.values()], now);
-      await bumpGeneration(tx, r.cluster);
+    if (podChanges.size) await writePodChanges(tx, [...podChanges.values()], now);
+    if (podChanges.size || strays.length) {
+      const generation = await bumpGeneration(tx, r.cluster);
+      // Sent by the outbox sweeper; decided at this generation, so a later bind of the pod
+      // (decided at a newer one) that the agent carries out first makes it stale there.
+      await createBindRequests(tx, strays, generation);
     }
     const jobOf = new Map([...requests.values()].map((b) => [b.jobId, b.job]));
     for (const [jobId, list] of lines) {
