@@ -5,6 +5,7 @@ import { holdsNodeState, keepsNodeName, TERMINAL_POD_STATES } from "../domain/po
 import { NotFoundError } from "../errors.js";
 import type { Tx } from "../db.js";
 import type { BindRequestState, JobState, PodState } from "../generated/prisma/enums.js";
+import type { RecordEvent } from "../events.js";
 import { type Actor, type Store, transact } from "../store.js";
 import { clusterName } from "../validation/names.js";
 import { invalidAt, parseInput } from "../validation/parse.js";
@@ -147,25 +148,13 @@ export async function reportPodStatus(
     const podById = new Map(pods.map((p) => [p.id, p]));
     if ([...changes.values()].some((c) => !(c.state === "RUNNING" && podById.get(c.id)?.state === "BINDING")))
       await bumpGeneration(tx, r.cluster);
-    const byJob = new Map<string, string[]>();
+    const byJob = new JobLines();
     for (const c of changes.values()) {
       const pod = podById.get(c.id)!;
-      const line = `${pod.name} ${c.state}${c.message ? ` (${c.message})` : ""}`;
-      const lines = byJob.get(pod.jobId);
-      if (lines) lines.push(line);
-      else byJob.set(pod.jobId, [line]);
+      byJob.add(pod.jobId, `${pod.name} ${c.state}${c.message ? ` (${c.message})` : ""}`);
     }
-    for (const [id, lines] of byJob) {
-      const job = jobs.get(id)!;
-      record({
-        kind: "pods.status",
-        job: id,
-        queue: job.queueName,
-        cluster: r.cluster,
-        message: `job ${job.name}: ${lines.join(", ")}`,
-      });
-    }
-    await refreshJobs(tx, [...byJob.keys()], now, record);
+    byJob.record(record, "pods.status", r.cluster, (id) => jobs.get(id)!, ", ");
+    await refreshJobs(tx, byJob.jobs(), now, record);
     return changes.size;
   });
 }
@@ -214,7 +203,7 @@ export async function reportBindResult(
     const failed: { id: string; error: string }[] = [];
     const podChanges = new Map<string, PodChange>();
     const strays: NewBindRequest[] = [];
-    const lines = new Map<string, string[]>();
+    const lines = new JobLines();
     for (const [i, res] of r.results.entries()) {
       const req = requests.get(res.bindRequest);
       if (!req || req.clusterName !== r.cluster)
@@ -247,9 +236,7 @@ export async function reportBindResult(
           gpuGroups: [],
           reason: `bound to ${req.nodeName} after it was taken off that node`,
         });
-      const list = lines.get(req.jobId);
-      if (list) list.push(what);
-      else lines.set(req.jobId, [what]);
+      lines.add(req.jobId, what);
       if (req.kind === "BIND" && !res.ok && onNode && pod.state === "BINDING") {
         podChanges.set(pod.id, {
           id: pod.id,
@@ -287,24 +274,49 @@ export async function reportBindResult(
     if (podChanges.size) await writePodChanges(tx, [...podChanges.values()], now);
     if (podChanges.size || strays.length) {
       const generation = await bumpGeneration(tx, r.cluster);
-      // Sent by the outbox sweeper; decided at this generation, so a later bind of the pod
-      // (decided at a newer one) that the agent carries out first makes it stale there.
+      // Sent from the outbox (the cluster's next cycle, or the sweeper); decided at this
+      // generation, so a later bind of the pod that the agent carries out first makes it stale.
       await createBindRequests(tx, strays, generation);
     }
     const jobOf = new Map([...requests.values()].map((b) => [b.jobId, b.job]));
-    for (const [jobId, list] of lines) {
-      const job = jobOf.get(jobId)!;
-      record({
-        kind: "bind.result",
-        job: jobId,
-        queue: job.queueName,
-        cluster: r.cluster,
-        message: `job ${job.name}: ${list.join("; ")}`,
-      });
-    }
-    await refreshJobs(tx, [...lines.keys()], now, record);
+    lines.record(record, "bind.result", r.cluster, (id) => jobOf.get(id)!, "; ");
+    await refreshJobs(tx, lines.jobs(), now, record);
     return closed.size;
   });
+}
+
+/** What a report did, line by line per job: one event per job (not per pod). */
+class JobLines {
+  private readonly byJob = new Map<string, string[]>();
+
+  add(job: string, line: string): void {
+    const lines = this.byJob.get(job);
+    if (lines) lines.push(line);
+    else this.byJob.set(job, [line]);
+  }
+
+  jobs(): string[] {
+    return [...this.byJob.keys()];
+  }
+
+  record(
+    record: RecordEvent,
+    kind: string,
+    cluster: string,
+    jobOf: (id: string) => { name: string; queueName: string },
+    separator: string,
+  ): void {
+    for (const [id, lines] of this.byJob) {
+      const job = jobOf(id);
+      record({
+        kind,
+        job: id,
+        queue: job.queueName,
+        cluster,
+        message: `job ${job.name}: ${lines.join(separator)}`,
+      });
+    }
+  }
 }
 
 interface RequestWithPod {
