@@ -73,11 +73,13 @@ export class TopologyRegistry {
   /** Every topology seen, or only those `jobs` use. */
   topologies(jobs?: Iterable<PodGroupSpec>): TopologySpec[] {
     let specs = [...this.byName.values()];
-    if (jobs) {
+    // Most clusters have none: no walk over their jobs then.
+    if (jobs && specs.length) {
       const used = new Set<string>();
       for (const j of jobs) {
         if (j.topology?.topology) used.add(j.topology.topology);
         for (const g of j.subGroups) if (g.topology?.topology) used.add(g.topology.topology);
+        if (used.size === specs.length) break;
       }
       specs = specs.filter((t) => used.has(t.name));
     }
