@@ -2,17 +2,17 @@
 // of several job specs submitted in one transaction (and refused as a whole, naming the document
 // and field), `get jobs -l`, `get job` showing labels and run-time fields, and `wait -l` exiting
 // 0 only when every labelled job succeeded.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type CliControlPlane, startCliControlPlane } from "./control-plane.js";
 import { runCli } from "./run-cli.js";
+import { tempDir } from "../helpers/temp-dir.js";
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
 let cp: CliControlPlane;
-const dir = mkdtempSync(path.join(tmpdir(), "fleetq-cli-ci-"));
+const dir = tempDir("fleetq-cli-ci");
 const file = (name: string, text: string) => {
   const f = path.join(dir, name);
   writeFileSync(f, text);

@@ -1,13 +1,13 @@
 // The everyday commands against the real API server (real PostgreSQL and Redis, the workers and
 // a simulated cluster): get, fairshare, why, cancel, queue, token — aligned tables, JSON output,
 // and clear refusals.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { gql } from "../helpers/api.js";
 import { type CliControlPlane, startCliControlPlane } from "./control-plane.js";
 import { runCli, until } from "./run-cli.js";
+import { tempDir } from "../helpers/temp-dir.js";
 
 // Each test runs real processes against the real control plane: generous limits, no timing assertions.
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
@@ -15,7 +15,7 @@ vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 let cp: CliControlPlane;
 let admin: (args: string[]) => ReturnType<typeof runCli>;
 let member: (args: string[]) => ReturnType<typeof runCli>;
-const dir = mkdtempSync(path.join(tmpdir(), "fleetq-cli-commands-"));
+const dir = tempDir("fleetq-cli-commands");
 
 /** Columns line up: a left-aligned column ("NAME") starts at its header's offset in every row, after
  * a space; a right-aligned one ("NODES>") ends at its header's end. */

@@ -1,18 +1,18 @@
 // `fleetq submit` as CI pipelines use it, against the real API server, workers and a simulated
 // cluster with its agent (real PostgreSQL and Redis): every exit code — 0 succeeded, 1 failed or
 // cancelled, 2 timed out, 3 rejected, 4 unreachable — and the live progress line.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type CliControlPlane, startCliControlPlane } from "./control-plane.js";
 import { runCli, until } from "./run-cli.js";
+import { tempDir } from "../helpers/temp-dir.js";
 
 // Each test runs real processes against the real control plane: generous limits, no timing assertions.
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
 let cp: CliControlPlane;
-const dir = mkdtempSync(path.join(tmpdir(), "fleetq-cli-specs-"));
+const dir = tempDir("fleetq-cli-specs");
 
 function spec(name: string, text: string): string {
   const file = path.join(dir, `${name}.yaml`);

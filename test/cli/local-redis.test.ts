@@ -1,16 +1,16 @@
 // How `fleetq dev` finds Redis: REDIS_URL; else one on the probed address (127.0.0.1:6379 in real
 // use); else redis-server from PATH, started on a free port with its data in the state folder and
 // stopped with dev; else an error that says exactly how to get one. Real redis-server processes.
-import { existsSync, mkdtempSync, readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { findOnPath, localRedis, NO_REDIS_MESSAGE, redisAnswers } from "../../src/cli/dev/local-redis.js";
 import { CliError } from "../../src/cli/exit-codes.js";
 import { TEST_REDIS_URL } from "../helpers/redis.js";
+import { tempDir } from "../helpers/temp-dir.js";
 
 const nobodyListens = "redis://127.0.0.1:9";
-const stateDir = () => mkdtempSync(path.join(tmpdir(), "fleetq-dev-state-"));
+const stateDir = () => tempDir("fleetq-dev-state", "test");
 
 describe("Redis for fleetq dev", () => {
   it("REDIS_URL wins and is left alone", async () => {
@@ -46,7 +46,7 @@ describe("Redis for fleetq dev", () => {
   });
 
   it("else exits with a message that says how to get one", async () => {
-    const emptyPath = mkdtempSync(path.join(tmpdir(), "fleetq-empty-path-"));
+    const emptyPath = tempDir("fleetq-empty-path", "test");
     const attempt = localRedis({ env: { PATH: emptyPath }, stateDir: stateDir(), probeUrl: nobodyListens });
     await expect(attempt).rejects.toBeInstanceOf(CliError);
     await expect(attempt).rejects.toThrow(NO_REDIS_MESSAGE);

@@ -1,7 +1,6 @@
 // The CLI's own parsing, without a server: job spec files, durations, the API location and token,
 // and the aligned tables.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { graphqlEndpoint, resolveConnection } from "../../src/cli/client/config.js";
@@ -9,6 +8,7 @@ import { parseDuration } from "../../src/cli/duration.js";
 import { CliError } from "../../src/cli/exit-codes.js";
 import { parseJobSpec, parseJobSpecs } from "../../src/cli/job-spec.js";
 import { renderTable } from "../../src/cli/output/table.js";
+import { tempDir } from "../helpers/temp-dir.js";
 
 const refused = (fn: () => unknown): string => {
   try {
@@ -152,7 +152,7 @@ describe("where the API is", () => {
   });
 
   it("flags win over FLEETQ_URL/FLEETQ_TOKEN, which win over the config file", () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "fleetq-config-"));
+    const dir = tempDir("fleetq-config", "test");
     const file = path.join(dir, "config.yaml");
     writeFileSync(file, "url: http://from-file:4000\ntoken: file-token\n");
     const env = { FLEETQ_CONFIG: file };
@@ -175,7 +175,7 @@ describe("where the API is", () => {
   });
 
   it("a broken config file is named with the field", () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "fleetq-config-"));
+    const dir = tempDir("fleetq-config", "test");
     const file = path.join(dir, "config.yaml");
     writeFileSync(file, "url: http://x\ntokn: typo\n");
     expect(refused(() => resolveConnection({}, { FLEETQ_CONFIG: file }))).toContain(`config file ${file}`);

@@ -1,12 +1,11 @@
 // Runs the real `fleetq` command (bin/fleetq.mjs) as a child process, the way people and CI
 // pipelines do, with a config folder of its own so the user's ~/.config/fleetq never leaks in.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { runToEnd, type ShellResult } from "../helpers/run-to-end.js";
+import { tempDir } from "../helpers/temp-dir.js";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
-const isolatedConfigHome = mkdtempSync(path.join(tmpdir(), "fleetq-cli-config-"));
+const isolatedConfigHome = tempDir("fleetq-cli-config");
 
 export type CliResult = ShellResult;
 

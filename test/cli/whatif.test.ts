@@ -3,20 +3,20 @@
 // job waiting on its quota) exported as a scenario that `fleetq simulate` runs with the same nodes
 // and pods; a what-if cycle that changes nothing in the database, where a quota raise makes the
 // waiting job start.
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { admin as pgAdmin } from "../helpers/db.js";
 import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
 import { runCycle } from "../helpers/cycle.js";
 import { runCli } from "./run-cli.js";
+import { tempDir } from "../helpers/temp-dir.js";
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
 let t: TestApi;
 let cli: (args: string[]) => ReturnType<typeof runCli>;
-const dir = mkdtempSync(path.join(tmpdir(), "fleetq-whatif-"));
+const dir = tempDir("fleetq-whatif");
 const SUBMIT = "mutation($input: SubmitJobInput!) { submitJob(input: $input) { id state } }";
 let waiting: string;
 

@@ -1,7 +1,7 @@
 // The arrangement docker compose uses: Redis's default user behind a password only the control
 // plane has, and `fleetq agent-acl … --apply --url-dir DIR` giving each agent a user of its own,
 // its URL in a file the agent reads (--redis-url-file). Runs its own redis-server.
-import { mkdtempSync, readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentKeyPatterns, agentRedisUser } from "../../src/protocol/agent-redis-acl.js";
 import { runCli } from "../cli/run-cli.js";
 import { type OwnRedis, startRedisServer } from "../helpers/redis-server.js";
+import { tempDir } from "../helpers/temp-dir.js";
 
 let server: OwnRedis;
 const connections: Redis[] = [];
@@ -39,7 +40,7 @@ afterAll(() => {
 
 describe("fleetq agent-acl --apply --url-dir", () => {
   it("sets one user per cluster and writes each agent's URL; each reaches only its own keys", async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "fleetq-agent-acl-"));
+    const dir = tempDir("fleetq-agent-acl", "test");
     const r = await runCli([
       "agent-acl",
       "east",
