@@ -61,11 +61,9 @@ export class ClusterState {
   private readonly podRows = new Map<string, PodRow>();
   private readonly pipelinedPods = new Set<string>();
   private readonly jobRows = new Map<string, JobRow>();
-  /** Snapshot order of the jobs (with jobs that left still in it while `left`). */
-  private order: JobEntry[] = [];
-  /** Jobs come since `order` was made, merged into it on demand. */
-  private arrived: JobEntry[] = [];
-  private left = false;
+  /** Snapshot order of the jobs; null after a job came or went (sorted again on demand: new jobs
+   * come last in the map, so the sort meets an almost sorted list and is close to linear). */
+  private order: JobEntry[] | null = [];
   private jobSpecs: PodGroupSpec[] | null = null;
   /** The topologies `jobSpecs` use, found with them (not by reading every job per snapshot). */
   private topologySpecs: TopologySpec[] = [];
@@ -142,8 +140,6 @@ export class ClusterState {
     this.jobRows.clear();
     this.upsert(rows);
     this.order = [...this.entries.values()];
-    this.arrived = [];
-    this.left = false;
     this.jobSpecs = null;
   }
 
@@ -157,10 +153,11 @@ export class ClusterState {
       if (!e || found.has(id)) continue;
       this.drop(e);
       this.entries.delete(id);
-      this.left = true;
+      this.order = null;
       changed = true;
     }
     const upserted = this.upsert(rows);
+    if (upserted.added) this.order = null;
     if (upserted.changed) this.jobSpecs = null;
     if (changed) this.jobSpecs = null;
     return changed || upserted.changed;
@@ -174,10 +171,12 @@ export class ClusterState {
     }
   }
 
-  /** `changed`: some job's rows differ from those held. Jobs that come in join `arrived`. */
-  private upsert(rows: JobRows): { changed: boolean } {
+  /** `added`: a job came into the snapshot (the order must be sorted again); `changed`: some
+   * job's rows differ from those held. */
+  private upsert(rows: JobRows): { added: boolean; changed: boolean } {
     const tasksByJob = groupBy<TaskRecord, string>(rows.tasks, (t) => t.jobId);
     const podsByJob = groupBy<PodRecord, string>(rows.pods, (p) => p.jobId);
+    let added = false;
     let changed = false;
     for (const job of rows.jobs) {
       const pods = (podsByJob.get(job.id) ?? []).sort(byId);
@@ -194,9 +193,8 @@ export class ClusterState {
         held.pods = pods;
         held.spec = spec;
       } else {
-        const entry = { job, tasks, pods, spec };
-        this.entries.set(job.id, entry);
-        this.arrived.push(entry);
+        this.entries.set(job.id, { job, tasks, pods, spec });
+        added = true;
       }
       this.jobRows.set(job.id, jobRowOf(job));
       for (const p of pods) {
@@ -204,30 +202,7 @@ export class ClusterState {
         if (p.state === "PIPELINED") this.pipelinedPods.add(p.id);
       }
     }
-    return { changed };
-  }
-
-  /** Brings `order` up to date: without the jobs that left, with those come merged in by
-   * creation time and id (a few new jobs into thousands: no sort of the whole). */
-  private settleOrder(): void {
-    if (this.left) {
-      this.order = this.order.filter((e) => this.entries.get(e.job.id) === e);
-      this.left = false;
-    }
-    if (this.arrived.length === 0) return;
-    // A job that came and left before this snapshot is in neither.
-    const come = this.arrived.filter((e) => this.entries.get(e.job.id) === e).sort(jobOrder);
-    this.arrived = [];
-    const old = this.order;
-    const merged: JobEntry[] = new Array(old.length + come.length);
-    let a = 0;
-    let b = 0;
-    let k = 0;
-    while (a < old.length && b < come.length)
-      merged[k++] = jobOrder(old[a]!, come[b]!) <= 0 ? old[a++]! : come[b++]!;
-    while (a < old.length) merged[k++] = old[a++]!;
-    while (b < come.length) merged[k++] = come[b++]!;
-    this.order = merged;
+    return { added, changed };
   }
 
   counts(): ClusterCounts {
@@ -237,11 +212,9 @@ export class ClusterState {
   /** The snapshot at `now`. Its arrays are the caller's; the specs in them are shared with
    * later snapshots and must not be changed. */
   snapshot(now: number, usage: ReadonlyMap<string, QuotaVector> | null): LoadedSnapshot {
-    this.settleOrder();
+    if (!this.order) this.order = [...this.entries.values()].sort(jobOrder);
     if (!this.jobSpecs) {
-      const specs: PodGroupSpec[] = [];
-      for (const e of this.order) if (e.spec.pods.length > 0) specs.push(e.spec);
-      this.jobSpecs = specs;
+      this.jobSpecs = this.order.filter((e) => e.spec.pods.length > 0).map((e) => e.spec);
       this.topologySpecs = this.registry.topologies(this.jobSpecs);
     }
     return {
