@@ -167,6 +167,9 @@ describe("commitSession", () => {
       Array(3).fill(["BIND", "PENDING", generation + 1]),
     );
     expect(requests.map((b) => b.nodeName).sort()).toEqual(pods.map((p) => p.nodeName).sort());
+    // What the commit hands the dispatcher is the rows as stored, field by field, in id order.
+    const stored = await t.db.prisma.bindRequest.findMany({ where: { generation: BigInt(generation + 1) } });
+    expect(committed.bindRequests).toEqual(stored.sort((a, b) => (a.id < b.id ? -1 : 1)));
     const after = await t.db.prisma.job.findUniqueOrThrow({ where: { id: j.id } });
     expect(after.state).toBe("ADMITTED");
     expect(after.pendingReason).toBeNull();

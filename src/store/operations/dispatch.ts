@@ -5,6 +5,7 @@
 // idempotent on it, BullMQ dedupes on it); every send counts one attempt.
 import type { BindRequestMessage } from "../../protocol/bind-request.js";
 import type { BindRequest } from "../types.js";
+import { readStatement } from "../snapshot/read-rows.js";
 import type { Store } from "../store.js";
 
 export interface OutboxQuery {
@@ -35,87 +36,65 @@ export async function bindRequestsToDispatch(store: Store, q: OutboxQuery = {}):
   });
 }
 
-interface MessageRow {
-  id: string;
-  kind: "BIND" | "EVICT";
-  cluster: string;
-  generation: bigint;
-  jobId: string;
-  jobName: string;
-  namespace: string;
-  queue: string;
-  createdInCluster: boolean;
-  task: string;
-  podName: string;
-  cpuMillis: number;
-  memory: bigint;
-  gpus: number;
-  gpuFraction: number;
-  gpuMemory: number;
-  durationSeconds: number | null;
-  exitFailure: boolean;
-  node: string;
-  gpuGroups: string[];
-  gpuDevices: number[];
-  reason: string;
-  attempts: number;
-}
+// Every column named apart: on PGlite the rows come back as objects (readStatement).
+const MESSAGES_SQL = `
+  SELECT b.id::text AS id, b.kind::text AS kind, b.cluster_name AS cluster, b.generation::float8 AS generation,
+    j.id::text AS job_id, j.name AS job_name, j.namespace, j.queue_name AS queue, j.created_in_cluster,
+    p.task_name AS task, p.name AS pod_name, p.cpu_millis, p.memory::float8 AS memory, p.gpus,
+    p.gpu_fraction, p.gpu_memory, t.duration_seconds, t.exit_failure, b.node_name AS node,
+    b.gpu_groups, b.gpu_devices, b.reason, b.attempts
+  FROM unnest($1::uuid[]) WITH ORDINALITY AS x(id, n)
+  JOIN bind_request b ON b.id = x.id AND b.state IN ('PENDING', 'DISPATCHED')
+  JOIN job j ON j.id = b.job_id
+  JOIN pod p ON p.id = b.pod_id
+  JOIN job_task t ON t.job_id = p.job_id AND t.name = p.task_name
+  ORDER BY x.n`;
 
 /** The messages for these requests, in the given order; unknown ids and requests that already
- * have their result are skipped. One query: a page of a thousand requests costs one round trip
- * whatever their jobs and tasks. */
+ * have their result are skipped. One query, rows as arrays: a page of a thousand requests costs
+ * one round trip whatever their jobs and tasks. */
 export async function bindRequestMessages(
   store: Store,
   ids: readonly string[],
 ): Promise<BindRequestMessage[]> {
   if (!ids.length) return [];
-  const rows = await store.prisma.$queryRaw<MessageRow[]>`
-    SELECT b.id::text AS id, b.kind::text AS kind, b.cluster_name AS cluster, b.generation,
-      j.id::text AS "jobId", j.name AS "jobName", j.namespace, j.queue_name AS queue,
-      j.created_in_cluster AS "createdInCluster", p.task_name AS task,
-      p.name AS "podName", p.cpu_millis AS "cpuMillis", p.memory, p.gpus, p.gpu_fraction AS "gpuFraction",
-      p.gpu_memory AS "gpuMemory", t.duration_seconds AS "durationSeconds",
-      t.exit_failure AS "exitFailure", b.node_name AS node, b.gpu_groups AS "gpuGroups",
-      b.gpu_devices AS "gpuDevices", b.reason, b.attempts
-    FROM unnest(${[...ids]}::uuid[]) WITH ORDINALITY AS x(id, n)
-    JOIN bind_request b ON b.id = x.id AND b.state IN ('PENDING', 'DISPATCHED')
-    JOIN job j ON j.id = b.job_id
-    JOIN pod p ON p.id = b.pod_id
-    JOIN job_task t ON t.job_id = p.job_id AND t.name = p.task_name
-    ORDER BY x.n`;
-  return rows.map(
-    (r): BindRequestMessage => ({
-      id: r.id,
-      kind: r.kind === "BIND" ? "bind" : "evict",
-      cluster: r.cluster,
-      generation: Number(r.generation),
+  const rows = await readStatement(store.prisma, MESSAGES_SQL, [[...ids]]);
+  return rows.map((r): BindRequestMessage => {
+    const [id, kind, cluster, generation, jobId, jobName, namespace, queue, createdInCluster] = r;
+    const [task, podName, cpuMillis, memory, gpus, gpuFraction, gpuMemory] = r.slice(9, 16);
+    const [durationSeconds, exitFailure, node, gpuGroups, gpuDevices, reason, attempts] = r.slice(16);
+    return {
+      id: id as string,
+      kind: kind === "BIND" ? "bind" : "evict",
+      cluster: cluster as string,
+      generation: Number(generation),
       job: {
-        id: r.jobId,
-        name: r.jobName,
-        namespace: r.namespace,
-        queue: r.queue,
-        createdInCluster: r.createdInCluster,
+        id: jobId as string,
+        name: jobName as string,
+        namespace: namespace as string,
+        queue: queue as string,
+        createdInCluster: createdInCluster as boolean,
       },
       pod: {
-        name: r.podName,
-        task: r.task,
+        name: podName as string,
+        task: task as string,
         resources: {
-          cpuMillis: r.cpuMillis,
-          memory: Number(r.memory),
-          gpus: r.gpus,
-          gpuFraction: r.gpuFraction,
-          gpuMemory: r.gpuMemory,
+          cpuMillis: cpuMillis as number,
+          memory: Number(memory),
+          gpus: gpus as number,
+          gpuFraction: gpuFraction as number,
+          gpuMemory: gpuMemory as number,
         },
-        durationSeconds: r.durationSeconds,
-        exitFailure: r.exitFailure,
+        durationSeconds: durationSeconds as number | null,
+        exitFailure: exitFailure as boolean,
       },
-      node: r.node,
-      gpuGroups: r.gpuGroups,
-      gpuDevices: r.gpuDevices,
-      reason: r.reason,
-      attempt: r.attempts + 1,
-    }),
-  );
+      node: node as string,
+      gpuGroups: gpuGroups as string[],
+      gpuDevices: gpuDevices as number[],
+      reason: reason as string,
+      attempt: (attempts as number) + 1,
+    };
+  });
 }
 
 /** After the messages were put on the queue: PENDING/DISPATCHED → DISPATCHED, one more attempt. */
