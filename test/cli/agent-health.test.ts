@@ -1,15 +1,7 @@
 // The agent's probe endpoints (FLEETQ_AGENT_HEALTH_PORT): alive at once, ready once running.
-import { createServer } from "node:net";
 import { expect, it } from "vitest";
 import { startAgentHealth } from "../../src/cli/servers/agent-health.js";
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from "../helpers/topology/services.js";
 
 it("answers /healthz at once and /readyz once the agent runs", async () => {
   const port = await freePort();

@@ -8,7 +8,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentKeyPatterns, agentRedisUser } from "../../src/protocol/agent-redis-acl.js";
 import { runCli } from "../cli/run-cli.js";
-import { type OwnRedis, startRedisServer } from "../helpers/redis-server.js";
+import { OwnRedis } from "../helpers/topology/services.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 let server: OwnRedis;
@@ -30,12 +30,12 @@ const connect = (url: string) => {
 const queueKey = (cluster: string) => agentKeyPatterns(cluster)[0]!.replace("*", "probe");
 
 beforeAll(async () => {
-  server = await startRedisServer({ password: "control-plane-secret" });
+  server = await OwnRedis.start({ password: "control-plane-secret" });
 });
 
-afterAll(() => {
+afterAll(async () => {
   for (const r of connections) r.disconnect();
-  server?.stop();
+  await server?.stop();
 });
 
 describe("fleetq agent-acl --apply --url-dir", () => {

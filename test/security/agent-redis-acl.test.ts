@@ -11,7 +11,7 @@ import {
   agentRedisUser,
 } from "../../src/protocol/agent-redis-acl.js";
 import { BIND_QUEUE_PREFIX } from "../../src/protocol/bind-request.js";
-import { type OwnRedis, startRedisServer } from "../helpers/redis-server.js";
+import { OwnRedis } from "../helpers/topology/services.js";
 
 let server: OwnRedis;
 let url: string;
@@ -26,7 +26,7 @@ const agentConnection = (cluster: string) => {
 };
 
 beforeAll(async () => {
-  server = await startRedisServer();
+  server = await OwnRedis.start();
   url = server.url;
   admin = new Redis(url, { maxRetriesPerRequest: null });
   admin.on("error", () => {});
@@ -37,7 +37,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const close of closers.reverse()) await close().catch(() => {});
   admin?.disconnect();
-  server?.stop();
+  await server?.stop();
 });
 
 describe("agent credentials scoped in Redis", () => {

@@ -85,7 +85,8 @@ describe("a serial task whose timer lost its next run", () => {
       await until(() => timerRuns(runs), 2);
       // The schedule stays; the delayed run it would fire next is lost.
       const q = `${prefix}workers:outbox`;
-      const lost = await redis.keys(`${q}:repeat:timer:*`);
+      const lost = (await redis.zrange(`${q}:delayed`, "0", "-1")).map((id) => `${q}:${id}`);
+      expect(lost.some((key) => key.startsWith(`${q}:repeat:timer:`))).toBe(true);
       await redis.del(`${q}:delayed`, `${q}:wait`, `${q}:prioritized`, ...lost);
       expect(await redis.exists(`${q}:repeat:timer`)).toBe(1);
       const before = timerRuns(runs);

@@ -202,16 +202,22 @@ export class OwnPostgres {
 export class OwnRedis {
   private child: ChildProcess | null = null;
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    private readonly password?: string,
+  ) {}
 
-  static async start(): Promise<OwnRedis> {
-    const redis = new OwnRedis(await freePort());
+  /** `password` makes the default user require it (for tests of users and passwords, which
+   * must never touch the shared Redis). */
+  static async start(opts: { password?: string } = {}): Promise<OwnRedis> {
+    const redis = new OwnRedis(await freePort(), opts.password);
     await redis.up();
     return redis;
   }
 
+  /** As the default user, with its password when one is set. */
   get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
+    return `redis://${this.password ? `:${this.password}@` : ""}127.0.0.1:${this.port}`;
   }
 
   /** Killed and started again empty: no persistence, so every queue, lock and key is gone. */
@@ -237,15 +243,9 @@ export class OwnRedis {
   }
 
   private async up(): Promise<void> {
-    const child = ownChild(
-      spawn(
-        "redis-server",
-        ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        {
-          stdio: "ignore",
-        },
-      ),
-    );
+    const args = ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
+    if (this.password) args.push("--requirepass", this.password);
+    const child = ownChild(spawn("redis-server", args, { stdio: "ignore" }));
     this.child = child;
     await poll(`Redis on port ${this.port}`, async () => {
       if (child.exitCode !== null) throw new Error("redis-server exited");
