@@ -38,3 +38,6 @@ export const GPU_DEVICES_KEY = "fleetq.io/gpu-devices";
 export const GPU_FRACTION_KEY = "fleetq.io/gpu-fraction";
 export const GPU_MEMORY_KEY = "fleetq.io/gpu-memory";
 export const BIND_REQUEST_KEY = "fleetq.io/bind-request";
+/** The cluster generation of the bind that started the pod's run: an eviction decided at an older
+ * one was meant for an earlier run of the pod. */
+export const BIND_GENERATION_KEY = "fleetq.io/bind-generation";

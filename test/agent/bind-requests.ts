@@ -24,6 +24,8 @@ export interface RequestShape {
   /** The task (default "main", whose template the recording API serves). */
   task?: string;
   reason?: string;
+  /** The cluster generation it was decided at (default 1). */
+  generation?: number;
 }
 
 export const CONTAINER_TEMPLATE = {
@@ -45,7 +47,7 @@ export function bindRequest(shape: RequestShape): BindRequestMessage {
     id: shape.id,
     kind: shape.kind ?? "bind",
     cluster: shape.cluster ?? "c1",
-    generation: 1,
+    generation: shape.generation ?? 1,
     job: {
       id: shape.jobId ?? "job-1",
       name: shape.jobName ?? "train",

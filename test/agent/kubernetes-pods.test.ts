@@ -4,7 +4,7 @@ import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { KubernetesBackend } from "../../src/agent/backends/kubernetes/kubernetes-backend.js";
 import { uniquePodName } from "../../src/agent/backends/kubernetes/pod-names.js";
-import { BIND_REQUEST_KEY } from "../../src/agent/labels.js";
+import { BIND_GENERATION_KEY, BIND_REQUEST_KEY } from "../../src/agent/labels.js";
 import { RecordedEvents } from "./backend-events.js";
 import { CONTAINER_TEMPLATE, type RequestShape, bindRequest } from "./bind-requests.js";
 import { FakeKubeApiServer } from "./fake-kube-apiserver.js";
@@ -352,6 +352,32 @@ describe("Kubernetes backend: pods", () => {
 
     expect(await backend.evict(evict)).toEqual({ ok: true, message: "the pod is already gone" });
     expect(kube.count("POST", EVICTION, 201)).toBe(1);
+  });
+
+  it("leaves a run bound after the eviction was decided, also after a restart (the bind's generation is on the pod)", async () => {
+    await bind({ id: "br-1", pod: "p0", node: "n1", generation: 3 });
+    await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING"]));
+    await bind({ id: "br-5", pod: "p0", node: "n1", generation: 9 }); // bound again where it runs
+    const annotations = () =>
+      (kube.pod("team-a", k8s("p0"))?.metadata.annotations ?? {}) as Record<string, string>;
+    expect(annotations()[BIND_GENERATION_KEY]).toBe("9");
+    // A late repeat of the older bind leaves the newer generation on the pod.
+    await bind({ id: "br-1", pod: "p0", node: "n1", generation: 3 });
+    expect(annotations()[BIND_GENERATION_KEY]).toBe("9");
+
+    await backend.stop();
+    await startBackend(); // an agent started again knows no order of the pod's requests
+    const evict = (id: string, generation: number) =>
+      backend.evict(bindRequest({ id, kind: "evict", pod: "p0", node: "n1", generation }));
+    expect(await evict("br-4", 7)).toEqual({
+      ok: true,
+      message:
+        "superseded: pod p0 was bound again (generation 9) after this eviction was decided (generation 7)",
+    });
+    expect(kube.pod("team-a", k8s("p0"))).toBeDefined();
+    expect(kube.count("POST", EVICTION)).toBe(0);
+    expect(await evict("br-6", 10)).toEqual({ ok: true, message: "evicted from n1" });
+    expect(kube.pod("team-a", k8s("p0"))).toBeUndefined();
   });
 
   it("evicts a pod of the job created under the control plane's name (before pods were named per job), never another job's", async () => {

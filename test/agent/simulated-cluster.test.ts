@@ -112,6 +112,31 @@ describe("SimulatedCluster", () => {
     ]);
   });
 
+  it("keeps a run whose bind was decided after the eviction that comes now (a restarted agent's late request)", () => {
+    const cluster = new SimulatedCluster([gpuNode("n0")], 60);
+    cluster.bind(bindRequest({ id: "r5", pod: "p0", node: "n0", gpus: 8, generation: 9 }), 0);
+    const late = cluster.evict(
+      bindRequest({ id: "r4", kind: "evict", pod: "p0", node: "n0", generation: 7 }),
+    );
+    expect(late.outcome).toEqual({
+      ok: true,
+      message:
+        "superseded: pod p0 was bound again (generation 9) after this eviction was decided (generation 7)",
+    });
+    expect(late.changes).toEqual([]);
+    expect(cluster.podNode("job-1", "p0")).toBe("n0");
+    // A bind of the run repeated at a newer generation moves the run's generation with it.
+    cluster.bind(bindRequest({ id: "r7", pod: "p0", node: "n0", gpus: 8, generation: 12 }), 1);
+    expect(
+      cluster.evict(bindRequest({ id: "r6", kind: "evict", pod: "p0", node: "n0", generation: 11 })).changes,
+    ).toEqual([]);
+    const current = cluster.evict(
+      bindRequest({ id: "r8", kind: "evict", pod: "p0", node: "n0", generation: 12 }),
+    );
+    expect(current.changes).toMatchObject([{ pod: "p0", state: "PENDING", bindRequest: "r7" }]);
+    expect(cluster.podNode("job-1", "p0")).toBeNull();
+  });
+
   it("shares one device among the pods of a GPU group and frees it with the last one", () => {
     const cluster = new SimulatedCluster([gpuNode("n0", 1)], 60);
     const half = { gpuFraction: 0.5, gpuGroups: ["g1"], node: "n0" };

@@ -87,6 +87,26 @@ it("does not run a bind again that it carried out before its agent restarted, on
   expect(second.cluster.podNode("job-1", "p0")).toBe("n-0");
 });
 
+it("keeps the newest bind of a run across a restart: an eviction decided before it leaves the run alone", async () => {
+  const first = SimulatedBackend.fromClusterFile(CLUSTER, clock, stateFile);
+  await first.start(events([]));
+  const bind = (id: string, generation: number) =>
+    bindRequest({ id, pod: "p0", node: "n-0", gpus: 4, durationSeconds: 60, generation });
+  await first.bind(bind("r1", 3));
+  await first.bind(bind("r5", 9)); // bound again where it runs: the run is r5's now
+  await first.stop();
+
+  const changes: PodStateChange[] = [];
+  const second = SimulatedBackend.fromClusterFile(CLUSTER, clock, stateFile);
+  await second.start(events(changes));
+  const evict = (id: string, generation: number) =>
+    second.evict(bindRequest({ id, kind: "evict", pod: "p0", node: "n-0", generation }));
+  expect(await evict("r4", 7)).toMatchObject({ ok: true, message: expect.stringMatching(/^superseded/) });
+  expect(second.cluster.podNode("job-1", "p0")).toBe("n-0");
+  expect(await evict("r6", 10)).toEqual({ ok: true, message: "evicted from n-0" });
+  expect(changes).toMatchObject([{ pod: "p0", state: "PENDING", bindRequest: "r5" }]);
+});
+
 it("forgets the binds it carried out when its state file is gone (a cluster restarted empty)", async () => {
   const first = SimulatedBackend.fromClusterFile(CLUSTER, clock, stateFile);
   await first.start(events([]));

@@ -7,7 +7,8 @@ import { CoreV1Api, Watch, type KubeConfig, type V1Node, type V1Pod } from "@kub
 import type { Logger } from "pino";
 import type { BindRequestMessage } from "../../../protocol/bind-request.js";
 import { DEFAULT_BACKOFF } from "../../backoff.js";
-import { BIND_REQUEST_KEY, JOB_ID_KEY, SCHEDULER_NAME } from "../../labels.js";
+import { BIND_GENERATION_KEY, BIND_REQUEST_KEY, JOB_ID_KEY, SCHEDULER_NAME } from "../../labels.js";
+import { supersededEviction } from "../superseded-eviction.js";
 import { StartedBinds } from "../../started-binds.js";
 import type { BackendEvents, ClusterBackend, RequestOutcome } from "../types.js";
 import { DEFAULT_FINISHED_POD_TTL_MS, FinishedPodReaper } from "./finished-pods.js";
@@ -188,6 +189,8 @@ export class KubernetesBackend implements ClusterBackend {
       return { ok: true, message: `the pod evicted from ${request.node} is already gone` };
     }
     if (pod.metadata?.deletionTimestamp) return { ok: true, message: "the pod is already terminating" };
+    const stale = supersededEviction(request, bindGenerationOf(pod));
+    if (stale) return stale;
     try {
       await this.call(`evict ${name}`, () =>
         this.api.createNamespacedPodEviction({
@@ -291,7 +294,8 @@ export class KubernetesBackend implements ClusterBackend {
    * A bind answered ok by a pod already on its node: the books know the pod's run by this request
    * now, so a report that the run ended names it. The pod's bind-request annotation says so too
    * (annotations of a running pod may be patched): an agent started again reads the bind from
-   * there, and a report naming the older one would be taken for a report of an earlier run.
+   * there, and a report naming the older one would be taken for a report of an earlier run. Its
+   * bind-generation annotation moves with it: an eviction decided before this bind is stale.
    */
   private async adopted(
     pod: V1Pod,
@@ -305,9 +309,17 @@ export class KubernetesBackend implements ClusterBackend {
     if (current && current >= request.id) return outcome;
     const name = pod.metadata?.name ?? "";
     const namespace = pod.metadata?.namespace ?? "";
+    const newer = {
+      [BIND_REQUEST_KEY]: request.id,
+      [BIND_GENERATION_KEY]: String(Math.max(request.generation, bindGenerationOf(pod) ?? 0)),
+    };
     const body = annotations
-      ? [{ op: "add", path: `/metadata/annotations/${jsonPointer(BIND_REQUEST_KEY)}`, value: request.id }]
-      : [{ op: "add", path: "/metadata/annotations", value: { [BIND_REQUEST_KEY]: request.id } }];
+      ? Object.entries(newer).map(([key, value]) => ({
+          op: "add",
+          path: `/metadata/annotations/${jsonPointer(key)}`,
+          value,
+        }))
+      : [{ op: "add", path: "/metadata/annotations", value: newer }];
     try {
       await this.call(`annotate ${name}`, () => this.api.patchNamespacedPod({ name, namespace, body }));
     } catch (err) {
@@ -324,6 +336,12 @@ export class KubernetesBackend implements ClusterBackend {
   private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
     return withKubeRetry(what, fn, this.retry, this.log);
   }
+}
+
+/** The cluster generation of the bind that started the pod's run (null: not recorded). */
+function bindGenerationOf(pod: V1Pod): number | null {
+  const value = Number(pod.metadata?.annotations?.[BIND_GENERATION_KEY] ?? Number.NaN);
+  return Number.isSafeInteger(value) ? value : null;
 }
 
 /** The answer when the pod already has a node: ok on ours, a failure elsewhere. */

@@ -11,6 +11,7 @@ import {
   declaredInitContainerResources,
 } from "../../../protocol/pod-resources.js";
 import {
+  BIND_GENERATION_KEY,
   BIND_REQUEST_KEY,
   GPU_DEVICES_KEY,
   GPU_FRACTION_KEY,
@@ -97,6 +98,7 @@ function jobAnnotations(request: BindRequestMessage): Record<string, string> {
     [GPU_GROUPS_KEY]: request.gpuGroups.join(","),
     ...(request.gpuDevices.length ? { [GPU_DEVICES_KEY]: request.gpuDevices.join(",") } : {}),
     [BIND_REQUEST_KEY]: request.id,
+    [BIND_GENERATION_KEY]: String(request.generation),
   };
 }
 

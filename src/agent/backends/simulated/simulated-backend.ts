@@ -82,6 +82,7 @@ export class SimulatedBackend implements ClusterBackend {
       this.stored.set(podKey(request.job.id, request.pod.name), pod);
       appendBind(this.stateFile, pod);
     }
+    if (!started && effect.outcome.ok) this.adopt(request);
     const outcome = this.apply(effect);
     // After the pod is in the state file: a restart between the two finds it running.
     if (started && this.stateFile) appendCarriedOut(this.stateFile, request.id);
@@ -118,6 +119,16 @@ export class SimulatedBackend implements ClusterBackend {
     if (effect.changes.length > 0) this.events?.podStates(effect.changes);
     this.arm();
     return effect.outcome;
+  }
+
+  /** A newer bind of a pod already running there: the run is this bind's now, in the state file
+   * too, so that after a restart an eviction decided before it still finds the run newer. */
+  private adopt(request: BindRequestMessage): void {
+    const key = podKey(request.job.id, request.pod.name);
+    const stored = this.stored.get(key);
+    if (!this.stateFile || !stored || stored.request.id >= request.id) return;
+    this.stored.set(key, { request, startedAt: stored.startedAt });
+    writeClusterState(this.stateFile, this.stored.values());
   }
 
   /** Pods of the state file run again, each for what is left of its time. */

@@ -6,6 +6,7 @@
 // pod that would take more of a shared device's memory than is left on it (a device plugin
 // sharing a GPU refuses that too).
 import type { BindRequestMessage } from "../../../protocol/bind-request.js";
+import { supersededEviction } from "../superseded-eviction.js";
 import type { NodeInventory, PodRef, PodStateChange, RequestOutcome } from "../types.js";
 import { TimerHeap, type TimerEntry } from "./timer-heap.js";
 
@@ -39,6 +40,9 @@ interface SimPod {
   exitFailure: boolean;
   /** The BIND request whose run this is: a report that the run ended early names it. */
   bindRequest: string;
+  /** The cluster generation of the newest bind this run carries out: an eviction decided at an
+   * older one was meant for an earlier run of the pod. */
+  bindGeneration: number;
   timer: TimerEntry<SimPod>;
 }
 
@@ -127,6 +131,7 @@ export class SimulatedCluster {
       // The books know this run by the newer bind now: its end is reported under that one (ids
       // are time-ordered, so a late repeat of an older bind does not take it back).
       if (request.id > running.bindRequest) running.bindRequest = request.id;
+      running.bindGeneration = Math.max(running.bindGeneration, request.generation);
       return { outcome: { ok: true, message: `already running on ${where}` }, changes: [] };
     }
     const node = this.nodes.get(request.node);
@@ -164,6 +169,7 @@ export class SimulatedCluster {
       devices: [...request.gpuDevices],
       exitFailure: request.pod.exitFailure,
       bindRequest: request.id,
+      bindGeneration: request.generation,
       timer: undefined as unknown as TimerEntry<SimPod>,
     };
     pod.timer = this.timers.schedule(now + durationMs, pod);
@@ -184,6 +190,8 @@ export class SimulatedCluster {
         changes: [],
       };
     }
+    const stale = supersededEviction(request, pod.bindGeneration);
+    if (stale) return { outcome: stale, changes: [] };
     this.timers.cancel(pod.timer);
     this.end(key, pod);
     const why = request.reason ? `: ${request.reason}` : "";
