@@ -2,9 +2,11 @@
 // agents, its own PostgreSQL and Redis) under a steady load, with one fault after another and
 // recovery in between; after each, the checks of test/helpers/topology/checks.ts and the time
 // to recover.
-//   npm run bench:faults -- [--minutes N] [--rate R] [--only a,b] [--json]
+//   npm run bench:faults -- [--minutes N] [--rate R] [--watch S] [--only a,b] [--json]
 // --minutes: the load time spread over the faults (default 10; the agent is cut off for 60 s
-// from 10 minutes on, for less in shorter runs). --json: one JSON line per fault, then a summary.
+// from 10 minutes on, for less in shorter runs). --watch: how long after a fault the first bind
+// and the backlog's recovery are watched for, the load going on meanwhile (default 60 s).
+// --json: one JSON line per fault, then a summary.
 // --keep: when a count is not 0, the topology stays up (its database and Redis URLs printed)
 // until interrupted, to look into it. Stuck jobs are always described on stderr.
 import os from "node:os";
@@ -18,6 +20,7 @@ const { values: opt } = parseArgs({
   options: {
     minutes: { type: "string", default: "10" },
     rate: { type: "string", default: "20" },
+    watch: { type: "string", default: "60" },
     only: { type: "string" },
     json: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
@@ -27,6 +30,8 @@ const MINUTES = Number(opt.minutes);
 const RATE = Number(opt.rate);
 if (!(MINUTES > 0)) throw new Error(`--minutes: "${opt.minutes}" is not a positive number`);
 if (!(RATE > 0)) throw new Error(`--rate: "${opt.rate}" is not a positive number`);
+const WATCH = Number(opt.watch);
+if (!(WATCH > 0)) throw new Error(`--watch: "${opt.watch}" is not a positive number of seconds`);
 
 const cutOffSeconds = Math.max(10, Math.min(60, Math.round(MINUTES * 6)));
 let faults = allFaults(cutOffSeconds);
@@ -65,6 +70,7 @@ try {
       rate: RATE,
       warmupSeconds,
       afterSeconds,
+      watchSeconds: WATCH,
       settleSeconds: 120,
       settleLimitSeconds: 900,
       log: (line) => say(`  ${line}`),
