@@ -15,7 +15,9 @@ import { testRedisPrefix } from "../helpers/redis.js";
 import { deleteTestKeys } from "../helpers/redis.js";
 import { ROOT, runCli, until } from "../cli/run-cli.js";
 import { type DevProcess, startDevProcess } from "./dev-process.js";
+import { tempDir } from "../helpers/temp-dir.js";
 
+const configHome = tempDir("fleetq-qs-config");
 let clone: string;
 let dev: DevProcess | null = null;
 let env: Record<string, string>;
@@ -48,7 +50,7 @@ beforeAll(() => {
     FLEETQ_PORT: "0",
     FLEETQ_REDIS_PREFIX: prefix,
     FLEETQ_BIND_QUEUE_PREFIX: `${prefix}bind`,
-    XDG_CONFIG_HOME: mkdtempSync(path.join(tmpdir(), "fleetq-qs-config-")),
+    XDG_CONFIG_HOME: configHome,
   };
   delete env.DATABASE_URL;
   delete env.REDIS_URL;

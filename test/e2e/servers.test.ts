@@ -4,14 +4,14 @@
 // `fleetq submit --wait`. Real PostgreSQL and Redis; every process logs JSON lines and stops
 // cleanly on SIGTERM.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { reserveTestDatabase, type TestDatabase } from "../helpers/db.js";
 import { TEST_REDIS_URL, testRedisPrefix } from "../helpers/redis.js";
 import { deleteTestKeys } from "../helpers/redis.js";
 import { ROOT, runCli, until } from "../cli/run-cli.js";
+import { tempDir } from "../helpers/temp-dir.js";
 
 interface Server {
   child: ChildProcess;
@@ -92,7 +92,7 @@ it("migrate, bootstrap token, serve, worker, demo, agent; a job submitted with -
   const worker = startServer(["worker", "--metrics-port", "0"]);
   const metricsPort = ((await logged(worker, "workers running")) as { metricsPort: number }).metricsPort;
 
-  const tokens = mkdtempSync(path.join(tmpdir(), "fleetq-tokens-"));
+  const tokens = tempDir("fleetq-tokens", "test");
   const demo = await runCli(["demo", "--tokens-dir", tokens], { url, token: admin });
   expect(demo.code, demo.stderr).toBe(0);
   expect(demo.stdout).toContain("7 queue(s), 3 cluster(s) and 5 token(s) created");

@@ -1,11 +1,11 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { simulate } from "../../src/simulate/command.js";
+import { tempDir } from "../helpers/temp-dir.js";
 
 function dir(files: Record<string, unknown>): string {
-  const d = mkdtempSync(join(tmpdir(), "fleetq-sim-"));
+  const d = tempDir("fleetq-sim", "test");
   for (const [name, doc] of Object.entries(files)) {
     const p = join(d, name);
     mkdirSync(join(p, ".."), { recursive: true });

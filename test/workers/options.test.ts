@@ -1,16 +1,16 @@
 // Bad worker options and scheduler configurations are refused before anything starts, with the
 // option or the file and field named.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { schedulerConfigFromFile, startWorkers } from "../../workers/index.js";
 import { resolveSchedulerConfig } from "../../workers/scheduler-config.js";
 import { TEST_REDIS_URL } from "../helpers/redis.js";
+import { tempDir } from "../helpers/temp-dir.js";
 
 const base = { databaseUrl: "postgresql://postgres@127.0.0.1:5432/unused", redisUrl: TEST_REDIS_URL };
-const dir = mkdtempSync(path.join(tmpdir(), "fleetq-workers-"));
+const dir = tempDir("fleetq-workers");
 const file = (name: string, text: string) => {
   const p = path.join(dir, name);
   writeFileSync(p, text);

@@ -1,10 +1,3 @@
-// The outbox sweeper behind a large backlog, on a Redis server of its own (its command counts are
-// read): looking up a request's job is one hash read, never a scan of the waiting list, and a
-// request carried out while the sweep looked (its result reported, its job gone) is not sent
-// again; one truly lost is.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -18,10 +11,12 @@ import { sweepRows } from "../../workers/dispatch/sweep-outbox.js";
 import { runCycle } from "../helpers/cycle.js";
 import type { TestStore } from "../helpers/store.js";
 import { admin, job, storeWithC1 } from "../store/fixtures.js";
+import { tempDir } from "../helpers/temp-dir.js";
 
 const BACKLOG = 20_000;
 
 let t: TestStore;
+const stateDir = tempDir("fleetq-sweeper");
 let server: LocalRedis;
 let redis: Redis;
 let dispatcher: BindDispatcher;
@@ -31,7 +26,7 @@ const prefix = "bind";
 beforeAll(async () => {
   server = await localRedis({
     env: { PATH: process.env.PATH },
-    stateDir: mkdtempSync(path.join(tmpdir(), "fleetq-sweeper-")),
+    stateDir,
     probeUrl: "redis://127.0.0.1:1",
   });
   t = await storeWithC1();
