@@ -3,8 +3,8 @@
 // Requests of one pod are therefore carried out one at a time, and one decided at an older
 // cluster generation than a request already carried out for that pod is stale: it is answered
 // without touching the cluster (a bind the control plane has already taken back must not run).
-// Kept in memory: after a restart the backends' own checks (pod on that node? already gone?)
-// are what remains.
+// Kept in memory: after a restart the backends' own checks are what remains (pod on that node?
+// already gone? an eviction decided before the bind of the pod's run: superseded-eviction.ts).
 import type { BindRequestMessage } from "../protocol/bind-request.js";
 import type { BindResultReport } from "./control-plane.js";
 
