@@ -214,7 +214,9 @@ export class ClusterState {
   snapshot(now: number, usage: ReadonlyMap<string, QuotaVector> | null): LoadedSnapshot {
     if (!this.order) this.order = [...this.entries.values()].sort(jobOrder);
     if (!this.jobSpecs) {
-      this.jobSpecs = this.order.filter((e) => e.spec.pods.length > 0).map((e) => e.spec);
+      const specs: PodGroupSpec[] = [];
+      for (const e of this.order) if (e.spec.pods.length > 0) specs.push(e.spec);
+      this.jobSpecs = specs;
       this.topologySpecs = this.registry.topologies(this.jobSpecs);
     }
     return {
