@@ -158,6 +158,8 @@ export class ClusterBase {
   /** The jobs the last dry run on `compact` built (the per-node pods' job above all, and the
    * candidates it left untouched): the next dry run takes them instead of building them again. */
   readonly carry = new SessionCarry();
+  /** The same for the fair-share sessions, whose jobs are `shareJobs` and `pending` each time. */
+  readonly shareCarry = new SessionCarry();
   /** What the nodes that take pods (ready, schedulable) leave free once every pod of `compact`
    * holds its node: the pods the cluster would place now count, unlike in `free`. */
   readonly room: Amounts;
@@ -435,6 +437,7 @@ export class ClusterView {
         topologies: mergeTopologies(base.compact.topologies, ...candidates.map((c) => c.topologies)),
       },
       fairShareConfig(base.config),
+      { carry: base.shareCarry },
     );
     this.shares = new Map(shares.map((s) => [s.queue, s]));
     this.placedSinceEvaluation = new Map();

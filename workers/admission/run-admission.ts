@@ -143,11 +143,12 @@ async function lookForJobs(
   state: AdmissionState,
   now: Date,
 ): Promise<{ jobs: UnadmittedJob[]; readmit: AdmissionCandidate[] }> {
-  const jobs = await unadmittedJobs(deps.store);
-  const readmit =
+  const [jobs, readmit] = await Promise.all([
+    unadmittedJobs(deps.store),
     deps.readmitAfterMs > 0
-      ? await readmissionCandidates(deps.store, { afterMs: deps.readmitAfterMs, now, limit: deps.batch })
-      : [];
+      ? readmissionCandidates(deps.store, { afterMs: deps.readmitAfterMs, now, limit: deps.batch })
+      : [],
+  ]);
   const present = new Set([...jobs.map((j) => j.id), ...readmit.map((c) => c.spec.uid)]);
   for (const id of state.unplaced)
     if (!present.has(id)) {
