@@ -21,7 +21,7 @@ import type { TopologyConstraint } from "../validation/submit-job.js";
 import type { JobRecord, NodeRecord, PodRecord, QueueRecord, TaskRecord } from "./records.js";
 
 export function nodeSpec(n: NodeRecord, clusterCordoned: boolean): NodeSpec {
-  return {
+  const spec: NodeSpec = {
     name: n.name,
     labels: n.labels,
     taints: n.taints as Taint[],
@@ -39,9 +39,10 @@ export function nodeSpec(n: NodeRecord, clusterCordoned: boolean): NodeSpec {
     gpuMemorySynced: n.gpuMemory > 0,
     gpuModel: n.gpuModel,
     migStrategy: null,
-    // Only nodes that reported their device topology: the core then chooses whole-GPU devices.
-    ...(n.gpuDevices.length ? { gpuDevices: n.gpuDevices as GpuDeviceSpec[] } : {}),
   };
+  // Only nodes that reported their device topology: the core then chooses whole-GPU devices.
+  if (n.gpuDevices.length) spec.gpuDevices = n.gpuDevices as GpuDeviceSpec[];
+  return spec;
 }
 
 export function queueSpec(q: QueueRecord, quota: EffectiveQuota): QueueSpec {
@@ -178,7 +179,7 @@ function podSpec(p: PodRecord, task: TaskRecord, namespace: string, grouped: boo
   const status = CORE_POD_STATUS[p.state];
   const onNode = holdsNode(status);
   const shared = sharedOf(task);
-  return {
+  const spec: PodSpec = {
     uid: p.id,
     name: p.name,
     namespace,
@@ -186,8 +187,6 @@ function podSpec(p: PodRecord, task: TaskRecord, namespace: string, grouped: boo
     node: onNode ? p.nodeName : null,
     request: requestOf(p, shared),
     gpuGroups: p.gpuGroups,
-    // The devices a pod holds are part of its placement: only pods on a node carry them.
-    ...(onNode && p.gpuDevices.length ? { gpuDevices: p.gpuDevices } : {}),
     labels: NO_LABELS,
     subGroup: grouped ? task.subGroup : null,
     priority: null,
@@ -195,6 +194,10 @@ function podSpec(p: PodRecord, task: TaskRecord, namespace: string, grouped: boo
     nodeSelector: shared.selector,
     gpuModels: shared.gpuModels,
   };
+  // The devices a pod holds are part of its placement: only pods on a node carry them. Set after
+  // the literal (a spread in it builds each object on a slower path).
+  if (onNode && p.gpuDevices.length) spec.gpuDevices = p.gpuDevices;
+  return spec;
 }
 
 /**
