@@ -124,6 +124,8 @@ const emptyKey = (base: ClusterBase, job: PodGroupSpec) =>
   shapeKey(job) + queueKey(base.queues, base.parents, job);
 
 const allocateOnly = (config: SchedulerConfig): SchedulerConfig => ({ ...config, actions: ["allocate"] });
+/** Fair-share sessions of at most this many candidates take the base's share carry. */
+const SHARE_CARRY_MAX_CANDIDATES = 16;
 
 /** What admission keeps of a cluster between passes; built from one snapshot of it. */
 export class ClusterBase {
@@ -158,7 +160,8 @@ export class ClusterBase {
   /** The jobs the last dry run on `compact` built (the per-node pods' job above all, and the
    * candidates it left untouched): the next dry run takes them instead of building them again. */
   readonly carry = new SessionCarry();
-  /** The same for the fair-share sessions, whose jobs are `shareJobs` and `pending` each time. */
+  /** The same for the fair-share sessions of a few candidates, whose other jobs are `shareJobs`
+   * and `pending` each time. */
   readonly shareCarry = new SessionCarry();
   /** What the nodes that take pods (ready, schedulable) leave free once every pod of `compact`
    * holds its node: the pods the cluster would place now count, unlike in `free`. */
@@ -437,7 +440,9 @@ export class ClusterView {
         topologies: mergeTopologies(base.compact.topologies, ...candidates.map((c) => c.topologies)),
       },
       fairShareConfig(base.config),
-      { carry: base.shareCarry },
+      // With many candidates, building them dominates, and the carry would keep them all until
+      // the next session (more to collect; measured slower): only small batches take it.
+      candidates.length <= SHARE_CARRY_MAX_CANDIDATES ? { carry: base.shareCarry } : {},
     );
     this.shares = new Map(shares.map((s) => [s.queue, s]));
     this.placedSinceEvaluation = new Map();
