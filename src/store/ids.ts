@@ -17,16 +17,10 @@ export function uuidv7(now = Date.now()): string {
   const r = taken;
   taken += 16;
   const hex = (i: number) => HEX[pool[r + i]!]!;
-  // 48-bit big-endian milliseconds (beyond 32 bits: no bitwise operators).
+  // 48-bit big-endian milliseconds, as two parts that bitwise operators take whole.
   const high = Math.floor(now / 2 ** 16);
-  const ts =
-    HEX[Math.floor(high / 2 ** 24) & 0xff]! +
-    HEX[(high >>> 16) & 0xff]! +
-    HEX[(high >>> 8) & 0xff]! +
-    HEX[high & 0xff]! +
-    "-" +
-    HEX[(now >>> 8) & 0xff]! +
-    HEX[now & 0xff]!;
+  const low = now % 2 ** 16;
+  const ts = `${HEX[high >>> 24]}${HEX[(high >>> 16) & 0xff]}${HEX[(high >>> 8) & 0xff]}${HEX[high & 0xff]}-${HEX[low >>> 8]}${HEX[low & 0xff]}`;
   const version = HEX[0x70 | (pool[r + 6]! & 0x0f)]! + hex(7); // version 7
   const variant = HEX[0x80 | (pool[r + 8]! & 0x3f)]! + hex(9); // variant 10
   return `${ts}-${version}-${variant}-${hex(10)}${hex(11)}${hex(12)}${hex(13)}${hex(14)}${hex(15)}`;

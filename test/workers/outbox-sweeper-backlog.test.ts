@@ -1,3 +1,7 @@
+// The outbox sweeper behind a large backlog, on a Redis server of its own (its command counts are
+// read): looking up a request's job is one hash read, never a scan of the waiting list, and a
+// request carried out while the sweep looked (its result reported, its job gone) is not sent
+// again; one truly lost is.
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
