@@ -12,6 +12,10 @@ import {
 } from "./status.js";
 
 export const ROOT_SUB_GROUP_SET = "";
+/** Shared by every job and pod set without pods (never mutated: replaced on the first pod). */
+const NO_PODS: PodInfo[] = [];
+/** Jobs with more pod sets than this keep an index of them by name. */
+const INDEXED_POD_SETS = 8;
 
 export interface TopologyConstraint {
   topology: string;
@@ -26,7 +30,8 @@ function constraintOf(t: TopologyConstraintSpec | null | undefined): TopologyCon
 
 /** A gang: a set of pods of which at least `minAvailable` must run together. */
 export class PodSet {
-  readonly pods: PodInfo[] = [];
+  /** Set whole on the first pod (see JobInfo.addPod). */
+  pods: PodInfo[] = NO_PODS;
   activeAllocated = 0;
   activeUsed = 0;
   alive = 0;
@@ -64,7 +69,7 @@ export class PodSet {
 /** A node of the sub-group tree: child sets and pod sets, with an optional topology constraint. */
 export class SubGroupSet {
   readonly childSets: SubGroupSet[] = [];
-  readonly podSets: PodSet[] = [];
+  podSets: PodSet[] = [];
   parent: SubGroupSet | null = null;
 
   constructor(
@@ -90,11 +95,12 @@ export class JobInfo {
   readonly createdAt: number;
   readonly spec: PodGroupSpec;
   readonly root: SubGroupSet;
-  /** Pod sets by name. */
-  readonly podSets = new Map<string, PodSet>();
   /** Pod sets in a stable order (name ascending). */
   readonly podSetList: PodSet[];
-  readonly pods: PodInfo[] = [];
+  /** Pod sets by name, kept only for jobs of many (a short list is searched: most jobs have one). */
+  private readonly podSetIndex: Map<string, PodSet> | null;
+  /** Set whole on the first pod (see addPod). */
+  pods: PodInfo[] = NO_PODS;
   /** Pods per status, indexed by STATUS_INDEX. */
   private readonly statusCount = new Int32Array(POD_STATUSES.length);
   lastStartAt: number | null;
@@ -140,20 +146,23 @@ export class JobInfo {
     this.lastStartAt = spec.lastStartAt;
     this.staleSince = spec.staleSince;
     this.root = new SubGroupSet(ROOT_SUB_GROUP_SET, constraintOf(spec.topology));
-    this.buildSubGroups(spec);
-    this.podSetList = [...this.podSets.values()].sort((a, b) =>
-      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
-    );
-  }
-
-  private buildSubGroups(spec: PodGroupSpec): void {
     if (spec.subGroups.length === 0) {
+      // The common job: one pod set, built without the name index or a sort.
       const ps = new PodSet(DEFAULT_SUB_GROUP, Math.max(spec.minMember, 1), null);
-      this.root.podSets.push(ps);
       ps.parent = this.root;
-      this.podSets.set(ps.name, ps);
+      this.root.podSets = [ps];
+      this.podSetList = [ps];
+      this.podSetIndex = null;
       return;
     }
+    const byName = this.buildSubGroups(spec);
+    this.podSetList = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    this.podSetIndex = this.podSetList.length > INDEXED_POD_SETS ? byName : null;
+  }
+
+  /** The pod sets by name, built from the spec's sub-groups. */
+  private buildSubGroups(spec: PodGroupSpec): Map<string, PodSet> {
+    const podSets = new Map<string, PodSet>();
     const parents = new Set(spec.subGroups.map((g) => g.parent).filter((p): p is string => !!p));
     const sets = new Map<string, SubGroupSet>([[ROOT_SUB_GROUP_SET, this.root]]);
     for (const g of spec.subGroups)
@@ -169,28 +178,40 @@ export class JobInfo {
         const ps = new PodSet(g.name, Math.max(g.minMember, 1), constraintOf(g.topology));
         ps.parent = parent;
         parent.podSets.push(ps);
-        this.podSets.set(g.name, ps);
+        podSets.set(g.name, ps);
       }
     }
     // Pods naming no sub-group form a "default" pod set that needs all of the job's pods (as KAI does).
-    if (spec.pods.some((p) => !p.subGroup) && !this.podSets.has(DEFAULT_SUB_GROUP)) {
+    if (spec.pods.some((p) => !p.subGroup) && !podSets.has(DEFAULT_SUB_GROUP)) {
       const ps = new PodSet(DEFAULT_SUB_GROUP, Math.max(spec.pods.length, 1), null);
       ps.parent = this.root;
       this.root.podSets.push(ps);
-      this.podSets.set(ps.name, ps);
+      podSets.set(ps.name, ps);
     }
+    return podSets;
+  }
+
+  /** The pod set of that name, if the job has one. */
+  podSet(name: string): PodSet | undefined {
+    if (this.podSetIndex) return this.podSetIndex.get(name);
+    for (const ps of this.podSetList) if (ps.name === name) return ps;
+    return undefined;
   }
 
   addPod(pod: PodInfo): void {
-    const ps = this.podSets.get(pod.subGroup);
+    const ps = this.podSet(pod.subGroup);
     if (!ps) throw new Error(`job ${this.name}: pod ${pod.name} names unknown sub-group ${pod.subGroup}`);
-    ps.pods.push(pod);
-    this.pods.push(pod);
+    // A list's first item makes it a one-item array: a push onto an empty array reserves room
+    // for 17, and a session holds tens of thousands of single-pod jobs.
+    if (ps.pods === NO_PODS) ps.pods = [pod];
+    else ps.pods.push(pod);
+    if (this.pods === NO_PODS) this.pods = [pod];
+    else this.pods.push(pod);
     this.countPod(pod, 1);
   }
 
   podSetOf(pod: PodInfo): PodSet {
-    return this.podSets.get(pod.subGroup)!;
+    return this.podSet(pod.subGroup)!;
   }
 
   private countPod(pod: PodInfo, delta: number): void {

@@ -32,7 +32,7 @@ function keepsMinimum(v: Victim): boolean {
   const taken = new Map<string, number>();
   for (const t of v.tasks) taken.set(t.subGroup, (taken.get(t.subGroup) ?? 0) + 1);
   for (const [set, n] of taken) {
-    const ps = v.job.podSets.get(set);
+    const ps = v.job.podSet(set);
     if (ps && ps.minAvailable > ps.activeUsed - n) return false;
   }
   return true;

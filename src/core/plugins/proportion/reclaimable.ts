@@ -183,7 +183,7 @@ export class Reclaimable {
     const core: PodInfo[] = [];
     const elastic: PodInfo[] = [];
     for (const [name, tasks] of bySet) {
-      const min = v.job.podSets.get(name)?.minAvailable ?? tasks.length;
+      const min = v.job.podSet(name)?.minAvailable ?? tasks.length;
       if (min >= tasks.length) core.push(...tasks);
       else {
         core.push(...tasks.slice(0, min));

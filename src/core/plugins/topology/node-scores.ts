@@ -61,7 +61,7 @@ export class AttemptScores {
 
   forTask(job: JobInfo | undefined, task: PodInfo): PreferredLevelScores | null {
     if (this.bySubGroup.size === 0 || !job || job.uid !== this.job) return null;
-    const podSet: PodSet | undefined = job.podSets.get(task.subGroup);
+    const podSet: PodSet | undefined = job.podSet(task.subGroup);
     if (!podSet) return null;
     const own = this.bySubGroup.get(podSet.name);
     if (own) return own;

@@ -25,7 +25,7 @@ export function partialJob(job: JobInfo, prefix: readonly PodInfo[]): JobInfo {
   const counts = new Map<string, number>();
   for (const t of prefix) counts.set(t.subGroup, (counts.get(t.subGroup) ?? 0) + 1);
   for (const [name, n] of counts) {
-    const ps = copy.podSets.get(name);
+    const ps = copy.podSet(name);
     if (ps) ps.minAvailable = n;
   }
   return copy;
