@@ -79,6 +79,8 @@ async function runOnce(url: string): Promise<Line[]> {
     usageWindow: null,
     backoff: { baseMs: 5_000, maxMs: 300_000 },
     staleRetries: 3,
+    // No placement limit: the first cycle places every gang that fits, as its target counts.
+    maxPlacements: 0,
     logIdleCycles: false,
     workerId: "bench",
     log,

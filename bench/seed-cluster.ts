@@ -159,5 +159,8 @@ export async function seedCluster(db: pg.Client, cluster: string, shape: Cluster
     [shape.nodes, shape.nodeDigits ?? 5],
   );
   await db.query("COMMIT");
-  await db.query("ANALYZE");
+  // Statistics for the tables the seed filled only: a table analyzed while empty stays empty to
+  // the planner (every lookup a sequential scan) as a run fills it, until it is analyzed again —
+  // never, on a PostgreSQL without autovacuum. One never analyzed is sized from its pages.
+  await db.query(jobs.length ? "ANALYZE" : "ANALYZE cluster, node, queue, queue_quota");
 }

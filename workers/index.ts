@@ -30,7 +30,7 @@ import { resolveOptions, type WorkerOptions } from "./options.js";
 import { resolveSchedulerConfig } from "./scheduler-config.js";
 import { SerialTask } from "./serial-task.js";
 import { TriggerCoalescer } from "./trigger-coalescer.js";
-import { triggersFor } from "./triggers.js";
+import { PLACEMENT_LIMIT_TRIGGER, triggersFor } from "./triggers.js";
 import { checkLostClusters } from "./lost/check-lost-clusters.js";
 import { checkRuntimeLimits } from "./limits/check-runtime-limits.js";
 import { recordUsage } from "./usage/record-usage.js";
@@ -109,6 +109,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     usageWindow,
     backoff: o.bindBackoff,
     staleRetries: o.staleRetries,
+    maxPlacements: o.maxPlacementsPerCycle,
     logIdleCycles: o.logIdleCycles,
     workerId: o.workerId,
     log,
@@ -125,7 +126,10 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     { ...task, prefix: `${o.prefix}cycle`, intervalMs: o.cycleIntervalMs },
     // A LOST cluster gets no placements (nor evictions) until its agent reports again.
     async (cluster, reason) => {
-      if (!(await clusterIsLost(store, cluster))) await runCycle(cycleDeps, cluster, reason);
+      if (await clusterIsLost(store, cluster)) return;
+      const report = await runCycle(cycleDeps, cluster, reason);
+      // It committed what it placed so far; the rest of the backlog is the next cycle's.
+      if (report.stoppedAtLimit) await cycles.trigger([cluster], PLACEMENT_LIMIT_TRIGGER);
     },
     log,
   );

@@ -21,6 +21,11 @@ export interface WorkerOptions {
   schedulerConfig?: SchedulerConfig;
   /** Every cluster gets a cycle at least this often (default 1000 ms); new work triggers one sooner. */
   cycleIntervalMs?: number;
+  /** A cycle places at most about this many pods (default 2000; 0 = no limit): allocate stops
+   * between jobs once it placed that many, the cycle commits and dispatches them, and the next
+   * cycle follows at once. A large backlog then reaches the agents as it is decided, instead of
+   * all of it after one long cycle. */
+  maxPlacementsPerCycle?: number;
   /** Admission runs at least this often (default 2000 ms); submissions trigger it sooner. */
   admissionIntervalMs?: number;
   /** The outbox sweeper's period (default 5000 ms). */
@@ -106,6 +111,7 @@ const DEFAULTS = {
   prefix: "fleetq:",
   bindQueuePrefix: "bind",
   cycleIntervalMs: 1000,
+  maxPlacementsPerCycle: 2000,
   admissionIntervalMs: 2000,
   sweepIntervalMs: 5000,
   redispatchAfterMs: 30_000,
@@ -183,6 +189,11 @@ export function resolveOptions(o: WorkerOptions): ResolvedOptions {
     "estimateMinGapMs",
   ] as const)
     nonNegative(r[k], k);
+  check(
+    Number.isInteger(r.maxPlacementsPerCycle) && r.maxPlacementsPerCycle >= 0,
+    "maxPlacementsPerCycle",
+    `must be a whole number >= 0 (got ${r.maxPlacementsPerCycle})`,
+  );
   check(
     Number.isFinite(r.estimateHorizonSeconds) && r.estimateHorizonSeconds > 0,
     "estimateHorizonSeconds",

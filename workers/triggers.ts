@@ -16,6 +16,8 @@ export interface Triggers {
 
 /** The trigger reason of a cycle asked for by agent reports only. */
 export const REPORT_TRIGGER = "report";
+/** The trigger reason of the cycle that follows one stopped at its placement limit. */
+export const PLACEMENT_LIMIT_TRIGGER = "placement-limit";
 
 const NONE: Triggers = { cycles: [], reported: [], admission: false, clusterList: false };
 const one = (c: string | null) => (c ? [c] : []);

@@ -7,7 +7,7 @@
 //   FLEETQ_STALLED_INTERVAL_MS, FLEETQ_TRIGGER_DELAY_MS, FLEETQ_CLUSTER_LOST_AFTER_MS,
 //   FLEETQ_REQUEUE_LOST_AFTER_MS, FLEETQ_RUNTIME_LIMIT_INTERVAL_MS, FLEETQ_LOG_IDLE_CYCLES=1,
 //   FLEETQ_ESTIMATE_INTERVAL_MS, FLEETQ_ESTIMATE_HORIZON_SECONDS, FLEETQ_ESTIMATE_MAX_SESSIONS,
-//   FLEETQ_ESTIMATE_BUDGET_MS.
+//   FLEETQ_ESTIMATE_BUDGET_MS, FLEETQ_MAX_PLACEMENTS_PER_CYCLE.
 import type { Logger } from "pino";
 import type { WorkerOptions } from "../../workers/index.js";
 import { numberEnv } from "./env.js";
@@ -25,6 +25,7 @@ export function workerOptionsFromEnv(
     workerId: env.FLEETQ_WORKER_ID || undefined,
     schedulerConfig: schedulerConfigFromEnv(env),
     cycleIntervalMs: numberEnv("FLEETQ_CYCLE_INTERVAL_MS", env),
+    maxPlacementsPerCycle: numberEnv("FLEETQ_MAX_PLACEMENTS_PER_CYCLE", env),
     admissionIntervalMs: numberEnv("FLEETQ_ADMISSION_INTERVAL_MS", env),
     sweepIntervalMs: numberEnv("FLEETQ_SWEEP_INTERVAL_MS", env),
     redispatchAfterMs: numberEnv("FLEETQ_REDISPATCH_AFTER_MS", env),

@@ -5,6 +5,7 @@
 //   - stalegangeviction: a gang below its minimum is evicted at staleSince + the grace period;
 //   - search cursors: a stopped search the snapshot hands on is dropped after the idle time;
 //     a result that hands searches on holds no time at all (the search is still going on);
+//   - a session stopped at its placement limit holds no time at all (the next places more);
 //   - allocate stamps lastStartAt with `now`, which only a bind (a decision) does.
 // Job and pod ages only break ties in orderings (creation times, not `now` − creation time).
 import type { Snapshot } from "./api/spec.js";
@@ -13,7 +14,7 @@ import type { SchedulerConfig } from "./framework/config.js";
 import { defaultMinRuntimes, name as MIN_RUNTIME } from "./plugins/minruntime/index.js";
 
 export function resultHoldsUntil(snapshot: Snapshot, result: SessionResult, config: SchedulerConfig): number {
-  if (result.searchCursors.length) return snapshot.now;
+  if (result.searchCursors.length || result.stoppedAtLimit) return snapshot.now;
   let until = Number.POSITIVE_INFINITY;
   const later = (t: number) => {
     if (t > snapshot.now && t < until) until = t;

@@ -14,6 +14,13 @@ export interface RunOptions {
   /** The previous session's jobs and nodes on the same cluster, used again where untouched;
    * the session's own are kept in it for the next. */
   carry?: SessionCarry;
+  /**
+   * Pods (bound or pipelined) after which the session places no further job: allocate stops
+   * between jobs and the actions after it do not run (SessionResult.stoppedAtLimit). A cycle
+   * then commits what it has and the next goes on, instead of one cycle holding back every
+   * bind of a large backlog until all of it is decided. Unlimited when absent.
+   */
+  maxPlacements?: number;
 }
 
 /** Build and open a session (plugins registered, no action run yet). */
@@ -30,7 +37,11 @@ export function runSession(
   opts: RunOptions = {},
 ): SessionResult {
   const ssn = openSession(snapshot, config, opts);
-  for (const name of config.actions) createAction(name).execute(ssn);
+  if (opts.maxPlacements !== undefined && opts.maxPlacements > 0) ssn.placementLimit = opts.maxPlacements;
+  for (const name of config.actions) {
+    createAction(name).execute(ssn);
+    if (ssn.unreached) break;
+  }
   const result = sessionResult(ssn);
   ssn.close();
   opts.carry?.keep(ssn.jobs, ssn.nodeByName);
@@ -86,7 +97,7 @@ export function sessionResult(ssn: Session): SessionResult {
       staleSince: job.staleSince,
     });
   }
-  return {
+  const result: SessionResult = {
     binds: [...ssn.binds],
     pipelines: [...ssn.pipelines],
     evictions: [...ssn.evictions],
@@ -95,4 +106,6 @@ export function sessionResult(ssn: Session): SessionResult {
     queues: ssn.queueSharesFn ? ssn.queueSharesFn() : [],
     searchCursors: ssn.searchCursors.result(ssn),
   };
+  if (ssn.unreached) result.stoppedAtLimit = { unreached: ssn.unreached.map((j) => j.uid) };
+  return result;
 }

@@ -4,8 +4,8 @@
 // search-cursor expiry) can change the result yet. Random sequences of changes and waits check
 // every skipped cycle by running it anyway, from scratch: it must decide and write nothing.
 import { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { testCycleDeps } from "../helpers/cycle-deps.js";
 import { defaultSchedulerConfig, type SchedulerConfig } from "../../src/core/index.js";
 import {
   ClusterCache,
@@ -17,7 +17,6 @@ import {
   submitJob,
 } from "../../src/store/index.js";
 import type { CycleDeps } from "../../workers/cycle/run-cycle.js";
-import { SearchCursorStore } from "../../workers/cycle/search-cursor-store.js";
 import { BindDispatcher } from "../../workers/dispatch/bind-dispatcher.js";
 import { runCycle } from "../../workers/index.js";
 import { REPORT_TRIGGER } from "../../workers/triggers.js";
@@ -30,7 +29,6 @@ import { admin, gpuNode, job } from "../store/fixtures.js";
 let t: TestStore;
 let redis: Redis;
 const prefix = testRedisPrefix("fleetq-skip");
-const silent = pino({ level: "silent" });
 
 /** Min-runtime protection and a short stale-gang grace, so that time matters. */
 function timedConfig(): SchedulerConfig {
@@ -45,21 +43,7 @@ function timedConfig(): SchedulerConfig {
 }
 
 function cycleDeps(config: SchedulerConfig, dispatcher: BindDispatcher): CycleDeps {
-  return {
-    store: t.store,
-    config,
-    dispatcher,
-    usageWindow: null,
-    backoff: { baseMs: 5_000, maxMs: 20_000 },
-    staleRetries: 3,
-    logIdleCycles: false,
-    workerId: "test",
-    log: silent,
-    cache: new ClusterCache(t.store),
-    memory: new Map(),
-    carries: new Map(),
-    searchCursors: new SearchCursorStore(redis, prefix, silent),
-  };
+  return testCycleDeps({ store: t.store, dispatcher, redis, prefix }, { config });
 }
 
 let dispatcher: BindDispatcher;
@@ -114,8 +98,11 @@ describe("cycle skip", () => {
   });
 
   it.each([
-    1, 2, 3,
-  ])("a skipped cycle, run anyway, decides nothing (random changes and waits, seed %i)", async (seed) => {
+    [1, 0],
+    [2, 0],
+    [3, 0],
+    [4, 2],
+  ])("a skipped cycle, run anyway, decides nothing (random changes and waits, seed %i, placement limit %i)", async (seed, maxPlacements) => {
     const cluster = `r${seed}`;
     await registerCluster(t.store, admin, { name: cluster });
     await reportNodes(
@@ -128,7 +115,7 @@ describe("cycle skip", () => {
       },
     );
     const config = timedConfig();
-    const deps = cycleDeps(config, dispatcher);
+    const deps = { ...cycleDeps(config, dispatcher), maxPlacements };
     const r = prng(seed);
     let now = Date.now();
     vi.useFakeTimers({ toFake: ["Date"], now });

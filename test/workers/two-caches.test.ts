@@ -3,11 +3,9 @@
 // none ever commits from a stale view — a node never holds more than it has, a pod is never
 // placed twice, and a cycle that found its view stale refreshed and retried.
 import { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { defaultSchedulerConfig } from "../../src/core/index.js";
+import { testCycleDeps } from "../helpers/cycle-deps.js";
 import {
-  ClusterCache,
   createQueue,
   registerCluster,
   reportBindResult,
@@ -16,7 +14,6 @@ import {
   submitJob,
 } from "../../src/store/index.js";
 import type { CycleDeps } from "../../workers/cycle/run-cycle.js";
-import { SearchCursorStore } from "../../workers/cycle/search-cursor-store.js";
 import { BindDispatcher } from "../../workers/dispatch/bind-dispatcher.js";
 import { runCycle } from "../../workers/index.js";
 import { prng } from "../helpers/prng.js";
@@ -28,7 +25,6 @@ let t: TestStore;
 let redis: Redis;
 let dispatcher: BindDispatcher;
 const prefix = testRedisPrefix("fleetq-two-caches");
-const silent = pino({ level: "silent" });
 const agent = { name: "agent:c1" };
 
 beforeAll(async () => {
@@ -50,21 +46,11 @@ afterAll(async () => {
   await t?.close();
 });
 
-const worker = (id: string): CycleDeps => ({
-  store: t.store,
-  config: defaultSchedulerConfig(),
-  dispatcher,
-  usageWindow: null,
-  backoff: { baseMs: 1, maxMs: 1 },
-  staleRetries: 5,
-  logIdleCycles: false,
-  workerId: id,
-  log: silent,
-  cache: new ClusterCache(t.store),
-  memory: new Map(),
-  carries: new Map(),
-  searchCursors: new SearchCursorStore(redis, prefix, silent),
-});
+const worker = (id: string): CycleDeps =>
+  testCycleDeps(
+    { store: t.store, dispatcher, redis, prefix },
+    { backoff: { baseMs: 1, maxMs: 1 }, staleRetries: 5, workerId: id },
+  );
 
 /** GPUs held per node (pods BINDING, RUNNING or RELEASING there) never exceed the node's 4, and
  * no pod has two BIND requests waiting. */

@@ -39,6 +39,8 @@ export interface CycleDeps {
   usageWindow: UsageWindow | null;
   backoff: BackoffPolicy;
   staleRetries: number;
+  /** Pods a cycle places at most before it commits (allocate stops between jobs); 0 = no limit. */
+  maxPlacements: number;
   logIdleCycles: boolean;
   workerId: string;
   log: Logger;
@@ -67,6 +69,8 @@ export interface CycleReport {
   jobsChanged: number;
   /** The cycle could not decide anything new (skip-check.ts): not run. */
   skipped: boolean;
+  /** The session stopped at the cycle's placement limit: the next cycle may place more. */
+  stoppedAtLimit: boolean;
   /** Where the time went (ms; over every attempt): the view's refresh with the bind backoff and
    * search cursors, the session, the commit, sending the BindRequests. */
   timings: { loadMs: number; sessionMs: number; commitMs: number; dispatchMs: number };
@@ -88,6 +92,7 @@ export async function runCycle(deps: CycleDeps, cluster: string, reason: string)
     staleRetries: 0,
     jobsChanged: 0,
     skipped: false,
+    stoppedAtLimit: false,
     timings: { loadMs: 0, sessionMs: 0, commitMs: 0, dispatchMs: 0 },
     error: null,
   };
@@ -102,6 +107,7 @@ export async function runCycle(deps: CycleDeps, cluster: string, reason: string)
     report.binds = result.binds.length;
     report.evictions = result.evictions.length;
     report.pipelines = result.pipelines.length;
+    report.stoppedAtLimit = !!result.stoppedAtLimit;
     report.jobsChanged = commit.jobs.length;
     if (commit.bindRequests.length)
       deps.log.info({ cluster, bindRequests: commit.bindRequests.length }, "cycle committed; dispatching");
@@ -143,7 +149,7 @@ async function decideAndCommit(
     started = performance.now();
     const carry = deps.carries.get(cluster) ?? new SessionCarry();
     deps.carries.set(cluster, carry);
-    const result = runSession(snapshot, deps.config, { carry });
+    const result = runSession(snapshot, deps.config, { carry, maxPlacements: deps.maxPlacements });
     t.sessionMs += performance.now() - started;
     stoppedSearches.set({ cluster }, result.searchCursors.length);
     for (const outcome of result.jobs) {
@@ -207,7 +213,8 @@ export function cycleMessage(deps: Pick<CycleDeps, "workerId">, r: CycleReport, 
   if (r.error) return `${head}: failed: ${r.error}`;
   return (
     `${head}: ${r.binds} bind(s), ${r.evictions} eviction(s), ${r.pipelines} pipelined, ` +
-    `${r.dispatched} BindRequest(s) sent, ${r.jobsChanged} job(s) changed state, ${r.staleRetries} stale retry(ies)`
+    `${r.dispatched} BindRequest(s) sent, ${r.jobsChanged} job(s) changed state, ${r.staleRetries} stale retry(ies)` +
+    (r.stoppedAtLimit ? ", stopped at the placement limit" : "")
   );
 }
 

@@ -56,6 +56,12 @@ export interface SessionResult {
   queues: QueueShare[];
   /** Victim searches the scenario budget stopped: give them to the next session (Snapshot.searchCursors). */
   searchCursors: SearchCursor[];
+  /**
+   * Present when the session stopped at its placement limit (RunOptions.maxPlacements): the
+   * uids of the queued jobs allocate did not get to (their outcomes say nothing of why they
+   * wait). A session right after may place more.
+   */
+  stoppedAtLimit?: { unreached: string[] };
 }
 
 /**

@@ -113,6 +113,19 @@ export class Session {
   // Committed decisions, in commit order.
   readonly binds: Placement[] = [];
   readonly pipelines: Placement[] = [];
+  /**
+   * Pods (bound or pipelined) after which allocate takes no further job (RunOptions.maxPlacements).
+   * A job is placed whole: the limit is looked at between jobs.
+   */
+  placementLimit = Number.POSITIVE_INFINITY;
+  /** Set when allocate stopped at the placement limit: the queued jobs it did not get to. The
+   * actions after it do not run (they could evict for a job that free room would take). */
+  unreached: JobInfo[] | null = null;
+
+  /** Pods placed so far (bound or pipelined). */
+  get placements(): number {
+    return this.binds.length + this.pipelines.length;
+  }
   readonly evictions: Eviction[] = [];
   /** Per job: fit errors of its tasks (KAI: TasksFitErrors). */
   readonly taskFitErrors = new Map<string, Map<string, TaskFitErrors>>();

@@ -77,6 +77,11 @@ export class SortedQueue<T> {
     this.later.push(x);
   }
 
+  /** The items still queued, in no particular order. */
+  toArray(): T[] {
+    return [...this.items.slice(this.next), ...this.later.toArray()];
+  }
+
   /** An independent copy in the same state, ordered by `compare` (which must agree with this order). */
   copy(compare: (a: T, b: T) => number = this.compare): SortedQueue<T> {
     const c = new SortedQueue<T>(compare);

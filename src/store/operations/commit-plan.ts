@@ -226,7 +226,7 @@ function podChanges(
  * The jobs whose row changes: every job whose pods changed (the writer derives its state from
  * the database under its lock: an agent's confirmation that a bound pod runs moves no generation,
  * so the rows may still say BINDING), and those whose pending reason or bookkeeping the session
- * changes, judged from the rows.
+ * changes, judged from the rows (not those a session stopped at its placement limit did not get to).
  */
 function jobsToRefresh(
   cluster: string,
@@ -235,6 +235,8 @@ function jobsToRefresh(
   rows: SnapshotRows,
 ): Map<string, JobNotes> {
   const refresh = new Map<string, JobNotes>(changes.map((c) => [c.job, {}]));
+  // A session stopped at its placement limit did not try these: what was said of them stands.
+  const unreached = new Set(result.stoppedAtLimit?.unreached);
   for (const o of result.jobs) {
     const job = rows.jobs.get(o.uid);
     // Most jobs of a busy cluster: not pending (so no pending reason) and the session's times
@@ -249,7 +251,7 @@ function jobsToRefresh(
     )
       continue;
     const note: JobNotes = {
-      pendingReason: pendingReasonFromOutcome(cluster, o),
+      pendingReason: unreached.has(o.uid) ? undefined : pendingReasonFromOutcome(cluster, o),
       lastStartAt: o.lastStartAt === null ? null : new Date(o.lastStartAt),
       staleSince: o.staleSince === null ? null : new Date(o.staleSince),
     };

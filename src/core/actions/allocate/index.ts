@@ -20,6 +20,10 @@ function execute(ssn: Session): void {
     fixedJobOrder: true,
   }).initialize(ssn.jobsMaybePending());
   while (!order.isEmpty) {
+    if (ssn.placements >= ssn.placementLimit) {
+      ssn.unreached = order.remaining();
+      return;
+    }
     const job = order.popNextJob();
     if (!job) break;
     const stmt = ssn.statement("allocate");

@@ -127,6 +127,13 @@ export class JobsOrderByQueues {
     return jobs instanceof SortedQueue ? jobs.copy(this.jobCompare) : jobs.mapped((j) => j, this.jobLess);
   }
 
+  /** Every job still queued, in no particular order. */
+  remaining(): JobInfo[] {
+    const out: JobInfo[] = [];
+    for (const node of this.nodes.values()) if (node.jobs) for (const j of node.jobs.toArray()) out.push(j);
+    return out;
+  }
+
   get isEmpty(): boolean {
     return !this.roots || this.roots.size === 0;
   }
