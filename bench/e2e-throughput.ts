@@ -23,6 +23,8 @@ import type { ChildProcess } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
 import { pino } from "pino";
 import { type RunningAgent, runAgent } from "../src/agent/agent.js";
 import { parseClusterFile } from "../src/agent/backends/simulated/cluster-file.js";
@@ -125,6 +127,24 @@ const bigYaml = `
 nodeGroups:
   - { name: node, count: ${bigShape.nodes}, cpu: 128, memory: 1Ti, gpus: 8, gpuModel: A100, gpuMemoryMiB: 81920 }
 `;
+/** Waits until no cycle of any cluster runs or waits (BullMQ's cycle queues; the timer's next run
+ * is delayed and not counted), seen twice in a row; at most 10 s. */
+async function cyclesAtRest(prefix: string): Promise<void> {
+  const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+  const queues = CLUSTERS.map((c) => new Queue(c, { connection, prefix: `${prefix}cycle` }));
+  try {
+    let quiet = 0;
+    for (const deadline = Date.now() + 10_000; quiet < 2 && Date.now() < deadline; ) {
+      const busy = await Promise.all(queues.map((q) => q.getJobCountByTypes("active", "waiting")));
+      quiet = busy.every((n) => n === 0) ? quiet + 1 : 0;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } finally {
+    await Promise.all(queues.map((q) => q.close()));
+    connection.disconnect();
+  }
+}
+
 const queueOf = (n: number) => (BIG ? leafQueue(n % bigShape.leafQueues) : "bench");
 
 /** The seeded running pods, started on the simulated cluster before its agent runs. */
@@ -335,6 +355,8 @@ async function oneRun(run: number): Promise<RunResult> {
         }),
       );
     await warm;
+    // The clock starts with the workers at rest, not while a cycle of the warm-up still runs.
+    await cyclesAtRest(prefix);
 
     const cpuBefore = [cpuSeconds(api.proc.pid), cpuSeconds(workers.proc.pid), ownCpuSeconds()];
     const start = performance.now();
