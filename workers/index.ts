@@ -237,6 +237,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
             maxSessions: o.estimateMaxSessions,
             budgetMs: o.estimateBudgetMs,
             usageWindow,
+            cache: cycleDeps.cache,
           });
         }),
       });

@@ -3,6 +3,7 @@
 // them on pending jobs only, `fleetq why` and `fleetq get job` print them.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { defaultSchedulerConfig } from "../../src/core/index.js";
+import { ClusterCache } from "../../src/store/index.js";
 import { runEstimates } from "../../workers/index.js";
 import { runCli } from "../cli/run-cli.js";
 import { gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
@@ -159,5 +160,26 @@ describe("estimated start", () => {
       estimatedCluster: null,
     });
     expect((await estimate(anywhere)).estimatedCluster).toBe("c1");
+  });
+
+  it("on a worker's cached view of the cluster: what a full read gives, changes since included", async () => {
+    const config = defaultSchedulerConfig();
+    const store = t.server.store;
+    const estimates = () =>
+      sql("SELECT job_id::text, cluster_name, estimated_start FROM job_estimate ORDER BY job_id");
+    const cache = new ClusterCache(store);
+    await cache.refresh("c1");
+    const late = await submit("late", { expectedRuntimeSeconds: 60 });
+    const now = new Date();
+    await runEstimates(store, config, { now });
+    const full = await estimates();
+    expect((await estimate(late)).estimatedStart).not.toBeNull();
+    await sql("DELETE FROM job_estimate");
+    const loads = cache.fullLoads;
+    await runEstimates(store, config, { now, cache });
+    expect(await estimates()).toEqual(full);
+    // Brought up to date from what changed, not read again.
+    expect(cache.fullLoads).toBe(loads);
+    expect(cache.lastRefresh.get("c1")).toBe("delta");
   });
 });

@@ -240,4 +240,21 @@ describe("ClusterCache", () => {
     expect((await cache.refresh("c2", { now: NOW })).unchanged).toBe(false);
     expect((await cache.refresh("c2", { now: NOW })).unchanged).toBe(true);
   });
+
+  it("holds a view's rows while it is in use: a refresh of the cluster waits until the use settles", async () => {
+    const cache = new ClusterCache(t.store);
+    let refreshed: Promise<CachedCluster> | undefined;
+    const pods = await cache.use("c1", { now: NOW }, async (view) => {
+      const held = view.rows.jobs.size;
+      // Another reader's refresh, asked for while the view is planned and committed from.
+      refreshed = cache.refresh("c1", { now: NOW });
+      await submitJob(t.store, admin, job({ name: "meanwhile", cluster: "c1" }));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(view.rows.jobs.size, "the rows of a view in use").toBe(held);
+      return held;
+    });
+    const after = await refreshed!;
+    expect(after.unchanged).toBe(false);
+    expect(after.rows.jobs.size).toBe(pods + 1);
+  });
 });

@@ -8,6 +8,7 @@
 import type { Logger } from "pino";
 import { runSession, type SchedulerConfig, SessionCarry, type SessionResult } from "../../src/core/index.js";
 import {
+  type CachedCluster,
   type ClusterCache,
   type CommitResult,
   commitSession,
@@ -131,55 +132,73 @@ async function decideAndCommit(
   cluster: string,
   report: CycleReport,
 ): Promise<{ result: SessionResult; commit: CommitResult } | null> {
-  const t = report.timings;
   for (let attempt = 0; ; attempt++) {
-    let started = performance.now();
+    const started = performance.now();
     const now = Date.now();
-    const view = await deps.cache.refresh(cluster, { now, usage: deps.usageWindow ?? undefined });
-    const cursors = await deps.searchCursors.load(cluster);
-    if (canSkip(deps.memory.get(cluster), view, cursors.length, now)) {
-      t.loadMs += performance.now() - started;
-      return null;
-    }
-    const { snapshot, generation, rows } = view;
-    const failures = await pendingPodBindFailures(deps.store, cluster);
-    const waiting = gateBackedOffPods(snapshot, failures, deps.backoff);
-    snapshot.searchCursors = cursors;
-    t.loadMs += performance.now() - started;
-    started = performance.now();
-    const carry = deps.carries.get(cluster) ?? new SessionCarry();
-    deps.carries.set(cluster, carry);
-    const result = runSession(snapshot, deps.config, { carry, maxPlacements: deps.maxPlacements });
-    t.sessionMs += performance.now() - started;
-    stoppedSearches.set({ cluster }, result.searchCursors.length);
-    for (const outcome of result.jobs) {
-      const note = waiting.get(outcome.uid);
-      if (note) outcome.fitErrors = [note, ...outcome.fitErrors];
-    }
-    const decided: CycleMemory = {
-      version: view.version,
-      holdsUntil: cycleHoldsUntil(snapshot, result, deps.config, failures, deps.backoff),
-    };
-    if (isIdleResult(snapshot, result)) {
-      deps.memory.set(cluster, decided);
-      await deps.searchCursors.save(cluster, result.searchCursors);
-      return { result, commit: { generation, bindRequests: [], jobs: [] } };
-    }
-    started = performance.now();
     try {
-      const commit = await commitSession(deps.store, cluster, generation, result, rows);
-      t.commitMs += performance.now() - started;
-      deps.memory.set(cluster, decided);
-      await deps.searchCursors.save(cluster, result.searchCursors);
-      return { result, commit };
+      // The view's rows are planned and committed from: no other refresh of the cluster (an
+      // estimate run's) may change them before the commit is done.
+      return await deps.cache.use(cluster, { now, usage: deps.usageWindow ?? undefined }, (view) =>
+        decideOn(deps, view, report, started, now),
+      );
     } catch (err) {
-      t.commitMs += performance.now() - started;
       deps.memory.delete(cluster);
       if (!(err instanceof StaleSnapshotError) || attempt >= deps.staleRetries) throw err;
       report.staleRetries++;
       staleRetriesTotal.inc({ cluster });
     }
   }
+}
+
+/** One attempt on an up-to-date view: skip, or run the session and commit its result. */
+async function decideOn(
+  deps: CycleDeps,
+  view: CachedCluster,
+  report: CycleReport,
+  started: number,
+  now: number,
+): Promise<{ result: SessionResult; commit: CommitResult } | null> {
+  const t = report.timings;
+  const cluster = report.cluster;
+  const cursors = await deps.searchCursors.load(cluster);
+  if (canSkip(deps.memory.get(cluster), view, cursors.length, now)) {
+    t.loadMs += performance.now() - started;
+    return null;
+  }
+  const { snapshot, generation, rows } = view;
+  const failures = await pendingPodBindFailures(deps.store, cluster);
+  const waiting = gateBackedOffPods(snapshot, failures, deps.backoff);
+  snapshot.searchCursors = cursors;
+  t.loadMs += performance.now() - started;
+  let phase = performance.now();
+  const carry = deps.carries.get(cluster) ?? new SessionCarry();
+  deps.carries.set(cluster, carry);
+  const result = runSession(snapshot, deps.config, { carry, maxPlacements: deps.maxPlacements });
+  t.sessionMs += performance.now() - phase;
+  stoppedSearches.set({ cluster }, result.searchCursors.length);
+  for (const outcome of result.jobs) {
+    const note = waiting.get(outcome.uid);
+    if (note) outcome.fitErrors = [note, ...outcome.fitErrors];
+  }
+  const decided: CycleMemory = {
+    version: view.version,
+    holdsUntil: cycleHoldsUntil(snapshot, result, deps.config, failures, deps.backoff),
+  };
+  if (isIdleResult(snapshot, result)) {
+    deps.memory.set(cluster, decided);
+    await deps.searchCursors.save(cluster, result.searchCursors);
+    return { result, commit: { generation, bindRequests: [], jobs: [] } };
+  }
+  phase = performance.now();
+  let commit: CommitResult;
+  try {
+    commit = await commitSession(deps.store, cluster, generation, result, rows);
+  } finally {
+    t.commitMs += performance.now() - phase;
+  }
+  deps.memory.set(cluster, decided);
+  await deps.searchCursors.save(cluster, result.searchCursors);
+  return { result, commit };
 }
 
 async function recordCycle(deps: CycleDeps, r: CycleReport, reason: string): Promise<void> {

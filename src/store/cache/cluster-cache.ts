@@ -93,8 +93,15 @@ export class ClusterCache {
   /** Brings one cluster up to date and returns a consistent view of it. Refreshes of one cluster
    * run one after the other; the rows of a view stay valid until the cluster's next refresh. */
   refresh(cluster: string, opts: RefreshOptions = {}): Promise<CachedCluster> {
+    return this.use(cluster, opts, async (view) => view);
+  }
+
+  /** Refreshes the cluster and runs `fn` on its view; the cluster's next refresh waits until `fn`
+   * settles, so the view's rows stay as they are while `fn` plans and commits from them (`fn`
+   * must not refresh the same cluster). */
+  use<T>(cluster: string, opts: RefreshOptions, fn: (view: CachedCluster) => Promise<T>): Promise<T> {
     const previous = this.busy.get(cluster) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(() => this.bringUpToDate(cluster, opts));
+    const next = previous.catch(() => {}).then(async () => fn(await this.bringUpToDate(cluster, opts)));
     this.busy.set(cluster, next);
     void next
       .finally(() => {
