@@ -60,6 +60,9 @@ it("sends every BindRequest of a cycle over several pages, each once, and marks 
   expect(bindRequests).toHaveLength(JOBS * PODS_PER_JOB);
   expect(await dispatcher.send(bindRequests, "cycle")).toBe(JOBS * PODS_PER_JOB);
   expect(await queue.getWaitingCount()).toBe(JOBS * PODS_PER_JOB);
+  // Pages overlap on their way to Redis, and still land in the order of the requests.
+  const waiting = await queue.getJobs(["waiting"], 0, -1, true);
+  expect(waiting.map((j) => j.id)).toEqual(bindRequests.map((b) => b.id));
   const states = await dispatcher.queueStates(bindRequests);
   expect(bindRequests.every((b) => states.get(b.id) === "queued")).toBe(true);
   const rows = await t.store.prisma.bindRequest.groupBy({ by: ["state"], _count: true });

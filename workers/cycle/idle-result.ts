@@ -7,9 +7,11 @@ import type { SessionResult, Snapshot } from "../../src/core/index.js";
 export function isIdleResult(snapshot: Snapshot, result: SessionResult): boolean {
   if (result.binds.length || result.pipelines.length || result.evictions.length || result.pods.length)
     return false;
-  const jobs = new Map(snapshot.jobs.map((j) => [j.uid, j]));
-  for (const j of snapshot.jobs)
-    for (const p of j.pods) if (p.status === "Pending" || p.status === "Gated") return false;
+  // Newest first: a job still waiting is most often one of the last submitted.
+  const specs = snapshot.jobs;
+  for (let i = specs.length - 1; i >= 0; i--)
+    for (const p of specs[i]!.pods) if (p.status === "Pending" || p.status === "Gated") return false;
+  const jobs = new Map(specs.map((j) => [j.uid, j]));
   return result.jobs.every((o) => {
     const j = jobs.get(o.uid);
     return j !== undefined && j.lastStartAt === o.lastStartAt && j.staleSince === o.staleSince;

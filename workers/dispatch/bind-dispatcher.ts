@@ -80,27 +80,38 @@ export class BindDispatcher {
     return states;
   }
 
-  /** Sends these rows; returns how many were put on queues. Pages overlap: the next page's
-   * messages are read, and the last page marked DISPATCHED, while a page goes onto its queue (a
-   * page is marked only once it is on the queue). */
+  /** Sends these rows; returns how many were put on queues. Pages overlap: while a page goes onto
+   * its queue, the next page's messages are read and handed to Redis behind it (one connection:
+   * they land in order), and the page before is marked DISPATCHED (a page is marked only once it
+   * is on the queue). */
   async send(rows: readonly Row[], via: "cycle" | "sweeper"): Promise<number> {
     let sent = 0;
     for (const [cluster, list] of byCluster(rows)) {
+      const queue = this.queue(cluster);
       const pages: string[][] = [];
       for (let i = 0; i < list.length; i += PAGE) pages.push(list.slice(i, i + PAGE).map((r) => r.id));
       let reading = quiet(bindRequestMessages(this.store, pages[0]!));
+      let adding: Promise<number> | null = null;
       let marking: Promise<unknown> = Promise.resolve();
+      const landed = async (page: number, on: Promise<number>) => {
+        const n = await on;
+        await marking;
+        marking = quiet(markBindRequestsDispatched(this.store, pages[page]!));
+        dispatchedTotal.inc({ cluster, via }, n);
+        sent += n;
+      };
       for (let p = 0; p < pages.length; p++) {
         const messages = await reading;
         if (p + 1 < pages.length) reading = quiet(bindRequestMessages(this.store, pages[p + 1]!));
-        await this.queue(cluster).addBulk(
-          messages.map((data) => ({ name: data.kind, data, opts: { jobId: data.id } })),
+        const add = quiet(
+          queue
+            .addBulk(messages.map((data) => ({ name: data.kind, data, opts: { jobId: data.id } })))
+            .then(() => messages.length),
         );
-        await marking;
-        marking = quiet(markBindRequestsDispatched(this.store, pages[p]!));
-        dispatchedTotal.inc({ cluster, via }, messages.length);
-        sent += messages.length;
+        if (adding) await landed(p - 1, adding);
+        adding = add;
       }
+      if (adding) await landed(pages.length - 1, adding);
       await marking;
     }
     return sent;
