@@ -132,6 +132,9 @@ describe("a cycle's placement limit", () => {
       const binding = cycles.filter((e) => /: [1-9]\d* bind\(s\)/.test(e.message));
       expect(binding.length).toBeGreaterThanOrEqual(4);
       for (const e of binding) expect(e.message).toMatch(/: 2 bind\(s\)/);
+      // Where each cycle's time went, for whoever reads the event.
+      for (const e of binding)
+        expect(e.message).toMatch(/; load \d+ ms, session \d+ ms, commit \d+ ms, dispatch \d+ ms$/);
       expect(binding.some((e) => e.message.includes("(trigger: placement-limit)"))).toBe(true);
     } finally {
       await cp.close();

@@ -224,7 +224,7 @@ async function recordCycle(deps: CycleDeps, r: CycleReport, reason: string): Pro
   }
 }
 
-/** "cycle on c1 by host:42 [start → end] 12 ms (trigger: timer): 3 bind(s), …" — the bracketed
+/** "cycle on c1 by host:42 [start → end] 12 ms (trigger: timer): 3 bind(s), …; load 4 ms, …" — the bracketed
  * ISO times are what tools (and tests) read back. */
 export function cycleMessage(deps: Pick<CycleDeps, "workerId">, r: CycleReport, reason: string): string {
   const ms = r.endedAt.getTime() - r.startedAt.getTime();
@@ -233,9 +233,14 @@ export function cycleMessage(deps: Pick<CycleDeps, "workerId">, r: CycleReport, 
   return (
     `${head}: ${r.binds} bind(s), ${r.evictions} eviction(s), ${r.pipelines} pipelined, ` +
     `${r.dispatched} BindRequest(s) sent, ${r.jobsChanged} job(s) changed state, ${r.staleRetries} stale retry(ies)` +
-    (r.stoppedAtLimit ? ", stopped at the placement limit" : "")
+    (r.stoppedAtLimit ? ", stopped at the placement limit" : "") +
+    `; ${timingsText(r.timings)}`
   );
 }
+
+const timingsText = (t: CycleReport["timings"]) =>
+  `load ${Math.round(t.loadMs)} ms, session ${Math.round(t.sessionMs)} ms, ` +
+  `commit ${Math.round(t.commitMs)} ms, dispatch ${Math.round(t.dispatchMs)} ms`;
 
 /** Parses the interval back out of a cycle event's message (null when it is not one). */
 export function cycleInterval(message: string): { worker: string; start: number; end: number } | null {
