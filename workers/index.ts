@@ -34,7 +34,7 @@ import { PLACEMENT_LIMIT_TRIGGER, triggersFor } from "./triggers.js";
 import { checkLostClusters } from "./lost/check-lost-clusters.js";
 import { checkRuntimeLimits } from "./limits/check-runtime-limits.js";
 import { recordUsage } from "./usage/record-usage.js";
-import { runEstimates } from "./estimates/run-estimates.js";
+import { runBudgetMs, runEstimates } from "./estimates/run-estimates.js";
 
 export { metrics } from "./metrics.js";
 export { type WorkerOptions, WorkerOptionsError } from "./options.js";
@@ -220,11 +220,16 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
         intervalMs: o.usageIntervalMs,
         log,
         run: guarded("usage", () =>
-          recordUsage(store, config, o.usageIntervalMs / 1000, usageWindow ?? undefined),
+          recordUsage(store, config, o.usageIntervalMs / 1000, {
+            window: usageWindow ?? undefined,
+            views: { cache: cycleDeps.cache, usage: usageWindow ?? undefined },
+          }),
         ),
       }),
     );
     if (o.estimateIntervalMs > 0) {
+      // Budgets are a share of the time since the previous run of this process began.
+      let estimatedAt = Date.now();
       estimates = await SerialTask.start({
         ...task,
         prefix: workersPrefix,
@@ -232,10 +237,13 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
         intervalMs: o.estimateIntervalMs,
         log,
         run: guarded("estimates", async () => {
+          const started = Date.now();
+          const budgetMs = runBudgetMs(o.estimateBudgetMs, o.estimateCpuShare, started - estimatedAt);
+          estimatedAt = started;
           await runEstimates(store, config, {
             horizonMs: o.estimateHorizonSeconds * 1000,
             maxSessions: o.estimateMaxSessions,
-            budgetMs: o.estimateBudgetMs,
+            budgetMs,
             usageWindow,
             cache: cycleDeps.cache,
           });

@@ -86,8 +86,12 @@ export interface WorkerOptions {
   /** At most this many scheduling sessions per cluster per estimate run (default 200)… */
   estimateMaxSessions?: number;
   /** …and at most this much computation per cluster per run (default 5000 ms), giving way to the
-   * process's cycles between sessions. */
+   * process's cycles between sessions… */
   estimateBudgetMs?: number;
+  /** …and at most this share of the time since the process's previous run began (default 0.1):
+   * estimates following every change of a busy cluster take at most a tenth of a core from its
+   * cycles. */
+  estimateCpuShare?: number;
   /** Write an event for every cycle, even one that decided nothing (default false: busy cycles only). */
   logIdleCycles?: boolean;
   /** Names this process in the event log and logs (default <hostname>:<pid>). */
@@ -138,6 +142,7 @@ const DEFAULTS = {
   estimateHorizonSeconds: 86_400,
   estimateMaxSessions: 200,
   estimateBudgetMs: 5000,
+  estimateCpuShare: 0.1,
 };
 
 function check(ok: boolean, field: string, message: string): void {
@@ -198,6 +203,11 @@ export function resolveOptions(o: WorkerOptions): ResolvedOptions {
     Number.isFinite(r.estimateHorizonSeconds) && r.estimateHorizonSeconds > 0,
     "estimateHorizonSeconds",
     "must be a positive number of seconds",
+  );
+  check(
+    Number.isFinite(r.estimateCpuShare) && r.estimateCpuShare > 0 && r.estimateCpuShare <= 1,
+    "estimateCpuShare",
+    `must be a number above 0 and at most 1 (got ${r.estimateCpuShare})`,
   );
   check(
     Number.isInteger(r.estimateMaxSessions) && r.estimateMaxSessions > 0,

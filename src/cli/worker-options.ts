@@ -7,7 +7,7 @@
 //   FLEETQ_STALLED_INTERVAL_MS, FLEETQ_TRIGGER_DELAY_MS, FLEETQ_CLUSTER_LOST_AFTER_MS,
 //   FLEETQ_REQUEUE_LOST_AFTER_MS, FLEETQ_RUNTIME_LIMIT_INTERVAL_MS, FLEETQ_LOG_IDLE_CYCLES=1,
 //   FLEETQ_ESTIMATE_INTERVAL_MS, FLEETQ_ESTIMATE_HORIZON_SECONDS, FLEETQ_ESTIMATE_MAX_SESSIONS,
-//   FLEETQ_ESTIMATE_BUDGET_MS, FLEETQ_MAX_PLACEMENTS_PER_CYCLE.
+//   FLEETQ_ESTIMATE_BUDGET_MS, FLEETQ_ESTIMATE_CPU_SHARE, FLEETQ_MAX_PLACEMENTS_PER_CYCLE.
 import type { Logger } from "pino";
 import type { WorkerOptions } from "../../workers/index.js";
 import { numberEnv } from "./env.js";
@@ -42,6 +42,7 @@ export function workerOptionsFromEnv(
     estimateHorizonSeconds: numberEnv("FLEETQ_ESTIMATE_HORIZON_SECONDS", env),
     estimateMaxSessions: numberEnv("FLEETQ_ESTIMATE_MAX_SESSIONS", env),
     estimateBudgetMs: numberEnv("FLEETQ_ESTIMATE_BUDGET_MS", env),
+    estimateCpuShare: numberEnv("FLEETQ_ESTIMATE_CPU_SHARE", env),
     timeBasedFairShare: halfLife ? { halfLifeSeconds: halfLife } : null,
     logIdleCycles: env.FLEETQ_LOG_IDLE_CYCLES === "1",
   };

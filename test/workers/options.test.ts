@@ -30,6 +30,8 @@ describe("startWorkers options", () => {
     [{ estimateHorizonSeconds: 0 }, /estimateHorizonSeconds must be a positive number of seconds/],
     [{ estimateMaxSessions: 1.5 }, /estimateMaxSessions must be a positive integer/],
     [{ estimateBudgetMs: 0 }, /estimateBudgetMs must be a positive number of milliseconds/],
+    [{ estimateCpuShare: 0 }, /estimateCpuShare must be a number above 0 and at most 1 \(got 0\)/],
+    [{ estimateCpuShare: 1.5 }, /estimateCpuShare must be a number above 0 and at most 1 \(got 1.5\)/],
     [
       { timeBasedFairShare: { halfLifeSeconds: 0 } },
       /timeBasedFairShare.halfLifeSeconds must be a positive number/,

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { computeFairShare, defaultSchedulerConfig } from "../../src/core/index.js";
 import { decayedAverage, DEFAULT_USAGE_WINDOW } from "../../src/store/domain/usage.js";
-import { fairShareConfig, loadSnapshot } from "../../src/store/index.js";
+import { ClusterCache, fairShareConfig, loadSnapshot } from "../../src/store/index.js";
 import { createQueue, setQueueQuota } from "../../src/store/operations/queues.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { recordUsage } from "../../workers/index.js";
@@ -36,7 +36,7 @@ it("records usage and feeds it, decayed, into the fair shares", async () => {
   );
   await runCycle(t.store, "c1");
   const now = new Date();
-  expect(await recordUsage(t.store, config, 3600, DEFAULT_USAGE_WINDOW, now)).toBe(1);
+  expect(await recordUsage(t.store, config, 3600, { window: DEFAULT_USAGE_WINDOW, now })).toBe(1);
   const rows = await t.db.prisma.queueUsage.findMany({ orderBy: { queueName: "asc" } });
   expect(rows.map((r) => [r.queueName, r.gpuSeconds])).toEqual([
     ["org", 4 * 3600],
@@ -76,3 +76,26 @@ it("records usage and feeds it, decayed, into the fair shares", async () => {
   expect(without.get("team-a")).toBe(without.get("team-b"));
   expect(withUsage.get("team-b")!).toBeGreaterThan(withUsage.get("team-a")!);
 });
+
+it("records from a worker's cached view what a full read records, reading only what changed", async () => {
+  const now = new Date(Date.now() + 7 * 86_400_000);
+  const recorded = async () => {
+    const where = { bucketStart: { gte: new Date(now.getTime() - 3_600_000) } };
+    const rows = await t.db.prisma.queueUsage.findMany({ where, orderBy: { queueName: "asc" } });
+    await t.db.prisma.queueUsage.deleteMany({ where });
+    return rows.map((r) => [r.queueName, r.gpuSeconds, r.cpuMilliSeconds, r.memoryByteSeconds]);
+  };
+  const cache = new ClusterCache(t.store);
+  await cache.refresh("c1");
+  await submitJob(t.store, admin, job({ name: "since", cluster: "c1", queue: "team-b" }));
+  await runCycle(t.store, "c1");
+  await recordUsage(t.store, config, 60, { now });
+  const full = await recorded();
+  expect(full.length).toBeGreaterThan(0);
+  const loads = cache.fullLoads;
+  await recordUsage(t.store, config, 60, { now, views: { cache, usage: undefined } });
+  expect(await recorded()).toEqual(full);
+  expect(cache.fullLoads).toBe(loads);
+  expect(cache.lastRefresh.get("c1")).toBe("delta");
+});
+

@@ -3,6 +3,7 @@
 // per interval across all workers (a serial task on a timer), so each interval is counted once.
 import { computeFairShare, type SchedulerConfig } from "../../src/core/index.js";
 import {
+  type ClusterCache,
   DEFAULT_USAGE_WINDOW,
   fairShareConfig,
   clusterSnapshot,
@@ -12,16 +13,27 @@ import {
   type UsageWindow,
 } from "../../src/store/index.js";
 
+export interface RecordUsageOptions {
+  /** The usage history's window (older buckets are dropped). */
+  window?: UsageWindow;
+  now?: Date;
+  /** The process's cached views of the clusters (the cycles'), refreshed as the cycles refresh
+   * them (`usage`: their time-based fair share window), instead of a full read per cluster. */
+  views?: { cache: ClusterCache; usage: UsageWindow | undefined };
+}
+
 export async function recordUsage(
   store: Store,
   config: SchedulerConfig,
   seconds: number,
-  window: UsageWindow = DEFAULT_USAGE_WINDOW,
-  now = new Date(),
+  opts: RecordUsageOptions = {},
 ): Promise<number> {
+  const now = opts.now ?? new Date();
   let recorded = 0;
   for (const cluster of await clusterSummaries(store)) {
-    const { snapshot } = await clusterSnapshot(store, cluster.name, { now: now.getTime() });
+    const { snapshot } = opts.views
+      ? await opts.views.cache.refresh(cluster.name, { now: now.getTime(), usage: opts.views.usage })
+      : await clusterSnapshot(store, cluster.name, { now: now.getTime() });
     const shares = computeFairShare(snapshot, fairShareConfig(config));
     await recordQueueUsage(
       store,
@@ -31,7 +43,7 @@ export async function recordUsage(
         seconds,
         queues: shares.map((s) => ({ queue: s.queue, allocated: s.allocated })),
       },
-      window,
+      opts.window ?? DEFAULT_USAGE_WINDOW,
     );
     recorded++;
   }
