@@ -113,6 +113,8 @@ export class Session {
   // Committed decisions, in commit order.
   readonly binds: Placement[] = [];
   readonly pipelines: Placement[] = [];
+  readonly evictions: Eviction[] = [];
+
   /**
    * Pods (bound or pipelined) after which allocate takes no further job (RunOptions.maxPlacements).
    * A job is placed whole: the limit is looked at between jobs.
@@ -126,7 +128,7 @@ export class Session {
   get placements(): number {
     return this.binds.length + this.pipelines.length;
   }
-  readonly evictions: Eviction[] = [];
+
   /** Per job: fit errors of its tasks (KAI: TasksFitErrors). */
   readonly taskFitErrors = new Map<string, Map<string, TaskFitErrors>>();
 
