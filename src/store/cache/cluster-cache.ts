@@ -14,12 +14,13 @@ import { pruneChangeTombstones } from "../operations/change-tombstones.js";
 import { ClusterState, type LoadedSnapshot } from "../snapshot/cluster-state.js";
 import { readAll } from "../snapshot/load-snapshot.js";
 import {
+  type DeltaHead,
   type Query,
+  type ReadPoint,
   readChangedClusters,
-  readChanges,
-  readCluster,
   readConsistent,
   readCounts,
+  readDeltaHead,
   readJobs,
   readNodes,
   readPoint,
@@ -165,27 +166,28 @@ export class ClusterCache {
     let outcome: { entry: Entry; changed: boolean; buckets: Map<string, UsageBucket[]> | null };
     try {
       outcome = await readConsistent(this.store.prisma, async (q) => {
-        const point = await readPoint(q);
-        const fresh = (): Entry => ({
-          state: new ClusterState(cluster),
-          cursor: point.cursor,
-          seen: point.snapshot,
-          refreshedAt: wallClock,
-          deltas: 0,
-          usage: null,
-        });
-        if (held && held.cursor > point.prunedXid && wallClock - held.refreshedAt <= this.opts.maxIdleMs) {
-          const delta = await this.readDelta(q, held, opts.usage, now);
-          if (delta) {
-            held.cursor = point.cursor;
-            held.seen = point.snapshot;
-            held.refreshedAt = wallClock;
-            return { entry: held, ...delta };
-          }
-        }
-        const entry = fresh();
-        const apply = await readAll(q, entry.state, now, opts.usage);
-        return { entry, changed: true, buckets: apply() };
+        const full = async (point: ReadPoint) => {
+          const entry: Entry = {
+            state: new ClusterState(cluster),
+            cursor: point.cursor,
+            seen: point.snapshot,
+            refreshedAt: wallClock,
+            deltas: 0,
+            usage: null,
+          };
+          const apply = await readAll(q, entry.state, now, opts.usage);
+          return { entry, changed: true, buckets: apply() };
+        };
+        if (!held || wallClock - held.refreshedAt > this.opts.maxIdleMs) return full(await readPoint(q));
+        // The read point, the cluster row and what changed, in the transaction's first statement.
+        const head = await readDeltaHead(q, cluster, held.cursor, held.seen);
+        if (held.cursor <= head.point.prunedXid) return full(head.point);
+        const delta = await this.readDelta(q, held, head, opts.usage, now);
+        if (!delta) return full(head.point);
+        held.cursor = head.point.cursor;
+        held.seen = head.point.snapshot;
+        held.refreshedAt = wallClock;
+        return { entry: held, ...delta };
       });
     } catch (err) {
       // A half-applied delta must not survive: the next refresh starts over.
@@ -213,11 +215,16 @@ export class ClusterCache {
   /** Reads and applies what changed since the entry's cursor; null when the entry has drifted
    * (the caller loads in full). Runs inside the read's transaction, applying as it goes: a
    * failure drops the entry. */
-  private async readDelta(q: Query, entry: Entry, usage: UsageWindow | undefined, now: number) {
+  private async readDelta(
+    q: Query,
+    entry: Entry,
+    head: DeltaHead,
+    usage: UsageWindow | undefined,
+    now: number,
+  ) {
     const { state } = entry;
-    const cluster = await readCluster(q, state.cluster);
+    const { cluster, changes } = head;
     if (!cluster) throw new NotFoundError("cluster", state.cluster);
-    const changes = await readChanges(q, state.cluster, entry.cursor, entry.seen);
     if (changes.jobs.length || changes.nodes.length || changes.removedNodes.length || changes.queues)
       this.opts.onCatchUp?.(state.cluster, {
         jobs: changes.jobs.length,

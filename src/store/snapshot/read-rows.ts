@@ -263,48 +263,58 @@ export interface ChangeSet {
   jobs: string[];
 }
 
-/** Changes since `since` (a cursor); with `seen` (the snapshot of the read the cursor came from),
- * only those of transactions that read could not see: the others it has read already. */
-export async function readChanges(
-  q: Query,
-  cluster: string,
-  since: bigint,
-  seen?: string,
-): Promise<ChangeSet> {
-  const params = seen === undefined ? [cluster, since.toString()] : [cluster, since.toString(), seen];
+/** The start of a delta read: where it stands, the cluster row, and what changed. */
+export interface DeltaHead {
+  point: ReadPoint;
+  cluster: ClusterRecord | null;
+  changes: ChangeSet;
+}
+
+/**
+ * The first statement of a delta read, in one round trip: the read point (as `readPoint`, whose
+ * snapshot this statement takes for the transaction), the cluster row, and the changes since
+ * `since` (a cursor) of transactions `seen` (the snapshot of the read the cursor came from)
+ * could not see — the others that read has applied already. One row per fact, tagged by its kind.
+ */
+export async function readDeltaHead(q: Query, cluster: string, since: bigint, seen: string): Promise<DeltaHead> {
   const after = (column: string) =>
-    seen === undefined
-      ? `${column} >= $2::text::xid8`
-      : `${column} >= $2::text::xid8 AND NOT pg_visible_in_snapshot(${column}, $3::text::pg_snapshot)`;
-  const [queues] = await q(
-    `SELECT EXISTS (SELECT 1 FROM queue WHERE ${after("change_xid")})
+    `${column} >= $2::text::xid8 AND NOT pg_visible_in_snapshot(${column}, $3::text::pg_snapshot)`;
+  const rows = await q(
+    `SELECT 'point' AS kind, pg_snapshot_xmin(pg_current_snapshot())::text AS a,
+            (SELECT pruned_xid::text FROM change_horizon WHERE id = 1) AS b, pg_current_snapshot()::text AS c
+     UNION ALL SELECT 'cluster', generation::text, cordoned::text, NULL FROM cluster WHERE name = $1
+     UNION ALL SELECT 'queues', (EXISTS (SELECT 1 FROM queue WHERE ${after("change_xid")})
          OR EXISTS (SELECT 1 FROM queue_quota WHERE ${after("change_xid")} AND scope IN ('${DEFAULT_QUOTA_SCOPE}', $1))
          OR EXISTS (SELECT 1 FROM change_tombstone WHERE ${after("change_xid")}
-                      AND table_name IN ('queue', 'queue_quota'))`,
-    params,
+                      AND table_name IN ('queue', 'queue_quota')))::text, NULL, NULL
+     UNION ALL SELECT 'node', name, NULL, NULL FROM node WHERE cluster_name = $1 AND ${after("change_xid")}
+     UNION ALL SELECT 'removed-node', key, NULL, NULL FROM change_tombstone
+       WHERE ${after("change_xid")} AND table_name = 'node' AND cluster_name = $1
+     UNION ALL SELECT 'job', id, NULL, NULL FROM (
+       SELECT id::text FROM job WHERE cluster_name = $1 AND ${after("change_xid")}
+       UNION SELECT p.job_id::text FROM pod p JOIN job j ON j.id = p.job_id
+         WHERE ${after("p.change_xid")} AND j.cluster_name = $1
+       UNION SELECT t.job_id::text FROM job_task t JOIN job j ON j.id = t.job_id
+         WHERE ${after("t.change_xid")} AND j.cluster_name = $1
+       UNION SELECT job_id::text FROM change_tombstone
+         WHERE ${after("change_xid")} AND job_id IS NOT NULL AND (cluster_name = $1 OR cluster_name IS NULL)) x`,
+    [cluster, since.toString(), seen],
   );
-  const nodes = await q(`SELECT name FROM node WHERE cluster_name = $1 AND ${after("change_xid")}`, params);
-  const removedNodes = await q(
-    `SELECT key FROM change_tombstone WHERE ${after("change_xid")} AND table_name = 'node'
-       AND cluster_name = $1`,
-    params,
-  );
-  const jobs = await q(
-    `SELECT id::text FROM job WHERE cluster_name = $1 AND ${after("change_xid")}
-     UNION SELECT p.job_id::text FROM pod p JOIN job j ON j.id = p.job_id
-       WHERE ${after("p.change_xid")} AND j.cluster_name = $1
-     UNION SELECT t.job_id::text FROM job_task t JOIN job j ON j.id = t.job_id
-       WHERE ${after("t.change_xid")} AND j.cluster_name = $1
-     UNION SELECT job_id::text FROM change_tombstone
-       WHERE ${after("change_xid")} AND job_id IS NOT NULL AND (cluster_name = $1 OR cluster_name IS NULL)`,
-    params,
-  );
-  return {
-    queues: queues![0] as boolean,
-    nodes: nodes.map((r) => r[0] as string),
-    removedNodes: removedNodes.map((r) => r[0] as string),
-    jobs: jobs.map((r) => r[0] as string),
+  const head: DeltaHead = {
+    point: { cursor: 0n, prunedXid: 0n, snapshot: "" },
+    cluster: null,
+    changes: { queues: false, nodes: [], removedNodes: [], jobs: [] },
   };
+  for (const [kind, a, b, c] of rows as [string, string | null, string | null, string | null][]) {
+    if (kind === "point")
+      head.point = { cursor: BigInt(a!), prunedXid: BigInt(b ?? "0"), snapshot: c! };
+    else if (kind === "cluster") head.cluster = { generation: Number(a), cordoned: b === "true" };
+    else if (kind === "queues") head.changes.queues = a === "true";
+    else if (kind === "node") head.changes.nodes.push(a!);
+    else if (kind === "removed-node") head.changes.removedNodes.push(a!);
+    else head.changes.jobs.push(a!);
+  }
+  return head;
 }
 
 /** Per cluster read with `readChangedClusters`: its cluster row, and whether a row of it (or a
