@@ -98,4 +98,3 @@ it("records from a worker's cached view what a full read records, reading only w
   expect(cache.fullLoads).toBe(loads);
   expect(cache.lastRefresh.get("c1")).toBe("delta");
 });
-

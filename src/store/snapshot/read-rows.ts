@@ -276,7 +276,12 @@ export interface DeltaHead {
  * `since` (a cursor) of transactions `seen` (the snapshot of the read the cursor came from)
  * could not see — the others that read has applied already. One row per fact, tagged by its kind.
  */
-export async function readDeltaHead(q: Query, cluster: string, since: bigint, seen: string): Promise<DeltaHead> {
+export async function readDeltaHead(
+  q: Query,
+  cluster: string,
+  since: bigint,
+  seen: string,
+): Promise<DeltaHead> {
   const after = (column: string) =>
     `${column} >= $2::text::xid8 AND NOT pg_visible_in_snapshot(${column}, $3::text::pg_snapshot)`;
   const rows = await q(
@@ -306,8 +311,7 @@ export async function readDeltaHead(q: Query, cluster: string, since: bigint, se
     changes: { queues: false, nodes: [], removedNodes: [], jobs: [] },
   };
   for (const [kind, a, b, c] of rows as [string, string | null, string | null, string | null][]) {
-    if (kind === "point")
-      head.point = { cursor: BigInt(a!), prunedXid: BigInt(b ?? "0"), snapshot: c! };
+    if (kind === "point") head.point = { cursor: BigInt(a!), prunedXid: BigInt(b ?? "0"), snapshot: c! };
     else if (kind === "cluster") head.cluster = { generation: Number(a), cordoned: b === "true" };
     else if (kind === "queues") head.changes.queues = a === "true";
     else if (kind === "node") head.changes.nodes.push(a!);
