@@ -34,6 +34,7 @@ import { PLACEMENT_LIMIT_TRIGGER, triggersFor } from "./triggers.js";
 import { checkLostClusters } from "./lost/check-lost-clusters.js";
 import { checkRuntimeLimits } from "./limits/check-runtime-limits.js";
 import { recordUsage } from "./usage/record-usage.js";
+import type { ClusterViews } from "./cluster-views.js";
 import { runBudgetMs, runEstimates } from "./estimates/run-estimates.js";
 
 export { metrics } from "./metrics.js";
@@ -134,6 +135,8 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     log,
   );
   const workersPrefix = `${o.prefix}workers`;
+  // The tasks beside the cycles (estimates, usage history) read clusters through the cycles' cache.
+  const views: ClusterViews = { cache: cycleDeps.cache, usage: usageWindow ?? undefined };
   // Admission keeps its cluster bases and undecided jobs between passes (on this process).
   // Its own cache: `unchanged` is relative to the cache's previous refresh, which must be its own.
   const admissionState = new AdmissionState(new ClusterCache(store));
@@ -220,10 +223,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
         intervalMs: o.usageIntervalMs,
         log,
         run: guarded("usage", () =>
-          recordUsage(store, config, o.usageIntervalMs / 1000, {
-            window: usageWindow ?? undefined,
-            views: { cache: cycleDeps.cache, usage: usageWindow ?? undefined },
-          }),
+          recordUsage(store, config, o.usageIntervalMs / 1000, { window: usageWindow ?? undefined, views }),
         ),
       }),
     );
@@ -245,7 +245,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
             maxSessions: o.estimateMaxSessions,
             budgetMs,
             usageWindow,
-            cache: cycleDeps.cache,
+            views,
           });
         }),
       });

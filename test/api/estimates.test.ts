@@ -176,7 +176,7 @@ describe("estimated start", () => {
     expect((await estimate(late)).estimatedStart).not.toBeNull();
     await sql("DELETE FROM job_estimate");
     const loads = cache.fullLoads;
-    await runEstimates(store, config, { now, cache });
+    await runEstimates(store, config, { now, views: { cache, usage: undefined } });
     expect(await estimates()).toEqual(full);
     // Brought up to date from what changed, not read again.
     expect(cache.fullLoads).toBe(loads);

@@ -20,8 +20,6 @@ import {
 import { estimateStepsWithArrivals, type RecentJob } from "../../src/estimate/scenarios.js";
 import {
   admissionCandidatesByIds,
-  type ClusterCache,
-  clusterSnapshot,
   clusterSummaries,
   jobRuntimeHints,
   queueRuntimeSamples,
@@ -31,6 +29,7 @@ import {
   type UsageWindow,
 } from "../../src/store/index.js";
 import { matchesSelector } from "../admission/selector.js";
+import { type ClusterViews, clusterView } from "../cluster-views.js";
 
 /** Jobs waiting for admission estimated per run, first in admission's order. */
 export const MAX_UNADMITTED_ESTIMATED = 200;
@@ -42,9 +41,9 @@ export interface EstimateOptions {
   budgetMs?: number;
   usageWindow?: UsageWindow | null;
   now?: Date;
-  /** The process's cached views of the clusters (the cycles'): each cluster is brought up to date
-   * from what changed since instead of read in full. Absent = a full read per cluster. */
-  cache?: ClusterCache;
+  /** The cycles' cached views: each cluster is brought up to date from what changed since instead
+   * of read in full. Absent = a full read per cluster. */
+  views?: ClusterViews;
 }
 
 export const DEFAULT_BUDGET_MS = 5_000;
@@ -93,10 +92,13 @@ export async function runEstimates(
       await replaceJobEstimates(store, cluster.name, [], now);
       continue;
     }
-    const viewOpts = { now: now.getTime(), usage: opts.usageWindow ?? undefined };
-    const loaded = opts.cache
-      ? await opts.cache.refresh(cluster.name, viewOpts)
-      : await clusterSnapshot(store, cluster.name, viewOpts);
+    const loaded = await clusterView(
+      store,
+      cluster.name,
+      now.getTime(),
+      opts.views,
+      opts.usageWindow ?? undefined,
+    );
     const extra = cluster.cordoned
       ? []
       : unadmitted.filter((c) => matchesSelector(cluster.labels, c.clusterSelector));

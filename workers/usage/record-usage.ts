@@ -3,23 +3,21 @@
 // per interval across all workers (a serial task on a timer), so each interval is counted once.
 import { computeFairShare, type SchedulerConfig } from "../../src/core/index.js";
 import {
-  type ClusterCache,
   DEFAULT_USAGE_WINDOW,
   fairShareConfig,
-  clusterSnapshot,
   clusterSummaries,
   recordQueueUsage,
   type Store,
   type UsageWindow,
 } from "../../src/store/index.js";
+import { type ClusterViews, clusterView } from "../cluster-views.js";
 
 export interface RecordUsageOptions {
   /** The usage history's window (older buckets are dropped). */
   window?: UsageWindow;
   now?: Date;
-  /** The process's cached views of the clusters (the cycles'), refreshed as the cycles refresh
-   * them (`usage`: their time-based fair share window), instead of a full read per cluster. */
-  views?: { cache: ClusterCache; usage: UsageWindow | undefined };
+  /** The cycles' cached views, instead of a full read per cluster. */
+  views?: ClusterViews;
 }
 
 export async function recordUsage(
@@ -31,9 +29,7 @@ export async function recordUsage(
   const now = opts.now ?? new Date();
   let recorded = 0;
   for (const cluster of await clusterSummaries(store)) {
-    const { snapshot } = opts.views
-      ? await opts.views.cache.refresh(cluster.name, { now: now.getTime(), usage: opts.views.usage })
-      : await clusterSnapshot(store, cluster.name, { now: now.getTime() });
+    const { snapshot } = await clusterView(store, cluster.name, now.getTime(), opts.views);
     const shares = computeFairShare(snapshot, fairShareConfig(config));
     await recordQueueUsage(
       store,

@@ -96,18 +96,22 @@ export interface ReadPoint {
   snapshot: string;
 }
 
+/** The statement's read point as three text columns named `names` (cursor, pruned, snapshot). */
+const pointColumns = (names: readonly [string, string, string]) =>
+  `pg_snapshot_xmin(pg_current_snapshot())::text AS ${names[0]},
+   (SELECT pruned_xid::text FROM change_horizon WHERE id = 1) AS ${names[1]},
+   pg_current_snapshot()::text AS ${names[2]}`;
+
+/** The read point from the three columns of `pointColumns`. */
+const pointOf = (cursor: unknown, pruned: unknown, snapshot: unknown): ReadPoint => ({
+  cursor: BigInt(cursor as string),
+  prunedXid: BigInt((pruned as string | null) ?? "0"),
+  snapshot: snapshot as string,
+});
+
 export async function readPoint(q: Query): Promise<ReadPoint> {
-  const [row] = await q(
-    `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
-            (SELECT pruned_xid::text FROM change_horizon WHERE id = 1) AS pruned,
-            pg_current_snapshot()::text AS snapshot`,
-    [],
-  );
-  return {
-    cursor: BigInt(row![0] as string),
-    prunedXid: BigInt((row![1] as string | null) ?? "0"),
-    snapshot: row![2] as string,
-  };
+  const [row] = await q(`SELECT ${pointColumns(["xmin", "pruned", "snapshot"])}`, []);
+  return pointOf(row![0], row![1], row![2]);
 }
 
 export interface ClusterRecord {
@@ -285,8 +289,7 @@ export async function readDeltaHead(
   const after = (column: string) =>
     `${column} >= $2::text::xid8 AND NOT pg_visible_in_snapshot(${column}, $3::text::pg_snapshot)`;
   const rows = await q(
-    `SELECT 'point' AS kind, pg_snapshot_xmin(pg_current_snapshot())::text AS a,
-            (SELECT pruned_xid::text FROM change_horizon WHERE id = 1) AS b, pg_current_snapshot()::text AS c
+    `SELECT 'point' AS kind, ${pointColumns(["a", "b", "c"])}
      UNION ALL SELECT 'cluster', generation::text, cordoned::text, NULL FROM cluster WHERE name = $1
      UNION ALL SELECT 'queues', (EXISTS (SELECT 1 FROM queue WHERE ${after("change_xid")})
          OR EXISTS (SELECT 1 FROM queue_quota WHERE ${after("change_xid")} AND scope IN ('${DEFAULT_QUOTA_SCOPE}', $1))
@@ -311,7 +314,7 @@ export async function readDeltaHead(
     changes: { queues: false, nodes: [], removedNodes: [], jobs: [] },
   };
   for (const [kind, a, b, c] of rows as [string, string | null, string | null, string | null][]) {
-    if (kind === "point") head.point = { cursor: BigInt(a!), prunedXid: BigInt(b ?? "0"), snapshot: c! };
+    if (kind === "point") head.point = pointOf(a, b, c);
     else if (kind === "cluster") head.cluster = { generation: Number(a), cordoned: b === "true" };
     else if (kind === "queues") head.changes.queues = a === "true";
     else if (kind === "node") head.changes.nodes.push(a!);
@@ -369,9 +372,7 @@ export async function readChangedClusters(
                    WHERE j.id = t.job_id AND j.cluster_name = c.name))
          WHERE ${unseen("t.change_xid")})
      SELECT c.name, k.generation::text, k.cordoned, c.name IN (SELECT name FROM changed),
-       pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
-       (SELECT pruned_xid::text FROM change_horizon WHERE id = 1) AS pruned,
-       pg_current_snapshot()::text AS snapshot
+       ${pointColumns(["xmin", "pruned", "snapshot"])}
      FROM c LEFT JOIN cluster k ON k.name = c.name`,
     [
       clusters.map((c) => c.name),
@@ -382,11 +383,7 @@ export async function readChangedClusters(
   );
   const first = rows[0]!;
   return {
-    point: {
-      cursor: BigInt(first[4] as string),
-      prunedXid: BigInt((first[5] as string | null) ?? "0"),
-      snapshot: first[6] as string,
-    },
+    point: pointOf(first[4], first[5], first[6]),
     found: new Map(
       rows.map((r) => [
         r[0] as string,
