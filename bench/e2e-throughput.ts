@@ -175,7 +175,14 @@ async function preloadPods(url: string, backend: SimulatedBackend): Promise<numb
         kind: "bind",
         cluster: "big",
         generation: 1,
-        job: { id: r.job, name: r.job_name, namespace: "default", queue: r.queue, createdInCluster: false },
+        job: {
+          id: r.job,
+          name: r.job_name,
+          namespace: "default",
+          queue: r.queue,
+          createdInCluster: false,
+          restarts: 0,
+        },
         pod: {
           name: r.pod,
           task: "worker",

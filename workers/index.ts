@@ -33,6 +33,7 @@ import { TriggerCoalescer } from "./trigger-coalescer.js";
 import { PLACEMENT_LIMIT_TRIGGER, triggersFor } from "./triggers.js";
 import { checkLostClusters } from "./lost/check-lost-clusters.js";
 import { checkRuntimeLimits } from "./limits/check-runtime-limits.js";
+import { releaseRestartedGangs } from "./restarts/release-restarted-gangs.js";
 import { recordUsage } from "./usage/record-usage.js";
 import type { ClusterViews } from "./cluster-views.js";
 import { runBudgetMs, runEstimates } from "./estimates/run-estimates.js";
@@ -142,6 +143,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
   const admissionState = new AdmissionState(new ClusterCache(store));
   let admission: SerialTask | null = null;
   let estimates: SerialTask | null = null;
+  let restarts: SerialTask | null = null;
   const tasks: SerialTask[] = [];
   try {
     await cycles.refresh();
@@ -215,6 +217,18 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
         }),
       }),
     );
+    restarts = await SerialTask.start({
+      ...task,
+      prefix: workersPrefix,
+      name: "restarts",
+      intervalMs: o.restartHoldIntervalMs,
+      log,
+      run: guarded("restarts", async () => {
+        const r = await releaseRestartedGangs(store, log);
+        if (r.clusters.length) await cycles.trigger(r.clusters, "gang restart");
+      }),
+    });
+    tasks.push(restarts);
     tasks.push(
       await SerialTask.start({
         ...task,
@@ -278,6 +292,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     {
       cycles: (clusters, reason) => cycles.trigger(clusters, reason),
       admission: (reason) => admission!.trigger(reason),
+      restarts: (reason) => restarts!.trigger(reason),
       clusterList: () => cycles.refresh(),
     },
     (err) => log.warn({ err: err.message }, "could not trigger work"),

@@ -72,6 +72,9 @@ export interface WorkerOptions {
   /** How often jobs past their maxRuntimeSeconds are looked for and stopped (default 5000 ms):
    * a job is stopped at most this long after its limit. */
   runtimeLimitIntervalMs?: number;
+  /** How often restarted gangs are looked at (default 1000 ms): a gang's next attempt is placed at
+   * most this long after its previous attempt's pods stopped and its backoff passed. */
+  restartHoldIntervalMs?: number;
   /** Triggered cycles wait this long so a burst of work makes one cycle (default 0). */
   triggerDelayMs?: number;
   /** How often the cluster list is re-read (default 10 000 ms; cluster events re-read it at once). */
@@ -135,6 +138,7 @@ const DEFAULTS = {
   requeueLostAfterMs: 0,
   lostCheckIntervalMs: 5000,
   runtimeLimitIntervalMs: 5000,
+  restartHoldIntervalMs: 1000,
   clusterRefreshMs: 10_000,
   logIdleCycles: false,
   estimateIntervalMs: 30_000,
@@ -181,6 +185,7 @@ export function resolveOptions(o: WorkerOptions): ResolvedOptions {
     "estimateBudgetMs",
     "lostCheckIntervalMs",
     "runtimeLimitIntervalMs",
+    "restartHoldIntervalMs",
   ] as const)
     positive(r[k], k);
   for (const k of [

@@ -6,6 +6,7 @@ export interface TriggerTargets {
   cycles(clusters: readonly string[] | "all", reason: string): Promise<void>;
   admission(reason: string): Promise<void>;
   clusterList(): Promise<void>;
+  restarts(reason: string): Promise<void>;
 }
 
 export class TriggerCoalescer {
@@ -14,6 +15,7 @@ export class TriggerCoalescer {
   private allCycles = false;
   private admission = false;
   private clusterList = false;
+  private restarts = false;
   private scheduled = false;
 
   constructor(
@@ -27,8 +29,14 @@ export class TriggerCoalescer {
     for (const c of t.reported) this.reported.add(c);
     this.admission ||= t.admission;
     this.clusterList ||= t.clusterList;
+    this.restarts ||= t.restarts ?? false;
     const any =
-      this.allCycles || this.cycles.size || this.reported.size || this.admission || this.clusterList;
+      this.allCycles ||
+      this.cycles.size ||
+      this.reported.size ||
+      this.admission ||
+      this.clusterList ||
+      this.restarts;
     if (!this.scheduled && any) {
       this.scheduled = true;
       setImmediate(() => void this.flush());
@@ -38,15 +46,16 @@ export class TriggerCoalescer {
   private async flush(): Promise<void> {
     const cycles = this.allCycles ? ("all" as const) : [...this.cycles];
     const reported = [...this.reported].filter((c) => !this.cycles.has(c));
-    const { admission, clusterList } = this;
+    const { admission, clusterList, restarts } = this;
     this.cycles = new Set();
     this.reported = new Set();
-    this.allCycles = this.admission = this.clusterList = this.scheduled = false;
+    this.allCycles = this.admission = this.clusterList = this.restarts = this.scheduled = false;
     try {
       if (clusterList) await this.targets.clusterList();
       if (cycles === "all" || cycles.length) await this.targets.cycles(cycles, "event");
       if (cycles !== "all" && reported.length) await this.targets.cycles(reported, REPORT_TRIGGER);
       if (admission) await this.targets.admission("event");
+      if (restarts) await this.targets.restarts("event");
     } catch (err) {
       this.onError(err as Error);
     }

@@ -12,6 +12,8 @@ export interface Triggers {
   reported: string[];
   admission: boolean;
   clusterList: boolean;
+  /** A gang restarted: the restart check may let it go (a backoff of 0). */
+  restarts?: boolean;
 }
 
 /** The trigger reason of a cycle asked for by agent reports only. */
@@ -38,6 +40,8 @@ export function triggersFor(e: StoreEvent): Triggers {
     case "pods.vanished":
     case "cluster.ready":
       return { ...NONE, cycles: one(e.cluster), admission: true };
+    case "job.restarted":
+      return { ...NONE, restarts: true };
     case "cluster.lost":
       return { ...NONE, admission: true };
     case "pods.status":

@@ -14,9 +14,11 @@ import { ApiRejectedError, ApiUnavailableError, GraphQLClient, describe } from "
 import { OutcomeStore } from "./outcome-store.js";
 import { Reporter } from "./reporter.js";
 import { requestHandler } from "./request-handler.js";
-import { TemplateCache } from "./template-cache.js";
+import { JobSpecCache } from "./job-spec-cache.js";
 import { BIND_QUEUE_PREFIX } from "../protocol/bind-request.js";
 import { agentOutcomePrefix } from "../protocol/agent-redis-acl.js";
+import { agentRequestKeys } from "../protocol/agent-requests.js";
+import { RequestServer } from "./request-server.js";
 
 export interface AgentOptions {
   cluster: string;
@@ -88,6 +90,7 @@ export async function runAgent(options: AgentOptions): Promise<RunningAgent> {
   connection.on("error", (err) => log.warn({ err: err.message }, "redis connection error"));
   const stopSignal = new AbortController();
   let worker: Worker;
+  let requests: RequestServer;
   try {
     await backend.start({
       nodes: (nodes, complete, deleted) => reporter.nodes(nodes, complete, deleted),
@@ -95,6 +98,7 @@ export async function runAgent(options: AgentOptions): Promise<RunningAgent> {
       externalPodGroups: (groups) => reporter.externalPodGroups(groups),
       podInventory: (inventory) => reporter.podInventory(inventory),
     });
+    const jobs = new JobSpecCache(controlPlane);
     const outcomes = new OutcomeStore(
       connection,
       agentOutcomePrefix(options.cluster, options.queuePrefix ?? BIND_QUEUE_PREFIX),
@@ -115,12 +119,20 @@ export async function runAgent(options: AgentOptions): Promise<RunningAgent> {
         backend,
         outcomes,
         reporter,
-        templates: new TemplateCache(controlPlane),
+        jobs,
         signal: stopSignal.signal,
         log,
       }),
       log,
     );
+    requests = new RequestServer({
+      connection,
+      keys: agentRequestKeys(options.cluster, options.queuePrefix ?? BIND_QUEUE_PREFIX),
+      backend,
+      jobs,
+      log,
+    });
+    requests.start();
   } catch (err) {
     await reporter.stop();
     await backend.stop();
@@ -134,7 +146,10 @@ export async function runAgent(options: AgentOptions): Promise<RunningAgent> {
     backend,
     stop: () => {
       stopSignal.abort();
-      stopping ??= shutdown(worker, reporter, backend, connection, options.stopGraceMs ?? 10_000, log);
+      stopping ??= (async () => {
+        await requests.stop();
+        await shutdown(worker, reporter, backend, connection, options.stopGraceMs ?? 10_000, log);
+      })();
       return stopping;
     },
   };

@@ -5,13 +5,14 @@ import type { BindRequestMessage } from "../protocol/bind-request.js";
 import type { ClusterBackend, RequestOutcome } from "./backends/types.js";
 import type { BindResultReport } from "./control-plane.js";
 import { describe } from "./graphql-client.js";
-import type { TemplateCache } from "./template-cache.js";
+import type { JobSpecCache } from "./job-spec-cache.js";
+import type { RenderJob } from "../render/index.js";
 
 export async function executeRequest(
   backend: ClusterBackend,
   cluster: string,
   request: BindRequestMessage,
-  templates: TemplateCache,
+  jobs: JobSpecCache,
 ): Promise<BindResultReport> {
   let outcome: RequestOutcome;
   if (request.cluster !== cluster) {
@@ -23,7 +24,7 @@ export async function executeRequest(
     try {
       outcome =
         request.kind === "bind"
-          ? await backend.bind(request, await templateOf(backend, request, templates))
+          ? await backend.bind(request, await renderInputOf(backend, request, jobs))
           : await backend.evict(request);
     } catch (err) {
       outcome = { ok: false, message: `${request.kind} failed: ${describe(err)}` };
@@ -32,16 +33,16 @@ export async function executeRequest(
   return { bindRequest: request.id, ok: outcome.ok, message: outcome.message };
 }
 
-/** Pods users created have no template: their existing pod is bound. */
-async function templateOf(
+/** Pods users created are bound as they are: nothing to render. */
+async function renderInputOf(
   backend: ClusterBackend,
   request: BindRequestMessage,
-  templates: TemplateCache,
-): Promise<unknown> {
-  if (!backend.needsTemplates || request.job.createdInCluster) return null;
+  jobs: JobSpecCache,
+): Promise<RenderJob | null> {
+  if (!backend.rendersPods || request.job.createdInCluster) return null;
   try {
-    return await templates.get(request.job.id, request.pod.task);
+    return await jobs.get(request.job.id);
   } catch (err) {
-    throw new Error(`cannot fetch the pod template of task ${request.pod.task}: ${describe(err)}`);
+    throw new Error(`cannot fetch what job ${request.job.id}'s pods are made from: ${describe(err)}`);
   }
 }

@@ -23,6 +23,8 @@ const bindRequestSchema = z.object({
     queue: z.string(),
     // Absent in messages of a producer from before unique pod names.
     createdInCluster: z.boolean().default(false),
+    // Absent in messages of a producer from before gang restarts: the first attempt.
+    restarts: z.int().min(0).default(0),
   }),
   pod: z.object({
     name: z.string().min(1),

@@ -3,6 +3,22 @@
 import type { ExternalPodGroup, NodeInventory, PodRef, PodState } from "./backends/types.js";
 import type { GraphQLClient } from "./graphql-client.js";
 import type { InventoryPage } from "./pod-inventory-pages.js";
+import type { RenderJob } from "../render/index.js";
+
+interface RenderSpecData {
+  job: string;
+  name: string;
+  namespace: string;
+  queue: string;
+  minMember: number;
+  rendezvousPort: number | null;
+  tasks: {
+    name: string;
+    replicas: number;
+    resources: { cpu: number | null; memory: string | null; gpu: number | null; gpuMemory: number | null };
+    template: unknown;
+  }[];
+}
 
 export interface Principal {
   name: string;
@@ -22,6 +38,7 @@ export interface PodStatusReport {
   state: PodState;
   message?: string;
   bindRequest?: string;
+  exitCode?: number;
 }
 
 export class ControlPlane {
@@ -76,13 +93,37 @@ export class ControlPlane {
     return data.reportPodGroups;
   }
 
-  /** The pod templates of a job on this cluster, by task. */
-  async jobTemplates(job: string): Promise<{ task: string; template: unknown }[]> {
-    const data = await this.client.request<{ jobTemplates: { task: string; template: unknown }[] }>(
-      "query($job: ID!) { jobTemplates(job: $job) { task template } }",
+  /** What the job's objects on this cluster are rendered from (src/render). */
+  async jobRenderSpec(job: string): Promise<RenderJob> {
+    const data = await this.client.request<{ jobRenderSpec: RenderSpecData }>(
+      "query($job: ID!) { jobRenderSpec(job: $job) { job name namespace queue minMember rendezvousPort tasks { name replicas resources { cpu memory gpu gpuMemory } template } } }",
       { job },
     );
-    return data.jobTemplates;
+    const r = data.jobRenderSpec;
+    return {
+      id: r.job,
+      name: r.name,
+      namespace: r.namespace,
+      queue: r.queue,
+      minMember: r.minMember,
+      rendezvousPort: r.rendezvousPort,
+      tasks: r.tasks.map((t) => {
+        const gpu = t.resources.gpu ?? 0;
+        return {
+          name: t.name,
+          replicas: t.replicas,
+          resources: {
+            cpuMillis: t.resources.cpu ?? 0,
+            memory: Number(t.resources.memory ?? 0),
+            // Whole devices, or a fraction of one (the API's gpu is both in one number).
+            gpus: gpu >= 1 ? gpu : 0,
+            gpuFraction: gpu < 1 ? gpu : 0,
+            gpuMemory: t.resources.gpuMemory ?? 0,
+          },
+          template: t.template,
+        };
+      }),
+    };
   }
 
   /** One page of the complete set of the cluster's pods: the pods of the control plane held on

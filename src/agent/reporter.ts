@@ -88,6 +88,7 @@ export class Reporter {
       const report: PodStatusReport = { job: change.jobId, pod: change.pod, state: change.state };
       if (change.message) report.message = change.message;
       if (change.bindRequest) report.bindRequest = change.bindRequest;
+      if (change.exitCode !== undefined) report.exitCode = change.exitCode;
       this.podStates.push(report);
     }
     this.poke();

@@ -9,28 +9,28 @@ import { executeRequest } from "./bind-executor.js";
 import type { OutcomeStore } from "./outcome-store.js";
 import { PodRequestOrder } from "./pod-request-order.js";
 import type { Reporter } from "./reporter.js";
-import type { TemplateCache } from "./template-cache.js";
+import type { JobSpecCache } from "./job-spec-cache.js";
 
 export interface RequestHandlerDeps {
   cluster: string;
   backend: ClusterBackend;
   outcomes: OutcomeStore;
   reporter: Reporter;
-  templates: TemplateCache;
+  jobs: JobSpecCache;
   /** Aborted when the agent stops. */
   signal: AbortSignal;
   log: Logger;
 }
 
 export function requestHandler(deps: RequestHandlerDeps): (request: BindRequestMessage) => Promise<void> {
-  const { cluster, backend, outcomes, reporter, templates, signal, log } = deps;
+  const { cluster, backend, outcomes, reporter, jobs, signal, log } = deps;
   const order = new PodRequestOrder();
   return async (request) => {
     let result = await outcomes.get(request.id, signal);
     if (result) {
       log.info({ request: request.id }, "request already executed; reporting its recorded outcome");
     } else {
-      result = await order.run(request, () => executeRequest(backend, cluster, request, templates));
+      result = await order.run(request, () => executeRequest(backend, cluster, request, jobs));
       log.info(
         { request: request.id, kind: request.kind, pod: request.pod.name, node: request.node, ...result },
         "request done",

@@ -2,6 +2,7 @@
 import type { SchedulerConfig } from "../core/index.js";
 import type { Principal, RedisEventBus, Store, UsageWindow } from "../store/index.js";
 import { createLoaders, type Loaders } from "./context-loaders.js";
+import type { AgentLogs } from "./agent-logs.js";
 import type { FairShareCache } from "./fair-share-cache.js";
 import type { PrincipalCache } from "./principal-cache.js";
 
@@ -18,6 +19,8 @@ export interface ApiContext {
   usageWindow?: UsageWindow | null;
   /** fairShare, computed once for concurrent asks and kept briefly. */
   fairShares: FairShareCache;
+  /** Pod logs through the clusters' agents. */
+  logs: AgentLogs;
 }
 
 export interface ContextDeps {
@@ -27,6 +30,7 @@ export interface ContextDeps {
   schedulerConfig?: SchedulerConfig;
   usageWindow?: UsageWindow | null;
   fairShares: FairShareCache;
+  logs: AgentLogs;
 }
 
 export function createContext(deps: ContextDeps, principal: Principal | null): ApiContext {

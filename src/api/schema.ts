@@ -15,6 +15,7 @@ import { Bytes, JSONScalar } from "./resolvers/scalars.js";
 import { subscriptionResolvers } from "./resolvers/subscriptions.js";
 import { tokenResolvers } from "./resolvers/tokens.js";
 import { whatIfResolvers } from "./resolvers/what-if.js";
+import { logResolvers } from "./resolvers/logs.js";
 
 /** schema.graphql, found by walking up from this file (works from src/ and from a build in dist/). */
 export function readSchemaSource(): string {
@@ -51,6 +52,7 @@ export const resolvers = merge(
   subscriptionResolvers,
   whatIfResolvers,
   estimateResolvers,
+  logResolvers,
 );
 
 export function buildSchema(): GraphQLSchema {

@@ -48,6 +48,8 @@ import { buildSchema } from "./schema.js";
 import { mountDashboard } from "../dashboard/mount-dashboard.js";
 import { mountMetrics } from "../metrics/mount-metrics.js";
 import { DEFAULT_REDIS_URL } from "../protocol/defaults.js";
+import { BIND_QUEUE_PREFIX } from "../protocol/bind-request.js";
+import { AgentLogs } from "./agent-logs.js";
 
 export interface ApiServerOptions {
   /** postgresql://… or pglite:<dir>; default DATABASE_URL, else the embedded default. Ignored with `store`. */
@@ -71,6 +73,9 @@ export interface ApiServerOptions {
   metricsRegistries?: readonly Registry[];
   /** Per-token cost buckets and operations in flight (default DEFAULT_RATE_LIMITS; per process). */
   rateLimits?: RateLimits;
+  /** Key prefix of the clusters' bind queues, which their agents' request lists share (default
+   * "bind", as the workers'). */
+  agentQueuePrefix?: string;
 }
 
 /** Largest WebSocket message (a subscribe carries one query; the HTTP body limit is 4 MiB). */
@@ -94,10 +99,8 @@ export interface ApiServer {
 export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiServer> {
   const schema = buildSchema();
   const db = opts.store ? null : await openDatabase(opts.databaseUrl);
-  const bus = new RedisEventBus(
-    opts.redisUrl ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL,
-    opts.redisPrefix ?? "fleetq:",
-  );
+  const redisUrl = opts.redisUrl ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
+  const bus = new RedisEventBus(redisUrl, opts.redisPrefix ?? "fleetq:");
   const store = opts.store ? { ...opts.store, events: bus } : createStore(db!, bus);
   const adminToken = opts.adminToken ?? process.env.FLEETQ_ADMIN_TOKEN;
   if (adminToken) await ensureAdminToken(store, adminToken);
@@ -112,6 +115,7 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
     schedulerConfig: opts.schedulerConfig,
     usageWindow: opts.usageWindow,
     fairShares: new FairShareCache(store, opts.schedulerConfig, opts.usageWindow),
+    logs: new AgentLogs(redisUrl, opts.agentQueuePrefix ?? BIND_QUEUE_PREFIX),
   };
   // Not awaited: the server starts (and /readyz reports) even while Redis is unreachable.
   void bus.listen((e) => {

@@ -5,7 +5,9 @@ import { registerCancel } from "./commands/cancel.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerFairShare } from "./commands/fairshare.js";
 import { registerGet } from "./commands/get.js";
+import { registerLogs } from "./commands/logs.js";
 import { registerQueue } from "./commands/queue.js";
+import { registerRender } from "./commands/render.js";
 import { registerServers } from "./commands/servers.js";
 import { registerSimulate } from "./commands/simulate.js";
 import { registerSubmit } from "./commands/submit.js";
@@ -46,6 +48,8 @@ export function buildProgram(): Command {
   registerWhy(program);
   registerCancel(program);
   registerWait(program);
+  registerLogs(program);
+  registerRender(program);
   registerQueue(program);
   registerToken(program);
   registerWhatIf(program);

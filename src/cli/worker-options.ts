@@ -38,6 +38,7 @@ export function workerOptionsFromEnv(
     clusterLostAfterMs: numberEnv("FLEETQ_CLUSTER_LOST_AFTER_MS", env),
     requeueLostAfterMs: numberEnv("FLEETQ_REQUEUE_LOST_AFTER_MS", env),
     runtimeLimitIntervalMs: numberEnv("FLEETQ_RUNTIME_LIMIT_INTERVAL_MS", env),
+    restartHoldIntervalMs: numberEnv("FLEETQ_RESTART_HOLD_INTERVAL_MS", env),
     estimateIntervalMs: numberEnv("FLEETQ_ESTIMATE_INTERVAL_MS", env),
     estimateHorizonSeconds: numberEnv("FLEETQ_ESTIMATE_HORIZON_SECONDS", env),
     estimateMaxSessions: numberEnv("FLEETQ_ESTIMATE_MAX_SESSIONS", env),

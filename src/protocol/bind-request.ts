@@ -24,15 +24,19 @@ export interface BindRequestMessage {
     queue: string;
     /** The job's pods were created by users in the cluster: they keep their own names. */
     createdInCluster: boolean;
+    /** Gang restarts before the run this request starts (bind) or ends (evict): each attempt's
+     * pods are named apart on Kubernetes, and their environment says which attempt they are. */
+    restarts: number;
   };
   pod: {
     name: string;
-    /** The pod's task: its template is fetched by reference (the agents' jobTemplates query),
+    /** The pod's task: its template is fetched by reference (the agents' jobRenderSpec query),
      * so a message stays small whatever the template's size. */
     task: string;
     /** Pod requests, for the agent's own accounting (simulated backend). */
     resources: { cpuMillis: number; memory: number; gpus: number; gpuFraction: number; gpuMemory: number };
-    /** Simulated clusters: how long the pod runs, and whether it ends Failed. */
+    /** Simulated clusters: how long the pod runs, and whether it ends Failed (exitFailure, or
+     * this attempt is one of the task's exitFailureAttempts). */
     durationSeconds: number | null;
     exitFailure: boolean;
   };

@@ -30,7 +30,7 @@ export { commitSession, type CommitResult } from "./operations/commit-session.js
 
 export { createQueue, deleteQueue, setQueueQuota, updateQueue } from "./operations/queues.js";
 export { cordonCluster, deleteCluster, registerCluster } from "./operations/clusters.js";
-export { submitJob, type SubmitResult } from "./operations/submit-job.js";
+export { PREVIEW_JOB_ID, previewJob, submitJob, type SubmitResult } from "./operations/submit-job.js";
 export { MAX_BATCH_JOBS, MAX_BATCH_PODS, submitJobs } from "./operations/submit-jobs.js";
 export { assignJobCluster, cancelJob, setJobPendingReason, type CancelResult } from "./operations/jobs.js";
 export { reportNodes } from "./operations/report-nodes.js";
@@ -99,6 +99,8 @@ export {
   type StoppedJob,
   stopJobsPastRuntimeLimit,
 } from "./operations/runtime-limits.js";
+export { type ReleasedHolds, releaseRestartHolds } from "./operations/gang-restarts.js";
+export { type RestartPolicy, restartPolicyOf } from "./domain/gang-restart.js";
 export {
   type ClusterCondition,
   clusterCondition,
@@ -120,6 +122,7 @@ export {
 } from "./validation/pod-security/index.js";
 export {
   bindRequestsOfJobs,
+  jobPod,
   eventsOfJobs,
   MAX_BIND_REQUESTS_PAGE,
   MAX_EVENTS_PAGE,

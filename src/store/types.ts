@@ -93,6 +93,10 @@ export interface Job {
   labels: JsonValue;
   maxRuntimeSeconds: number | null;
   expectedRuntimeSeconds: number | null;
+  restartPolicy: JsonValue | null;
+  rendezvousPort: number | null;
+  restarts: number;
+  restartAfter: Date | null;
 }
 
 export interface JobTask {
@@ -110,6 +114,8 @@ export interface JobTask {
   template: JsonValue | null;
   durationSeconds: number | null;
   exitFailure: boolean;
+  exitFailureAttempts: number;
+  position: number;
 }
 
 export interface Pod {
@@ -123,6 +129,7 @@ export interface Pod {
   gpuDevices: number[];
   clusterUid: string | null;
   message: string | null;
+  exitCode: number | null;
   cpuMillis: number;
   memory: bigint;
   gpus: number;
@@ -148,6 +155,7 @@ export interface BindRequest {
   attempts: number;
   lastError: string | null;
   generation: bigint;
+  restarts: number;
   createdAt: Date;
   dispatchedAt: Date | null;
   completedAt: Date | null;

@@ -5,7 +5,7 @@ import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type RunningAgent, runAgent } from "../../src/agent/agent.js";
 import { KubernetesBackend } from "../../src/agent/backends/kubernetes/kubernetes-backend.js";
-import { clusterPodName } from "../../src/agent/backends/kubernetes/pod-names.js";
+import { clusterPodName } from "../../src/render/names.js";
 import { TEST_REDIS_URL } from "../helpers/redis.js";
 import { AGENT_TOKEN, AgentHarness, uuid } from "./agent-harness.js";
 import { bindRequest } from "./bind-requests.js";
@@ -95,10 +95,12 @@ describe("agent loop (Kubernetes backend)", () => {
     await start();
     kube.createPod(userPod("sweep-0"));
     const jobId = uuid();
-    const request = bindRequest({ id: uuid(), jobId, namespace: "ml", pod: "trainer", node: "n1" });
+    const request = bindRequest({ id: uuid(), jobId, namespace: "ml", pod: "main-0", node: "n1" });
     await harness.send(request);
     await until(() =>
-      expect(harness.api.podUpdates()).toEqual([{ job: jobId, pod: "trainer", state: "RUNNING" }]),
+      expect(harness.api.podUpdates()).toEqual([
+        { job: jobId, pod: "main-0", state: "RUNNING", bindRequest: request.id },
+      ]),
     );
     kube.setPodPhase("ml", clusterPodName(request), "Succeeded");
     await until(() => expect(harness.api.podUpdates().map((u) => u.state)).toEqual(["RUNNING", "SUCCEEDED"]));

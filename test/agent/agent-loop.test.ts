@@ -100,8 +100,8 @@ describe("agent loop (simulated backend)", () => {
         expect.arrayContaining([
           { job: jobId, pod: "p0", state: "RUNNING" },
           { job: jobId, pod: "p1", state: "RUNNING" },
-          { job: jobId, pod: "p0", state: "SUCCEEDED" },
-          expect.objectContaining({ job: jobId, pod: "p1", state: "FAILED" }),
+          { job: jobId, pod: "p0", state: "SUCCEEDED", exitCode: 0, bindRequest: ok.id },
+          expect.objectContaining({ job: jobId, pod: "p1", state: "FAILED", exitCode: 1 }),
         ]),
       ),
     );

@@ -39,9 +39,9 @@ export async function startApiAgent(opts: {
   backend: ClusterBackend;
   logger: Logger;
 }): Promise<ApiAgent> {
-  const api = await startTestApi();
-  const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   const queuePrefix = `${testRedisPrefix(opts.label)}bind`;
+  const api = await startTestApi({ agentQueuePrefix: queuePrefix });
+  const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   const queue = new Queue(bindQueueName("c1"), { connection: redis, prefix: queuePrefix });
   const admin = <T>(query: string, variables: Record<string, unknown> = {}) =>
     gqlOk<T>(api.url, api.adminToken, query, variables);

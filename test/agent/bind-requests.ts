@@ -1,5 +1,6 @@
 // BindRequestMessages for tests, as the dispatch worker would produce them.
 import type { BindRequestMessage } from "../../src/protocol/bind-request.js";
+import type { RenderJob } from "../../src/render/index.js";
 
 export interface RequestShape {
   id: string;
@@ -9,6 +10,7 @@ export interface RequestShape {
   jobName?: string;
   namespace?: string;
   createdInCluster?: boolean;
+  restarts?: number;
   pod: string;
   node: string;
   cpuMillis?: number;
@@ -54,6 +56,7 @@ export function bindRequest(shape: RequestShape): BindRequestMessage {
       namespace: shape.namespace ?? "team-a",
       queue: "research",
       createdInCluster: shape.createdInCluster ?? false,
+      restarts: shape.restarts ?? 0,
     },
     pod: {
       name: shape.pod,
@@ -73,5 +76,22 @@ export function bindRequest(shape: RequestShape): BindRequestMessage {
     gpuDevices: shape.gpuDevices ?? [],
     reason: shape.reason ?? "",
     attempt: 1,
+  };
+}
+
+/** What the agent renders the request's pod from: its job with one task, named after the pod
+ * ("<task>-<i>"), of the request's resources and `template` (null: none). */
+export function renderJobFor(request: BindRequestMessage, template: unknown): RenderJob {
+  const dash = request.pod.name.lastIndexOf("-");
+  const task = dash > 0 ? request.pod.name.slice(0, dash) : request.pod.name;
+  const index = dash > 0 ? Number(request.pod.name.slice(dash + 1)) : 0;
+  return {
+    id: request.job.id,
+    name: request.job.name,
+    namespace: request.job.namespace,
+    queue: request.job.queue,
+    minMember: index + 1,
+    rendezvousPort: null,
+    tasks: [{ name: task, replicas: index + 1, resources: request.pod.resources, template }],
   };
 }

@@ -1,8 +1,11 @@
 // An in-test HTTP server that speaks the Kubernetes API for the routes the agent uses:
 // Node and Pod lists (with metadata.resourceVersion), watches as newline-delimited JSON
 // over chunked HTTP (resume from a resourceVersion; 410 Gone once it was compacted),
-// pod create/read/delete (with a uid precondition), the Binding and Eviction subresources, Status objects for
-// errors, bearer-token auth, and injected faults (429/500) or held requests.
+// pod create/read/delete (with a uid precondition), the Binding and Eviction subresources, pod
+// logs (tail, since, timestamps, follow as a chunked stream that ends with the container), Services
+// (create, read, JSON Patch with test, delete) and the garbage collector's removal of an object
+// whose owners are all gone, Status objects for errors, bearer-token auth, and injected faults
+// (429/500) or held requests.
 import { once } from "node:events";
 import { type IncomingMessage, type ServerResponse, createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -70,6 +73,10 @@ export class FakeKubeApiServer {
   goneAs: "event" | "http" = "event";
   /** Acts as the kubelet: a bound pod starts Running at once. */
   autoRun = true;
+  /** What each pod's containers wrote, by "namespace/pod/container" (the kubelet's log files). */
+  private readonly logs = new Map<string, LogLine[]>();
+  /** Open follows, woken when a line is written or the pod changes. */
+  private readonly followers = new Set<() => void>();
   private faults: Fault[] = [];
   private holds: Hold[] = [];
   private server!: Server;
@@ -194,7 +201,50 @@ export class FakeKubeApiServer {
 
   /** Someone else deletes a pod (kubectl delete, a controller): gone at once. */
   deletePod(namespace: string, name: string): void {
+    this.removePod(namespace, name);
+  }
+
+  service(namespace: string, name: string): Json | undefined {
+    return this.store.get("services", `${namespace}/${name}`);
+  }
+
+  /** Acts as a container writing a line to its output (the first container when none is named). */
+  writeLog(namespace: string, pod: string, line: string, container?: string, at = new Date()): void {
+    const object = this.pod(namespace, pod);
+    const name = container ?? object?.spec?.containers?.[0]?.name ?? "";
+    const key = `${namespace}/${pod}/${name}`;
+    const lines = this.logs.get(key) ?? [];
+    lines.push({ at, text: line });
+    this.logs.set(key, lines);
+    this.wakeFollowers();
+  }
+
+  /** A pod leaves the store: the garbage collector then removes what it alone owned. */
+  private removePod(namespace: string, name: string): void {
     this.store.remove("pods", `${namespace}/${name}`);
+    this.wakeFollowers();
+    this.collectGarbage(namespace);
+  }
+
+  /** Objects whose owners (by uid, in their namespace) are all gone are deleted, as the garbage
+   * collector deletes them (background propagation). */
+  private collectGarbage(namespace: string): void {
+    const alive = new Set(
+      [...this.store.objects.pods.values()]
+        .filter((p) => p.metadata.namespace === namespace)
+        .map((p) => p.metadata.uid as string),
+    );
+    for (const [key, service] of [...this.store.objects.services]) {
+      const owners = (service.metadata.ownerReferences ?? []) as Json[];
+      if (service.metadata.namespace !== namespace || owners.length === 0) continue;
+      if (owners.some((o) => alive.has(o.uid))) continue;
+      this.store.remove("services", key);
+      this.effects.push(`collect service ${key}`);
+    }
+  }
+
+  private wakeFollowers(): void {
+    for (const wake of [...this.followers]) wake();
   }
 
   /** Acts as the kubelet reporting a phase (a finished pod's containers say when they ended). */
@@ -204,6 +254,7 @@ export class FakeKubeApiServer {
     phase: string,
     message?: string,
     finishedAt = new Date(),
+    exitCode = phase === "Succeeded" ? 0 : 1,
   ): void {
     this.store.update("pods", `${namespace}/${name}`, (pod) => {
       pod.status.phase = phase;
@@ -217,7 +268,7 @@ export class FakeKubeApiServer {
           imageID: "",
           state: {
             terminated: {
-              exitCode: phase === "Succeeded" ? 0 : 1,
+              exitCode,
               reason: phase === "Succeeded" ? "Completed" : "Error",
               finishedAt: finishedAt.toISOString(),
             },
@@ -225,6 +276,7 @@ export class FakeKubeApiServer {
         }));
       }
     });
+    this.wakeFollowers();
   }
 
   // ---- HTTP ----------------------------------------------------------------------
@@ -280,16 +332,146 @@ export class FakeKubeApiServer {
     if (method === "GET" && path === "/api/v1/pods") return this.collection("pods", url, res, watch);
     const podsIn = /^\/api\/v1\/namespaces\/([^/]+)\/pods$/.exec(path);
     if (podsIn && method === "POST") return this.createPodRoute(podsIn[1]!, body ?? {}, res);
-    const onePod = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)(?:\/(binding|eviction))?$/.exec(path);
+    const onePod = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)(?:\/(binding|eviction|log))?$/.exec(path);
     if (onePod) {
       const [, namespace, name, sub] = onePod as unknown as [string, string, string, string | undefined];
+      if (method === "GET" && sub === "log") return this.logRoute(namespace, name, url, res);
       if (method === "GET" && !sub) return this.readPodRoute(namespace, name, res);
       if (method === "DELETE" && !sub) return this.deletePodRoute(namespace, name, body ?? {}, res);
       if (method === "PATCH" && !sub) return this.patchPodRoute(namespace, name, body, res);
       if (method === "POST" && sub === "binding") return this.bindingRoute(namespace, name, body ?? {}, res);
       if (method === "POST" && sub === "eviction") return this.evictionRoute(namespace, name, res);
     }
+    const servicesIn = /^\/api\/v1\/namespaces\/([^/]+)\/services$/.exec(path);
+    if (servicesIn && method === "POST") return this.createServiceRoute(servicesIn[1]!, body ?? {}, res);
+    const oneService = /^\/api\/v1\/namespaces\/([^/]+)\/services\/([^/]+)$/.exec(path);
+    if (oneService) {
+      const [, namespace, name] = oneService as unknown as [string, string, string];
+      const key = `${namespace}/${name}`;
+      const found = this.store.get("services", key);
+      if (!found) return this.status(res, 404, "NotFound", `services "${name}" not found`);
+      if (method === "GET")
+        return this.json(res, 200, { kind: "Service", apiVersion: "v1", ...clone(found) });
+      if (method === "DELETE") {
+        this.store.remove("services", key);
+        this.effects.push(`delete service ${key}`);
+        return this.json(res, 200, { kind: "Service", apiVersion: "v1", ...clone(found) });
+      }
+      if (method === "PATCH") return this.patchServiceRoute(key, found, body, res);
+    }
     this.status(res, 404, "NotFound", `the server could not find the requested resource (${method} ${path})`);
+  }
+
+  /** A headless Service (clusterIP None) may have no ports; any other needs some. */
+  private createServiceRoute(namespace: string, body: Json, res: ServerResponse) {
+    const name = body.metadata?.name as string | undefined;
+    if (!name || !/^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(name) || name.length > 63)
+      return this.status(
+        res,
+        422,
+        "Invalid",
+        `Service "${name}" is invalid: metadata.name: Invalid value: "${name}": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character`,
+      );
+    const spec = body.spec ?? {};
+    if (spec.clusterIP !== "None" && !(spec.ports?.length > 0))
+      return this.status(res, 422, "Invalid", `Service "${name}" is invalid: spec.ports: Required value`);
+    for (const owner of (body.metadata?.ownerReferences ?? []) as Json[])
+      if (!owner.uid || !owner.name || !owner.kind || !owner.apiVersion)
+        return this.status(
+          res,
+          422,
+          "Invalid",
+          `Service "${name}" is invalid: metadata.ownerReferences: Required value`,
+        );
+    const key = `${namespace}/${name}`;
+    if (this.store.get("services", key))
+      return this.status(res, 409, "AlreadyExists", `services "${name}" already exists`);
+    const object = clone(body);
+    delete object.kind;
+    delete object.apiVersion;
+    object.metadata = { ...object.metadata, namespace };
+    const created = this.store.create("services", key, object);
+    this.effects.push(`create service ${key}`);
+    this.json(res, 201, { kind: "Service", apiVersion: "v1", ...created });
+    // An owner already gone when its dependent was created: the collector removes the dependent.
+    this.collectGarbage(namespace);
+  }
+
+  private patchServiceRoute(key: string, service: Json, body: Json | null, res: ServerResponse) {
+    if (!Array.isArray(body))
+      return this.status(res, 400, "BadRequest", "the patch is not a JSON Patch array");
+    const next = clone(service);
+    const failed = applyJsonPatch(next, body as JsonPatchOp[]);
+    if (failed) return this.status(res, 422, "Invalid", failed);
+    const updated = this.store.update("services", key, (s) => {
+      s.metadata = { ...next.metadata, resourceVersion: s.metadata.resourceVersion, uid: s.metadata.uid };
+      s.spec = next.spec;
+    });
+    this.effects.push(`patch service ${key}`);
+    this.json(res, 200, { kind: "Service", apiVersion: "v1", ...clone(updated) });
+    this.collectGarbage(updated.metadata.namespace);
+  }
+
+  /**
+   * A container's log, as the kubelet serves it: 400 while the container has not started (or for
+   * `previous`, which this fake keeps none of), the lines since `sinceSeconds`, the last
+   * `tailLines`, RFC 3339 timestamps in front; `follow` keeps the response open, sending lines as
+   * they are written, and ends it when the pod has finished or is gone.
+   */
+  private logRoute(namespace: string, name: string, url: URL, res: ServerResponse) {
+    const pod = this.pod(namespace, name);
+    if (!pod) return this.status(res, 404, "NotFound", `pods "${name}" not found`);
+    const names = ((pod.spec.containers ?? []) as Json[]).map((c) => c.name as string);
+    const container = url.searchParams.get("container") ?? (names.length === 1 ? names[0]! : null);
+    if (!container)
+      return this.status(
+        res,
+        400,
+        "BadRequest",
+        `a container name must be specified for pod ${name}, choose one of: [${names.join(" ")}]`,
+      );
+    if (!names.includes(container))
+      return this.status(res, 400, "BadRequest", `container ${container} is not valid for pod ${name}`);
+    if (url.searchParams.get("previous") === "true")
+      return this.status(
+        res,
+        400,
+        "BadRequest",
+        `previous terminated container "${container}" in pod "${name}" not found`,
+      );
+    const phase = pod.status?.phase;
+    if (!pod.spec.nodeName || (phase === "Pending" && !this.logs.has(`${namespace}/${name}/${container}`)))
+      return this.status(
+        res,
+        400,
+        "BadRequest",
+        `container "${container}" in pod "${name}" is waiting to start: ContainerCreating`,
+      );
+    const key = `${namespace}/${name}/${container}`;
+    const since = url.searchParams.get("sinceSeconds");
+    const after = since === null ? -Infinity : Date.now() - Number(since) * 1000;
+    const tail = url.searchParams.get("tailLines");
+    const stamped = url.searchParams.get("timestamps") === "true";
+    const text = (l: LogLine) => `${stamped ? `${l.at.toISOString()} ` : ""}${l.text}\n`;
+    let lines = (this.logs.get(key) ?? []).filter((l) => +l.at >= after);
+    if (tail !== null) lines = Number(tail) > 0 ? lines.slice(-Number(tail)) : [];
+    res.writeHead(200, { "content-type": "text/plain", "transfer-encoding": "chunked" });
+    res.write(lines.map(text).join(""));
+    if (url.searchParams.get("follow") !== "true") return res.end();
+    let sent = (this.logs.get(key) ?? []).length;
+    const wake = () => {
+      const all = this.logs.get(key) ?? [];
+      if (all.length > sent) res.write(all.slice(sent).map(text).join(""));
+      sent = all.length;
+      const now = this.pod(namespace, name);
+      if (!now || now.status?.phase === "Succeeded" || now.status?.phase === "Failed") stop();
+    };
+    const stop = () => {
+      this.followers.delete(wake);
+      res.end();
+    };
+    this.followers.add(wake);
+    res.on("close", () => this.followers.delete(wake));
   }
 
   private collection(resource: Resource, url: URL, res: ServerResponse, watch: boolean) {
@@ -377,7 +559,7 @@ export class FakeKubeApiServer {
         `Operation cannot be fulfilled on Pod "${name}": Precondition failed: UID in precondition: ${uid}, UID in object meta: ${pod.metadata.uid}`,
       );
     }
-    this.store.remove("pods", `${namespace}/${name}`);
+    this.removePod(namespace, name);
     this.effects.push(`delete ${namespace}/${name}`);
     this.json(res, 200, { kind: "Pod", apiVersion: "v1", ...clone(pod) });
   }
@@ -463,7 +645,7 @@ export class FakeKubeApiServer {
       p.metadata.deletionTimestamp = new Date().toISOString();
       p.metadata.deletionGracePeriodSeconds = 30;
     });
-    this.store.remove("pods", `${namespace}/${name}`);
+    this.removePod(namespace, name);
     this.effects.push(`evict ${namespace}/${name}`);
     this.json(res, 201, { ...statusObject(201, "", ""), status: "Success" });
   }
@@ -476,6 +658,50 @@ export class FakeKubeApiServer {
   private status(res: ServerResponse, code: number, reason: string, message: string) {
     this.json(res, code, statusObject(code, reason, message));
   }
+}
+
+interface LogLine {
+  at: Date;
+  text: string;
+}
+
+interface JsonPatchOp {
+  op?: string;
+  path?: string;
+  value?: unknown;
+}
+
+/** Applies a JSON Patch (RFC 6902: add, replace, remove, test) to `doc` in place; the message of
+ * the first operation that fails (as the API server's 422 says it), or null. */
+function applyJsonPatch(doc: Json, ops: readonly JsonPatchOp[]): string | null {
+  for (const op of ops) {
+    const path = (op.path ?? "")
+      .split("/")
+      .slice(1)
+      .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+    if (!path.length) return `the patch path "${op.path}" is not valid`;
+    const last = path.pop()!;
+    let parent: unknown = doc;
+    for (const key of path) parent = (parent as Json | undefined)?.[key];
+    if (parent === null || typeof parent !== "object")
+      return `doc is missing path: "${op.path}": missing value`;
+    const target = parent as Json;
+    if (op.op === "test") {
+      if (JSON.stringify(target[last]) !== JSON.stringify(op.value))
+        return `the server rejected our request due to an error in our request: testing value ${op.path} failed`;
+    } else if (op.op === "add" && Array.isArray(target)) {
+      if (last === "-") target.push(op.value);
+      else target.splice(Number(last), 0, op.value);
+    } else if (op.op === "add" || op.op === "replace") {
+      if (op.op === "replace" && !(last in target)) return `doc is missing key: ${op.path}: missing value`;
+      target[last] = op.value;
+    } else if (op.op === "remove") {
+      if (!(last in target)) return `doc is missing key: ${op.path}: missing value`;
+      if (Array.isArray(target)) target.splice(Number(last), 1);
+      else delete target[last];
+    } else return `Unexpected kind: ${op.op}`;
+  }
+  return null;
 }
 
 function statusObject(code: number, reason: string, message: string): Json {

@@ -4,7 +4,7 @@
 
 // biome-ignore lint/suspicious/noExplicitAny: free-form Kubernetes JSON, checked by the tests
 export type Json = Record<string, any>;
-export type Resource = "nodes" | "pods";
+export type Resource = "nodes" | "pods" | "services";
 export type EventType = "ADDED" | "MODIFIED" | "DELETED";
 
 export interface StoredEvent {
@@ -21,13 +21,17 @@ export interface Watcher {
   close(): void;
 }
 
-const KINDS: Record<Resource, string> = { nodes: "Node", pods: "Pod" };
+const KINDS: Record<Resource, string> = { nodes: "Node", pods: "Pod", services: "Service" };
 
 export class FakeKubeStore {
   private rv = 100;
   private compactedBefore = 0;
   private uid = 0;
-  readonly objects: Record<Resource, Map<string, Json>> = { nodes: new Map(), pods: new Map() };
+  readonly objects: Record<Resource, Map<string, Json>> = {
+    nodes: new Map(),
+    pods: new Map(),
+    services: new Map(),
+  };
   private history: StoredEvent[] = [];
   readonly watchers = new Set<Watcher>();
 

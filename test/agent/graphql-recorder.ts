@@ -102,10 +102,30 @@ export class GraphQLRecorder {
         return { status: 200, body: { data: { reportPodStatus: (variables.updates as unknown[]).length } } };
       case "reportBindResult":
         return { status: 200, body: { data: { reportBindResult: (variables.results as unknown[]).length } } };
-      case "jobTemplates":
+      case "jobRenderSpec":
         return {
           status: 200,
-          body: { data: { jobTemplates: [{ task: "main", template: CONTAINER_TEMPLATE }] } },
+          body: {
+            data: {
+              jobRenderSpec: {
+                job: variables.job,
+                name: "train",
+                namespace: "team-a",
+                queue: "research",
+                minMember: 1,
+                rendezvousPort: null,
+                // Pods "main-0" … "main-63" of one task.
+                tasks: [
+                  {
+                    name: "main",
+                    replicas: 64,
+                    resources: { cpu: 1000, memory: String(2 ** 30), gpu: 0, gpuMemory: 0 },
+                    template: CONTAINER_TEMPLATE,
+                  },
+                ],
+              },
+            },
+          },
         };
       case "reportPodInventory":
         return { status: 200, body: { data: { reportPodInventory: 0 } } };

@@ -3,10 +3,10 @@
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { KubernetesBackend } from "../../src/agent/backends/kubernetes/kubernetes-backend.js";
-import { uniquePodName } from "../../src/agent/backends/kubernetes/pod-names.js";
-import { BIND_GENERATION_KEY, BIND_REQUEST_KEY } from "../../src/agent/labels.js";
+import { uniquePodName } from "../../src/render/names.js";
+import { BIND_GENERATION_KEY, BIND_REQUEST_KEY } from "../../src/protocol/labels.js";
 import { RecordedEvents } from "./backend-events.js";
-import { CONTAINER_TEMPLATE, type RequestShape, bindRequest } from "./bind-requests.js";
+import { CONTAINER_TEMPLATE, type RequestShape, bindRequest, renderJobFor } from "./bind-requests.js";
 import { FakeKubeApiServer } from "./fake-kube-apiserver.js";
 import { until } from "./until.js";
 
@@ -47,7 +47,10 @@ describe("Kubernetes backend: pods", () => {
 
   /** Binds with the task's template (the agent fetches it by reference). */
   const bind = (s: Shape) =>
-    backend.bind(bindRequest(s), s.template === undefined ? CONTAINER_TEMPLATE : s.template);
+    backend.bind(
+      bindRequest(s),
+      renderJobFor(bindRequest(s), s.template === undefined ? CONTAINER_TEMPLATE : s.template),
+    );
 
   afterEach(async () => {
     await backend.stop();
@@ -62,7 +65,10 @@ describe("Kubernetes backend: pods", () => {
       gpuGroups: ["g-1"],
       gpuFraction: 0.5,
     });
-    expect(await backend.bind(request, CONTAINER_TEMPLATE)).toEqual({ ok: true, message: "bound to n1" });
+    expect(await backend.bind(request, renderJobFor(request, CONTAINER_TEMPLATE))).toEqual({
+      ok: true,
+      message: "bound to n1",
+    });
 
     const pod = kube.pod("team-a", k8s("train-0"))!;
     expect(pod.spec.schedulerName).toBe("fleetq");
@@ -96,7 +102,7 @@ describe("Kubernetes backend: pods", () => {
     });
     const split = shape({
       id: "br-1",
-      pod: "p0",
+      pod: "p-0",
       node: "n1",
       gpus: 4,
       gpuDevices: [4, 5, 6, 7],
@@ -111,83 +117,86 @@ describe("Kubernetes backend: pods", () => {
       },
     });
     expect(await bind(split)).toEqual({ ok: true, message: "bound to n1" });
-    const pod = kube.pod("team-a", k8s("p0"))!;
+    const pod = kube.pod("team-a", k8s("p-0"))!;
     expect(pod.metadata.annotations["fleetq.io/gpu-devices"]).toBe("4,5,6,7");
-    const env = (name: string) => pod.spec.containers.find((c: { name: string }) => c.name === name).env;
+    // The pinning among the containers' environment (the rendezvous variables come first).
+    const pinned = (env: { name: string }[]) => env.filter((e) => e.name === "NVIDIA_VISIBLE_DEVICES");
+    const env = (name: string) =>
+      pinned(pod.spec.containers.find((c: { name: string }) => c.name === name).env);
     expect(env("a")).toEqual([{ name: "NVIDIA_VISIBLE_DEVICES", value: "4,5" }]);
     expect(env("b")).toEqual([{ name: "NVIDIA_VISIBLE_DEVICES", value: "6,7" }]);
-    expect(env("log")).toBeUndefined();
+    expect(env("log")).toEqual([]);
 
     // Counts that do not add up to the pod's devices: each GPU container sees all of them.
     const whole = shape({
       id: "br-2",
-      pod: "p1",
+      pod: "p-1",
       node: "n1",
       gpus: 2,
       gpuDevices: [0, 1],
       template: { spec: { containers: [container("main", "1")] } },
     });
     await bind(whole);
-    expect(kube.pod("team-a", k8s("p1"))!.spec.containers[0].env).toEqual([
+    expect(pinned(kube.pod("team-a", k8s("p-1"))!.spec.containers[0].env)).toEqual([
       { name: "NVIDIA_VISIBLE_DEVICES", value: "0,1" },
     ]);
     // No devices chosen: nothing pinned.
-    await bind({ id: "br-3", pod: "p2", node: "n1", gpus: 1 });
-    expect(kube.pod("team-a", k8s("p2"))!.metadata.annotations["fleetq.io/gpu-devices"]).toBeUndefined();
+    await bind({ id: "br-3", pod: "p-2", node: "n1", gpus: 1 });
+    expect(kube.pod("team-a", k8s("p-2"))!.metadata.annotations["fleetq.io/gpu-devices"]).toBeUndefined();
   });
 
   it("answers a repeated or conflicting bind truthfully without creating or binding again", async () => {
-    await bind({ id: "br-1", pod: "p0", node: "n1" });
-    expect(await bind({ id: "br-1", pod: "p0", node: "n1" })).toEqual({
+    await bind({ id: "br-1", pod: "p-0", node: "n1" });
+    expect(await bind({ id: "br-1", pod: "p-0", node: "n1" })).toEqual({
       ok: true,
       message: "already bound to n1",
     });
-    const elsewhere = await bind({ id: "br-2", pod: "p0", node: "n2" });
+    const elsewhere = await bind({ id: "br-2", pod: "p-0", node: "n2" });
     expect(elsewhere).toEqual({ ok: false, message: "the pod is already bound to n1, not n2" });
     expect(kube.count("POST", CREATE, 201)).toBe(1);
     expect(kube.count("POST", BINDING, 201)).toBe(1);
   });
 
   it("reports a pod gone naming the newest bind it answered on the pod's node, not a late repeat of an older one", async () => {
-    await bind({ id: "br-1", pod: "p0", node: "n1" });
-    await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING"]));
+    await bind({ id: "br-1", pod: "p-0", node: "n1" });
+    await until(() => expect(events.statesOf("p-0")).toEqual(["RUNNING"]));
     // The control plane bound the pod anew where it runs (br-3); br-1 comes again late.
-    expect(await bind({ id: "br-3", pod: "p0", node: "n1" })).toEqual({
+    expect(await bind({ id: "br-3", pod: "p-0", node: "n1" })).toEqual({
       ok: true,
       message: "already bound to n1",
     });
-    expect(await bind({ id: "br-1", pod: "p0", node: "n1" })).toEqual({
+    expect(await bind({ id: "br-1", pod: "p-0", node: "n1" })).toEqual({
       ok: true,
       message: "already bound to n1",
     });
-    const evict = bindRequest({ id: "br-4", kind: "evict", pod: "p0", node: "n1", reason: "reclaim" });
+    const evict = bindRequest({ id: "br-4", kind: "evict", pod: "p-0", node: "n1", reason: "reclaim" });
     expect(await backend.evict(evict)).toEqual({ ok: true, message: "evicted from n1" });
-    await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING", "RELEASING", "PENDING"]));
-    expect(events.states.at(-1)).toMatchObject({ pod: "p0", state: "PENDING", bindRequest: "br-3" });
+    await until(() => expect(events.statesOf("p-0")).toEqual(["RUNNING", "RELEASING", "PENDING"]));
+    expect(events.states.at(-1)).toMatchObject({ pod: "p-0", state: "PENDING", bindRequest: "br-3" });
   });
 
   it("keeps the adopted bind on the pod: an agent started again reports the pod gone under it", async () => {
-    await bind({ id: "br-1", pod: "p0", node: "n1" });
-    await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING"]));
-    expect(await bind({ id: "br-3", pod: "p0", node: "n1" })).toEqual({
+    await bind({ id: "br-1", pod: "p-0", node: "n1" });
+    await until(() => expect(events.statesOf("p-0")).toEqual(["RUNNING"]));
+    expect(await bind({ id: "br-3", pod: "p-0", node: "n1" })).toEqual({
       ok: true,
       message: "already bound to n1",
     });
     const annotations = () =>
-      (kube.pod("team-a", k8s("p0"))?.metadata.annotations ?? {}) as Record<string, string>;
+      (kube.pod("team-a", k8s("p-0"))?.metadata.annotations ?? {}) as Record<string, string>;
     expect(annotations()[BIND_REQUEST_KEY]).toBe("br-3");
     // A late repeat of the older bind leaves the newer one on the pod.
-    await bind({ id: "br-1", pod: "p0", node: "n1" });
+    await bind({ id: "br-1", pod: "p-0", node: "n1" });
     expect(annotations()[BIND_REQUEST_KEY]).toBe("br-3");
 
     // The agent restarts; then the pod goes away (deleted by someone else): the report names br-3,
     // the bind the books hold the pod's run by, so they see it gone.
     await backend.stop();
     await startBackend();
-    await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING"]));
-    kube.deletePod("team-a", k8s("p0"));
-    await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING", "PENDING"]));
-    expect(events.states.at(-1)).toMatchObject({ pod: "p0", state: "PENDING", bindRequest: "br-3" });
+    await until(() => expect(events.statesOf("p-0")).toEqual(["RUNNING"]));
+    kube.deletePod("team-a", k8s("p-0"));
+    await until(() => expect(events.statesOf("p-0")).toEqual(["RUNNING", "PENDING"]));
+    expect(events.states.at(-1)).toMatchObject({ pod: "p-0", state: "PENDING", bindRequest: "br-3" });
   });
 
   it("runs two jobs with the same task names in one namespace, and a re-run after a finished one", async () => {
@@ -196,11 +205,15 @@ describe("Kubernetes backend: pods", () => {
     const rerun = "0190a1b2-c3d4-7e5f-8a9b-333333333333";
     const request = (id: string, jobId: string) =>
       bindRequest({ id, jobId, jobName: "llm-finetune", pod: "worker-0", node: "n1" });
-    expect(await backend.bind(request("br-1", first), CONTAINER_TEMPLATE)).toEqual({
+    expect(
+      await backend.bind(request("br-1", first), renderJobFor(request("br-1", first), CONTAINER_TEMPLATE)),
+    ).toEqual({
       ok: true,
       message: "bound to n1",
     });
-    expect(await backend.bind(request("br-2", second), CONTAINER_TEMPLATE)).toEqual({
+    expect(
+      await backend.bind(request("br-2", second), renderJobFor(request("br-2", second), CONTAINER_TEMPLATE)),
+    ).toEqual({
       ok: true,
       message: "bound to n1",
     });
@@ -215,13 +228,15 @@ describe("Kubernetes backend: pods", () => {
     // Both report under the control plane's pod name, each for its own job.
     await until(() =>
       expect(events.states.filter((s) => s.state === "RUNNING")).toEqual([
-        { jobId: first, pod: "worker-0", state: "RUNNING" },
-        { jobId: second, pod: "worker-0", state: "RUNNING" },
+        { jobId: first, pod: "worker-0", state: "RUNNING", bindRequest: "br-1" },
+        { jobId: second, pod: "worker-0", state: "RUNNING", bindRequest: "br-2" },
       ]),
     );
     kube.setPodPhase("team-a", names[0]!, "Succeeded");
     await until(() => expect(events.statesOf("worker-0")).toContain("SUCCEEDED"));
-    expect(await backend.bind(request("br-3", rerun), CONTAINER_TEMPLATE)).toEqual({
+    expect(
+      await backend.bind(request("br-3", rerun), renderJobFor(request("br-3", rerun), CONTAINER_TEMPLATE)),
+    ).toEqual({
       ok: true,
       message: "bound to n1",
     });
@@ -231,18 +246,18 @@ describe("Kubernetes backend: pods", () => {
   it("never adopts a pod of that name that belongs to another job or to no job", async () => {
     const container = { name: "c", image: "x" };
     kube.createPod({
-      metadata: { name: k8s("p0"), namespace: "team-a", labels: { "fleetq.io/job-id": "job-7" } },
+      metadata: { name: k8s("p-0"), namespace: "team-a", labels: { "fleetq.io/job-id": "job-7" } },
       spec: { schedulerName: "fleetq", containers: [container] },
     });
-    const foreign = await bind({ id: "br-1", pod: "p0", node: "n1" });
+    const foreign = await bind({ id: "br-1", pod: "p-0", node: "n1" });
     expect(foreign.ok).toBe(false);
     expect(foreign.message).toContain("not a pod of job job-1");
     // A user's pod waiting for fleetq is adopted only by the job made of that pod group.
     kube.createPod({
-      metadata: { name: k8s("p1"), namespace: "team-a", annotations: { "fleetq.io/pod-group": "g" } },
+      metadata: { name: k8s("p-1"), namespace: "team-a", annotations: { "fleetq.io/pod-group": "g" } },
       spec: { schedulerName: "fleetq", containers: [container] },
     });
-    const users = await bind({ id: "br-2", pod: "p1", node: "n1" });
+    const users = await bind({ id: "br-2", pod: "p-1", node: "n1" });
     expect(users.ok).toBe(false);
     expect(kube.count("POST", BINDING)).toBe(0);
   });
@@ -291,33 +306,33 @@ describe("Kubernetes backend: pods", () => {
   it("binds a pod a previous attempt created but did not bind", async () => {
     // A crashed attempt's leftover: created from the template, never bound.
     kube.hold("POST", BINDING).release("drop");
-    const dropped = bind({ id: "br-1", pod: "p0", node: "n1" });
+    const dropped = bind({ id: "br-1", pod: "p-0", node: "n1" });
     // The dropped connection is a network error: retried, and the retry binds.
     expect(await dropped).toEqual({ ok: true, message: "bound to n1" });
     expect(kube.count("POST", CREATE, 201)).toBe(1);
     expect(kube.count("POST", BINDING, 201)).toBe(1);
 
     kube.createPod({
-      metadata: { name: k8s("p1"), namespace: "team-a", labels: { "fleetq.io/job-id": "job-1" } },
+      metadata: { name: k8s("p-1"), namespace: "team-a", labels: { "fleetq.io/job-id": "job-1" } },
       spec: { schedulerName: "fleetq", containers: [{ name: "c", image: "x" }] },
     });
-    expect(await bind({ id: "br-2", pod: "p1", node: "n2" })).toEqual({
+    expect(await bind({ id: "br-2", pod: "p-1", node: "n2" })).toEqual({
       ok: true,
       message: "bound to n2",
     });
     expect(kube.count("POST", CREATE, 409)).toBe(1);
-    expect(kube.pod("team-a", k8s("p1"))?.spec.nodeName).toBe("n2");
+    expect(kube.pod("team-a", k8s("p-1"))?.spec.nodeName).toBe("n2");
   });
 
   it("refuses binds to unknown nodes and templates that cannot make a pod", async () => {
-    expect(await bind({ id: "a", pod: "p0", node: "n9" })).toEqual({
+    expect(await bind({ id: "a", pod: "p-0", node: "n9" })).toEqual({
       ok: false,
       message: "node n9 is not in the cluster",
     });
-    const noTemplate = await bind({ id: "b", pod: "p1", node: "n1", template: null });
+    const noTemplate = await bind({ id: "b", pod: "p-1", node: "n1", template: null });
     expect(noTemplate.ok).toBe(false);
     expect(noTemplate.message).toContain("has no pod template");
-    const noContainers = await bind({ id: "c", pod: "p2", node: "n1", template: { spec: {} } });
+    const noContainers = await bind({ id: "c", pod: "p-2", node: "n1", template: { spec: {} } });
     expect(noContainers.message).toContain("has no containers");
     expect(kube.count("POST", CREATE)).toBe(0);
   });
@@ -325,7 +340,7 @@ describe("Kubernetes backend: pods", () => {
   it("retries pod creation and binding through 429 and 500", async () => {
     kube.injectFault({ method: "POST", path: CREATE, status: 429, times: 2, retryAfterSeconds: 0 });
     kube.injectFault({ method: "POST", path: BINDING, status: 500, times: 1 });
-    expect(await bind({ id: "br-1", pod: "p0", node: "n1" })).toEqual({
+    expect(await bind({ id: "br-1", pod: "p-0", node: "n1" })).toEqual({
       ok: true,
       message: "bound to n1",
     });
@@ -336,48 +351,48 @@ describe("Kubernetes backend: pods", () => {
   });
 
   it("evicts through the Eviction API, reports the pod Pending naming its bind, and answers a late eviction ok", async () => {
-    await bind({ id: "br-1", pod: "p0", node: "n1" });
-    await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING"]));
+    await bind({ id: "br-1", pod: "p-0", node: "n1" });
+    await until(() => expect(events.statesOf("p-0")).toEqual(["RUNNING"]));
     // A disruption budget (429) and a server error hold it up; both are retried.
     kube.injectFault({ method: "POST", path: EVICTION, status: 429, times: 1, retryAfterSeconds: 0 });
     kube.injectFault({ method: "POST", path: EVICTION, status: 500, times: 1 });
 
-    const evict = bindRequest({ id: "br-2", kind: "evict", pod: "p0", node: "n1", reason: "reclaim" });
+    const evict = bindRequest({ id: "br-2", kind: "evict", pod: "p-0", node: "n1", reason: "reclaim" });
     expect(await backend.evict(evict)).toEqual({ ok: true, message: "evicted from n1" });
-    expect(kube.pod("team-a", k8s("p0"))).toBeUndefined();
+    expect(kube.pod("team-a", k8s("p-0"))).toBeUndefined();
     expect(kube.count("POST", EVICTION, 201)).toBe(1);
-    await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING", "RELEASING", "PENDING"]));
+    await until(() => expect(events.statesOf("p-0")).toEqual(["RUNNING", "RELEASING", "PENDING"]));
     // The report that the pod is gone names the bind whose run it ends (the pod's annotation).
-    expect(events.states.at(-1)).toMatchObject({ pod: "p0", state: "PENDING", bindRequest: "br-1" });
+    expect(events.states.at(-1)).toMatchObject({ pod: "p-0", state: "PENDING", bindRequest: "br-1" });
 
     expect(await backend.evict(evict)).toEqual({ ok: true, message: "the pod is already gone" });
     expect(kube.count("POST", EVICTION, 201)).toBe(1);
   });
 
   it("leaves a run bound after the eviction was decided, also after a restart (the bind's generation is on the pod)", async () => {
-    await bind({ id: "br-1", pod: "p0", node: "n1", generation: 3 });
-    await until(() => expect(events.statesOf("p0")).toEqual(["RUNNING"]));
-    await bind({ id: "br-5", pod: "p0", node: "n1", generation: 9 }); // bound again where it runs
+    await bind({ id: "br-1", pod: "p-0", node: "n1", generation: 3 });
+    await until(() => expect(events.statesOf("p-0")).toEqual(["RUNNING"]));
+    await bind({ id: "br-5", pod: "p-0", node: "n1", generation: 9 }); // bound again where it runs
     const annotations = () =>
-      (kube.pod("team-a", k8s("p0"))?.metadata.annotations ?? {}) as Record<string, string>;
+      (kube.pod("team-a", k8s("p-0"))?.metadata.annotations ?? {}) as Record<string, string>;
     expect(annotations()[BIND_GENERATION_KEY]).toBe("9");
     // A late repeat of the older bind leaves the newer generation on the pod.
-    await bind({ id: "br-1", pod: "p0", node: "n1", generation: 3 });
+    await bind({ id: "br-1", pod: "p-0", node: "n1", generation: 3 });
     expect(annotations()[BIND_GENERATION_KEY]).toBe("9");
 
     await backend.stop();
     await startBackend(); // an agent started again knows no order of the pod's requests
     const evict = (id: string, generation: number) =>
-      backend.evict(bindRequest({ id, kind: "evict", pod: "p0", node: "n1", generation }));
+      backend.evict(bindRequest({ id, kind: "evict", pod: "p-0", node: "n1", generation }));
     expect(await evict("br-4", 7)).toEqual({
       ok: true,
       message:
-        "superseded: pod p0 was bound again (generation 9) after this eviction was decided (generation 7)",
+        "superseded: pod p-0 was bound again (generation 9) after this eviction was decided (generation 7)",
     });
-    expect(kube.pod("team-a", k8s("p0"))).toBeDefined();
+    expect(kube.pod("team-a", k8s("p-0"))).toBeDefined();
     expect(kube.count("POST", EVICTION)).toBe(0);
     expect(await evict("br-6", 10)).toEqual({ ok: true, message: "evicted from n1" });
-    expect(kube.pod("team-a", k8s("p0"))).toBeUndefined();
+    expect(kube.pod("team-a", k8s("p-0"))).toBeUndefined();
   });
 
   it("evicts a pod of the job created under the control plane's name (before pods were named per job), never another job's", async () => {
@@ -391,20 +406,20 @@ describe("Kubernetes backend: pods", () => {
         },
         spec: { schedulerName: "fleetq", nodeName: "n1", containers: [{ name: "c", image: "x" }] },
       });
-    earlier("p0", "job-1");
-    earlier("p1", "job-7");
+    earlier("p-0", "job-1");
+    earlier("p-1", "job-7");
     const evict = (pod: string) => backend.evict(bindRequest({ id: pod, kind: "evict", pod, node: "n1" }));
-    expect(await evict("p0")).toEqual({ ok: true, message: "evicted from n1" });
-    expect(kube.pod("team-a", "p0")).toBeUndefined();
-    expect(await evict("p1")).toEqual({ ok: true, message: "the pod is already gone" });
-    expect(kube.pod("team-a", "p1")).toBeDefined();
+    expect(await evict("p-0")).toEqual({ ok: true, message: "evicted from n1" });
+    expect(kube.pod("team-a", "p-0")).toBeUndefined();
+    expect(await evict("p-1")).toEqual({ ok: true, message: "the pod is already gone" });
+    expect(kube.pod("team-a", "p-1")).toBeDefined();
   });
 
   it("does not evict a later incarnation of the pod on another node", async () => {
-    await bind({ id: "br-1", pod: "p0", node: "n2" });
-    const late = await backend.evict(bindRequest({ id: "old", kind: "evict", pod: "p0", node: "n1" }));
+    await bind({ id: "br-1", pod: "p-0", node: "n2" });
+    const late = await backend.evict(bindRequest({ id: "old", kind: "evict", pod: "p-0", node: "n1" }));
     expect(late).toEqual({ ok: true, message: "the pod evicted from n1 is already gone" });
-    expect(kube.pod("team-a", k8s("p0"))?.spec.nodeName).toBe("n2");
+    expect(kube.pod("team-a", k8s("p-0"))?.spec.nodeName).toBe("n2");
     expect(kube.count("POST", EVICTION)).toBe(0);
   });
 
@@ -425,6 +440,8 @@ describe("Kubernetes backend: pods", () => {
       pod: "bad-0",
       state: "FAILED",
       message: "OOMKilled",
+      exitCode: 1,
+      bindRequest: "b",
     });
     // The relist repeated nothing already reported.
     expect(events.statesOf("ok-0")).toEqual(["RUNNING", "SUCCEEDED"]);

@@ -7,7 +7,7 @@ import { SimulatedBackend } from "../../src/agent/backends/simulated/simulated-b
 import { SimulatedCluster } from "../../src/agent/backends/simulated/simulated-cluster.js";
 import { executeRequest } from "../../src/agent/bind-executor.js";
 import { PodRequestOrder } from "../../src/agent/pod-request-order.js";
-import { TemplateCache } from "../../src/agent/template-cache.js";
+import { JobSpecCache } from "../../src/agent/job-spec-cache.js";
 import type { BindRequestMessage } from "../../src/protocol/bind-request.js";
 import { bindRequest } from "./bind-requests.js";
 
@@ -29,7 +29,16 @@ function setup() {
   const run = (request: BindRequestMessage) =>
     order.run(request, async () => {
       executed.push(request.id);
-      return executeRequest(backend, "c1", request, new TemplateCache({ jobTemplates: async () => [] }));
+      return executeRequest(
+        backend,
+        "c1",
+        request,
+        new JobSpecCache({
+          jobRenderSpec: async () => {
+            throw new Error("no job");
+          },
+        }),
+      );
     });
   return { backend, run, executed };
 }

@@ -28,7 +28,9 @@ describe("SimulatedCluster", () => {
     expect(cluster.nodeUsage("n0")).toMatchObject({ gpus: 4, pods: 1 });
 
     expect(cluster.advance(9_999)).toEqual([]);
-    expect(cluster.advance(10_000)).toEqual([{ jobId: "job-1", pod: "p0", state: "SUCCEEDED" }]);
+    expect(cluster.advance(10_000)).toEqual([
+      { jobId: "job-1", pod: "p0", state: "SUCCEEDED", exitCode: 0, bindRequest: "r1" },
+    ]);
     expect(cluster.nodeUsage("n0")).toMatchObject({ gpus: 8, cpuMillis: 64_000, pods: 0 });
     expect(cluster.runningPodCount).toBe(0);
   });
@@ -41,7 +43,7 @@ describe("SimulatedCluster", () => {
     );
     expect(cluster.nextDeadline()).toBe(61_000);
     const [change] = cluster.advance(61_000);
-    expect(change).toMatchObject({ pod: "p0", state: "FAILED" });
+    expect(change).toMatchObject({ pod: "p0", state: "FAILED", exitCode: 1 });
     expect(change?.message).toContain("failure");
   });
 

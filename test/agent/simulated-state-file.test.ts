@@ -46,14 +46,22 @@ it("keeps running pods across a restart of its agent, each for the rest of its t
   const second = SimulatedBackend.fromClusterFile(CLUSTER, clock, stateFile);
   await second.start(events(changes));
   // p0's time ended while the agent was away; p1 runs on where it was
-  expect(changes).toEqual([{ jobId: "job-1", pod: "p0", state: "SUCCEEDED" }]);
+  expect(changes).toEqual([
+    { jobId: "job-1", pod: "p0", state: "SUCCEEDED", exitCode: 0, bindRequest: "r1" },
+  ]);
   expect(second.cluster.podNode("job-1", "p1")).toBe("n-1");
   expect(second.cluster.nodeUsage("n-1")).toMatchObject({ gpus: 6, pods: 1 });
   expect(readClusterState(stateFile).pods.map((p) => p.request.pod.name)).toEqual(["p1"]);
 
   now = 31_000;
   second.tick();
-  expect(changes.at(-1)).toEqual({ jobId: "job-1", pod: "p1", state: "SUCCEEDED" });
+  expect(changes.at(-1)).toEqual({
+    jobId: "job-1",
+    pod: "p1",
+    state: "SUCCEEDED",
+    exitCode: 0,
+    bindRequest: "r2",
+  });
   expect(readClusterState(stateFile).pods).toEqual([]);
   const starts = readFileSync(bindLogOf(stateFile), "utf8").trim().split("\n");
   expect(starts.map((l) => JSON.parse(l).pod)).toEqual(["p0", "p1"]);
@@ -77,7 +85,9 @@ it("does not run a bind again that it carried out before its agent restarted, on
   const changes: PodStateChange[] = [];
   const second = SimulatedBackend.fromClusterFile(CLUSTER, clock, stateFile);
   await second.start(events(changes));
-  expect(changes).toEqual([{ jobId: "job-1", pod: "p0", state: "SUCCEEDED" }]);
+  expect(changes).toEqual([
+    { jobId: "job-1", pod: "p0", state: "SUCCEEDED", exitCode: 0, bindRequest: "r1" },
+  ]);
   // as a real cluster keeps a finished pod's object: the repeat finds it, nothing starts
   expect(await second.bind(request)).toMatchObject({ ok: true });
   expect(second.cluster.runningPodCount).toBe(0);

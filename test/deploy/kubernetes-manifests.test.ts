@@ -8,9 +8,9 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { KubernetesBackend } from "../../src/agent/backends/kubernetes/kubernetes-backend.js";
-import { clusterPodName } from "../../src/agent/backends/kubernetes/pod-names.js";
+import { clusterPodName } from "../../src/render/names.js";
 import { RecordedEvents } from "../agent/backend-events.js";
-import { CONTAINER_TEMPLATE, bindRequest } from "../agent/bind-requests.js";
+import { CONTAINER_TEMPLATE, bindRequest, renderJobFor } from "../agent/bind-requests.js";
 import { FakeKubeApiServer, type RequestRecord } from "../agent/fake-kube-apiserver.js";
 import { until } from "../agent/until.js";
 
@@ -61,12 +61,12 @@ async function backendCalls(): Promise<Set<string>> {
   try {
     kube.addNode({ name: "n1", gpus: 8 });
     await backend.start(new RecordedEvents());
-    const run = bindRequest({ id: "br-1", pod: "p0", node: "n1" });
-    await backend.bind(run, CONTAINER_TEMPLATE);
-    await backend.bind(run, CONTAINER_TEMPLATE); // collides: reads the pod
-    const done = bindRequest({ id: "br-2", pod: "p1", node: "n1" });
-    await backend.bind(done, CONTAINER_TEMPLATE);
-    await backend.evict(bindRequest({ id: "br-3", kind: "evict", pod: "p0", node: "n1" }));
+    const run = bindRequest({ id: "br-1", pod: "p-0", node: "n1" });
+    await backend.bind(run, renderJobFor(run, CONTAINER_TEMPLATE));
+    await backend.bind(run, renderJobFor(run, CONTAINER_TEMPLATE)); // collides: reads the pod
+    const done = bindRequest({ id: "br-2", pod: "p-1", node: "n1" });
+    await backend.bind(done, renderJobFor(done, CONTAINER_TEMPLATE));
+    await backend.evict(bindRequest({ id: "br-3", kind: "evict", pod: "p-0", node: "n1" }));
     kube.setPodPhase("team-a", clusterPodName(done), "Succeeded");
     await until(() => expect(kube.pod("team-a", clusterPodName(done))).toBeUndefined());
     return new Set(kube.requests.map(permission));

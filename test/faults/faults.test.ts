@@ -71,7 +71,7 @@ describe.sequential("faults under load", () => {
         kind: "bind",
         cluster: slot.cluster.name,
         generation: 0,
-        job: { id: job, name: "stray", namespace: "default", queue, createdInCluster: false },
+        job: { id: job, name: "stray", namespace: "default", queue, createdInCluster: false, restarts: 0 },
         pod: {
           name: pod,
           task: "main",

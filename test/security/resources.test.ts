@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { podManifest } from "../../src/agent/backends/kubernetes/pod-manifest.js";
 import { declaredContainerResources, resourceOverAsk } from "../../src/protocol/pod-resources.js";
-import { bindRequest } from "../agent/bind-requests.js";
+import { bindRequest, renderJobFor } from "../agent/bind-requests.js";
+import type { BindRequestMessage } from "../../src/protocol/bind-request.js";
 import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
 
 const GiB = 2 ** 30;
@@ -17,19 +18,21 @@ const c = (name: string, requests?: Json, limits?: Json): Json => ({
     : {}),
 });
 const resourcesOf = (containers: Json[]) => containers.map((x) => x.resources);
+/** The pod the agent creates for the request from its task's template. */
+const manifestOf = (request: BindRequestMessage, template: unknown) =>
+  podManifest(request, renderJobFor(request, template));
 
 describe("the agent gives each container what the task declared", () => {
   it("declaring gpu 0 and asking nvidia.com/gpu: 8 in the container gets no GPU", () => {
-    const pod = podManifest(
+    const pod = manifestOf(
       bindRequest({
         id: "b",
-        pod: "p",
+        pod: "p-0",
         node: "n",
         gpus: 0,
         cpuMillis: 1000,
         memory: GiB,
       }),
-      "default",
       { spec: { containers: [c("main", undefined, { "nvidia.com/gpu": 8 })] } },
     );
     expect(pod.spec!.containers[0]!.resources).toEqual({
@@ -39,16 +42,15 @@ describe("the agent gives each container what the task declared", () => {
   });
 
   it("a single container gets everything, requests = limits", () => {
-    const pod = podManifest(
+    const pod = manifestOf(
       bindRequest({
         id: "b",
-        pod: "p",
+        pod: "p-0",
         node: "n",
         gpus: 2,
         cpuMillis: 4000,
         memory: 8 * GiB,
       }),
-      "default",
       { spec: { containers: [c("main")] } },
     );
     const amounts = { cpu: "4000m", memory: String(8 * GiB), "nvidia.com/gpu": "2" };
@@ -74,15 +76,14 @@ describe("the agent gives each container what the task declared", () => {
   });
 
   it("a shared-GPU pod (fraction) gets no nvidia.com/gpu", () => {
-    const pod = podManifest(
+    const pod = manifestOf(
       bindRequest({
         id: "b",
-        pod: "p",
+        pod: "p-0",
         node: "n",
         gpus: 0,
         gpuFraction: 0.5,
       }),
-      "default",
       { spec: { containers: [c("main", { "nvidia.com/gpu": "1" })] } },
     );
     expect(pod.spec!.containers[0]!.resources!.limits).not.toHaveProperty("nvidia.com/gpu");

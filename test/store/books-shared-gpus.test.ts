@@ -81,6 +81,7 @@ function submit(b: Books, r: Prng): void {
     lastStartAt: null,
     staleSince: null,
     pendingReason: null,
+    held: false,
   });
   b.tasks.push({ jobId: id, name: "w", subGroup: null, nodeSelector: [], gpuModel: null });
   for (let i = 0; i < replicas; i++) {

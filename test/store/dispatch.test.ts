@@ -45,7 +45,14 @@ describe("bindRequestMessages", () => {
       kind: "bind",
       cluster: "c1",
       generation,
-      job: { id: j.id, name: "msg", namespace: "default", queue: "team-a", createdInCluster: false },
+      job: {
+        id: j.id,
+        name: "msg",
+        namespace: "default",
+        queue: "team-a",
+        createdInCluster: false,
+        restarts: 0,
+      },
       pod: {
         name: bindRequests[i]!.podId === pods[0]!.id ? "worker-0" : "worker-1",
         task: "worker",

@@ -3,6 +3,8 @@
 // evictions idempotently and tells the agent what changed. It never talks to the
 // control plane itself; the agent loop does the reporting.
 import type { BindRequestMessage } from "../../protocol/bind-request.js";
+import type { LogRequest, ReplyErrorCode } from "../../protocol/agent-requests.js";
+import type { RenderJob } from "../../render/index.js";
 
 /** Pod states as the API's PodState enum spells them (schema.graphql). */
 export type PodState = "PENDING" | "PIPELINED" | "BINDING" | "RUNNING" | "RELEASING" | "SUCCEEDED" | "FAILED";
@@ -47,8 +49,10 @@ export interface PodStateChange {
   pod: string;
   state: PodState;
   message?: string;
-  /** The BIND request that started the run a change ends (a pod gone before finishing). */
+  /** The BIND request that started the run the change is about. */
   bindRequest?: string;
+  /** SUCCEEDED, FAILED: the exit code the run ended with. */
+  exitCode?: number;
 }
 
 /** Pods created directly in the cluster that form one gang (a pod group) not yet known
@@ -110,13 +114,39 @@ export interface ClusterBackend {
   readonly kind: "kubernetes" | "simulated";
   /** Starts watching the cluster; resolves once the first complete inventory was delivered. */
   start(events: BackendEvents): Promise<void>;
-  /** Kubernetes: pods are created from their task's template, which the agent fetches (by
-   * reference, cached per job) and passes to bind. */
-  readonly needsTemplates?: boolean;
+  /** Kubernetes: pods are rendered from their job (src/render), whose render input the agent
+   * fetches (cached per job) and passes to bind. */
+  readonly rendersPods?: boolean;
   /** Places the request's pod on its node. Idempotent: a repeat of a done bind answers ok.
-   * `template`: the pod template of the request's task when needsTemplates (null = none). */
-  bind(request: BindRequestMessage, template?: unknown): Promise<RequestOutcome>;
+   * `job`: what the job's pods are rendered from, when rendersPods (null = none: a pod users
+   * created, bound as it is). */
+  bind(request: BindRequestMessage, job?: RenderJob | null): Promise<RequestOutcome>;
   /** Evicts the request's pod from its node. Idempotent: a pod already gone answers ok. */
   evict(request: BindRequestMessage): Promise<RequestOutcome>;
+  /** Writes a pod's log into `sink` (with `query.follow`, as it is written, until the run ends or
+   * `signal` aborts); resolves with why the stream ended. Throws LogError when it cannot. */
+  readLogs?(query: LogQuery, sink: LogSink, signal: AbortSignal): Promise<string>;
   stop(): Promise<void>;
+}
+
+/** A log read: the request, and what the job's pods are rendered from (fetched when asked). */
+export interface LogQuery extends Omit<LogRequest, "id" | "kind" | "sentAt"> {
+  renderJob(): Promise<RenderJob>;
+}
+
+export interface LogSink {
+  /** Whole lines, each ending in a newline; resolves once taken. */
+  write(text: string): Promise<void>;
+}
+
+/** Why a log cannot be read: the pod is gone (or never was on the cluster), has not started, or
+ * the cluster failed to answer. */
+export class LogError extends Error {
+  override name = "LogError";
+  constructor(
+    readonly code: ReplyErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
 }

@@ -20,6 +20,8 @@ import { z } from "zod";
 import { jobTemplates, type ReportPodInventoryInput, reportPodInventory } from "../../store/index.js";
 import { principalOf } from "../auth.js";
 import { forbidden, notFound } from "../errors.js";
+import { renderJobOf } from "../job-render.js";
+import { resourcesOf } from "../views.js";
 
 const agentActor = (ctx: ApiContext) => ({ name: `agent:${ctx.principal!.name}` });
 /** reportPodGroups is open to ADMINs too (e.g. to end a group whose agent is gone). */
@@ -44,6 +46,27 @@ export const agentResolvers = {
       // Templates may hold what only the job's cluster is to see.
       adminOrAgentOf(() => found.cluster ?? "(none)")(ctx, a);
       return found.tasks.map((t) => ({ task: t.name, template: t.template }));
+    }),
+    jobRenderSpec: guarded(adminOrAnyAgent, asArgs, async (a: { job: string }, ctx) => {
+      if (!z.uuid().safeParse(a.job).success) throw badInput("job", `job: "${a.job}" is not a job id`);
+      const job = await ctx.loaders.job.load(a.job);
+      if (!job) throw notFound(`job ${a.job} not found`, "job");
+      // Templates may hold what only the job's cluster is to see.
+      adminOrAgentOf(() => job.clusterName ?? "(none)")(ctx, a);
+      const render = renderJobOf(job, await ctx.loaders.tasks.load(job.id));
+      return {
+        ...render,
+        job: render.id,
+        tasks: render.tasks.map((t) => ({
+          ...t,
+          resources: resourcesOf({
+            cpuMillis: t.resources.cpuMillis,
+            memory: BigInt(t.resources.memory),
+            gpu: t.resources.gpus + t.resources.gpuFraction,
+            gpuMemory: t.resources.gpuMemory,
+          }),
+        })),
+      };
     }),
     bindRequests: guarded(
       adminOrAgentOf(byCluster),

@@ -13,6 +13,7 @@ import {
   MAX_PODS_PAGE,
   naturalCompare,
   type Pod,
+  previewJob,
   type SubGroupRow,
   submitJob,
   type SubmitJobInput,
@@ -23,6 +24,15 @@ import { anyRole, guarded, maySeeTemplate, principalOf, requireQueueAccess } fro
 import type { ApiContext } from "../context.js";
 import { asArgs, badInput, inInput, inInputs } from "../errors.js";
 import { iso, labelsOf, resourcesOf } from "../views.js";
+import {
+  DEFAULT_RENDEZVOUS_PORT,
+  objectsYaml,
+  podPlace,
+  renderJob,
+  rendezvousEnvironment,
+  templateOverrides,
+} from "../../render/index.js";
+import { renderJobOf, restartPolicyView } from "../job-render.js";
 
 const actor = (ctx: ApiContext) => ({ name: principalOf(ctx).name });
 const isUuid = (s: string) => z.uuid().safeParse(s).success;
@@ -85,6 +95,16 @@ export const jobResolvers = {
       if (!isUuid(a.id)) throw badInput("id", `id: "${a.id}" is not a job id`);
       return ctx.loaders.job.load(a.id);
     }),
+    renderJob: guarded(
+      anyRole,
+      inInput,
+      async (a: { input: SubmitJobInput; cluster?: string | null }, ctx) => {
+        if (a.cluster && !(await ctx.loaders.cluster.load(a.cluster)))
+          throw badInput("cluster", `cluster: cluster "${a.cluster}" does not exist`);
+        const { job, tasks } = await previewJob(ctx.store, actor(ctx), a.input);
+        return objectsYaml(renderJob(renderJobOf(job, tasks)));
+      },
+    ),
   },
   Mutation: {
     submitJob: guarded(
@@ -133,6 +153,14 @@ export const jobResolvers = {
     clusterSelector: (j: Job) => j.clusterSelector,
     bindRequests: async (j: Job, a: PageArgs, ctx: ApiContext) =>
       (await ctx.loaders.bindRequests(pageSize(a, MAX_BIND_REQUESTS_PAGE)).load(j.id)).map(bindRequestView),
+    attempt: (j: Job) => j.restarts + 1,
+    restartPolicy: (j: Job) => restartPolicyView(j),
+    rendezvousPort: (j: Job) => j.rendezvousPort ?? DEFAULT_RENDEZVOUS_PORT,
+    warnings: async (j: Job, _a: unknown, ctx: ApiContext) => {
+      if (!(await maySeeTemplate(ctx, j))) return [];
+      const job = renderJobOf(j, await ctx.loaders.tasks.load(j.id));
+      return templateOverrides(job, (i) => `tasks[${i}].template`);
+    },
   },
   TaskGroup: {
     resources: (t: JobTask) => podResources(t),
@@ -148,6 +176,13 @@ export const jobResolvers = {
     resources: (p: Pod) => podResources(p),
     startedAt: (p: Pod) => iso(p.startedAt),
     finishedAt: (p: Pod) => iso(p.finishedAt),
+    environment: async (p: Pod, _a: unknown, ctx: ApiContext) => {
+      const job = await ctx.loaders.job.load(p.jobId);
+      if (!job || job.createdInCluster || !(await maySeeTemplate(ctx, job))) return null;
+      const render = renderJobOf(job, await ctx.loaders.tasks.load(p.jobId));
+      const place = podPlace(render, p.name);
+      return place ? rendezvousEnvironment(render, place, job.restarts) : null;
+    },
   },
 };
 

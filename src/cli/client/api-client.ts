@@ -26,9 +26,21 @@ const HINTS: Record<string, string> = {
   UNAUTHENTICATED: " (set FLEETQ_TOKEN or `token:` in the config file; see `fleetq --help`)",
 };
 
-interface ErrorBody {
+export interface ErrorBody {
   message?: string;
   extensions?: { code?: string; field?: string; retryAfter?: number };
+}
+
+/** A GraphQL error of the API (HTTP or subscription) as the error the CLI exits with. */
+export function apiErrorOf(first: ErrorBody): ApiError {
+  const code = first.extensions?.code;
+  const refused = code !== undefined && REFUSALS.has(code);
+  return new ApiError(
+    `${first.message ?? "unknown error"}${code ? ` [${code}]` : ""}${code ? (HINTS[code] ?? "") : ""}`,
+    code,
+    first.extensions?.field,
+    refused ? EXIT.REJECTED : EXIT.UNAVAILABLE,
+  );
 }
 
 /** How long one request may wait in all for the token's budget before giving up (UNAVAILABLE). */
@@ -85,15 +97,8 @@ export class ApiClient {
     }
     const first = body?.errors?.[0];
     if (first) {
-      const code = first.extensions?.code;
-      const field = first.extensions?.field;
-      const refused = code !== undefined && REFUSALS.has(code);
-      const error = new ApiError(
-        `${first.message ?? "unknown error"}${code ? ` [${code}]` : ""}${code ? (HINTS[code] ?? "") : ""}`,
-        code,
-        field,
-        refused ? EXIT.REJECTED : EXIT.UNAVAILABLE,
-      );
+      const error = apiErrorOf(first);
+      const code = error.code;
       if (code === "RATE_LIMITED") {
         const seconds = Number(first.extensions?.retryAfter ?? res.headers.get("retry-after") ?? 1);
         error.retryAfterMs = Math.max(1, Number.isFinite(seconds) ? seconds : 1) * 1000;

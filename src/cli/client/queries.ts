@@ -4,12 +4,12 @@ const RESOURCES = "{ cpu memory gpu gpuMemory }";
 /** A job without its pods: their counts by state only (a pod row weighs 10 in the API's cost). */
 export const JOB_SUMMARY_FIELDS = `id name state queue { name } cluster { name } requestedCluster priority minMember
   createdAt startedAt finishedAt submittedBy labels { key value } maxRuntimeSeconds expectedRuntimeSeconds
-  podStates { state count }
+  restarts attempt podStates { state count }
   pendingReason { message clusters { cluster message short { resource amount } } }`;
 /** A job with its first 100 pods. */
-export const JOB_FIELDS = `${JOB_SUMMARY_FIELDS} pods { name state node task message }`;
+export const JOB_FIELDS = `${JOB_SUMMARY_FIELDS} pods { name state node task message exitCode }`;
 
-export const SUBMIT_JOB = `mutation Submit($input: SubmitJobInput!) { submitJob(input: $input) { ${JOB_FIELDS} } }`;
+export const SUBMIT_JOB = `mutation Submit($input: SubmitJobInput!) { submitJob(input: $input) { ${JOB_FIELDS} warnings } }`;
 /** What a batch submission answers with, per job: the API counts its cost once per input (up to
  * 1,000 jobs a call), so only what identifies the job and where it stands. */
 export const SUBMITTED_JOB_FIELDS = `id name state queue { name } cluster { name } requestedCluster priority minMember
@@ -80,3 +80,15 @@ export const WHAT_IF = `query WhatIf($cluster: String!, $quotas: [WhatIfQuotaInp
     evictions { job name queue pod node action message }
     queues { queue deservedBefore ${RESOURCES} deservedAfter ${RESOURCES} fairShareBefore ${RESOURCES}
       fairShareAfter ${RESOURCES} allocatedBefore ${RESOURCES} allocatedAfter ${RESOURCES} } } }`;
+
+/** The pods a `logs` command chooses from: the job's tasks in spec order and its pods. */
+export const JOB_PODS = `query JobPods($id: ID!) { job(id: $id) { id name restarts tasks { name replicas }
+  pods(first: 1000) { name task state } } }`;
+export const POD_LOGS = `query PodLogs($job: ID!, $pod: String!, $tailLines: Int, $sinceSeconds: Int, $previous: Boolean,
+  $timestamps: Boolean) { podLogs(job: $job, pod: $pod, tailLines: $tailLines, sinceSeconds: $sinceSeconds,
+  previous: $previous, timestamps: $timestamps) }`;
+export const POD_LOG_LINES = `subscription PodLogLines($job: ID!, $pod: String!, $tailLines: Int, $sinceSeconds: Int,
+  $timestamps: Boolean) { podLogLines(job: $job, pod: $pod, tailLines: $tailLines, sinceSeconds: $sinceSeconds,
+  timestamps: $timestamps) { line end } }`;
+export const RENDER_JOB = `query Render($input: SubmitJobInput!, $cluster: String) { renderJob(input: $input, cluster: $cluster) }`;
+export const JOB_EVENTS = `query JobEvents($id: ID!) { job(id: $id) { events(first: 1000) { kind message } } }`;

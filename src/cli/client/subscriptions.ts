@@ -1,6 +1,7 @@
 // GraphQL subscriptions over graphql-ws (same host, port and path as HTTP, ws:// or wss://).
 import { createClient } from "graphql-ws";
 import WebSocket from "ws";
+import { apiErrorOf, type ErrorBody } from "./api-client.js";
 import type { ConnectionSettings } from "./config.js";
 
 export interface Subscription {
@@ -30,7 +31,7 @@ export function subscribe<T>(
       {
         next: (msg) => {
           if (msg.errors?.length) {
-            reject(new Error(msg.errors.map((e) => e.message).join("; ")));
+            reject(apiErrorOf(msg.errors[0] as ErrorBody));
             return;
           }
           if (msg.data) onData(msg.data as T);
@@ -51,7 +52,8 @@ export function subscribe<T>(
 
 function describeSubscriptionError(err: unknown): Error {
   if (err instanceof Error) return err;
-  if (Array.isArray(err)) return new Error(err.map((e: { message?: string }) => e.message).join("; "));
+  // The API refused the subscription: its first GraphQL error, with its code.
+  if (Array.isArray(err) && err.length) return apiErrorOf(err[0] as ErrorBody);
   const event = err as { code?: number; reason?: string; type?: string };
   if (event?.code !== undefined)
     return new Error(`websocket closed (${event.code}${event.reason ? ` ${event.reason}` : ""})`);

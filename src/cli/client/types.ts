@@ -28,6 +28,7 @@ export interface PodView {
   node: string | null;
   task: string;
   message: string | null;
+  exitCode?: number | null;
 }
 
 /** A job as LIST_JOBS shows it (JOB_SUMMARY_FIELDS). */
@@ -47,6 +48,9 @@ export interface JobSummary {
   labels: { key: string; value: string }[];
   maxRuntimeSeconds: number | null;
   expectedRuntimeSeconds: number | null;
+  /** Gang restarts so far, and the attempt running or to run (restarts + 1). */
+  restarts: number;
+  attempt: number;
   /** How many of its pods are in each state. */
   podStates: { state: PodState; count: number }[];
   pendingReason: PendingReason | null;
@@ -55,6 +59,8 @@ export interface JobSummary {
 /** A job with its first pods (JOB_FIELDS). */
 export interface JobView extends JobSummary {
   pods: PodView[];
+  /** Submit only: what the spec replaces of fleetq's environment. */
+  warnings?: string[];
 }
 
 export interface EventView {

@@ -4,7 +4,7 @@
 import type { Command } from "commander";
 import { ApiError } from "../client/api-client.js";
 import type { ApiClient } from "../client/api-client.js";
-import { CANCEL_JOB, SUBMIT_JOB, SUBMIT_JOBS } from "../client/queries.js";
+import { CANCEL_JOB, JOB_EVENTS, SUBMIT_JOB, SUBMIT_JOBS } from "../client/queries.js";
 import type { JobView } from "../client/types.js";
 import { waitForJob } from "../client/wait-for-job.js";
 import { action, apiClientOf, outputFormat, print, printErr, printJson } from "../command-context.js";
@@ -82,6 +82,7 @@ export function registerSubmit(program: Command): void {
           }
           throw e;
         }
+        for (const w of job.warnings ?? []) printErr(`fleetq: warning: ${w}`);
         if (!opts.wait) {
           if (json) printJson(job);
           else print(job.id);
@@ -94,6 +95,13 @@ export function registerSubmit(program: Command): void {
         );
 
         const progress = new JobProgress();
+        let restarts = 0;
+        const noteRestarts = async (j: JobView) => {
+          if (j.restarts <= restarts) return;
+          restarts = j.restarts;
+          const why = await lastRestart(client, j.id).catch(() => null);
+          progress.note(`job ${j.name} restarted: attempt ${j.attempt}${why ? ` (${why})` : ""}`);
+        };
         const stopOnSignal = () => {
           progress.stop();
           printErr(
@@ -104,7 +112,10 @@ export function registerSubmit(program: Command): void {
         process.once("SIGINT", stopOnSignal);
         const result = await waitForJob(client, job, {
           timeoutMs,
-          onUpdate: (j) => progress.update(j),
+          onUpdate: (j) => {
+            progress.update(j);
+            void noteRestarts(j);
+          },
           onNote: (t) => progress.note(t),
         }).finally(() => {
           progress.stop();
@@ -121,9 +132,12 @@ export function registerSubmit(program: Command): void {
           return EXIT.TIMED_OUT;
         }
         const failedPods = result.job.pods.filter((p) => p.state === "FAILED");
-        printErr(`job ${job.name} (${job.id}) ${result.job.state} after ${progress.elapsed()}`);
+        const tries = result.job.restarts > 0 ? ` and ${result.job.restarts} restart(s)` : "";
+        printErr(`job ${job.name} (${job.id}) ${result.job.state} after ${progress.elapsed()}${tries}`);
         for (const p of failedPods.slice(0, 5))
-          printErr(`  pod ${p.name} FAILED${p.message ? `: ${p.message}` : ""}`);
+          printErr(
+            `  pod ${p.name} FAILED${p.exitCode != null ? ` (exit code ${p.exitCode})` : ""}${p.message ? `: ${p.message}` : ""}`,
+          );
         return result.job.state === "SUCCEEDED" ? EXIT.OK : EXIT.JOB_FAILED;
       }),
     );
@@ -168,4 +182,14 @@ async function submitMany(
     printErr(`fleetq: ${jobs.length} jobs cancelled`);
   }
   return code;
+}
+
+/** Why the job last restarted, as its job.restarted event says. */
+async function lastRestart(client: ApiClient, id: string): Promise<string | null> {
+  const { job } = await client.request<{ job: { events: { kind: string; message: string }[] } | null }>(
+    JOB_EVENTS,
+    { id },
+  );
+  const event = job?.events.filter((e) => e.kind === "job.restarted").at(-1);
+  return event ? event.message.replace(/^job \S+ restarted \([^)]*\): /, "") : null;
 }

@@ -31,7 +31,8 @@ export function podCounts(job: JobSummary): PodCounts {
 export function progressSummary(job: JobSummary): string {
   const c = podCounts(job);
   const where = job.cluster ? ` on ${job.cluster.name}` : "";
-  return `${job.state}${where}  pods: ${c.pending} pending, ${c.running} running, ${c.succeeded} succeeded${c.failed ? `, ${c.failed} failed` : ""}`;
+  const attempt = job.restarts > 0 ? ` (attempt ${job.attempt})` : "";
+  return `${job.state}${where}${attempt}  pods: ${c.pending} pending, ${c.running} running, ${c.succeeded} succeeded${c.failed ? `, ${c.failed} failed` : ""}`;
 }
 
 export class JobProgress {

@@ -18,11 +18,14 @@ export interface NewBindRequest {
   reason: string;
 }
 
+/** A row as created: its attempt (`restarts`) is the database's to fill in. */
+export type CreatedBindRequest = Omit<BindRequest, "restarts">;
+
 export async function createBindRequests(
   tx: Tx,
   requests: readonly NewBindRequest[],
   generation: number,
-): Promise<BindRequest[]> {
+): Promise<CreatedBindRequest[]> {
   if (!requests.length) return [];
   const now = Date.now();
   // Same millisecond, random tails: sorted, so that id order is the order of `requests`.
@@ -40,16 +43,22 @@ export async function createBindRequests(
   }));
   // Every row takes the transaction's time as created_at: one row comes back, not each request
   // (a cycle's commit creates thousands, and reading them back cost more than writing them).
+  // A bind starts a run of the job's current attempt; an eviction ends the run its pod's latest
+  // bind started (the agent names each attempt's pods apart).
   const [inserted] = await tx.$queryRaw<{ createdAt: Date }[]>`
     WITH ins AS (
-      INSERT INTO bind_request (id, kind, cluster_name, job_id, pod_id, node_name, gpu_groups, gpu_devices, reason, generation)
-      SELECT v.id, v.kind::"BindRequestKind", v.cluster, v.job_id, v.pod_id, v.node, v.gpu_groups, v.gpu_devices, v.reason, ${BigInt(generation)}
+      INSERT INTO bind_request (id, kind, cluster_name, job_id, pod_id, node_name, gpu_groups, gpu_devices, reason, generation, restarts)
+      SELECT v.id, v.kind::"BindRequestKind", v.cluster, v.job_id, v.pod_id, v.node, v.gpu_groups, v.gpu_devices, v.reason, ${BigInt(generation)},
+        CASE WHEN v.kind = 'BIND' THEN j.restarts
+          ELSE COALESCE((SELECT b.restarts FROM bind_request b WHERE b.pod_id = v.pod_id AND b.kind = 'BIND'
+                         ORDER BY b.created_at DESC, b.id DESC LIMIT 1), 0) END
       FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
         AS v(id uuid, kind text, cluster text, job_id uuid, pod_id uuid, node text, gpu_groups text[], gpu_devices int[], reason text)
+      JOIN job j ON j.id = v.job_id
       RETURNING created_at)
     SELECT min(created_at) AS "createdAt" FROM ins`;
   return requests.map(
-    (r, i): BindRequest => ({
+    (r, i): CreatedBindRequest => ({
       id: ids[i]!,
       kind: r.kind,
       clusterName: r.cluster,

@@ -251,7 +251,7 @@ function jobsToRefresh(
     )
       continue;
     const note: JobNotes = {
-      pendingReason: unreached.has(o.uid) ? undefined : pendingReasonFromOutcome(cluster, o),
+      pendingReason: unreached.has(o.uid) || job?.held ? undefined : pendingReasonFromOutcome(cluster, o),
       lastStartAt: o.lastStartAt === null ? null : new Date(o.lastStartAt),
       staleSince: o.staleSince === null ? null : new Date(o.staleSince),
     };

@@ -8,11 +8,10 @@ import type { Tx } from "../db.js";
 import { isFinished } from "../domain/job-state.js";
 import { StaleSnapshotError } from "../errors.js";
 import type { RecordEvent } from "../events.js";
-import type { BindRequest } from "../generated/prisma/client.js";
+import { type CreatedBindRequest, createBindRequests } from "./bind-request-rows.js";
 import type { JobState, PodState } from "../generated/prisma/enums.js";
 import type { SnapshotRows } from "../snapshot/rows.js";
 import { type Actor, type Store, transact } from "../store.js";
-import { createBindRequests } from "./bind-request-rows.js";
 import { bumpGeneration, lockCluster } from "./cluster-fence.js";
 import { type CommitPlan, planCommit } from "./commit-plan.js";
 import { type RefreshedJob, refreshJobs } from "./job-refresh.js";
@@ -22,7 +21,7 @@ export interface CommitResult {
   /** The cluster's generation after the commit. */
   generation: number;
   /** New BindRequests (state PENDING) to dispatch, binds before evictions in result order. */
-  bindRequests: BindRequest[];
+  bindRequests: CreatedBindRequest[];
   /** Jobs whose state changed. */
   jobs: RefreshedJob[];
 }
@@ -112,7 +111,7 @@ async function writeCommitPlan(
   now: Date,
   record: RecordEvent,
 ): Promise<CommitResult> {
-  let bindRequests: BindRequest[] = [];
+  let bindRequests: CreatedBindRequest[] = [];
   if (plan.pods.length) {
     await writePodChanges(tx, plan.pods, now);
     generation = await bumpGeneration(tx, cluster);

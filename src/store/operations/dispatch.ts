@@ -41,8 +41,8 @@ const MESSAGES_SQL = `
   SELECT b.id::text AS id, b.kind::text AS kind, b.cluster_name AS cluster, b.generation::float8 AS generation,
     j.id::text AS job_id, j.name AS job_name, j.namespace, j.queue_name AS queue, j.created_in_cluster,
     p.task_name AS task, p.name AS pod_name, p.cpu_millis, p.memory::float8 AS memory, p.gpus,
-    p.gpu_fraction, p.gpu_memory, t.duration_seconds, t.exit_failure, b.node_name AS node,
-    b.gpu_groups, b.gpu_devices, b.reason, b.attempts
+    p.gpu_fraction, p.gpu_memory, t.duration_seconds, t.exit_failure OR b.restarts < t.exit_failure_attempts,
+    b.node_name AS node, b.gpu_groups, b.gpu_devices, b.reason, b.attempts, b.restarts
   FROM unnest($1::uuid[]) WITH ORDINALITY AS x(id, n)
   JOIN bind_request b ON b.id = x.id AND b.state IN ('PENDING', 'DISPATCHED')
   JOIN job j ON j.id = b.job_id
@@ -62,7 +62,8 @@ export async function bindRequestMessages(
   return rows.map((r): BindRequestMessage => {
     const [id, kind, cluster, generation, jobId, jobName, namespace, queue, createdInCluster] = r;
     const [task, podName, cpuMillis, memory, gpus, gpuFraction, gpuMemory] = r.slice(9, 16);
-    const [durationSeconds, exitFailure, node, gpuGroups, gpuDevices, reason, attempts] = r.slice(16);
+    const [durationSeconds, exitFailure, node, gpuGroups, gpuDevices, reason, attempts, restarts] =
+      r.slice(16);
     return {
       id: id as string,
       kind: kind === "BIND" ? "bind" : "evict",
@@ -74,6 +75,7 @@ export async function bindRequestMessages(
         namespace: namespace as string,
         queue: queue as string,
         createdInCluster: createdInCluster as boolean,
+        restarts: restarts as number,
       },
       pod: {
         name: podName as string,

@@ -4,7 +4,8 @@ import { isFinished } from "../domain/job-state.js";
 import { awaitingScheduler, type PendingReason, samePendingReason } from "../domain/pending-reason.js";
 import { ConflictError, NotFoundError } from "../errors.js";
 import { Prisma } from "../generated/prisma/client.js";
-import type { BindRequest, Job } from "../types.js";
+import type { Job } from "../types.js";
+import type { CreatedBindRequest } from "./bind-request-rows.js";
 import { toJson } from "../json.js";
 import { type Actor, type Store, transact } from "../store.js";
 import { clusterName } from "../validation/names.js";
@@ -17,7 +18,7 @@ const jobId = z.uuid("not a job id");
 export interface CancelResult {
   job: Job;
   /** EVICT requests for the pods that held resources (state PENDING: the dispatcher sends them). */
-  bindRequests: BindRequest[];
+  bindRequests: CreatedBindRequest[];
 }
 
 /**

@@ -12,6 +12,7 @@ import { invalidAt, parseInput } from "../validation/parse.js";
 import { createBindRequests, type NewBindRequest } from "./bind-request-rows.js";
 import { bumpGeneration, lockCluster } from "./cluster-fence.js";
 import { refreshJobs } from "./job-refresh.js";
+import { applyGangFailures, type GangFailure } from "./gang-restarts.js";
 import { type PodChange, writePodChanges } from "./pod-changes.js";
 
 /** States an agent may report. BINDING and PIPELINED are the scheduler's to set. */
@@ -30,6 +31,8 @@ const podStatusInput = z
             message: z.string().max(2000).nullish(),
             /** The BIND request whose run the report is about (a report that the pod left its node). */
             bindRequest: z.uuid("not a BindRequest id").nullish(),
+            /** The exit code the pod's run ended with (SUCCEEDED, FAILED). */
+            exitCode: z.int("exitCode must be a whole number").nullish(),
           })
           .strict(),
       )
@@ -57,7 +60,10 @@ function staleRunReport(current: PodState, reported: PodState): boolean {
  * cancelled or stopped (FAILED), then it ends FAILED, or it is BINDING with its bind still on its
  * way (the report is of an earlier run). A report naming a BIND request other than the pod's
  * latest is of an earlier run too and changes nothing. A pod the books hold on no node is not put
- * back on one by a report that it runs, and a releasing pod stays releasing (staleRunReport).
+ * back on one by a report that it runs, and a releasing pod stays releasing (staleRunReport). A
+ * releasing pod reported finished ended because it was evicted: it leaves its node as an
+ * eviction's result says (offNodeChange), whatever its exit. A pod of a job with a restart policy
+ * that fails, or leaves its node without being evicted, restarts or fails the gang (gang-restarts).
  * Returns how many pods changed.
  */
 export async function reportPodStatus(
@@ -104,6 +110,7 @@ export async function reportPodStatus(
     const podByKey = new Map(pods.map((p) => [`${p.jobId}/${p.name}`, p]));
 
     const changes = new Map<string, PodChange>();
+    const failures: GangFailure[] = [];
     r.updates.forEach((u, i) => {
       const job = jobs.get(u.job);
       if (!job || job.clusterName !== r.cluster)
@@ -121,8 +128,9 @@ export async function reportPodStatus(
       // run ended before the books' current one began (an eviction's report arriving after the new
       // bind was carried out, even on the same node), so it says nothing of where the pod is now.
       if (u.bindRequest && pod.lastBind && u.bindRequest.toLowerCase() !== pod.lastBind) return;
-      let state: PodState = u.state;
-      let message = u.message ?? null;
+      const evicted = current === "RELEASING" && TERMINAL_POD_STATES.includes(u.state);
+      let state: PodState = evicted ? "PENDING" : u.state;
+      let message = evicted ? (pod.message ?? "evicted") : (u.message ?? null);
       // Off its node for good: the job was cancelled or stopped (its run-time limit).
       if (state === "PENDING" && (job.state === "CANCELLED" || job.state === "FAILED")) {
         state = "FAILED";
@@ -137,7 +145,19 @@ export async function reportPodStatus(
         gpuGroups: keepsNode ? undefined : [],
         gpuDevices: keepsNode ? undefined : [],
         message,
+        ...(TERMINAL_POD_STATES.includes(state) && u.exitCode != null ? { exitCode: u.exitCode } : {}),
       });
+      // Failed, or gone from its node without the scheduler taking it off: a gang failure.
+      const left =
+        state === "FAILED" || (state === "PENDING" && (current === "RUNNING" || current === "BINDING"));
+      if (left && !evicted && job.state !== "CANCELLED" && job.state !== "FAILED")
+        failures.push({
+          jobId: u.job,
+          pod: pod.name,
+          exitCode: state === "FAILED" ? (u.exitCode ?? null) : null,
+          node: pod.nodeName,
+          message,
+        });
     });
     if (!changes.size) return 0;
 
@@ -154,7 +174,8 @@ export async function reportPodStatus(
       byJob.add(pod.jobId, `${pod.name} ${c.state}${c.message ? ` (${c.message})` : ""}`);
     }
     byJob.record(record, "pods.status", r.cluster, (id) => jobs.get(id)!, ", ");
-    await refreshJobs(tx, byJob.jobs(), now, record);
+    const gang = await applyGangFailures(tx, r.cluster, failures, now, record);
+    await refreshJobs(tx, byJob.jobs(), now, record, gang.notes);
     return changes.size;
   });
 }

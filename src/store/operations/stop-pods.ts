@@ -3,8 +3,7 @@
 // and those not bound yet (PENDING, PIPELINED) end FAILED. Pods on a cluster changing bumps its
 // generation: a session planned before the change may have placed these pods and must not commit.
 import type { Tx } from "../db.js";
-import type { BindRequest } from "../types.js";
-import { createBindRequests } from "./bind-request-rows.js";
+import { type CreatedBindRequest, createBindRequests } from "./bind-request-rows.js";
 import { bumpGeneration } from "./cluster-fence.js";
 import { writePodChanges } from "./pod-changes.js";
 
@@ -18,7 +17,7 @@ export interface StoppedPods {
   /** The job of each pod evicted. */
   evictedJobs: string[];
   /** The EVICT requests (PENDING in the outbox: the dispatcher sends them). */
-  bindRequests: BindRequest[];
+  bindRequests: CreatedBindRequest[];
 }
 
 /** Stops every pod of `jobIds` (jobs on `cluster`, or on none); the caller holds the cluster's lock. */

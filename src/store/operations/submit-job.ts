@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import { awaitingAdmission, awaitingScheduler } from "../domain/pending-reason.js";
 import { ConflictError } from "../errors.js";
-import type { Job } from "../types.js";
+import type { Job, JobTask } from "../types.js";
 import { uuidv7 } from "../ids.js";
 import { type Actor, type Store, publishCommitted } from "../store.js";
 import type { QueuePolicy } from "../domain/queue-policy.js";
@@ -33,12 +33,25 @@ export interface SubmitResult {
 /** The spec's fingerprint: a retry must carry the same spec as the first submission. Fields
  * added later count only when set, so that specs without them keep their fingerprint. */
 export function specHash(spec: JobSpec): string {
-  const { idempotencyKey: _key, labels, maxRuntimeSeconds, expectedRuntimeSeconds, ...base } = spec;
+  const {
+    idempotencyKey: _key,
+    labels,
+    maxRuntimeSeconds,
+    expectedRuntimeSeconds,
+    restartPolicy,
+    rendezvousPort,
+    ...base
+  } = spec;
   const rest = {
     ...base,
+    tasks: base.tasks.map(({ exitFailureAttempts, ...t }) =>
+      exitFailureAttempts ? { ...t, exitFailureAttempts } : t,
+    ),
     ...(Object.keys(labels).length ? { labels } : {}),
     ...(maxRuntimeSeconds !== null ? { maxRuntimeSeconds } : {}),
     ...(expectedRuntimeSeconds !== null ? { expectedRuntimeSeconds } : {}),
+    ...(restartPolicy !== null ? { restartPolicy } : {}),
+    ...(rendezvousPort !== null ? { rendezvousPort } : {}),
   };
   // memory is the only bigint: as a string, where it stands (the same text a replacer would give,
   // without calling one for every value of the templates)
@@ -64,8 +77,9 @@ async function replay(store: Store, spec: JobSpec, hash: string): Promise<Submit
   return { job, created: false };
 }
 
-/** Why the statement inserted nothing (a replayed key aside): the clear error to answer with. */
-async function refusal(store: Store, spec: JobSpec): Promise<Error> {
+/** What the insert refuses the spec for (an unknown or inner queue, an unknown cluster), as the
+ * clear error to answer with; null when it refuses nothing. */
+async function refusalOf(store: Store, spec: JobSpec): Promise<Error | null> {
   const queue = await store.prisma.queue.findUnique({
     where: { name: spec.queue },
     select: { _count: { select: { children: true } } },
@@ -79,7 +93,14 @@ async function refusal(store: Store, spec: JobSpec): Promise<Error> {
   ) {
     return invalidAt(["cluster"], `cluster "${spec.cluster}" does not exist`);
   }
-  return new Error(`job ${spec.name} was not inserted for an unknown reason`);
+  return null;
+}
+
+/** Why the statement inserted nothing (a replayed key aside). */
+async function refusal(store: Store, spec: JobSpec): Promise<Error> {
+  return (
+    (await refusalOf(store, spec)) ?? new Error(`job ${spec.name} was not inserted for an unknown reason`)
+  );
 }
 
 export function jobRow(spec: JobSpec, id: string, hash: string, submittedBy: string, now: Date): Job {
@@ -114,6 +135,10 @@ export function jobRow(spec: JobSpec, id: string, hash: string, submittedBy: str
     labels: spec.labels,
     maxRuntimeSeconds: spec.maxRuntimeSeconds,
     expectedRuntimeSeconds: spec.expectedRuntimeSeconds,
+    restartPolicy: spec.restartPolicy as unknown as Job["restartPolicy"],
+    rendezvousPort: spec.rendezvousPort,
+    restarts: 0,
+    restartAfter: null,
   };
 }
 
@@ -157,7 +182,7 @@ async function insertJob(
   message: string,
   actor: Actor,
 ): Promise<{ eventId: bigint; at: Date } | null> {
-  const tasks = spec.tasks.map((t) => ({ ...t, memory: t.memory.toString() }));
+  const tasks = spec.tasks.map((t, position) => ({ ...t, memory: t.memory.toString(), position }));
   const pods = spec.tasks.flatMap((t) =>
     Array.from({ length: t.replicas }, (_, i) => ({
       id: uuidv7(job.createdAt.getTime()),
@@ -178,22 +203,24 @@ async function insertJob(
     ), j AS (
       INSERT INTO job (id, name, namespace, queue_name, requested_cluster, cluster_name, cluster_selector, priority, preemptible,
         min_member, sub_groups, topology, state, pending_reason, idempotency_key, spec_hash, submitted_by, created_at, updated_at,
-        labels, max_runtime_seconds, expected_runtime_seconds)
+        labels, max_runtime_seconds, expected_runtime_seconds, restart_policy, rendezvous_port)
       SELECT ${job.id}::uuid, ${job.name}, ${job.namespace}, q.name, ${job.requestedCluster}, ${job.clusterName},
         ${JSON.stringify(job.clusterSelector)}::jsonb, ${job.priority}, ${job.preemptible}, ${job.minMember},
         ${JSON.stringify(job.subGroups)}::jsonb, ${JSON.stringify(job.topology)}::jsonb, 'PENDING', ${JSON.stringify(job.pendingReason)}::jsonb,
         ${job.idempotencyKey}, ${job.specHash}, ${job.submittedBy}, ${job.createdAt}, ${job.createdAt},
-        ${JSON.stringify(job.labels)}::jsonb, ${job.maxRuntimeSeconds}::int, ${job.expectedRuntimeSeconds}::int
+        ${JSON.stringify(job.labels)}::jsonb, ${job.maxRuntimeSeconds}::int, ${job.expectedRuntimeSeconds}::int,
+        ${JSON.stringify(job.restartPolicy)}::jsonb, ${job.rendezvousPort}::int
       FROM q
       ON CONFLICT (queue_name, idempotency_key) DO NOTHING
       RETURNING id
     ), t AS (
       INSERT INTO job_task (job_id, name, replicas, cpu_millis, memory, gpus, gpu_fraction, gpu_memory, sub_group, node_selector,
-        gpu_model, template, duration_seconds, exit_failure)
+        gpu_model, template, duration_seconds, exit_failure, exit_failure_attempts, position)
       SELECT j.id, v."name", v.replicas, v."cpuMillis", v.memory, v.gpus, v."gpuFraction", v."gpuMemory", v."subGroup", v."nodeSelector",
-        v."gpuModel", NULLIF(v.template, 'null'::jsonb), v."durationSeconds", v."exitFailure"
+        v."gpuModel", NULLIF(v.template, 'null'::jsonb), v."durationSeconds", v."exitFailure", v."exitFailureAttempts", v.position
       FROM j, jsonb_to_recordset(${JSON.stringify(tasks)}::jsonb) AS v("name" text, replicas int, "cpuMillis" int, memory bigint, gpus int,
-        "gpuFraction" float8, "gpuMemory" int, "subGroup" text, "nodeSelector" jsonb, "gpuModel" text, template jsonb, "durationSeconds" int, "exitFailure" boolean)
+        "gpuFraction" float8, "gpuMemory" int, "subGroup" text, "nodeSelector" jsonb, "gpuModel" text, template jsonb, "durationSeconds" int,
+        "exitFailure" boolean, "exitFailureAttempts" int, position int)
     ), p AS (
       INSERT INTO pod (id, job_id, task_name, name, cpu_millis, memory, gpus, gpu_fraction, gpu_memory, created_at, updated_at)
       SELECT v.id, j.id, v.task, v."name", v.cpu, v.memory, v.gpus, v.fraction, v."gpuMemory", ${job.createdAt}, ${job.createdAt}
@@ -251,4 +278,43 @@ export async function submitJob(store: Store, actor: Actor, input: SubmitJobInpu
     if (seen) return seen;
     throw await refusal(store, spec);
   }
+}
+
+/** The id a previewed job carries: a job's id is only known once it is submitted. */
+export const PREVIEW_JOB_ID = "00000000-0000-0000-0000-000000000000";
+
+/** The rows submitJob would write for `input` (checked as submitJob checks it, the queue's policy
+ * included), without writing anything: for renderings of a job not yet submitted. */
+export async function previewJob(
+  store: Store,
+  actor: Actor,
+  input: SubmitJobInput,
+): Promise<{ job: Job; tasks: JobTask[] }> {
+  const spec = parseSpec(input);
+  const refused = await refusalOf(store, spec);
+  if (refused) throw refused;
+  checkPolicy(spec, await queuePolicy(store.prisma, spec.queue));
+  const job = jobRow(spec, PREVIEW_JOB_ID, specHash(spec), actor.name, new Date());
+  return { job, tasks: spec.tasks.map((t, position) => taskRow(job.id, t, position)) };
+}
+
+function taskRow(jobId: string, t: JobSpec["tasks"][number], position: number): JobTask {
+  return {
+    jobId,
+    name: t.name,
+    replicas: t.replicas,
+    cpuMillis: t.cpuMillis,
+    memory: t.memory,
+    gpus: t.gpus,
+    gpuFraction: t.gpuFraction,
+    gpuMemory: t.gpuMemory,
+    subGroup: t.subGroup,
+    nodeSelector: t.nodeSelector,
+    gpuModel: t.gpuModel,
+    template: t.template as JobTask["template"],
+    durationSeconds: t.durationSeconds,
+    exitFailure: t.exitFailure,
+    exitFailureAttempts: t.exitFailureAttempts,
+    position,
+  };
 }

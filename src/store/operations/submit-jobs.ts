@@ -159,10 +159,12 @@ async function insertJobs(
     labels: e.job.labels,
     maxRuntime: e.job.maxRuntimeSeconds,
     expectedRuntime: e.job.expectedRuntimeSeconds,
+    restartPolicy: e.job.restartPolicy,
+    rendezvousPort: e.job.rendezvousPort,
     message: e.message,
   }));
   const tasks = fresh.flatMap((e) =>
-    e.spec.tasks.map((t) => ({ ...t, jobId: e.job.id, memory: t.memory.toString() })),
+    e.spec.tasks.map((t, position) => ({ ...t, jobId: e.job.id, memory: t.memory.toString(), position })),
   );
   // Pods are made in SQL from their task rows (one per replica, "<task>-<i>"), ids UUIDv7 of
   // the submission's millisecond: a matrix of 1,000 jobs sends 1,000 task rows, not every pod.
@@ -174,14 +176,14 @@ async function insertJobs(
       SELECT * FROM ROWS FROM (jsonb_to_recordset(${JSON.stringify(jobs)}::jsonb) AS (id uuid, "name" text, namespace text,
         queue text, cluster text, selector jsonb, priority int, preemptible boolean, "minMember" int, "subGroups" jsonb,
         topology jsonb, reason jsonb, "key" text, hash text, labels jsonb, "maxRuntime" int, "expectedRuntime" int,
-        message text)) WITH ORDINALITY AS v
+        "restartPolicy" jsonb, "rendezvousPort" int, message text)) WITH ORDINALITY AS v
     ), j AS (
       INSERT INTO job (id, name, namespace, queue_name, requested_cluster, cluster_name, cluster_selector, priority, preemptible,
         min_member, sub_groups, topology, state, pending_reason, idempotency_key, spec_hash, submitted_by, created_at, updated_at,
-        labels, max_runtime_seconds, expected_runtime_seconds)
+        labels, max_runtime_seconds, expected_runtime_seconds, restart_policy, rendezvous_port)
       SELECT v.id, v."name", v.namespace, v.queue, v.cluster, v.cluster, v.selector, v.priority, v.preemptible,
         v."minMember", v."subGroups", NULLIF(v.topology, 'null'::jsonb), 'PENDING', v.reason, v."key", v.hash, ${actor.name},
-        ${now}, ${now}, v.labels, v."maxRuntime", v."expectedRuntime"
+        ${now}, ${now}, v.labels, v."maxRuntime", v."expectedRuntime", NULLIF(v."restartPolicy", 'null'::jsonb), v."rendezvousPort"
       -- keys in one order for every batch: two batches sharing keys wait for each other, never in a cycle
       FROM v ORDER BY v.queue, v."key", v.ordinality
       ON CONFLICT (queue_name, idempotency_key) DO NOTHING
@@ -189,13 +191,14 @@ async function insertJobs(
     ), x AS (
       SELECT x.* FROM jsonb_to_recordset(${JSON.stringify(tasks)}::jsonb) AS x("jobId" uuid, "name" text, replicas int,
         "cpuMillis" int, memory bigint, gpus int, "gpuFraction" float8, "gpuMemory" int, "subGroup" text, "nodeSelector" jsonb,
-        "gpuModel" text, template jsonb, "durationSeconds" int, "exitFailure" boolean)
+        "gpuModel" text, template jsonb, "durationSeconds" int, "exitFailure" boolean, "exitFailureAttempts" int, position int)
       JOIN j ON j.id = x."jobId"
     ), t AS (
       INSERT INTO job_task (job_id, name, replicas, cpu_millis, memory, gpus, gpu_fraction, gpu_memory, sub_group, node_selector,
-        gpu_model, template, duration_seconds, exit_failure)
+        gpu_model, template, duration_seconds, exit_failure, exit_failure_attempts, position)
       SELECT x."jobId", x."name", x.replicas, x."cpuMillis", x.memory, x.gpus, x."gpuFraction", x."gpuMemory", x."subGroup",
-        x."nodeSelector", x."gpuModel", NULLIF(x.template, 'null'::jsonb), x."durationSeconds", x."exitFailure"
+        x."nodeSelector", x."gpuModel", NULLIF(x.template, 'null'::jsonb), x."durationSeconds", x."exitFailure",
+        x."exitFailureAttempts", x.position
       FROM x
     ), p AS (
       INSERT INTO pod (id, job_id, task_name, name, cpu_millis, memory, gpus, gpu_fraction, gpu_memory, created_at, updated_at)

@@ -87,3 +87,8 @@ export async function bindRequestsOfJobs(
   });
   return groupBy(rows, (b) => b.jobId);
 }
+
+/** The pod of the job with this name, or null. */
+export function jobPod(store: Store, jobId: string, name: string): Promise<Pod | null> {
+  return store.prisma.pod.findUnique({ where: { jobId_name: { jobId, name } } });
+}

@@ -175,8 +175,16 @@ function requestOf(p: PodRecord, shared: TaskShared): PodSpec["request"] {
   return request;
 }
 
-function podSpec(p: PodRecord, task: TaskRecord, namespace: string, grouped: boolean): PodSpec {
-  const status = CORE_POD_STATUS[p.state];
+function podSpec(
+  p: PodRecord,
+  task: TaskRecord,
+  namespace: string,
+  grouped: boolean,
+  held: boolean,
+): PodSpec {
+  // A held gang's pods wait behind a scheduling gate, as KAI has gated pods wait.
+  const status =
+    held && (p.state === "PENDING" || p.state === "PIPELINED") ? "Gated" : CORE_POD_STATUS[p.state];
   const onNode = holdsNode(status);
   const shared = sharedOf(task);
   const spec: PodSpec = {
@@ -241,7 +249,9 @@ export function jobSpec(
       topology: topologies.constraint(g.topology),
     })),
     topology: finished ? null : topologies.constraint(job.topology),
-    pods: included.map((p) => podSpec(p, tasks.get(p.taskName)!, job.namespace, subGroups.length > 0)),
+    pods: included.map((p) =>
+      podSpec(p, tasks.get(p.taskName)!, job.namespace, subGroups.length > 0, job.held && !finished),
+    ),
   };
 }
 
@@ -274,6 +284,7 @@ function jobRecordOf(j: Job): JobRecord {
     lastStartAt: j.lastStartAt?.getTime() ?? null,
     staleSince: j.staleSince?.getTime() ?? null,
     pendingReason: j.pendingReason as JobRecord["pendingReason"],
+    held: j.restartAfter !== null,
   };
 }
 

@@ -186,7 +186,7 @@ export async function readQueues(
 
 const JOB_COLUMNS = `j.id::text, j.name, j.namespace, j.queue_name, j.cluster_name, j.state::text, j.priority,
   j.preemptible, j.min_member, j.sub_groups, j.topology, ${ms("j.created_at")}, ${ms("j.last_start_at")},
-  ${ms("j.stale_since")}, j.pending_reason`;
+  ${ms("j.stale_since")}, j.pending_reason, j.restart_after IS NOT NULL`;
 
 const jobRecord = (r: unknown[]): JobRecord => ({
   id: r[0] as string,
@@ -204,6 +204,7 @@ const jobRecord = (r: unknown[]): JobRecord => ({
   lastStartAt: r[12] as number | null,
   staleSince: r[13] as number | null,
   pendingReason: (r[14] ?? null) as JobRecord["pendingReason"],
+  held: r[15] as boolean,
 });
 
 const taskRecord = (r: unknown[]): TaskRecord => ({

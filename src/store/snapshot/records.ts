@@ -52,6 +52,8 @@ export interface JobRecord {
   lastStartAt: number | null;
   staleSince: number | null;
   pendingReason: PendingReason | null;
+  /** A restarted gang whose next attempt is held back (restart_after set): its pods wait, gated. */
+  held: boolean;
 }
 
 /** The committer's view of a job (snapshot/rows.ts). */
@@ -65,6 +67,7 @@ export const jobRowOf = (j: JobRecord): JobRow => ({
   pendingReason: j.pendingReason,
   lastStartAt: j.lastStartAt === null ? null : new Date(j.lastStartAt),
   staleSince: j.staleSince === null ? null : new Date(j.staleSince),
+  held: j.held,
 });
 
 export interface TaskRecord {

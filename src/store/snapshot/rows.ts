@@ -26,6 +26,8 @@ export interface JobRow {
   pendingReason: PendingReason | null;
   lastStartAt: Date | null;
   staleSince: Date | null;
+  /** A restarted gang held back: its pending reason is the restart's, not a session's. */
+  held?: boolean;
 }
 
 /** Every job in the snapshot and all its pods, by id. */

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { splitGpu } from "../domain/quantities.js";
 import { clusterName, dnsLabel, jobLabels, labelKey, labelMatches, queueName } from "./names.js";
 import { bytes, cpuMillis, gpuMemoryMiB, INT4_MAX } from "./quantities.js";
+import { DEFAULT_RESTART_BACKOFF_SECONDS, type RestartPolicy } from "../domain/gang-restart.js";
 
 /** A task's pod template is at most 256 KiB of JSON: agents fetch it once per job and the API
  * server refuses much larger pods anyway (its request limit is about 1.5 MB). */
@@ -16,6 +17,9 @@ export const DEFAULT_JOB_PRIORITY = 50;
 /** Jobs at or above this priority are not preemptible unless they say otherwise. */
 export const NON_PREEMPTIBLE_PRIORITY = 100;
 export const MAX_PODS_PER_JOB = 10_000;
+/** Gang restarts a job may ask for. */
+export const MAX_RESTARTS = 1000;
+export const MAX_RESTART_BACKOFF_SECONDS = 86_400;
 /** maxRuntimeSeconds and expectedRuntimeSeconds: at least a second, at most a year. */
 export const MAX_RUNTIME_SECONDS = 365 * 86_400;
 
@@ -83,6 +87,39 @@ const task = z
       .max(INT4_MAX, `durationSeconds must be at most ${INT4_MAX}`)
       .nullish(),
     exitFailure: z.boolean().nullish(),
+    exitFailureAttempts: z
+      .int("exitFailureAttempts must be a whole number")
+      .min(0, "exitFailureAttempts must not be negative")
+      .max(MAX_RESTARTS + 1, `exitFailureAttempts must be at most ${MAX_RESTARTS + 1}`)
+      .nullish(),
+  })
+  .strict();
+
+const restartPolicy = z
+  .object({
+    maxRestarts: z
+      .int("maxRestarts must be a whole number")
+      .min(0, "maxRestarts must not be negative")
+      .max(MAX_RESTARTS, `maxRestarts must be at most ${MAX_RESTARTS}`),
+    backoffSeconds: z
+      .int("backoffSeconds must be a whole number of seconds")
+      .min(0, "backoffSeconds must not be negative")
+      .max(
+        MAX_RESTART_BACKOFF_SECONDS,
+        `backoffSeconds must be at most ${MAX_RESTART_BACKOFF_SECONDS} (a day)`,
+      )
+      .nullish(),
+    onExitCodes: z
+      .array(
+        z
+          .int("an exit code is a whole number")
+          .min(1, "an exit code that restarts is between 1 and 255 (0 is success)")
+          .max(255, "an exit code that restarts is between 1 and 255"),
+      )
+      .min(1, "onExitCodes must name at least one exit code (leave it out to restart on any failure)")
+      .max(64, "onExitCodes may name at most 64 exit codes")
+      .refine((codes) => new Set(codes).size === codes.length, "onExitCodes names an exit code twice")
+      .nullish(),
   })
   .strict();
 
@@ -126,6 +163,12 @@ export const submitJobInputSchema = z
     labels,
     maxRuntimeSeconds: runtimeSeconds("maxRuntimeSeconds").nullish(),
     expectedRuntimeSeconds: runtimeSeconds("expectedRuntimeSeconds").nullish(),
+    restartPolicy: restartPolicy.nullish(),
+    rendezvousPort: z
+      .int("rendezvousPort must be a whole number")
+      .min(1, "rendezvousPort must be a port number (1 to 65535)")
+      .max(65_535, "rendezvousPort must be a port number (1 to 65535)")
+      .nullish(),
   })
   .strict()
   .superRefine((j, ctx) => {
@@ -233,6 +276,8 @@ export interface TaskSpecRow {
   template: unknown;
   durationSeconds: number | null;
   exitFailure: boolean;
+  /** Simulated clusters: the pods of attempts 1..exitFailureAttempts end Failed. */
+  exitFailureAttempts: number;
 }
 
 export interface SubGroupRow {
@@ -261,6 +306,8 @@ export interface JobSpec {
   labels: Record<string, string>;
   maxRuntimeSeconds: number | null;
   expectedRuntimeSeconds: number | null;
+  restartPolicy: RestartPolicy | null;
+  rendezvousPort: number | null;
 }
 
 const topologyRow = (t: { required?: string | null; preferred?: string | null } | null | undefined) =>
@@ -365,6 +412,7 @@ export function normaliseJobSpec(j: Parsed): JobSpec {
       template: t.template ?? null,
       durationSeconds: t.durationSeconds ?? null,
       exitFailure: t.exitFailure ?? false,
+      exitFailureAttempts: t.exitFailureAttempts ?? 0,
     })),
     subGroups,
     topology: topologyRow(j.topology),
@@ -372,5 +420,15 @@ export function normaliseJobSpec(j: Parsed): JobSpec {
     labels: labelsRecord(j.labels),
     maxRuntimeSeconds: j.maxRuntimeSeconds ?? null,
     expectedRuntimeSeconds: j.expectedRuntimeSeconds ?? null,
+    restartPolicy: j.restartPolicy
+      ? {
+          maxRestarts: j.restartPolicy.maxRestarts,
+          backoffSeconds: j.restartPolicy.backoffSeconds ?? DEFAULT_RESTART_BACKOFF_SECONDS,
+          onExitCodes: j.restartPolicy.onExitCodes
+            ? [...j.restartPolicy.onExitCodes].sort((a, b) => a - b)
+            : null,
+        }
+      : null,
+    rendezvousPort: j.rendezvousPort ?? null,
   };
 }

@@ -2,7 +2,7 @@
 // for nvidia.com/gpu gets NVIDIA_VISIBLE_DEVICES (the NVIDIA container runtime shows it only
 // those devices). With per-container counts that add up to the pod's devices, each container
 // gets its own slice in order; otherwise each sees all of the pod's devices.
-import { GPU_RESOURCE, NVIDIA_VISIBLE_DEVICES } from "../../labels.js";
+import { GPU_RESOURCE, NVIDIA_VISIBLE_DEVICES } from "../../../protocol/labels.js";
 import { parseQuantity } from "../../quantity.js";
 
 type Json = Record<string, unknown>;

@@ -7,17 +7,24 @@ import { CoreV1Api, Watch, type KubeConfig, type V1Node, type V1Pod } from "@kub
 import type { Logger } from "pino";
 import type { BindRequestMessage } from "../../../protocol/bind-request.js";
 import { DEFAULT_BACKOFF } from "../../backoff.js";
-import { BIND_GENERATION_KEY, BIND_REQUEST_KEY, JOB_ID_KEY, SCHEDULER_NAME } from "../../labels.js";
+import {
+  BIND_GENERATION_KEY,
+  BIND_REQUEST_KEY,
+  JOB_ID_KEY,
+  SCHEDULER_NAME,
+} from "../../../protocol/labels.js";
 import { supersededEviction } from "../superseded-eviction.js";
 import { StartedBinds } from "../../started-binds.js";
-import type { BackendEvents, ClusterBackend, RequestOutcome } from "../types.js";
+import type { BackendEvents, ClusterBackend, LogQuery, LogSink, RequestOutcome } from "../types.js";
+import { readPodLogs } from "./pod-logs.js";
 import { DEFAULT_FINISHED_POD_TTL_MS, FinishedPodReaper } from "./finished-pods.js";
 import { httpStatus, statusMessage } from "./kube-errors.js";
 import { withKubeRetry, type KubeRetryPolicy } from "./kube-retry.js";
 import { ListWatch } from "./list-watch.js";
 import { nodeInventory } from "./node-inventory.js";
 import { podBinding, podManifest } from "./pod-manifest.js";
-import { clusterPodName } from "./pod-names.js";
+import { clusterPodName, type RenderJob } from "../../../render/index.js";
+import { JobServices } from "./job-services.js";
 import { podGroupName, podJobId } from "./pod-state.js";
 import { PodTracker } from "./pod-tracker.js";
 
@@ -40,7 +47,7 @@ const FIELD_SELECTOR = `spec.schedulerName=${SCHEDULER_NAME}`;
 
 export class KubernetesBackend implements ClusterBackend {
   readonly kind = "kubernetes";
-  readonly needsTemplates = true;
+  readonly rendersPods = true;
   private readonly api: CoreV1Api;
   private readonly watch: Watch;
   private readonly retry: KubeRetryPolicy;
@@ -51,12 +58,14 @@ export class KubernetesBackend implements ClusterBackend {
   private tracker: PodTracker | null = null;
   private readonly reaper: FinishedPodReaper;
   private readonly binds = new StartedBinds();
+  private readonly services: JobServices;
 
   constructor(private readonly options: KubernetesBackendOptions) {
     this.api = options.kubeConfig.makeApiClient(CoreV1Api);
     this.watch = new Watch(options.kubeConfig);
     this.retry = { deadlineMs: options.requestDeadlineMs ?? 60_000, backoff: DEFAULT_BACKOFF };
     this.log = options.log;
+    this.services = new JobServices(this.api, (what, fn) => this.call(what, fn));
     this.reaper = new FinishedPodReaper(
       options.finishedPodTtlMs ?? DEFAULT_FINISHED_POD_TTL_MS,
       async (namespace, name, uid) => {
@@ -135,8 +144,9 @@ export class KubernetesBackend implements ClusterBackend {
     return { nodes: this.nodeWatch?.lists ?? 0, pods: this.podWatch?.lists ?? 0 };
   }
 
-  async bind(request: BindRequestMessage, template: unknown = null): Promise<RequestOutcome> {
+  async bind(request: BindRequestMessage, rendered: RenderJob | null = null): Promise<RequestOutcome> {
     const namespace = request.job.namespace || this.options.defaultNamespace;
+    const job = rendered && { ...rendered, namespace };
     const name = clusterPodName(request);
     this.binds.add({ jobId: request.job.id, pod: request.pod.name });
     if (!this.nodeNames.has(request.node)) {
@@ -144,12 +154,19 @@ export class KubernetesBackend implements ClusterBackend {
     }
     let pod: V1Pod;
     try {
-      pod = await this.createOrFindPod(request, template, namespace, name);
+      pod = await this.createOrFindPod(request, job, namespace, name);
     } catch (err) {
       return { ok: false, message: `cannot create pod ${namespace}/${name}: ${statusMessage(err)}` };
     }
     const refusal = this.refuseForeignPod(pod, request);
     if (refusal) return refusal;
+    if (job) {
+      try {
+        await this.services.ensure(job, pod);
+      } catch (err) {
+        return { ok: false, message: `cannot create the Service of job ${job.name}: ${statusMessage(err)}` };
+      }
+    }
     const placed = placedOutcome(pod, request.node);
     if (placed) return this.adopted(pod, request, placed);
     try {
@@ -206,6 +223,11 @@ export class KubernetesBackend implements ClusterBackend {
     }
   }
 
+  readLogs(query: LogQuery, sink: LogSink, signal: AbortSignal): Promise<string> {
+    const { kubeConfig, cluster, defaultNamespace } = this.options;
+    return readPodLogs({ api: this.api, kubeConfig, cluster, defaultNamespace }, query, sink, signal);
+  }
+
   async stop(): Promise<void> {
     this.tracker?.stop();
     this.reaper.stop();
@@ -214,15 +236,16 @@ export class KubernetesBackend implements ClusterBackend {
 
   private async createOrFindPod(
     request: BindRequestMessage,
-    template: unknown,
+    job: RenderJob | null,
     namespace: string,
     name: string,
   ): Promise<V1Pod> {
     let manifest: V1Pod | null = null;
     try {
-      manifest = podManifest(request, namespace, template);
+      if (!job) throw new Error("the job's pods are not fleetq's to create");
+      manifest = podManifest(request, job);
     } catch (err) {
-      // No usable template: fine if the pod exists already (created by a user for us).
+      // Nothing to create from: fine if the pod exists already (created by a user for us).
       const existing = await this.readPod(namespace, name).catch(() => null);
       if (existing) return existing;
       throw err;

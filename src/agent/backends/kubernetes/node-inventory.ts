@@ -4,7 +4,12 @@
 // fleetq.io/gpu-topology annotation gives it.
 import type { V1Node } from "@kubernetes/client-node";
 import { parseQuantity } from "../../quantity.js";
-import { GPU_MEMORY_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE, GPU_TOPOLOGY_KEY } from "../../labels.js";
+import {
+  GPU_MEMORY_LABEL,
+  GPU_PRODUCT_LABEL,
+  GPU_RESOURCE,
+  GPU_TOPOLOGY_KEY,
+} from "../../../protocol/labels.js";
 import type { NodeInventory } from "../types.js";
 import { parseGpuTopology } from "./gpu-topology.js";
 

@@ -11,7 +11,7 @@ import {
   POD_NAME_KEY,
   PRIORITY_KEY,
   QUEUE_KEY,
-} from "../../labels.js";
+} from "../../../protocol/labels.js";
 import type { ExternalPod, PodState } from "../types.js";
 
 /** The job a pod belongs to, once fleetq created or bound it; null otherwise. */
@@ -48,6 +48,8 @@ export function podGroupName(pod: V1Pod): string | null {
 export interface ObservedState {
   state: PodState;
   message?: string;
+  /** A finished pod's exit code: its first container that failed, else 0. */
+  exitCode?: number;
 }
 
 /** The state to report for a pod of a known job; null = nothing the API needs (e.g. not
@@ -55,12 +57,23 @@ export interface ObservedState {
 export function observedState(pod: V1Pod): ObservedState | null {
   const phase = pod.status?.phase;
   const message = pod.status?.message ?? pod.status?.reason;
-  if (phase === "Succeeded") return { state: "SUCCEEDED" };
-  if (phase === "Failed") return { state: "FAILED", message: message ?? "the pod failed" };
+  if (phase === "Succeeded") return { state: "SUCCEEDED", ...exitCodeOf(pod) };
+  if (phase === "Failed")
+    return { state: "FAILED", message: message ?? "the pod failed", ...exitCodeOf(pod) };
   if (!pod.spec?.nodeName) return null;
   if (pod.metadata?.deletionTimestamp) return { state: "RELEASING", message: "the pod is terminating" };
   if (phase === "Running") return { state: "RUNNING" };
   return null;
+}
+
+/** The exit code a finished pod reports: the first of its containers that exited non-zero, else
+ * the first that exited; none when no container says. */
+function exitCodeOf(pod: V1Pod): { exitCode?: number } {
+  const codes = (pod.status?.containerStatuses ?? [])
+    .map((s) => s.state?.terminated?.exitCode)
+    .filter((c): c is number => typeof c === "number");
+  const code = codes.find((c) => c !== 0) ?? codes[0];
+  return code === undefined ? {} : { exitCode: code };
 }
 
 export function isTerminal(state: PodState | undefined): boolean {

@@ -14,7 +14,7 @@ import {
   podControlName,
   podJobId,
 } from "./pod-state.js";
-import { BIND_REQUEST_KEY } from "../../labels.js";
+import { BIND_REQUEST_KEY } from "../../../protocol/labels.js";
 import type { WatchEventType } from "./list-watch.js";
 
 interface TrackedPod {
@@ -116,11 +116,14 @@ export class PodTracker {
     if (observed && isTerminal(observed.state) && createdByFleetq(pod)) this.sink.finished?.(pod);
     if (observed && observed.state !== tracked.state) {
       tracked.state = observed.state;
+      // The run it is about: a pod of an earlier attempt (named apart) reports about that run.
       changes.push({
         jobId,
         pod: tracked.name,
         state: observed.state,
         ...(observed.message ? { message: observed.message } : {}),
+        ...(observed.exitCode !== undefined ? { exitCode: observed.exitCode } : {}),
+        ...(tracked.bindRequest ? { bindRequest: tracked.bindRequest } : {}),
       });
     }
   }

@@ -14,7 +14,7 @@ import {
   NVSWITCH_DOMAIN_LABEL,
   RACK_LABEL,
   ZONE_LABEL,
-} from "../../labels.js";
+} from "../../../protocol/labels.js";
 import { parseYaml, readYamlFile } from "../../yaml-file.js";
 
 const quantity = z.union([z.number().nonnegative(), z.string()]).refine(
@@ -83,6 +83,8 @@ export const clusterFileSchema = z
     labels: z.record(z.string(), z.string()).default({}),
     /** How long a pod runs when its job does not say. */
     defaultPodDurationSeconds: z.number().positive().default(60),
+    /** A running pod writes a log line this often (its logs: fleetq logs). */
+    logIntervalSeconds: z.number().positive().default(60),
     nodeGroups: z.array(nodeGroupSchema).min(1),
   })
   .strict()

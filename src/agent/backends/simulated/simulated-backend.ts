@@ -2,7 +2,15 @@
 // pod end, drives every pod's lifetime. The clock is injectable so tests can step time.
 import type { BindRequestMessage } from "../../../protocol/bind-request.js";
 import { StartedBinds } from "../../started-binds.js";
-import type { BackendEvents, ClusterBackend, PodStateChange, RequestOutcome } from "../types.js";
+import type {
+  BackendEvents,
+  ClusterBackend,
+  LogQuery,
+  LogSink,
+  PodStateChange,
+  RequestOutcome,
+} from "../types.js";
+import { SimulatedLogs } from "./pod-logs.js";
 import { expandNodes, loadClusterFile, type ClusterFile } from "./cluster-file.js";
 import { podKey, SimulatedCluster, type RequestEffect } from "./simulated-cluster.js";
 import {
@@ -32,6 +40,7 @@ export class SimulatedBackend implements ClusterBackend {
   private readonly stored = new Map<string, StoredPod>();
   /** Ids of the bind requests that started a pod (kept in the state file's `.ran` log too). */
   private carriedOut = new Set<string>();
+  private readonly logs: SimulatedLogs;
 
   constructor(
     readonly cluster: SimulatedCluster,
@@ -40,7 +49,11 @@ export class SimulatedBackend implements ClusterBackend {
     private readonly clock: SimulationClock = REAL_CLOCK,
     /** Where the cluster's pods are kept across agent restarts (state-file.ts); null = memory only. */
     private readonly stateFile: string | null = null,
-  ) {}
+    /** A running pod writes a log line this often. */
+    logIntervalSeconds = 60,
+  ) {
+    this.logs = new SimulatedLogs(clock, logIntervalSeconds * 1000);
+  }
 
   static fromClusterFile(file: ClusterFile, clock?: SimulationClock, stateFile?: string): SimulatedBackend {
     return new SimulatedBackend(
@@ -48,6 +61,7 @@ export class SimulatedBackend implements ClusterBackend {
       file.labels,
       clock,
       stateFile ?? null,
+      file.logIntervalSeconds,
     );
   }
 
@@ -76,7 +90,10 @@ export class SimulatedBackend implements ClusterBackend {
     const startedAt = this.clock.now();
     const effect = this.cluster.bind(request, startedAt);
     const started = effect.changes.length > 0;
-    if (started) this.carriedOut.add(request.id);
+    if (started) {
+      this.carriedOut.add(request.id);
+      this.logs.started(request.job.id, request.pod.name, request.job.restarts, request.node, startedAt);
+    }
     if (started && this.stateFile) {
       const pod = { request, startedAt };
       this.stored.set(podKey(request.job.id, request.pod.name), pod);
@@ -99,11 +116,17 @@ export class SimulatedBackend implements ClusterBackend {
     this.events?.nodes([inventory], false, []);
   }
 
+  readLogs(query: LogQuery, sink: LogSink, signal: AbortSignal): Promise<string> {
+    return this.logs.read(query, sink, signal);
+  }
+
   /** Ends the pods whose time is up and re-arms the timer for the next one. */
   tick(): void {
     const changes = this.cluster.advance(this.clock.now());
     this.persist(changes);
+    this.endRuns(changes);
     if (changes.length > 0) this.events?.podStates(changes);
+    this.logs.wake();
     this.arm();
   }
 
@@ -116,6 +139,7 @@ export class SimulatedBackend implements ClusterBackend {
 
   private apply(effect: RequestEffect): RequestOutcome {
     this.persist(effect.changes);
+    this.endRuns(effect.changes);
     if (effect.changes.length > 0) this.events?.podStates(effect.changes);
     this.arm();
     return effect.outcome;
@@ -131,13 +155,29 @@ export class SimulatedBackend implements ClusterBackend {
     writeClusterState(this.stateFile, this.stored.values());
   }
 
+  /** The runs the changes end, as their logs say it. */
+  private endRuns(changes: readonly PodStateChange[]): void {
+    const now = this.clock.now();
+    for (const c of changes) {
+      if (c.state === "RUNNING") continue;
+      const end =
+        c.exitCode !== undefined
+          ? `exited with code ${c.exitCode}`
+          : `stopped: ${c.message ?? "the pod left its node"}`;
+      this.logs.ended(c.jobId, c.pod, now, end);
+    }
+  }
+
   /** Pods of the state file run again, each for what is left of its time. */
   private restore(): void {
     if (!this.stateFile) return;
     this.carriedOut = readCarriedOut(this.stateFile);
     for (const pod of readClusterState(this.stateFile).pods) {
-      if (this.cluster.bind(pod.request, pod.startedAt).changes.length > 0)
+      if (this.cluster.bind(pod.request, pod.startedAt).changes.length > 0) {
         this.stored.set(podKey(pod.request.job.id, pod.request.pod.name), pod);
+        const { job, pod: p, node } = pod.request;
+        this.logs.started(job.id, p.name, job.restarts ?? 0, node, pod.startedAt);
+      }
     }
   }
 

@@ -215,15 +215,11 @@ export class SimulatedCluster {
     const changes: PodStateChange[] = [];
     for (const pod of this.timers.popDue(now)) {
       this.end(podKey(pod.jobId, pod.name), pod);
+      const run = { jobId: pod.jobId, pod: pod.name, bindRequest: pod.bindRequest };
       changes.push(
         pod.exitFailure
-          ? {
-              jobId: pod.jobId,
-              pod: pod.name,
-              state: "FAILED",
-              message: "the pod exited with a failure (simulated)",
-            }
-          : { jobId: pod.jobId, pod: pod.name, state: "SUCCEEDED" },
+          ? { ...run, state: "FAILED", message: "the pod exited with a failure (simulated)", exitCode: 1 }
+          : { ...run, state: "SUCCEEDED", exitCode: 0 },
       );
     }
     return changes;

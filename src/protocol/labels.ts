@@ -27,6 +27,8 @@ export const JOB_ID_KEY = "fleetq.io/job-id";
 export const JOB_NAME_KEY = "fleetq.io/job-name";
 /** The pod's name in the control plane ("<task>-<i>"), where its Kubernetes name differs. */
 export const POD_NAME_KEY = "fleetq.io/pod-name";
+/** The task a pod fleetq created belongs to (a label: `kubectl get pods -l fleetq.io/task=worker`). */
+export const TASK_KEY = "fleetq.io/task";
 export const QUEUE_KEY = "fleetq.io/queue";
 /** The gang a pod belongs to; on user-created pods it makes them a fleetq job. */
 export const POD_GROUP_KEY = "fleetq.io/pod-group";
