@@ -27,11 +27,26 @@ export class AgentUnavailableError extends Error {
 
 export class AgentLogs {
   private reads = 0;
+  /** For everything but the blocking reads (which hold their own connection while they wait). */
+  private commands: Redis | null = null;
 
   constructor(
     private readonly redisUrl: string,
     private readonly queuePrefix: string,
   ) {}
+
+  async close(): Promise<void> {
+    this.commands?.disconnect();
+    this.commands = null;
+  }
+
+  private shared(): Redis {
+    if (!this.commands) {
+      this.commands = new Redis(this.redisUrl, { maxRetriesPerRequest: 1 });
+      this.commands.on("error", () => {}); // a failed command rejects where it is awaited
+    }
+    return this.commands;
+  }
 
   /** Sends the request to the cluster's agent and yields its answer's entries as they come,
    * ending with its last (an end or an error). */
@@ -42,16 +57,17 @@ export class AgentLogs {
     const keys = agentRequestKeys(cluster, this.queuePrefix);
     const reply = keys.reply(request.id);
     const live = keys.live(request.id);
+    const shared = this.shared();
     const redis = new Redis(this.redisUrl, { maxRetriesPerRequest: 1 });
     redis.on("error", () => {}); // a failed command rejects where it is awaited
     const payload = JSON.stringify(request);
     let renew: NodeJS.Timeout | null = null;
     try {
       if (request.follow) {
-        await redis.set(live, "1", "PX", LIVE_TTL_MS);
-        renew = setInterval(() => void redis.pexpire(live, LIVE_TTL_MS).catch(() => {}), LIVE_RENEW_MS);
+        await shared.set(live, "1", "PX", LIVE_TTL_MS);
+        renew = setInterval(() => void shared.pexpire(live, LIVE_TTL_MS).catch(() => {}), LIVE_RENEW_MS);
       }
-      await redis.rpush(keys.requests, payload);
+      await shared.rpush(keys.requests, payload);
       const started = Date.now();
       let last = "0-0";
       let answered = false;
@@ -66,7 +82,7 @@ export class AgentLogs {
           | null;
         if (!read) {
           if (!answered) {
-            await redis.lrem(keys.requests, 1, payload).catch(() => {});
+            await shared.lrem(keys.requests, 1, payload).catch(() => {});
             throw new AgentUnavailableError(
               `the agent of cluster ${cluster} did not answer within ${FIRST_ANSWER_MS / 1000}s`,
             );
@@ -84,7 +100,7 @@ export class AgentLogs {
       }
     } finally {
       if (renew) clearInterval(renew);
-      await redis.del(live, reply).catch(() => {});
+      await shared.del(live, reply).catch(() => {});
       redis.disconnect();
       this.reads--;
     }

@@ -317,6 +317,7 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
     store,
     close: async () => {
       await apollo.stop();
+      await deps.logs.close();
       await bus.close();
       await db?.close();
     },

@@ -86,6 +86,7 @@ export async function startDev(o: DevOptions): Promise<RunningDev> {
       env,
     );
     const port = o.port ?? 4000;
+    const queuePrefix = env.FLEETQ_BIND_QUEUE_PREFIX || undefined;
     const api = await createApiServer({
       store: createStore(db),
       redisUrl: redis.url,
@@ -95,6 +96,7 @@ export async function startDev(o: DevOptions): Promise<RunningDev> {
       schedulerConfig: workerOptions.schedulerConfig,
       metricsRegistries: [workerMetrics],
       rateLimits: rateLimitsFromEnv(env),
+      agentQueuePrefix: queuePrefix,
     }).catch((e: NodeJS.ErrnoException) => {
       if (e.code !== "EADDRINUSE") throw e;
       throw new CliError(
@@ -126,7 +128,6 @@ export async function startDev(o: DevOptions): Promise<RunningDev> {
     life.add({ name: "workers", stop: () => workers.stop() });
     checkpoint();
 
-    const queuePrefix = env.FLEETQ_BIND_QUEUE_PREFIX || undefined;
     for (const c of clusterFiles) {
       const agent: RunningAgent = await runAgent({
         cluster: c.name,

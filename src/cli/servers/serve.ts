@@ -25,6 +25,7 @@ export async function runServe(opts: { port?: string; host?: string; migrate?: b
     host: opts.host ?? (process.env.FLEETQ_HOST || undefined),
     schedulerConfig: schedulerConfigFromEnv(),
     rateLimits: rateLimitsFromEnv(),
+    agentQueuePrefix: process.env.FLEETQ_BIND_QUEUE_PREFIX || undefined,
   });
   const life = new Lifecycle(log);
   life.add({ name: "api", stop: () => server.close() });

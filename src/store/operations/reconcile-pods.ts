@@ -5,7 +5,8 @@
 // empty). It becomes FAILED ("pod vanished from cluster C") and releases its resources at
 // once; its job then follows from its pods (domain/job-state: a gang still at its minimum runs
 // on; below it, the scheduler's stale-gang eviction takes the rest after the grace period;
-// the job ends FAILED once no pod is active). A pod with a BindRequest in flight is left to
+// the job ends FAILED once no pod is active; a job with a restart policy restarts its gang
+// instead: gang-restarts.ts). A pod with a BindRequest in flight is left to
 // that request's result: its pod may not exist yet, or is being evicted.
 import { z } from "zod";
 import { RESOURCE_HOLDING_POD_STATES } from "../domain/pod-states.js";
@@ -15,6 +16,7 @@ import { type Actor, type Store, transact } from "../store.js";
 import { clusterName } from "../validation/names.js";
 import { parseInput } from "../validation/parse.js";
 import { bumpGeneration, lockCluster } from "./cluster-fence.js";
+import { applyGangFailures } from "./gang-restarts.js";
 import { refreshJobs } from "./job-refresh.js";
 import { writePodChanges } from "./pod-changes.js";
 
@@ -108,7 +110,15 @@ export async function reportPodInventory(
         message: `job ${job.name}: ${byJob.get(job.id)!.join(", ")} FAILED (${message})`,
       });
     }
-    await refreshJobs(tx, [...byJob.keys()], now, record);
+    // A pod gone from its cluster unasked is a failure of its gang (a restart policy restarts it).
+    const gang = await applyGangFailures(
+      tx,
+      r.cluster,
+      vanished.map((p) => ({ jobId: p.job_id, pod: p.name, exitCode: null, node: p.node_name, message })),
+      now,
+      record,
+    );
+    await refreshJobs(tx, [...byJob.keys()], now, record, gang.notes);
     return vanished.length;
   });
 }

@@ -44,13 +44,13 @@ export type ReportPodStatusInput = z.input<typeof podStatusInput>;
 /**
  * A report names no node, so one that says a pod runs is taken where the books hold the pod.
  * The books hold a PENDING pod on no node and a PIPELINED one only nominated: a run reported
- * for either is one the books have seen end (an eviction confirmed, a bind taken back) reported
- * late, and putting it on the nominated node would book it onto what releasing pods still
- * hold. A RELEASING pod reported running is still being evicted: it stays RELEASING.
+ * for either — running, releasing or finished — is one the books have seen end (an eviction
+ * confirmed, a bind taken back, a gang restarted) reported late, and putting it on the nominated
+ * node would book it onto what releasing pods still hold, or end a pod that is to run again. A
+ * RELEASING pod reported running is still being evicted: it stays RELEASING.
  */
 function staleRunReport(current: PodState, reported: PodState): boolean {
-  if (reported !== "RUNNING" && reported !== "RELEASING") return false;
-  if (current === "PENDING" || current === "PIPELINED") return true;
+  if (current === "PENDING" || current === "PIPELINED") return reported !== "PENDING";
   return current === "RELEASING" && reported === "RUNNING";
 }
 
