@@ -77,6 +77,10 @@ const FIELD_COSTS: Record<string, number> = {
   "Query.fairShare": 500,
   "Query.clusterScenario": 500,
   "Query.whatIf": 500,
+  // Validated like a submit, rendered pod by pod.
+  "Query.renderJob": 100,
+  // A round trip to the cluster's agent, which reads the log from its cluster.
+  "Query.podLogs": 100,
 };
 
 type Variables = Record<string, unknown>;

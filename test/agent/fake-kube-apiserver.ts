@@ -68,6 +68,8 @@ export class FakeKubeApiServer {
   /** What the server carried out, whether or not the client heard the answer:
    * "create ns/name", "bind ns/name node", "evict ns/name", "delete ns/name". */
   readonly effects: string[] = [];
+  /** The bodies of the objects created (pods and Services), as the client sent them. */
+  readonly created: Json[] = [];
   /** 410 for a stale watch as an ERROR event in a 200 stream (what watch caches send) or
    * as the HTTP status. */
   goneAs: "event" | "http" = "event";
@@ -386,6 +388,7 @@ export class FakeKubeApiServer {
     const key = `${namespace}/${name}`;
     if (this.store.get("services", key))
       return this.status(res, 409, "AlreadyExists", `services "${name}" already exists`);
+    this.created.push(clone(body));
     const object = clone(body);
     delete object.kind;
     delete object.apiVersion;
@@ -535,6 +538,7 @@ export class FakeKubeApiServer {
     }
     if (this.pod(namespace, name))
       return this.status(res, 409, "AlreadyExists", `pods "${name}" already exists`);
+    this.created.push(clone(body));
     const created = this.store.create("pods", `${namespace}/${name}`, newPod(body, namespace));
     this.effects.push(`create ${namespace}/${name}`);
     this.json(res, 201, { kind: "Pod", apiVersion: "v1", ...created });
