@@ -1,0 +1,110 @@
+// Training jobs in `fleetq dev`, driven with the `fleetq` command as a user would: the restart
+// example's first attempt fails and `submit --wait` shows the gang restart and exits 0 after the
+// second; `fleetq logs --all -f` prints every pod's simulated lines as they come, to the end of
+// their run; `fleetq render` prints the objects; a VIEWER is refused logs (exit code 3).
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { runCli, until } from "../cli/run-cli.js";
+import { gqlOk } from "../helpers/api.js";
+import { createTestDatabase, type TestDatabase } from "../helpers/db.js";
+import { deleteTestKeys, testRedisPrefix } from "../helpers/redis.js";
+import { tempDir } from "../helpers/temp-dir.js";
+import { type DevProcess, startDevProcess } from "./dev-process.js";
+import { ROOT } from "../cli/run-cli.js";
+
+const state = tempDir("fleetq-training-dev");
+let db: TestDatabase;
+let dev: DevProcess;
+let prefix = "";
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  prefix = testRedisPrefix("fleetq-training-dev");
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    DATABASE_URL: db.url,
+    FLEETQ_PORT: "0",
+    FLEETQ_STATE_DIR: state,
+    FLEETQ_REDIS_PREFIX: prefix,
+    FLEETQ_BIND_QUEUE_PREFIX: `${prefix}bind`,
+  };
+  dev = await startDevProcess([process.execPath, path.join(ROOT, "bin/fleetq.mjs"), "dev"], {
+    cwd: ROOT,
+    env,
+  });
+}, 300_000);
+
+afterAll(async () => {
+  await dev?.stop();
+  await deleteTestKeys(prefix);
+  await db?.drop();
+});
+
+const cli = (args: string[], token = dev.memberToken) => runCli(args, { url: dev.baseUrl, token });
+
+it("submit --wait shows a gang restart and exits 0 once the second attempt succeeds", async () => {
+  const r = await cli(["submit", "examples/jobs/restart-on-failure.yaml", "--wait"]);
+  expect(r.stderr).toContain("restarted: attempt 2");
+  expect(r.stderr).toContain("failed with exit code 1");
+  expect(r.stderr).toMatch(/SUCCEEDED after .* and 1 restart\(s\)/);
+  expect(r.code).toBe(0);
+  const id = r.stdout.trim();
+  // The first attempt's runs, and how they ended.
+  const previous = await cli(["logs", id, "--all", "--previous"]);
+  expect(previous.code).toBe(0);
+  expect(previous.stdout).toContain("[worker-0] exited with code 1");
+  expect(previous.stdout).toContain("[worker-1] exited with code 1");
+}, 180_000);
+
+it("logs --all -f prints the simulated lines of every pod as they come, until their runs end", async () => {
+  const spec = path.join(state, "short.yaml");
+  writeFileSync(
+    spec,
+    [
+      "name: short",
+      "queue: vision",
+      "tasks:",
+      "  - name: step",
+      "    replicas: 2",
+      '    resources: { cpu: "1", memory: 1Gi }',
+      "    durationSeconds: 4",
+      "    template:",
+      "      spec:",
+      "        containers: [{ name: main, image: busybox, command: [echo, hello] }]",
+    ].join("\n"),
+  );
+  const submitted = await cli(["submit", spec]);
+  expect(submitted.code).toBe(0);
+  const id = submitted.stdout.trim();
+  await until(async () => {
+    const { job } = await gqlOk<{ job: { state: string } }>(
+      `${dev.baseUrl}/graphql`,
+      dev.memberToken,
+      "query($id: ID!) { job(id: $id) { state } }",
+      { id },
+    );
+    return job.state === "RUNNING";
+  }, "the job to run");
+  const followed = await cli(["logs", id, "--all", "-f"]);
+  expect(followed.code).toBe(0);
+  for (const pod of ["step-0", "step-1"]) {
+    expect(followed.stdout).toContain(`[${pod}] + echo hello`);
+    expect(followed.stdout).toContain(`[${pod}] exited with code 0`);
+  }
+  // Logs may hold secrets: not a VIEWER's.
+  const refused = await cli(["logs", id], dev.viewerToken);
+  expect(refused.code).toBe(3);
+  expect(refused.stderr).toContain("may not read logs");
+}, 180_000);
+
+it("render prints the Service and pods the agent would create, submitting nothing", async () => {
+  const r = await cli(["render", "examples/jobs/torchrun-ddp.yaml"]);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain("kind: Service");
+  expect(r.stdout).toContain("hostname: worker-1");
+  expect(r.stdout).toContain("name: MASTER_ADDR");
+  const bad = await cli(["render", "examples/jobs/torchrun-ddp.yaml", "--queue", "nope"]);
+  expect(bad.code).toBe(3);
+  expect(bad.stderr).toContain('queue "nope" does not exist');
+}, 60_000);
