@@ -41,11 +41,16 @@ function permission(r: RequestRecord): string {
   const collection = /^\/api\/v1\/(nodes|pods)$/.exec(r.path);
   if (r.method === "GET" && collection) return `${r.watch ? "watch" : "list"} ${collection[1]}`;
   if (r.method === "POST" && /^\/api\/v1\/namespaces\/[^/]+\/pods$/.test(r.path)) return "create pods";
-  const one = /^\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+(?:\/(binding|eviction))?$/.exec(r.path);
+  const one = /^\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+(?:\/(binding|eviction|log))?$/.exec(r.path);
+  const verbs: Record<string, string> = { GET: "get", DELETE: "delete", POST: "create", PATCH: "patch" };
   if (one) {
-    const verb = { GET: "get", DELETE: "delete", POST: "create" }[r.method];
+    const verb = verbs[r.method];
     if (verb) return `${verb} pods${one[1] ? `/${one[1]}` : ""}`;
   }
+  if (r.method === "POST" && /^\/api\/v1\/namespaces\/[^/]+\/services$/.test(r.path))
+    return "create services";
+  if (/^\/api\/v1\/namespaces\/[^/]+\/services\/[^/]+$/.test(r.path) && verbs[r.method])
+    return `${verbs[r.method]} services`;
   throw new Error(`a call the test does not know how to authorise: ${r.method} ${r.path}`);
 }
 
@@ -64,6 +69,35 @@ async function backendCalls(): Promise<Set<string>> {
     const run = bindRequest({ id: "br-1", pod: "p-0", node: "n1" });
     await backend.bind(run, renderJobFor(run, CONTAINER_TEMPLATE));
     await backend.bind(run, renderJobFor(run, CONTAINER_TEMPLATE)); // collides: reads the pod
+    // A newer bind of the pod on its node adopts the run: the pod's annotations say so.
+    const newer = bindRequest({ id: "br-5", pod: "p-0", node: "n1" });
+    await backend.bind(newer, renderJobFor(newer, CONTAINER_TEMPLATE));
+    // A gang of two: its Service is created with the first pod and owned by the second too.
+    const gang = bindRequest({ id: "br-6", jobId: "job-2", jobName: "gang", pod: "g-1", node: "n1" });
+    const gangJob = renderJobFor(gang, CONTAINER_TEMPLATE);
+    await backend.bind(gang, gangJob);
+    await backend.bind(
+      bindRequest({ id: "br-7", jobId: "job-2", jobName: "gang", pod: "g-0", node: "n1" }),
+      gangJob,
+    );
+    // A pod's log, read.
+    kube.writeLog("team-a", clusterPodName(gang), "hello");
+    const lines: string[] = [];
+    await backend.readLogs(
+      {
+        job: { id: "job-2", name: "gang", namespace: "team-a", createdInCluster: false },
+        pod: "g-1",
+        restarts: 0,
+        tailLines: null,
+        sinceSeconds: null,
+        timestamps: false,
+        follow: false,
+        renderJob: async () => gangJob,
+      },
+      { write: async (text) => void lines.push(text) },
+      new AbortController().signal,
+    );
+    expect(lines).toEqual(["hello\n"]);
     const done = bindRequest({ id: "br-2", pod: "p-1", node: "n1" });
     await backend.bind(done, renderJobFor(done, CONTAINER_TEMPLATE));
     await backend.evict(bindRequest({ id: "br-3", kind: "evict", pod: "p-0", node: "n1" }));
