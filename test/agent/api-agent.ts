@@ -17,6 +17,8 @@ import {
 import { gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
 import { runCycle } from "../helpers/cycle.js";
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../helpers/redis.js";
+import { expect } from "vitest";
+import { until } from "./until.js";
 
 export interface ApiAgent {
   api: TestApi;
@@ -28,6 +30,8 @@ export interface ApiAgent {
   dispatch(): Promise<number>;
   /** One scheduling cycle of c1; one whose snapshot went stale under the agent's reports runs again. */
   cycle(): ReturnType<typeof runCycle>;
+  /** Waits until the API has `count` nodes of c1 (the agent's first report). */
+  untilNodes(count: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -87,6 +91,14 @@ export async function startApiAgent(opts: {
           if (!(err instanceof StaleSnapshotError)) throw err;
         }
       }
+    },
+    async untilNodes(count) {
+      await until(async () => {
+        const { cluster } = await admin<{ cluster: { nodes: unknown[] } }>(
+          `{ cluster(name: "c1") { nodes { name } } }`,
+        );
+        expect(cluster.nodes).toHaveLength(count);
+      });
     },
     async close() {
       await agent.stop();

@@ -87,12 +87,7 @@ describe("fleetq render matches what the agent creates", () => {
         `mutation($r: ResourceName!) { setQueueQuota(input: { queue: "train", resource: $r, deserved: -1 }) { name } }`,
         { r: resource },
       );
-    await until(async () => {
-      const { cluster } = await admin<{ cluster: { nodes: unknown[] } }>(
-        `{ cluster(name: "c1") { nodes { name } } }`,
-      );
-      expect(cluster.nodes).toHaveLength(4);
-    });
+    await env.untilNodes(4);
   });
 
   afterAll(async () => {

@@ -116,12 +116,7 @@ describe("training jobs on Kubernetes", () => {
     member = await token("trainer", "MEMBER", ["train"]);
     otherMember = await token("stranger", "MEMBER", ["other"]);
     viewer = await token("watcher", "VIEWER");
-    await until(async () => {
-      const { cluster } = await admin<{ cluster: { nodes: unknown[] } }>(
-        `{ cluster(name: "c1") { nodes { name } } }`,
-      );
-      expect(cluster.nodes).toHaveLength(4);
-    });
+    await env.untilNodes(4);
   });
 
   afterAll(async () => {

@@ -1,7 +1,7 @@
 // Training jobs in `fleetq dev`, driven with the `fleetq` command as a user would: the restart
 // example's first attempt fails and `submit --wait` shows the gang restart and exits 0 after the
-// second; `fleetq logs --all -f` prints every pod's simulated lines as they come, to the end of
-// their run; `fleetq render` prints the objects; a VIEWER is refused logs (exit code 3).
+// second; `fleetq logs -f` follows a gang across its restart; `fleetq logs --all -f` prints every
+// pod's simulated lines as they come, to the end of their run; `fleetq render` prints the objects; a VIEWER is refused logs (exit code 3).
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -55,6 +55,18 @@ it("submit --wait shows a gang restart and exits 0 once the second attempt succe
   expect(previous.code).toBe(0);
   expect(previous.stdout).toContain("[worker-0] exited with code 1");
   expect(previous.stdout).toContain("[worker-1] exited with code 1");
+}, 180_000);
+
+it("logs -f waits for the gang to start and follows it across a restart to the end of its last attempt", async () => {
+  const submitted = await cli(["submit", "examples/jobs/restart-on-failure.yaml", "--name", "followed"]);
+  expect(submitted.code).toBe(0);
+  const followed = await cli(["logs", submitted.stdout.trim(), "-f"]);
+  expect(followed.code).toBe(0);
+  expect(followed.stderr).toContain("restarted its gang: following attempt 2");
+  const lines = followed.stdout.trim().split("\n");
+  expect(lines.filter((l) => l.startsWith("+ python"))).toHaveLength(2);
+  expect(lines.filter((l) => l === "exited with code 1")).toHaveLength(1);
+  expect(lines.at(-1)).toBe("exited with code 0");
 }, 180_000);
 
 it("logs --all -f prints the simulated lines of every pod as they come, until their runs end", async () => {

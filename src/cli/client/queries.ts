@@ -82,7 +82,7 @@ export const WHAT_IF = `query WhatIf($cluster: String!, $quotas: [WhatIfQuotaInp
       fairShareAfter ${RESOURCES} allocatedBefore ${RESOURCES} allocatedAfter ${RESOURCES} } } }`;
 
 /** The pods a `logs` command chooses from: the job's tasks in spec order and its pods. */
-export const JOB_PODS = `query JobPods($id: ID!) { job(id: $id) { id name restarts tasks { name replicas }
+export const JOB_PODS = `query JobPods($id: ID!) { job(id: $id) { id name state restarts tasks { name replicas }
   pods(first: 1000) { name task state } } }`;
 export const POD_LOGS = `query PodLogs($job: ID!, $pod: String!, $tailLines: Int, $sinceSeconds: Int, $previous: Boolean,
   $timestamps: Boolean) { podLogs(job: $job, pod: $pod, tailLines: $tailLines, sinceSeconds: $sinceSeconds,

@@ -4,9 +4,10 @@
 // pod (of the task with --task), each line prefixed with its pod, as `kubectl logs --prefix`.
 import type { Command } from "commander";
 import { JOB_PODS, POD_LOG_LINES, POD_LOGS } from "../client/queries.js";
-import { action, apiClientOf, connectionOf, print } from "../command-context.js";
+import type { ApiClient } from "../client/api-client.js";
+import { action, apiClientOf, connectionOf, print, printErr } from "../command-context.js";
 import { parseDuration } from "../duration.js";
-import { CliError, EXIT } from "../exit-codes.js";
+import { CliError, EXIT, type ExitCode } from "../exit-codes.js";
 
 interface LogsOptions {
   task?: string;
@@ -22,6 +23,7 @@ interface LogsOptions {
 interface JobPods {
   id: string;
   name: string;
+  state: string;
   restarts: number;
   tasks: { name: string; replicas: number }[];
   pods: { name: string; task: string; state: string }[];
@@ -71,37 +73,94 @@ export function registerLogs(program: Command): void {
           }
           return EXIT.OK;
         }
-        const connection = connectionOf(cmd);
-        // Loaded when needed: the websocket client weighs on every command's start.
-        const { subscribe } = await import("../client/subscriptions.js");
-        const streams = pods.map((pod) =>
-          subscribe<{ podLogLines: { line: string; end: string | null } }>(
-            connection,
-            POD_LOG_LINES,
-            { ...args, pod },
-            ({ podLogLines: l }) => {
-              if (l.end === null) show(pod, l.line);
-              else if (prefixed) process.stderr.write(`fleetq: [${pod}] ${l.end}\n`);
-            },
-          ),
-        );
-        const stop = () => {
-          for (const s of streams) s.dispose();
-        };
-        process.once("SIGINT", stop);
-        try {
-          await Promise.all(streams.map((s) => s.done));
-        } catch (err) {
-          stop();
-          throw err instanceof CliError
-            ? err
-            : new CliError(`log stream failed: ${(err as Error).message}`, EXIT.UNAVAILABLE);
-        } finally {
-          process.off("SIGINT", stop);
-        }
-        return EXIT.OK;
+        return followAcrossRestarts(cmd, job, pods, args, show, prefixed);
       }),
     );
+}
+
+type Args = { job: string; tailLines: number | null; sinceSeconds: number | null; timestamps: boolean };
+const FINISHED = new Set(["SUCCEEDED", "FAILED", "CANCELLED"]);
+const STARTED = new Set(["RUNNING", "RELEASING", "SUCCEEDED", "FAILED"]);
+
+/** Follows the pods' logs; when the job restarts its gang meanwhile, the next attempt's too (its
+ * whole log), until the job has finished or its pods' runs end without a restart. */
+async function followAcrossRestarts(
+  cmd: Command,
+  first: JobPods,
+  pods: string[],
+  args: Args,
+  show: (pod: string, text: string) => void,
+  prefixed: boolean,
+): Promise<ExitCode> {
+  const client = apiClientOf(cmd);
+  let job = first;
+  let attemptArgs = args;
+  for (;;) {
+    job = await untilStarted(client, job, pods);
+    if (FINISHED.has(job.state) && !pods.some((p) => started(job, p))) return EXIT.OK;
+    await followAttempt(cmd, pods, attemptArgs, show, prefixed);
+    const { job: now } = await client.request<{ job: JobPods | null }>(JOB_PODS, { id: job.id });
+    if (!now || FINISHED.has(now.state) || now.restarts === job.restarts) return EXIT.OK;
+    printErr(`fleetq: job ${now.name} restarted its gang: following attempt ${now.restarts + 1}`);
+    job = now;
+    attemptArgs = { ...args, tailLines: null, sinceSeconds: null };
+  }
+}
+
+const started = (job: JobPods, pod: string) => STARTED.has(job.pods.find((p) => p.name === pod)?.state ?? "");
+
+/** The job once every pod asked for has started (or the job has finished), saying what it waits for. */
+async function untilStarted(client: ApiClient, job: JobPods, pods: string[]): Promise<JobPods> {
+  let said = false;
+  for (;;) {
+    const waiting = pods.filter((p) => !started(job, p));
+    if (!waiting.length || FINISHED.has(job.state)) return job;
+    if (!said)
+      printErr(`fleetq: waiting for ${waiting.join(", ")} to start (job ${job.name} is ${job.state})`);
+    said = true;
+    await new Promise((r) => setTimeout(r, 1000));
+    const { job: now } = await client.request<{ job: JobPods | null }>(JOB_PODS, { id: job.id });
+    if (!now) throw new CliError(`job ${job.id} not found`);
+    job = now;
+  }
+}
+
+/** One attempt's streams, until every one has ended (Ctrl-C ends them all). */
+async function followAttempt(
+  cmd: Command,
+  pods: string[],
+  args: Args,
+  show: (pod: string, text: string) => void,
+  prefixed: boolean,
+): Promise<void> {
+  // Loaded when needed: the websocket client weighs on every command's start.
+  const { subscribe } = await import("../client/subscriptions.js");
+  const streams = pods.map((pod) =>
+    subscribe<{ podLogLines: { line: string; end: string | null } }>(
+      connectionOf(cmd),
+      POD_LOG_LINES,
+      { ...args, pod },
+      ({ podLogLines: l }) => {
+        if (l.end === null) show(pod, l.line);
+        else if (prefixed) printErr(`fleetq: [${pod}] ${l.end}`);
+      },
+    ),
+  );
+  const stop = () => {
+    for (const s of streams) s.dispose();
+    process.exit(130);
+  };
+  process.once("SIGINT", stop);
+  try {
+    await Promise.all(streams.map((s) => s.done));
+  } catch (err) {
+    for (const s of streams) s.dispose();
+    throw err instanceof CliError
+      ? err
+      : new CliError(`log stream failed: ${(err as Error).message}`, EXIT.UNAVAILABLE);
+  } finally {
+    process.off("SIGINT", stop);
+  }
 }
 
 /** The pods asked for: --all (of a task), a task's pod by index, or rank 0. */
