@@ -36,8 +36,6 @@ export interface GangFailure extends PodFailure {
 export interface GangOutcome {
   /** Pending reasons of restarted jobs, for the refresh that follows. */
   notes: Map<string, JobNotes>;
-  /** Jobs that failed for good: their state is written (FAILED), not derived from their pods. */
-  failed: Set<string>;
 }
 
 interface JobRow {
@@ -57,7 +55,7 @@ export async function applyGangFailures(
   now: Date,
   record: RecordEvent,
 ): Promise<GangOutcome> {
-  const outcome: GangOutcome = { notes: new Map(), failed: new Set() };
+  const outcome: GangOutcome = { notes: new Map() };
   const first = new Map<string, GangFailure>();
   for (const f of failures) if (!first.has(f.jobId)) first.set(f.jobId, f);
   if (!first.size) return outcome;
@@ -85,7 +83,7 @@ export async function applyGangFailures(
     else if (decision.kind === "fail") fails.push({ job, message: decision.message });
   }
   if (restarts.length) await restartGangs(tx, cluster, restarts, now, record, outcome);
-  if (fails.length) await failGangs(tx, cluster, fails, now, record, outcome);
+  if (fails.length) await failGangs(tx, cluster, fails, now, record);
   return outcome;
 }
 
@@ -152,7 +150,6 @@ async function failGangs(
   fails: { job: JobRow; message: string }[],
   now: Date,
   record: RecordEvent,
-  outcome: GangOutcome,
 ): Promise<void> {
   const byJob = new Map(fails.map((f) => [f.job.id, f]));
   await stopPodsOfJobs(tx, [...byJob.keys()], cluster, now, (jobId) => ({
@@ -162,10 +159,8 @@ async function failGangs(
   await tx.$executeRaw`
     UPDATE job SET state = 'FAILED', pending_reason = NULL, restart_after = NULL, finished_at = ${now}, updated_at = ${now}
     WHERE id = ANY(${[...byJob.keys()]}::uuid[])`;
-  for (const { job, message } of fails) {
+  for (const { job, message } of fails)
     record({ kind: "job.failed", job: job.id, queue: job.queueName, cluster, message });
-    outcome.failed.add(job.id);
-  }
 }
 
 export interface ReleasedHolds {
