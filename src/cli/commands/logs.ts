@@ -99,11 +99,31 @@ async function followAcrossRestarts(
     job = await untilStarted(client, job, pods);
     if (FINISHED.has(job.state) && !pods.some((p) => started(job, p))) return EXIT.OK;
     await followAttempt(cmd, pods, attemptArgs, show, prefixed);
-    const { job: now } = await client.request<{ job: JobPods | null }>(JOB_PODS, { id: job.id });
+    const now = await afterRuns(client, job, pods);
     if (!now || FINISHED.has(now.state) || now.restarts === job.restarts) return EXIT.OK;
     printErr(`fleetq: job ${now.name} restarted its gang: following attempt ${now.restarts + 1}`);
     job = now;
     attemptArgs = { ...args, tailLines: null, sinceSeconds: null };
+  }
+}
+
+/** The job once the control plane has heard that the runs followed ended (their streams end when
+ * the cluster says so; its report may come a moment later): restarted, finished, or the pods done. */
+async function afterRuns(client: ApiClient, job: JobPods, pods: string[]): Promise<JobPods | null> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const { job: now } = await client.request<{ job: JobPods | null }>(JOB_PODS, { id: job.id });
+    const running = (j: JobPods) =>
+      pods.some((p) => ["RUNNING", "RELEASING"].includes(j.pods.find((x) => x.name === p)?.state ?? ""));
+    if (
+      !now ||
+      now.restarts !== job.restarts ||
+      FINISHED.has(now.state) ||
+      !running(now) ||
+      Date.now() > deadline
+    )
+      return now;
+    await new Promise((r) => setTimeout(r, 500));
   }
 }
 
