@@ -166,6 +166,9 @@ async function submitMany(
   }
   if (json) printJson(jobs);
   else for (const j of jobs) print(j.id);
+  jobs.forEach((j, i) => {
+    for (const w of j.warnings ?? []) printErr(`fleetq: warning: ${file}: document ${i + 1}: ${w}`);
+  });
   printErr(`${jobs.length} jobs submitted from ${file}`);
   if (!opts.wait) return EXIT.OK;
   const code = await waitForJobSet(
