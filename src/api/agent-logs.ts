@@ -49,8 +49,9 @@ export class AgentLogs {
   }
 
   /** Sends the request to the cluster's agent and yields its answer's entries as they come,
-   * ending with its last (an end or an error). */
-  async *answer(cluster: string, request: LogRequest): AsyncGenerator<ReplyEntry> {
+   * ending with its last (an end or an error). `signal` ends the read at once, even while it
+   * waits for the agent (its reader left): the blocking read's connection is closed. */
+  async *answer(cluster: string, request: LogRequest, signal?: AbortSignal): AsyncGenerator<ReplyEntry> {
     if (this.reads >= MAX_READS)
       throw new AgentUnavailableError(`${MAX_READS} log reads are under way on this API server; try again`);
     this.reads++;
@@ -60,6 +61,8 @@ export class AgentLogs {
     const shared = this.shared();
     const redis = new Redis(this.redisUrl, { maxRetriesPerRequest: 1 });
     redis.on("error", () => {}); // a failed command rejects where it is awaited
+    const leave = () => redis.disconnect();
+    signal?.addEventListener("abort", leave, { once: true });
     const payload = JSON.stringify(request);
     let renew: NodeJS.Timeout | null = null;
     try {
@@ -77,9 +80,13 @@ export class AgentLogs {
           : request.follow
             ? HEARTBEAT_TIMEOUT_MS
             : READ_DEADLINE_MS - (Date.now() - started);
-        const read = (await redis.xread("BLOCK", Math.max(1, wait), "STREAMS", reply, last)) as
-          | [string, [string, string[]][]][]
-          | null;
+        let read: [string, [string, string[]][]][] | null;
+        try {
+          read = (await redis.xread("BLOCK", Math.max(1, wait), "STREAMS", reply, last)) as typeof read;
+        } catch (err) {
+          if (signal?.aborted) return;
+          throw err;
+        }
         if (!read) {
           if (!answered) {
             await shared.lrem(keys.requests, 1, payload).catch(() => {});
@@ -99,6 +106,7 @@ export class AgentLogs {
         }
       }
     } finally {
+      signal?.removeEventListener("abort", leave);
       if (renew) clearInterval(renew);
       await shared.del(live, reply).catch(() => {});
       redis.disconnect();

@@ -22,6 +22,8 @@ import { until } from "./until.js";
 
 export interface ApiAgent {
   api: TestApi;
+  /** Key prefix of c1's bind queue (and of its agent's keys: `<prefix>-agent:c1:…`). */
+  queuePrefix: string;
   agent: RunningAgent;
   /** Stops the agent and starts a new one on `backend` (a restarted agent process). */
   restart(backend: ClusterBackend): Promise<void>;
@@ -68,6 +70,7 @@ export async function startApiAgent(opts: {
   let agent = await start(opts.backend);
   return {
     api,
+    queuePrefix,
     get agent() {
       return agent;
     },

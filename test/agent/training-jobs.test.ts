@@ -8,6 +8,8 @@ import { KubernetesBackend } from "../../src/agent/backends/kubernetes/kubernete
 import { jobServiceName, uniquePodName } from "../../src/render/index.js";
 import { markLostClusters, releaseRestartHolds } from "../../src/store/index.js";
 import { gql, gqlOk, wsClient } from "../helpers/api.js";
+import { TEST_REDIS_URL } from "../helpers/redis.js";
+import { Redis } from "ioredis";
 import { type ApiAgent, startApiAgent } from "./api-agent.js";
 import { CONTAINER_TEMPLATE } from "./bind-requests.js";
 import type { Json } from "./fake-kube-store.js";
@@ -304,6 +306,33 @@ describe("training jobs on Kubernetes", () => {
       expect((await logs(member, { tail: 2 })).data?.podLogs).toBe("step 4\nstep 5\n");
       const stamped = (await logs(env.api.adminToken, { ts: true })).data!.podLogs.split("\n")[0]!;
       expect(stamped).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z step 1$/);
+    });
+
+    it("ends a followed read at once when its reader leaves, on the agent too", async () => {
+      const redis = new Redis(TEST_REDIS_URL);
+      const live = () => redis.keys(`${env.queuePrefix}-agent:c1:requests:live:*`);
+      try {
+        const client = wsClient(env.api.url, member);
+        const lines: string[] = [];
+        client.subscribe<{ podLogLines: { line: string } }>(
+          {
+            query: `subscription($job: ID!) { podLogLines(job: $job, pod: "worker-0", tailLines: 1) { line } }`,
+            variables: { job: id },
+          },
+          {
+            next: (m) => void (m.data && lines.push(m.data.podLogLines.line)),
+            error: () => {},
+            complete: () => {},
+          },
+        );
+        await until(() => expect(lines).toEqual(["step 5"]));
+        expect(await live()).toHaveLength(1);
+        // The reader leaves while the pod is quiet: no line comes to end the read by the way.
+        await client.dispose();
+        await until(async () => expect(await live()).toEqual([]), 5000);
+      } finally {
+        redis.disconnect();
+      }
     });
 
     it("follows a pod's log as it is written, to the end of its run", async () => {

@@ -117,9 +117,9 @@ async function podLogs(a: LogArgs, ctx: ApiContext): Promise<string> {
 }
 
 /** The answer's text as lines (a piece ends on a line's end), then one that says why it ended. */
-async function* logLines(ctx: ApiContext, cluster: string, request: LogRequest) {
+async function* logLines(ctx: ApiContext, cluster: string, request: LogRequest, signal: AbortSignal) {
   try {
-    for await (const entry of ctx.logs.answer(cluster, request)) {
+    for await (const entry of ctx.logs.answer(cluster, request, signal)) {
       if (entry.kind === "error") throw refusal(entry, cluster);
       if (entry.kind === "end") {
         yield { podLogLines: { line: "", end: entry.reason } };
@@ -133,6 +133,29 @@ async function* logLines(ctx: ApiContext, cluster: string, request: LogRequest) 
   }
 }
 
+/**
+ * A subscription's stream that ends as soon as its subscriber leaves: an async generator's own
+ * return() waits until it next yields, which a quiet pod's log may not do for long, holding the
+ * read (and the agent's) meanwhile. Leaving aborts the read first.
+ */
+function cancellable<T>(make: (signal: AbortSignal) => AsyncGenerator<T>): AsyncIterableIterator<T> {
+  const left = new AbortController();
+  const lines = make(left.signal);
+  const iterator: AsyncIterableIterator<T> = {
+    next: () => lines.next(),
+    return: async (value?: unknown) => {
+      left.abort();
+      return lines.return(value as T);
+    },
+    throw: async (err?: unknown) => {
+      left.abort();
+      return lines.throw(err);
+    },
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  return iterator;
+}
+
 export const logResolvers = {
   Query: {
     podLogs: guarded(people, asArgs, podLogs),
@@ -141,7 +164,7 @@ export const logResolvers = {
     podLogLines: {
       subscribe: guarded(people, asArgs, async (a: LogArgs, ctx: ApiContext) => {
         const { cluster, request } = await logRequest(ctx, a, true);
-        return logLines(ctx, cluster, request);
+        return cancellable((signal) => logLines(ctx, cluster, request, signal));
       }),
     },
   },

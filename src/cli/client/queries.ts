@@ -81,9 +81,11 @@ export const WHAT_IF = `query WhatIf($cluster: String!, $quotas: [WhatIfQuotaInp
     queues { queue deservedBefore ${RESOURCES} deservedAfter ${RESOURCES} fairShareBefore ${RESOURCES}
       fairShareAfter ${RESOURCES} allocatedBefore ${RESOURCES} allocatedAfter ${RESOURCES} } } }`;
 
-/** The pods a `logs` command chooses from: the job's tasks in spec order and its pods. */
-export const JOB_PODS = `query JobPods($id: ID!) { job(id: $id) { id name state restarts tasks { name replicas }
-  pods(first: 1000) { name task state } } }`;
+/** The pods a `logs` command chooses from: the job's tasks in spec order, and (priced by the page
+ * asked for: `first` is the job's size) where its pods stand. */
+export const JOB_TASKS = `query JobTasks($id: ID!) { job(id: $id) { id name state restarts tasks { name replicas } } }`;
+export const JOB_POD_STATES = `query JobPodStates($id: ID!, $first: Int) { job(id: $id) { id name state restarts
+  tasks { name replicas } pods(first: $first) { name task state } } }`;
 export const POD_LOGS = `query PodLogs($job: ID!, $pod: String!, $tailLines: Int, $sinceSeconds: Int, $previous: Boolean,
   $timestamps: Boolean) { podLogs(job: $job, pod: $pod, tailLines: $tailLines, sinceSeconds: $sinceSeconds,
   previous: $previous, timestamps: $timestamps) }`;

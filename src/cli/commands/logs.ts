@@ -3,7 +3,7 @@
 // credentials needed). One pod by default (rank 0: the first pod of the first task); --all every
 // pod (of the task with --task), each line prefixed with its pod, as `kubectl logs --prefix`.
 import type { Command } from "commander";
-import { JOB_PODS, POD_LOG_LINES, POD_LOGS } from "../client/queries.js";
+import { JOB_POD_STATES, JOB_TASKS, POD_LOG_LINES, POD_LOGS } from "../client/queries.js";
 import type { ApiClient } from "../client/api-client.js";
 import { action, apiClientOf, connectionOf, print, printErr } from "../command-context.js";
 import { parseDuration } from "../duration.js";
@@ -55,7 +55,7 @@ export function registerLogs(program: Command): void {
           ? Math.max(1, Math.round(parseDuration(opts.since, "--since") / 1000))
           : null;
         const client = apiClientOf(cmd);
-        const { job } = await client.request<{ job: JobPods | null }>(JOB_PODS, { id });
+        const job = await jobPods(client, id);
         if (!job) throw new CliError(`job ${id} not found`);
         const pods = choosePods(job, opts);
         const prefixed = opts.all === true || pods.length > 1;
@@ -112,7 +112,7 @@ async function followAcrossRestarts(
 async function afterRuns(client: ApiClient, job: JobPods, pods: string[]): Promise<JobPods | null> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const { job: now } = await client.request<{ job: JobPods | null }>(JOB_PODS, { id: job.id });
+    const now = await jobPods(client, job.id);
     const running = (j: JobPods) =>
       pods.some((p) => ["RUNNING", "RELEASING"].includes(j.pods.find((x) => x.name === p)?.state ?? ""));
     if (
@@ -139,7 +139,7 @@ async function untilStarted(client: ApiClient, job: JobPods, pods: string[]): Pr
       printErr(`fleetq: waiting for ${waiting.join(", ")} to start (job ${job.name} is ${job.state})`);
     said = true;
     await new Promise((r) => setTimeout(r, 1000));
-    const { job: now } = await client.request<{ job: JobPods | null }>(JOB_PODS, { id: job.id });
+    const now = await jobPods(client, job.id);
     if (!now) throw new CliError(`job ${job.id} not found`);
     job = now;
   }
@@ -181,6 +181,21 @@ async function followAttempt(
   } finally {
     process.off("SIGINT", stop);
   }
+}
+
+/** The job with where its pods stand, read for what it costs: the page of pods asked for is the
+ * job's size (the API prices a page by its size, not by the pods there are). */
+async function jobPods(client: ApiClient, id: string): Promise<JobPods | null> {
+  const { job } = await client.request<{ job: Omit<JobPods, "pods"> | null }>(JOB_TASKS, { id });
+  if (!job) return null;
+  const first = Math.min(
+    1000,
+    Math.max(
+      1,
+      job.tasks.reduce((n, t) => n + t.replicas, 0),
+    ),
+  );
+  return (await client.request<{ job: JobPods | null }>(JOB_POD_STATES, { id, first })).job;
 }
 
 /** The pods asked for: --all (of a task), a task's pod by index, or rank 0. */

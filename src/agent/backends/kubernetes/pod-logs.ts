@@ -80,6 +80,13 @@ async function follow(
     lines.on("finish", () => resolve("the pod's run ended"));
     lines.on("error", reject);
   });
+  // The response body is piped in by client-node: aborting the read errors it, which must not go
+  // unheard (an 'error' without a listener would end the agent's process).
+  lines.on("pipe", (body: NodeJS.ReadableStream) => {
+    body.on("error", (err: Error) => {
+      if (!signal.aborted) lines.destroy(err);
+    });
+  });
   let controller: AbortController;
   try {
     controller = await new Log(source.kubeConfig).log(
