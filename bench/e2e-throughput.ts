@@ -182,6 +182,7 @@ async function preloadPods(url: string, backend: SimulatedBackend): Promise<numb
           queue: r.queue,
           createdInCluster: false,
           restarts: 0,
+          workload: null,
         },
         pod: {
           name: r.pod,

@@ -97,6 +97,7 @@ export async function runAgent(options: AgentOptions): Promise<RunningAgent> {
       podStates: (changes) => reporter.podStateChanges(changes),
       externalPodGroups: (groups) => reporter.externalPodGroups(groups),
       podInventory: (inventory) => reporter.podInventory(inventory),
+      workloadStatus: (changes) => reporter.workloadStatus(changes),
     });
     const jobs = new JobSpecCache(controlPlane);
     const outcomes = new OutcomeStore(

@@ -25,7 +25,9 @@ export async function executeRequest(
       outcome =
         request.kind === "bind"
           ? await backend.bind(request, await renderInputOf(backend, request, jobs))
-          : await backend.evict(request);
+          : request.kind === "evict"
+            ? await backend.evict(request)
+            : await deleteWorkload(backend, request, jobs);
     } catch (err) {
       outcome = { ok: false, message: `${request.kind} failed: ${describe(err)}` };
     }
@@ -33,13 +35,30 @@ export async function executeRequest(
   return { bindRequest: request.id, ok: outcome.ok, message: outcome.message };
 }
 
-/** Pods users created are bound as they are: nothing to render. */
+/** A workload's object removed with everything it made (its job cancelled). */
+async function deleteWorkload(
+  backend: ClusterBackend,
+  request: BindRequestMessage,
+  jobs: JobSpecCache,
+): Promise<RequestOutcome> {
+  if (!backend.deleteWorkload) return { ok: false, message: `the ${backend.kind} backend runs no workloads` };
+  let job: RenderJob;
+  try {
+    job = await jobs.get(request.job.id);
+  } catch (err) {
+    throw new Error(`cannot fetch job ${request.job.id}'s workload: ${describe(err)}`);
+  }
+  return backend.deleteWorkload(request, job);
+}
+
+/** Pods users created are bound as they are: nothing to render. A workload's pods are its
+ * controller's, but the agent creates its object from the job. */
 async function renderInputOf(
   backend: ClusterBackend,
   request: BindRequestMessage,
   jobs: JobSpecCache,
 ): Promise<RenderJob | null> {
-  if (!backend.rendersPods || request.job.createdInCluster) return null;
+  if ((!backend.rendersPods && !request.job.workload) || request.job.createdInCluster) return null;
   try {
     return await jobs.get(request.job.id);
   } catch (err) {

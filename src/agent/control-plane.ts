@@ -1,6 +1,12 @@
 // The agent's side of the GraphQL contract (schema.graphql): the agent mutations and the
 // conversion of backend data into their input types. Nothing else of the API is used.
-import type { ExternalPodGroup, NodeInventory, PodRef, PodState } from "./backends/types.js";
+import type {
+  ExternalPodGroup,
+  NodeInventory,
+  PodRef,
+  PodState,
+  WorkloadStatusChange,
+} from "./backends/types.js";
 import type { GraphQLClient } from "./graphql-client.js";
 import type { InventoryPage } from "./pod-inventory-pages.js";
 import type { RenderJob } from "../render/index.js";
@@ -12,6 +18,7 @@ interface RenderSpecData {
   queue: string;
   minMember: number;
   rendezvousPort: number | null;
+  workload?: RenderJob["workload"];
   tasks: {
     name: string;
     replicas: number;
@@ -39,6 +46,7 @@ export interface PodStatusReport {
   message?: string;
   bindRequest?: string;
   exitCode?: number;
+  recreated?: boolean;
 }
 
 export class ControlPlane {
@@ -96,7 +104,7 @@ export class ControlPlane {
   /** What the job's objects on this cluster are rendered from (src/render). */
   async jobRenderSpec(job: string): Promise<RenderJob> {
     const data = await this.client.request<{ jobRenderSpec: RenderSpecData }>(
-      "query($job: ID!) { jobRenderSpec(job: $job) { job name namespace queue minMember rendezvousPort tasks { name replicas resources { cpu memory gpu gpuMemory } template } } }",
+      "query($job: ID!) { jobRenderSpec(job: $job) { job name namespace queue minMember rendezvousPort workload tasks { name replicas resources { cpu memory gpu gpuMemory } template } } }",
       { job },
     );
     const r = data.jobRenderSpec;
@@ -107,6 +115,7 @@ export class ControlPlane {
       queue: r.queue,
       minMember: r.minMember,
       rendezvousPort: r.rendezvousPort,
+      workload: r.workload ?? null,
       tasks: r.tasks.map((t) => {
         const gpu = t.resources.gpu ?? 0;
         return {
@@ -124,6 +133,18 @@ export class ControlPlane {
         };
       }),
     };
+  }
+
+  /** What workloads' objects on this cluster say of themselves. */
+  async reportWorkloadStatus(changes: WorkloadStatusChange[]): Promise<number> {
+    const data = await this.client.request<{ reportWorkloadStatus: number }>(
+      "mutation($cluster: String!, $updates: [WorkloadStatusReport!]!) { reportWorkloadStatus(cluster: $cluster, updates: $updates) }",
+      {
+        cluster: this.cluster,
+        updates: changes.map((c) => ({ job: c.jobId, state: c.state, reason: c.reason, message: c.message })),
+      },
+    );
+    return data.reportWorkloadStatus;
   }
 
   /** One page of the complete set of the cluster's pods: the pods of the control plane held on

@@ -10,6 +10,7 @@ import type {
   PodInventory,
   PodRef,
   PodStateChange,
+  WorkloadStatusChange,
 } from "./backends/types.js";
 import { backoffDelay, sleep, type BackoffPolicy } from "./backoff.js";
 import type { BindResultReport, ControlPlane, PodStatusReport } from "./control-plane.js";
@@ -34,6 +35,7 @@ export class Reporter {
   private readonly bindResults: ReportLane<BindResultReport>;
   private readonly podGroups: ReportLane<ExternalPodGroup>;
   private readonly podStates: ReportLane<PodStatusReport>;
+  private readonly workloads: ReportLane<WorkloadStatusChange>;
   private readonly stopController = new AbortController();
   private wake: (() => void) | null = null;
   /** When the API last had a node report (complete, partial or empty): only those count as
@@ -72,6 +74,12 @@ export class Reporter {
       options.maxBatch,
       dropped("pod state"),
     );
+    this.workloads = new ReportLane<WorkloadStatusChange>(
+      "workload states",
+      (items) => controlPlane.reportWorkloadStatus(items).then(() => {}),
+      options.maxBatch,
+      dropped("workload state"),
+    );
   }
 
   start(): void {
@@ -89,6 +97,7 @@ export class Reporter {
       if (change.message) report.message = change.message;
       if (change.bindRequest) report.bindRequest = change.bindRequest;
       if (change.exitCode !== undefined) report.exitCode = change.exitCode;
+      if (change.recreated) report.recreated = true;
       this.podStates.push(report);
     }
     this.poke();
@@ -97,6 +106,11 @@ export class Reporter {
   podInventory(inventory: PodInventory): void {
     this.podSet = inventory;
     this.lastPodSet = inventory;
+    this.poke();
+  }
+
+  workloadStatus(changes: WorkloadStatusChange[]): void {
+    for (const change of changes) this.workloads.push(change);
     this.poke();
   }
 
@@ -164,7 +178,7 @@ export class Reporter {
     return (
       this.inventory.pending ||
       this.podSet !== null ||
-      this.bindResults.size + this.podGroups.size + this.podStates.size > 0
+      this.bindResults.size + this.podGroups.size + this.podStates.size + this.workloads.size > 0
     );
   }
 
@@ -227,6 +241,8 @@ export class Reporter {
       if (this.podSet === podSet) this.podSet = null;
     }
     await this.podGroups.flush();
+    // After the pods: a workload's end follows its pods' last reports.
+    await this.workloads.flush();
     if (!report && Date.now() - this.lastNodeReportAt >= this.options.heartbeatMs) {
       // Heartbeat: an empty partial node report changes nothing but says "alive". Other reports
       // do not say it (the control plane times a cluster's silence by its node reports), so it

@@ -13,6 +13,7 @@ export function renderJobOf(job: Job, tasks: readonly JobTask[]): RenderJob {
     queue: job.queueName,
     minMember: job.minMember,
     rendezvousPort: job.rendezvousPort,
+    workload: (job.workload as RenderJob["workload"]) ?? null,
     tasks: [...tasks]
       .sort((a, b) => a.position - b.position || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
       .map((t) => ({

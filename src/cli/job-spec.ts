@@ -1,6 +1,7 @@
 // `fleetq submit job.yaml`: a YAML file whose keys are the fields of the API's SubmitJobInput
-// (docs/job-spec.md). The API validates the spec; here only what must be settled before
-// sending it: the file parses, it is a mapping, command-line overrides, cpu quantities.
+// (docs/job-spec.md), or Kubernetes manifests (a Job, JobSet, PyTorchJob, MPIJob:
+// docs/workloads.md), sent as SubmitWorkloadInput. The API validates them; here only what must be
+// settled before sending: the file parses, it is a mapping, command-line overrides, cpu quantities.
 import { readFileSync } from "node:fs";
 import { CliError } from "./exit-codes.js";
 import { lazyRequire } from "./lazy.js";
@@ -53,7 +54,16 @@ export interface LoadedSpecs {
   /** One per YAML document (empty documents are skipped). */
   inputs: Record<string, unknown>[];
   warnings: string[];
+  /** The documents are Kubernetes manifests: the inputs are SubmitWorkloadInputs. */
+  workloads: boolean;
 }
+
+/** A document with apiVersion and kind is a Kubernetes manifest rather than a job spec. */
+const isManifest = (v: unknown): boolean =>
+  v !== null &&
+  typeof v === "object" &&
+  typeof (v as Record<string, unknown>).apiVersion === "string" &&
+  typeof (v as Record<string, unknown>).kind === "string";
 
 /**
  * A file of one or more job specs (YAML documents separated by `---`: a CI matrix). With several,
@@ -69,15 +79,20 @@ export function parseJobSpecs(text: string, file: string, overrides: SpecOverrid
     }
   }
   const values = list.map((d) => d.toJS() as unknown).filter((v) => v !== null && v !== undefined);
+  const manifests = values.filter(isManifest).length;
+  if (manifests > 0 && manifests < values.length)
+    throw new CliError(`${file}: mixes Kubernetes manifests and job specs; submit them from separate files`);
+  const workloads = manifests > 0;
+  const inputOf = workloads ? workloadInputOf : specOf;
   if (values.length <= 1) {
     const warnings: string[] = [];
-    return { inputs: [specOf(values[0] ?? null, file, overrides, warnings)], warnings };
+    return { inputs: [inputOf(values[0] ?? null, file, overrides, warnings)], warnings, workloads };
   }
   if (overrides.name)
-    throw new CliError(`--name names one job; ${file} has ${values.length} job specs (set name in each)`);
+    throw new CliError(`--name names one job; ${file} has ${values.length} documents (set a name in each)`);
   const warnings: string[] = [];
   const inputs = values.map((v, i) =>
-    specOf(
+    inputOf(
       v,
       `${file}: document ${i + 1}`,
       {
@@ -87,7 +102,28 @@ export function parseJobSpecs(text: string, file: string, overrides: SpecOverrid
       warnings,
     ),
   );
-  return { inputs, warnings };
+  return { inputs, warnings, workloads };
+}
+
+/** A manifest as SubmitWorkloadInput: --name is its metadata.name; the queue, when not given,
+ * comes from its labels (the API reads them). */
+function workloadInputOf(
+  manifest: unknown,
+  _file: string,
+  overrides: SpecOverrides,
+  _warnings: string[],
+): Record<string, unknown> {
+  const m = { ...(manifest as Record<string, unknown>) };
+  if (overrides.name) {
+    const metadata = m.metadata && typeof m.metadata === "object" ? m.metadata : {};
+    m.metadata = { ...metadata, name: overrides.name };
+  }
+  const input: Record<string, unknown> = { manifest: m };
+  if (overrides.queue) input.queue = overrides.queue;
+  if (overrides.cluster) input.cluster = overrides.cluster;
+  if (overrides.idempotencyKey) input.idempotencyKey = overrides.idempotencyKey;
+  if (overrides.label?.length) input.labels = withLabels(null, overrides.label, _file);
+  return input;
 }
 
 function specOf(
@@ -158,16 +194,17 @@ export function loadJobSpec(path: string, overrides: SpecOverrides = {}): Loaded
   return parseJobSpec(readSpecFile(path), path === "-" ? "<stdin>" : path, overrides);
 }
 
-/** The API's field paths are "input.tasks[0]…": name them as fields of the file. */
+/** The API's field paths are "input.tasks[0]…" ("input.manifest.spec…" for a manifest): name
+ * them as fields of the file. */
 export function specFieldOf(apiField: string | undefined): string | undefined {
-  return apiField?.replace(/^input\.?/, "") || undefined;
+  return apiField?.replace(/^input\.?/, "").replace(/^manifest\.?/, "") || undefined;
 }
 
 /** submitJobs' field paths are "inputs[2].tasks[0]…": the document (from 1) and its field. */
 export function batchFieldOf(
   apiField: string | undefined,
 ): { document: number; field: string | undefined } | null {
-  const m = /^inputs\[(\d+)\]\.?(.*)$/.exec(apiField ?? "");
+  const m = /^inputs\[(\d+)\]\.?(?:manifest\.?)?(.*)$/.exec(apiField ?? "");
   return m ? { document: Number(m[1]) + 1, field: m[2] || undefined } : null;
 }
 

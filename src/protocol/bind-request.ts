@@ -8,7 +8,8 @@ export function bindQueueName(cluster: string): string {
   return cluster;
 }
 
-export type BindRequestKind = "bind" | "evict";
+/** bind and evict a pod; delete a workload's object (its job cancelled). */
+export type BindRequestKind = "bind" | "evict" | "delete";
 
 export interface BindRequestMessage {
   /** BindRequest row id: the idempotency key of the request (also the BullMQ job id). */
@@ -27,6 +28,9 @@ export interface BindRequestMessage {
     /** Gang restarts before the run this request starts (bind) or ends (evict): each attempt's
      * pods are named apart on Kubernetes, and their environment says which attempt they are. */
     restarts: number;
+    /** The kind of the Kubernetes workload the job runs as (Job, JobSet, PyTorchJob, MPIJob): its
+     * object's controller makes the pods; null = the agent creates them itself. */
+    workload: string | null;
   };
   pod: {
     name: string;

@@ -27,9 +27,20 @@ export const JOB_ID_KEY = "fleetq.io/job-id";
 export const JOB_NAME_KEY = "fleetq.io/job-name";
 /** The pod's name in the control plane ("<task>-<i>"), where its Kubernetes name differs. */
 export const POD_NAME_KEY = "fleetq.io/pod-name";
+/** On the pod templates of a workload fleetq created (a Job, JobSet, PyTorchJob, MPIJob): its kind,
+ * which says how the labels its controller gives the pods map them to the job's tasks. */
+export const WORKLOAD_KIND_KEY = "fleetq.io/workload-kind";
+/** On such a template whose pods run in waves (a Job's completions beyond its parallelism): a pod
+ * of a later wave takes the place of any that finished, whatever its index. */
+export const WAVES_KEY = "fleetq.io/waves";
+/** On such a template whose controller counts its pods' indices from this offset (an MPIJob's
+ * workers when its launcher runs as a worker too). */
+export const INDEX_OFFSET_KEY = "fleetq.io/replica-index-offset";
 /** The task a pod fleetq created belongs to (a label: `kubectl get pods -l fleetq.io/task=worker`). */
 export const TASK_KEY = "fleetq.io/task";
 export const QUEUE_KEY = "fleetq.io/queue";
+/** On a workload manifest: how long its pods run on a simulated cluster (whole seconds). */
+export const SIMULATED_DURATION_KEY = "fleetq.io/simulated-duration-seconds";
 /** The gang a pod belongs to; on user-created pods it makes them a fleetq job. */
 export const POD_GROUP_KEY = "fleetq.io/pod-group";
 export const MIN_MEMBER_KEY = "fleetq.io/min-member";

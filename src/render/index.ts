@@ -26,6 +26,7 @@ export {
   type PodPlace,
   type RenderJob,
   type RenderTask,
+  type RenderWorkload,
 } from "./types.js";
 
 /** The job's objects, as the agent creates them for its attempt after `restarts` restarts: the

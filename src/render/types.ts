@@ -23,6 +23,16 @@ export interface RenderJob {
   rendezvousPort: number | null;
   /** In the order of the submitted spec. */
   tasks: RenderTask[];
+  /** A Kubernetes workload the job runs as (its controller makes the pods): the object to create,
+   * fleetq's marks not yet added (src/workload); absent = the agent creates the pods itself. */
+  workload?: RenderWorkload | null;
+}
+
+export interface RenderWorkload {
+  kind: string;
+  apiVersion: string;
+  name: string;
+  manifest: Record<string, unknown>;
 }
 
 export interface EnvVar {

@@ -32,6 +32,9 @@ export { createQueue, deleteQueue, setQueueQuota, updateQueue } from "./operatio
 export { cordonCluster, deleteCluster, registerCluster } from "./operations/clusters.js";
 export { PREVIEW_JOB_ID, previewJob, submitJob, type SubmitResult } from "./operations/submit-job.js";
 export { MAX_BATCH_JOBS, MAX_BATCH_PODS, submitJobs } from "./operations/submit-jobs.js";
+export { submitWorkload, submitWorkloads } from "./operations/submit-workload.js";
+export { type ReportWorkloadStatusInput, reportWorkloadStatus } from "./operations/workload-status.js";
+export { type SubmitWorkloadInput, workloadQueueOf } from "./validation/submit-workload.js";
 export { assignJobCluster, cancelJob, setJobPendingReason, type CancelResult } from "./operations/jobs.js";
 export { reportNodes } from "./operations/report-nodes.js";
 export { reportBindResult, reportPodStatus } from "./operations/report-pods.js";
@@ -112,7 +115,7 @@ export { awaitingAdmission, shortAmounts } from "./domain/pending-reason.js";
 export { assignJobClusters, setJobPendingReasons } from "./operations/admission-decisions.js";
 
 // Queue policy: namespaces and pod security levels (effective, inherited down the tree).
-export { DEFAULT_NAMESPACES, type QueuePolicy } from "./domain/queue-policy.js";
+export { DEFAULT_NAMESPACES, FLEET_DEFAULT_REQUEST, type QueuePolicy } from "./domain/queue-policy.js";
 export { queuePolicies, queuePolicy } from "./queries/queue-policy.js";
 export {
   DEFAULT_POD_SECURITY,

@@ -15,7 +15,7 @@ export type JobState = "PENDING" | "ADMITTED" | "RUNNING" | "SUCCEEDED" | "FAILE
 export type PodState = "PENDING" | "PIPELINED" | "BINDING" | "RUNNING" | "RELEASING" | "SUCCEEDED" | "FAILED";
 export type QuotaResource = "GPU" | "CPU" | "MEMORY";
 export type Role = "ADMIN" | "MEMBER" | "VIEWER" | "AGENT";
-export type BindRequestKind = "BIND" | "EVICT";
+export type BindRequestKind = "BIND" | "EVICT" | "DELETE";
 export type BindRequestState = "PENDING" | "DISPATCHED" | "SUCCEEDED" | "FAILED";
 
 export interface Cluster {
@@ -52,6 +52,7 @@ export interface Queue {
   createdAt: Date;
   namespaces: string[];
   podSecurity: PodSecurityLevel | null;
+  defaultRequest: JsonValue | null;
 }
 
 export interface QueueQuota {
@@ -95,6 +96,7 @@ export interface Job {
   expectedRuntimeSeconds: number | null;
   restartPolicy: JsonValue | null;
   rendezvousPort: number | null;
+  workload: JsonValue | null;
   restarts: number;
   restartAfter: Date | null;
 }

@@ -4,13 +4,14 @@ import type { RenderJob } from "../../src/render/index.js";
 
 export interface RequestShape {
   id: string;
-  kind?: "bind" | "evict";
+  kind?: "bind" | "evict" | "delete";
   cluster?: string;
   jobId?: string;
   jobName?: string;
   namespace?: string;
   createdInCluster?: boolean;
   restarts?: number;
+  workload?: string | null;
   pod: string;
   node: string;
   cpuMillis?: number;
@@ -57,6 +58,7 @@ export function bindRequest(shape: RequestShape): BindRequestMessage {
       queue: "research",
       createdInCluster: shape.createdInCluster ?? false,
       restarts: shape.restarts ?? 0,
+      workload: shape.workload ?? null,
     },
     pod: {
       name: shape.pod,

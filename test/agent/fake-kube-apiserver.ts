@@ -3,9 +3,10 @@
 // over chunked HTTP (resume from a resourceVersion; 410 Gone once it was compacted),
 // pod create/read/delete (with a uid precondition), the Binding and Eviction subresources, pod
 // logs (tail, since, timestamps, follow as a chunked stream that ends with the container), Services
-// (create, read, JSON Patch with test, delete) and the garbage collector's removal of an object
-// whose owners are all gone, Status objects for errors, bearer-token auth, and injected faults
-// (429/500) or held requests.
+// (create, read, JSON Patch with test, delete), the objects of other API groups a test serves (a
+// Job, JobSet, PyTorchJob, MPIJob: create, read, list and watch by label, delete with a
+// propagation policy), the garbage collector's removal of an object whose owners are all gone,
+// Status objects for errors, bearer-token auth, and injected faults (429/500) or held requests.
 import { once } from "node:events";
 import { type IncomingMessage, type ServerResponse, createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -49,6 +50,16 @@ interface Hold {
   decision: Promise<"apply" | "drop">;
 }
 
+/** An API group's resource the fake serves (its CRD installed, or batch/v1 Jobs). */
+export interface ServedResource {
+  group: string;
+  version: string;
+  plural: string;
+  kind: string;
+  /** What a DELETE without a propagation policy does: batch/v1 Jobs orphan their pods. */
+  defaultPropagation?: "Background" | "Orphan";
+}
+
 export interface NodeShape {
   name: string;
   cpu?: string;
@@ -73,6 +84,8 @@ export class FakeKubeApiServer {
   /** 410 for a stale watch as an ERROR event in a 200 stream (what watch caches send) or
    * as the HTTP status. */
   goneAs: "event" | "http" = "event";
+  /** Served resources of other API groups, by "<group>/<plural>". */
+  private readonly served = new Map<string, ServedResource>();
   /** Acts as the kubelet: a bound pod starts Running at once. */
   autoRun = true;
   /** What each pod's containers wrote, by "namespace/pod/container" (the kubelet's log files). */
@@ -191,6 +204,38 @@ export class FakeKubeApiServer {
     this.store.remove("nodes", name);
   }
 
+  /** Serves a resource of another API group (as installing its CRD does). */
+  serve(resource: ServedResource): void {
+    const key = `${resource.group}/${resource.plural}`;
+    this.served.set(key, resource);
+    this.store.serve(key, { kind: resource.kind, apiVersion: `${resource.group}/${resource.version}` });
+  }
+
+  /** An object of a served resource ("batch/jobs"), by namespace and name. */
+  object(resource: string, namespace: string, name: string): Json | undefined {
+    return this.store.serves(resource) ? this.store.get(resource, `${namespace}/${name}`) : undefined;
+  }
+
+  /** The objects of a served resource. */
+  objectsOf(resource: string): Json[] {
+    return this.store.serves(resource) ? this.store.list(resource, () => true) : [];
+  }
+
+  /** An object created by someone other than the agent (a controller making a child Job). */
+  createObject(resource: string, object: Json): Json {
+    const namespace = object.metadata.namespace ?? "default";
+    const next = clone(object);
+    delete next.kind;
+    delete next.apiVersion;
+    next.metadata = { ...next.metadata, namespace };
+    return this.store.create(resource, `${namespace}/${object.metadata.name}`, next);
+  }
+
+  /** Acts as a controller writing an object's status. */
+  updateObject(resource: string, namespace: string, name: string, mutate: (object: Json) => void): Json {
+    return this.store.update(resource, `${namespace}/${name}`, mutate);
+  }
+
   /** A pod created directly in the cluster (as kubectl would). */
   createPod(pod: Json): Json {
     const namespace = pod.metadata.namespace ?? "default";
@@ -229,19 +274,28 @@ export class FakeKubeApiServer {
   }
 
   /** Objects whose owners (by uid, in their namespace) are all gone are deleted, as the garbage
-   * collector deletes them (background propagation). */
+   * collector deletes them (background propagation), until none is left: a JobSet's Jobs, then
+   * their pods. */
   private collectGarbage(namespace: string): void {
-    const alive = new Set(
-      [...this.store.objects.pods.values()]
-        .filter((p) => p.metadata.namespace === namespace)
-        .map((p) => p.metadata.uid as string),
-    );
-    for (const [key, service] of [...this.store.objects.services]) {
-      const owners = (service.metadata.ownerReferences ?? []) as Json[];
-      if (service.metadata.namespace !== namespace || owners.length === 0) continue;
-      if (owners.some((o) => alive.has(o.uid))) continue;
-      this.store.remove("services", key);
-      this.effects.push(`collect service ${key}`);
+    for (;;) {
+      const alive = new Set<string>();
+      for (const resource of this.store.resources())
+        for (const o of this.store.objects[resource]!.values())
+          if (o.metadata.namespace === namespace || o.metadata.namespace === undefined)
+            alive.add(o.metadata.uid as string);
+      const orphans: [string, string][] = [];
+      for (const resource of this.store.resources())
+        for (const [key, o] of this.store.objects[resource]!) {
+          const owners = (o.metadata.ownerReferences ?? []) as Json[];
+          if (o.metadata.namespace !== namespace || owners.length === 0) continue;
+          if (!owners.some((owner) => alive.has(owner.uid))) orphans.push([resource, key]);
+        }
+      if (!orphans.length) return;
+      for (const [resource, key] of orphans) {
+        this.store.remove(resource, key);
+        this.effects.push(`collect ${this.store.typeOf(resource).kind.toLowerCase()} ${key}`);
+      }
+      if (orphans.some(([resource]) => resource === "pods")) this.wakeFollowers();
     }
   }
 
@@ -361,7 +415,101 @@ export class FakeKubeApiServer {
       }
       if (method === "PATCH") return this.patchServiceRoute(key, found, body, res);
     }
+    const group = /^\/apis\/([^/]+)\/([^/]+)\/(?:namespaces\/([^/]+)\/)?([^/]+)(?:\/([^/]+))?$/.exec(path);
+    const served = group && this.served.get(`${group[1]}/${group[4]}`);
+    if (group && served && served.version === group[2]) {
+      const [, , , namespace, , name] = group as unknown as (string | undefined)[];
+      const resource = `${served.group}/${served.plural}`;
+      if (!name && method === "GET") return this.collection(resource, url, res, watch, namespace);
+      if (namespace && !name && method === "POST")
+        return this.createObjectRoute(served, namespace, body ?? {}, res);
+      if (namespace && name && method === "GET") {
+        const found = this.store.get(resource, `${namespace}/${name}`);
+        if (!found)
+          return this.status(res, 404, "NotFound", `${served.plural}.${served.group} "${name}" not found`);
+        return this.json(res, 200, { ...this.store.typeOf(resource), ...clone(found) });
+      }
+      if (namespace && name && method === "DELETE")
+        return this.deleteObjectRoute(served, namespace, name, url, body ?? {}, res);
+    }
     this.status(res, 404, "NotFound", `the server could not find the requested resource (${method} ${path})`);
+  }
+
+  private createObjectRoute(served: ServedResource, namespace: string, body: Json, res: ServerResponse) {
+    const resource = `${served.group}/${served.plural}`;
+    const name = body.metadata?.name as string | undefined;
+    if (!name)
+      return this.status(
+        res,
+        422,
+        "Invalid",
+        `${served.kind}.${served.group} is invalid: metadata.name: Required value`,
+      );
+    if (body.metadata?.namespace && body.metadata.namespace !== namespace)
+      return this.status(
+        res,
+        400,
+        "BadRequest",
+        `the namespace of the provided object does not match the namespace sent on the request`,
+      );
+    if (body.kind !== served.kind || body.apiVersion !== `${served.group}/${served.version}`)
+      return this.status(
+        res,
+        400,
+        "BadRequest",
+        `the object is a ${body.apiVersion} ${body.kind}, not a ${served.kind}`,
+      );
+    const key = `${namespace}/${name}`;
+    if (this.store.get(resource, key))
+      return this.status(
+        res,
+        409,
+        "AlreadyExists",
+        `${served.plural}.${served.group} "${name}" already exists`,
+      );
+    this.created.push(clone(body));
+    const object = clone(body);
+    delete object.kind;
+    delete object.apiVersion;
+    object.metadata = { ...object.metadata, namespace };
+    const created = this.store.create(resource, key, object);
+    this.effects.push(`create ${served.kind.toLowerCase()} ${key}`);
+    this.json(res, 201, { ...this.store.typeOf(resource), ...created });
+  }
+
+  /** Background (and Foreground, which this fake treats alike): the object goes, then the garbage
+   * collector removes what it owned; Orphan: what it owned stays. */
+  private deleteObjectRoute(
+    served: ServedResource,
+    namespace: string,
+    name: string,
+    url: URL,
+    body: Json,
+    res: ServerResponse,
+  ) {
+    const resource = `${served.group}/${served.plural}`;
+    const key = `${namespace}/${name}`;
+    const found = this.store.get(resource, key);
+    if (!found)
+      return this.status(res, 404, "NotFound", `${served.plural}.${served.group} "${name}" not found`);
+    const policy =
+      url.searchParams.get("propagationPolicy") ??
+      (body.propagationPolicy as string | undefined) ??
+      served.defaultPropagation ??
+      "Background";
+    if (policy === "Orphan") {
+      for (const pod of this.store.list("pods", () => true))
+        if ((pod.metadata.ownerReferences ?? []).some((o: Json) => o.uid === found.metadata.uid))
+          this.store.update("pods", `${pod.metadata.namespace}/${pod.metadata.name}`, (p) => {
+            p.metadata.ownerReferences = p.metadata.ownerReferences.filter(
+              (o: Json) => o.uid !== found.metadata.uid,
+            );
+          });
+    }
+    this.store.remove(resource, key);
+    this.effects.push(`delete ${served.kind.toLowerCase()} ${key} ${policy}`);
+    this.json(res, 200, { ...this.store.typeOf(resource), ...clone(found) });
+    this.collectGarbage(namespace);
   }
 
   /** A headless Service (clusterIP None) may have no ports; any other needs some. */
@@ -477,13 +625,16 @@ export class FakeKubeApiServer {
     res.on("close", () => this.followers.delete(wake));
   }
 
-  private collection(resource: Resource, url: URL, res: ServerResponse, watch: boolean) {
-    const matches = fieldSelector(url.searchParams.get("fieldSelector"));
+  private collection(resource: Resource, url: URL, res: ServerResponse, watch: boolean, namespace?: string) {
+    const byField = fieldSelector(url.searchParams.get("fieldSelector"));
+    const byLabel = labelSelector(url.searchParams.get("labelSelector"));
+    const matches = (o: Json) =>
+      byField(o) && byLabel(o) && (namespace === undefined || o.metadata?.namespace === namespace);
+    const type = this.store.typeOf(resource);
     if (!watch) {
-      const kind = resource === "nodes" ? "NodeList" : "PodList";
       return this.json(res, 200, {
-        kind,
-        apiVersion: "v1",
+        kind: `${type.kind}List`,
+        apiVersion: type.apiVersion,
         metadata: { resourceVersion: String(this.store.resourceVersion) },
         items: this.store.list(resource, matches),
       });
@@ -512,10 +663,7 @@ export class FakeKubeApiServer {
     // No version: the current state as ADDED events first (what the API server does).
     if (from === null || from === 0) {
       for (const object of this.store.list(resource, matches)) {
-        write({
-          type: "ADDED",
-          object: { kind: resource === "nodes" ? "Node" : "Pod", apiVersion: "v1", ...object },
-        });
+        write({ type: "ADDED", object: { ...type, ...object } });
       }
     } else {
       for (const event of this.store.since(resource, from)) if (matches(event.object)) watcher.send(event);
@@ -743,6 +891,23 @@ function fieldSelector(selector: string | null): (object: Json) => boolean {
       const value = term.path.reduce<unknown>((at, key) => (at as Json | undefined)?.[key], object);
       return (String(value ?? "") === term.value) !== term.negate;
     });
+}
+
+/** Label selectors of equality and existence ("a=b,c!=d,e,!f"). */
+function labelSelector(selector: string | null): (object: Json) => boolean {
+  if (!selector) return () => true;
+  const terms = selector.split(",").map((term) => {
+    const match = /^(!?)([^!=]+)(?:(==|=|!=)(.*))?$/.exec(term.trim());
+    if (!match) throw new Error(`fake kube: unsupported label selector ${term}`);
+    return { absent: match[1] === "!", key: match[2]!, op: match[3], value: match[4] };
+  });
+  return (object) => {
+    const labels = (object.metadata?.labels ?? {}) as Record<string, string>;
+    return terms.every((t) => {
+      if (!t.op) return t.absent !== t.key in labels;
+      return (labels[t.key] === t.value) !== (t.op === "!=");
+    });
+  };
 }
 
 async function readJson(req: IncomingMessage): Promise<Json> {

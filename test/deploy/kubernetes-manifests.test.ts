@@ -1,7 +1,7 @@
 // deploy/kubernetes: every document parses and is of a known kind, the pieces refer to each
 // other, and the ClusterRole grants exactly what the agent's Kubernetes backend calls — the
 // calls recorded by the fake API server while the backend lists, watches, binds, collides,
-// evicts and deletes a finished pod.
+// evicts and deletes a finished pod, and creates, finds, runs and deletes a workload of each kind.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { pino } from "pino";
@@ -12,7 +12,9 @@ import { clusterPodName } from "../../src/render/names.js";
 import { RecordedEvents } from "../agent/backend-events.js";
 import { CONTAINER_TEMPLATE, bindRequest, renderJobFor } from "../agent/bind-requests.js";
 import { FakeKubeApiServer, type RequestRecord } from "../agent/fake-kube-apiserver.js";
+import { FakeControllers } from "../agent/fake-controllers.js";
 import { until } from "../agent/until.js";
+import { deriveWorkload, kindNamed, workloadObject } from "../../src/workload/index.js";
 
 const DIR = path.resolve(import.meta.dirname, "../../deploy/kubernetes");
 
@@ -51,6 +53,13 @@ function permission(r: RequestRecord): string {
     return "create services";
   if (/^\/api\/v1\/namespaces\/[^/]+\/services\/[^/]+$/.test(r.path) && verbs[r.method])
     return `${verbs[r.method]} services`;
+  // Another API group's resource: "<verb> <plural>.<group>".
+  const group = /^\/apis\/([^/]+)\/[^/]+\/(?:namespaces\/[^/]+\/)?([^/]+)(\/[^/]+)?$/.exec(r.path);
+  if (group) {
+    const [, name, plural, one] = group;
+    const verb = r.method === "GET" && !one ? (r.watch ? "watch" : "list") : verbs[r.method];
+    if (verb) return `${verb} ${plural}.${name}`;
+  }
   throw new Error(`a call the test does not know how to authorise: ${r.method} ${r.path}`);
 }
 
@@ -63,6 +72,9 @@ async function backendCalls(): Promise<Set<string>> {
     log: pino({ level: "silent" }),
     finishedPodTtlMs: 1,
   });
+  // Every workload kind served: the backend lists and watches each.
+  const controllers = new FakeControllers(kube);
+  controllers.start();
   try {
     kube.addNode({ name: "n1", gpus: 8 });
     await backend.start(new RecordedEvents());
@@ -103,10 +115,77 @@ async function backendCalls(): Promise<Set<string>> {
     await backend.evict(bindRequest({ id: "br-3", kind: "evict", pod: "p-0", node: "n1" }));
     kube.setPodPhase("team-a", clusterPodName(done), "Succeeded");
     await until(() => expect(kube.pod("team-a", clusterPodName(done))).toBeUndefined());
+    await runWorkloads(kube, backend);
     return new Set(kube.requests.map(permission));
   } finally {
+    controllers.stop();
     await backend.stop();
     await kube.stop();
+  }
+}
+
+/** A manifest of each workload kind: created (and found already there, made by an agent that
+ * stopped before it recorded the create: read), its first pod bound, then deleted. */
+async function runWorkloads(kube: FakeKubeApiServer, backend: KubernetesBackend): Promise<void> {
+  const template = { spec: { containers: [{ name: "main", image: "busybox:1.36" }] } };
+  const manifests = [
+    { apiVersion: "batch/v1", kind: "Job", spec: { template } },
+    {
+      apiVersion: "jobset.x-k8s.io/v1alpha2",
+      kind: "JobSet",
+      spec: { replicatedJobs: [{ name: "w", template: { spec: { template } } }] },
+    },
+    {
+      apiVersion: "kubeflow.org/v1",
+      kind: "PyTorchJob",
+      spec: { pytorchReplicaSpecs: { Master: { template } } },
+    },
+    {
+      apiVersion: "kubeflow.org/v2beta1",
+      kind: "MPIJob",
+      spec: { mpiReplicaSpecs: { Launcher: { template }, Worker: { replicas: 1, template } } },
+    },
+  ];
+  for (const [i, manifest] of manifests.entries()) {
+    const workload = deriveWorkload(
+      { ...manifest, metadata: { name: `w${i}` } },
+      { cpuMillis: 500, memory: 2 ** 30 },
+    );
+    const shape = {
+      id: `br-w${i}`,
+      jobId: `job-w${i}`,
+      jobName: `w${i}`,
+      workload: workload.kind,
+      pod: `${workload.tasks[0]!.name}-0`,
+      node: "n1",
+    };
+    const request = bindRequest(shape);
+    const job = {
+      ...renderJobFor(request, null),
+      tasks: workload.tasks.map((t) => ({
+        name: t.name,
+        replicas: t.replicas,
+        resources: request.pod.resources,
+        template: t.template,
+      })),
+      workload: {
+        kind: workload.kind,
+        apiVersion: workload.apiVersion,
+        name: workload.name,
+        manifest: workload.manifest,
+      },
+    };
+    const { resource } = kindNamed(workload.kind);
+    kube.createObject(
+      `${resource.group}/${resource.plural}`,
+      workloadObject(workload, { id: job.id, name: job.name, queue: job.queue, namespace: "team-a" }),
+    );
+    expect(await backend.bind(request, job)).toMatchObject({ ok: true });
+    expect(
+      await backend.deleteWorkload(bindRequest({ ...shape, id: `br-d${i}`, kind: "delete", node: "" }), job),
+    ).toMatchObject({
+      ok: true,
+    });
   }
 }
 
@@ -154,9 +233,10 @@ describe("deploy/kubernetes", () => {
     const rules: Doc[] = byKind(documents(), "ClusterRole").rules;
     const granted = new Set(
       rules.flatMap((rule) => {
-        expect(rule.apiGroups).toEqual([""]);
-        return (rule.resources as string[]).flatMap((resource) =>
-          (rule.verbs as string[]).map((verb) => `${verb} ${resource}`),
+        return (rule.apiGroups as string[]).flatMap((group) =>
+          (rule.resources as string[]).flatMap((resource) =>
+            (rule.verbs as string[]).map((verb) => `${verb} ${resource}${group ? `.${group}` : ""}`),
+          ),
         );
       }),
     );

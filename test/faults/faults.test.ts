@@ -71,7 +71,15 @@ describe.sequential("faults under load", () => {
         kind: "bind",
         cluster: slot.cluster.name,
         generation: 0,
-        job: { id: job, name: "stray", namespace: "default", queue, createdInCluster: false, restarts: 0 },
+        job: {
+          id: job,
+          name: "stray",
+          namespace: "default",
+          queue,
+          createdInCluster: false,
+          restarts: 0,
+          workload: null,
+        },
         pod: {
           name: pod,
           task: "main",

@@ -52,6 +52,7 @@ describe("bindRequestMessages", () => {
         queue: "team-a",
         createdInCluster: false,
         restarts: 0,
+        workload: null,
       },
       pod: {
         name: bindRequests[i]!.podId === pods[0]!.id ? "worker-0" : "worker-1",

@@ -1,6 +1,6 @@
 // A job spec's fingerprint (a repeated idempotency key must carry the same spec) stays what it was
 // for specs that set none of the fields added later (labels, run-time fields, restart policy,
-// rendezvous port, simulated failing attempts): jobs stored before
+// rendezvous port, simulated failing attempts, workload): jobs stored before
 // keep answering their retries. The expected text is the fingerprint's earlier definition.
 import { createHash } from "node:crypto";
 import { expect, it } from "vitest";
@@ -14,6 +14,7 @@ const earlier = (spec: ReturnType<typeof parseSpec>) => {
     expectedRuntimeSeconds: _e,
     restartPolicy: _r,
     rendezvousPort: _p,
+    workload: _w,
     ...rest
   } = spec;
   const tasks = rest.tasks.map(({ exitFailureAttempts: _a, ...t }) => t);

@@ -53,6 +53,8 @@ export interface PodStateChange {
   bindRequest?: string;
   /** SUCCEEDED, FAILED: the exit code the run ended with. */
   exitCode?: number;
+  /** PENDING: a workload's controller made the pod again after its run ended. */
+  recreated?: boolean;
 }
 
 /** Pods created directly in the cluster that form one gang (a pod group) not yet known
@@ -102,6 +104,15 @@ export interface BackendEvents {
   /** At start and after every relist: the cluster's pods are complete in `inventory`, so the
    * control plane can fail the pods it believes run there that the cluster does not have. */
   podInventory?(inventory: PodInventory): void;
+  /** What workloads' objects say of themselves: their end, or a restart of their own. */
+  workloadStatus?(changes: WorkloadStatusChange[]): void;
+}
+
+export interface WorkloadStatusChange {
+  jobId: string;
+  state: "RUNNING" | "SUCCEEDED" | "FAILED";
+  reason: string;
+  message: string;
 }
 
 /** The truthful answer to one BindRequest. ok=true also covers "already done". */
@@ -123,6 +134,9 @@ export interface ClusterBackend {
   bind(request: BindRequestMessage, job?: RenderJob | null): Promise<RequestOutcome>;
   /** Evicts the request's pod from its node. Idempotent: a pod already gone answers ok. */
   evict(request: BindRequestMessage): Promise<RequestOutcome>;
+  /** Deletes the object of the request's workload (background propagation: its controller's pods
+   * go with it). Idempotent: an object already gone answers ok. */
+  deleteWorkload?(request: BindRequestMessage, job: RenderJob): Promise<RequestOutcome>;
   /** Writes a pod's log into `sink` (with `query.follow`, as it is written, until the run ends or
    * `signal` aborts); resolves with why the stream ended. Throws LogError when it cannot. */
   readLogs?(query: LogQuery, sink: LogSink, signal: AbortSignal): Promise<string>;

@@ -17,7 +17,13 @@ import type { ApiContext } from "../context.js";
 import { asArgs, badInput } from "../errors.js";
 import { bindRequestView } from "./jobs.js";
 import { z } from "zod";
-import { jobTemplates, type ReportPodInventoryInput, reportPodInventory } from "../../store/index.js";
+import {
+  jobTemplates,
+  type ReportPodInventoryInput,
+  reportPodInventory,
+  type ReportWorkloadStatusInput,
+  reportWorkloadStatus,
+} from "../../store/index.js";
 import { principalOf } from "../auth.js";
 import { forbidden, notFound } from "../errors.js";
 import { renderJobOf } from "../job-render.js";
@@ -94,6 +100,9 @@ export const agentResolvers = {
     ),
     reportPodGroups: guarded(adminOrAgentOf(byCluster), asArgs, (a: ReportPodGroupsInput, ctx) =>
       reportPodGroups(ctx.store, reporterActor(ctx), a),
+    ),
+    reportWorkloadStatus: guarded(agentOf(byCluster), asArgs, (a: ReportWorkloadStatusInput, ctx) =>
+      reportWorkloadStatus(ctx.store, agentActor(ctx), a),
     ),
   },
 };

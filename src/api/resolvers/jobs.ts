@@ -18,7 +18,11 @@ import {
   submitJob,
   type SubmitJobInput,
   submitJobs,
+  submitWorkload,
+  type SubmitWorkloadInput,
+  submitWorkloads,
   type TopologyConstraint,
+  workloadQueueOf,
 } from "../../store/index.js";
 import { anyRole, guarded, maySeeTemplate, principalOf, requireQueueAccess } from "../auth.js";
 import type { ApiContext } from "../context.js";
@@ -120,6 +124,21 @@ export const jobResolvers = {
       async (a: { inputs: SubmitJobInput[] }, ctx) =>
         (await submitJobs(ctx.store, actor(ctx), a.inputs)).map((r) => r.job),
     ),
+    submitWorkload: guarded(
+      (ctx, a: { input: SubmitWorkloadInput }) => requireQueueAccess(ctx, workloadQueueOf(a.input) ?? ""),
+      inInput,
+      async (a: { input: SubmitWorkloadInput }, ctx) =>
+        (await submitWorkload(ctx.store, actor(ctx), a.input)).job,
+    ),
+    submitWorkloads: guarded(
+      async (ctx, a: { inputs: SubmitWorkloadInput[] }) => {
+        for (const queue of new Set(a.inputs.map((i) => workloadQueueOf(i) ?? "")))
+          await requireQueueAccess(ctx, queue);
+      },
+      inInputs,
+      async (a: { inputs: SubmitWorkloadInput[] }, ctx) =>
+        (await submitWorkloads(ctx.store, actor(ctx), a.inputs)).map((r) => r.job),
+    ),
     cancelJob: guarded(
       async (ctx, a: { id: string }) => {
         const job = isUuid(a.id) ? await ctx.loaders.job.load(a.id) : null;
@@ -154,10 +173,16 @@ export const jobResolvers = {
     bindRequests: async (j: Job, a: PageArgs, ctx: ApiContext) =>
       (await ctx.loaders.bindRequests(pageSize(a, MAX_BIND_REQUESTS_PAGE)).load(j.id)).map(bindRequestView),
     attempt: (j: Job) => j.restarts + 1,
+    workload: async (j: Job, _a: unknown, ctx: ApiContext) => {
+      const w = j.workload as { kind: string; apiVersion: string; name: string; manifest: unknown } | null;
+      if (!w) return null;
+      return { ...w, manifest: (await maySeeTemplate(ctx, j)) ? w.manifest : null };
+    },
     restartPolicy: (j: Job) => restartPolicyView(j),
     rendezvousPort: (j: Job) => j.rendezvousPort ?? DEFAULT_RENDEZVOUS_PORT,
+    // A workload's pods are its controller's: fleetq sets no environment in them.
     warnings: async (j: Job, _a: unknown, ctx: ApiContext) => {
-      if (!(await maySeeTemplate(ctx, j))) return [];
+      if (j.workload || !(await maySeeTemplate(ctx, j))) return [];
       const job = renderJobOf(j, await ctx.loaders.tasks.load(j.id));
       return templateOverrides(job, (i) => `tasks[${i}].template`);
     },
@@ -178,7 +203,7 @@ export const jobResolvers = {
     finishedAt: (p: Pod) => iso(p.finishedAt),
     environment: async (p: Pod, _a: unknown, ctx: ApiContext) => {
       const job = await ctx.loaders.job.load(p.jobId);
-      if (!job || job.createdInCluster || !(await maySeeTemplate(ctx, job))) return null;
+      if (!job || job.createdInCluster || job.workload || !(await maySeeTemplate(ctx, job))) return null;
       const render = renderJobOf(job, await ctx.loaders.tasks.load(p.jobId));
       const place = podPlace(render, p.name);
       return place ? rendezvousEnvironment(render, place, job.restarts) : null;

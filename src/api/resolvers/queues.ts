@@ -7,6 +7,7 @@ import {
   DEFAULT_POD_SECURITY,
   DEFAULT_QUOTA_SCOPE,
   deleteQueue,
+  FLEET_DEFAULT_REQUEST,
   type Queue,
   type QueueQuota,
   setQueueQuota,
@@ -60,5 +61,9 @@ export const queueResolvers = {
       (await ctx.loaders.queuePolicies()).get(q.name)?.namespaces ?? DEFAULT_NAMESPACES,
     podSecurity: async (q: Queue, _a: unknown, ctx: ApiContext) =>
       (await ctx.loaders.queuePolicies()).get(q.name)?.podSecurity ?? DEFAULT_POD_SECURITY,
+    defaultRequest: async (q: Queue, _a: unknown, ctx: ApiContext) => {
+      const d = (await ctx.loaders.queuePolicies()).get(q.name)?.defaultRequest ?? FLEET_DEFAULT_REQUEST;
+      return { cpu: d.cpuMillis, memory: d.memory, gpu: null, gpuMemory: null };
+    },
   },
 };

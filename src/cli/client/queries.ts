@@ -15,6 +15,8 @@ export const SUBMIT_JOB = `mutation Submit($input: SubmitJobInput!) { submitJob(
 export const SUBMITTED_JOB_FIELDS = `id name state queue { name } cluster { name } requestedCluster priority minMember
   createdAt podStates { state count }`;
 export const SUBMIT_JOBS = `mutation SubmitMany($inputs: [SubmitJobInput!]!) { submitJobs(inputs: $inputs) { ${SUBMITTED_JOB_FIELDS} warnings } }`;
+export const SUBMIT_WORKLOAD = `mutation SubmitWorkload($input: SubmitWorkloadInput!) { submitWorkload(input: $input) { ${JOB_FIELDS} warnings } }`;
+export const SUBMIT_WORKLOADS = `mutation SubmitWorkloads($inputs: [SubmitWorkloadInput!]!) { submitWorkloads(inputs: $inputs) { ${SUBMITTED_JOB_FIELDS} warnings } }`;
 export const GET_JOB = `query Job($id: ID!) { job(id: $id) { ${JOB_FIELDS} events { at kind message actor }
   estimatedStart estimatedCluster } }`;
 export const JOB_UPDATED = `subscription JobUpdated($id: ID!) { jobUpdated(id: $id) { ${JOB_FIELDS} } }`;

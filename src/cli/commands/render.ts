@@ -17,7 +17,11 @@ export function registerRender(program: Command): void {
     .option("-c, --cluster <cluster>", "the cluster it would run on")
     .action(
       action(async (file: string, opts: { queue?: string; cluster?: string }, cmd: Command) => {
-        const { inputs } = loadJobSpecs(file, { queue: opts.queue });
+        const { inputs, workloads } = loadJobSpecs(file, { queue: opts.queue });
+        if (workloads)
+          throw new CliError(
+            `${file}: is a Kubernetes manifest: its controller makes its pods; fleetq render shows the pods of job specs`,
+          );
         const client = apiClientOf(cmd);
         const documents: string[] = [];
         for (const [i, input] of inputs.entries()) {

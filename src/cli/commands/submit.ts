@@ -4,7 +4,14 @@
 import type { Command } from "commander";
 import { ApiError } from "../client/api-client.js";
 import type { ApiClient } from "../client/api-client.js";
-import { CANCEL_JOB, JOB_EVENTS, SUBMIT_JOB, SUBMIT_JOBS } from "../client/queries.js";
+import {
+  CANCEL_JOB,
+  JOB_EVENTS,
+  SUBMIT_JOB,
+  SUBMIT_JOBS,
+  SUBMIT_WORKLOAD,
+  SUBMIT_WORKLOADS,
+} from "../client/queries.js";
 import type { JobView } from "../client/types.js";
 import { waitForJob } from "../client/wait-for-job.js";
 import { action, apiClientOf, outputFormat, print, printErr, printJson } from "../command-context.js";
@@ -30,13 +37,17 @@ export function registerSubmit(program: Command): void {
   program
     .command("submit")
     .description(
-      "submit a job spec (YAML with the fields of SubmitJobInput; docs/job-spec.md); a file of several\n" +
-        "documents (---) submits them all in one transaction",
+      "submit a job spec (YAML with the fields of SubmitJobInput; docs/job-spec.md) or a Kubernetes\n" +
+        "manifest (Job, JobSet, PyTorchJob, MPIJob; docs/workloads.md); a file of several documents (---)\n" +
+        "submits them all in one transaction",
     )
-    .argument("<file>", 'the job spec ("-" = standard input)')
-    .option("-q, --queue <queue>", "the queue (overrides the file's)")
+    .argument("<file>", 'the job spec or manifest ("-" = standard input)')
+    .option(
+      "-q, --queue <queue>",
+      "the queue (overrides the file's, or a manifest's label fleetq.io/queue or kueue.x-k8s.io/queue-name)",
+    )
     .option("-c, --cluster <cluster>", "the cluster (overrides the file's; default: admission chooses)")
-    .option("--name <name>", "the job name (overrides the file's)")
+    .option("--name <name>", "the job name (overrides the file's; a manifest's metadata.name)")
     .option(
       "--idempotency-key <key>",
       "a retried submit with the same key returns the same job (CI: the run id); several documents: KEY-0, KEY-1, …",
@@ -63,16 +74,19 @@ export function registerSubmit(program: Command): void {
         if (timeoutMs !== undefined && !opts.wait) throw new CliError("--timeout needs --wait");
         if (opts.cancelOnTimeout && timeoutMs === undefined)
           throw new CliError("--cancel-on-timeout needs --timeout");
-        const { inputs, warnings } = loadJobSpecs(file, opts);
+        const { inputs, warnings, workloads } = loadJobSpecs(file, opts);
         for (const w of warnings) printErr(`fleetq: warning: ${w}`);
         const client = apiClientOf(cmd);
         const json = outputFormat(cmd) === "json";
-        if (inputs.length > 1) return submitMany(client, file, inputs, { ...opts, timeoutMs }, json);
+        if (inputs.length > 1)
+          return submitMany(client, file, inputs, workloads, { ...opts, timeoutMs }, json);
         const input = inputs[0]!;
 
         let job: JobView;
         try {
-          job = (await client.request<{ submitJob: JobView }>(SUBMIT_JOB, { input })).submitJob;
+          job = workloads
+            ? (await client.request<{ submitWorkload: JobView }>(SUBMIT_WORKLOAD, { input })).submitWorkload
+            : (await client.request<{ submitJob: JobView }>(SUBMIT_JOB, { input })).submitJob;
         } catch (e) {
           if (e instanceof ApiError && e.field) {
             throw new CliError(
@@ -148,12 +162,15 @@ async function submitMany(
   client: ApiClient,
   file: string,
   inputs: Record<string, unknown>[],
+  workloads: boolean,
   opts: SubmitOptions & { timeoutMs?: number },
   json: boolean,
 ): Promise<ExitCode> {
   let jobs: JobView[];
   try {
-    jobs = (await client.request<{ submitJobs: JobView[] }>(SUBMIT_JOBS, { inputs })).submitJobs;
+    jobs = workloads
+      ? (await client.request<{ submitWorkloads: JobView[] }>(SUBMIT_WORKLOADS, { inputs })).submitWorkloads
+      : (await client.request<{ submitJobs: JobView[] }>(SUBMIT_JOBS, { inputs })).submitJobs;
   } catch (e) {
     const at = e instanceof ApiError ? batchFieldOf(e.field) : null;
     if (e instanceof ApiError && at) {

@@ -21,12 +21,20 @@ export { RESOURCE_HOLDING_POD_STATES } from "./pod-states.js";
  *  SUCCEEDED no pod active any more, none failed, at least minMember succeeded
  *  FAILED    no pod active any more and some pod failed
  *  CANCELLED (set by cancelJob) and the terminal states never change again
+ * A workload's job (a Job, JobSet, … its controller makes the pods of) ends when its object says
+ * so (reportWorkloadStatus), not when its pods do: the controller may make pods again.
  */
-export function deriveJobState(current: JobState, minMember: number, pods: PodStateCounts): JobState {
+export function deriveJobState(
+  current: JobState,
+  minMember: number,
+  pods: PodStateCounts,
+  workload = false,
+): JobState {
   if (isFinished(current)) return current;
   const n = (s: PodState) => pods[s] ?? 0;
   let active = 0;
   for (const s of RESOURCE_HOLDING_POD_STATES) active += n(s);
+  if (workload && active === 0 && n("FAILED") + n("SUCCEEDED") > 0) return current;
   if (active === 0 && n("FAILED") > 0) return "FAILED";
   if (active === 0 && n("SUCCEEDED") > 0 && n("SUCCEEDED") >= minMember) return "SUCCEEDED";
   if (n("RUNNING") + n("SUCCEEDED") >= minMember && n("RUNNING") > 0) return "RUNNING";

@@ -1,21 +1,43 @@
 // What a queue's jobs may ask of a cluster: the namespaces their pods may run in and the pod
-// security level their templates are held to. Each queue may set either; an unset one is the
-// parent's, and at the top of the tree the defaults below.
+// security level their templates are held to; and the request a workload's container that asks
+// for none gets. Each queue may set any; an unset one is the parent's, and at the top of the tree
+// the defaults below.
 import { DEFAULT_POD_SECURITY, type PodSecurityLevel } from "../validation/pod-security/index.js";
 
 export const DEFAULT_NAMESPACES: readonly string[] = ["default"];
 
+/** What a workload's container that asks for no cpu or memory gets, per container, when no queue
+ * up the tree says otherwise: half a core and a GiB. */
+export const FLEET_DEFAULT_REQUEST: DefaultRequest = { cpuMillis: 500, memory: 2 ** 30 };
+
+export interface DefaultRequest {
+  cpuMillis: number;
+  /** Bytes. */
+  memory: number;
+}
+
 export interface QueuePolicy {
   namespaces: readonly string[];
   podSecurity: PodSecurityLevel;
+  defaultRequest: DefaultRequest;
 }
 
-/** One queue's own settings: `namespaces` [] and `podSecurity` null inherit. */
+/** One queue's own settings: `namespaces` [] and `podSecurity`, `defaultRequest` null inherit. */
 export interface QueuePolicyRow {
   name: string;
   parentName: string | null;
   namespaces: readonly string[];
   podSecurity: PodSecurityLevel | null;
+  defaultRequest: unknown;
+}
+
+/** A stored default request ({cpuMillis, memory}), or null when the queue sets none. */
+export function defaultRequestOf(value: unknown): DefaultRequest | null {
+  if (value === null || typeof value !== "object") return null;
+  const v = value as Partial<DefaultRequest>;
+  return typeof v.cpuMillis === "number" && typeof v.memory === "number"
+    ? { cpuMillis: v.cpuMillis, memory: v.memory }
+    : null;
 }
 
 /** The effective policy from a queue's own row and its ancestors', nearest first. */
@@ -23,6 +45,9 @@ export function effectivePolicy(pathToRoot: readonly QueuePolicyRow[]): QueuePol
   return {
     namespaces: pathToRoot.find((q) => q.namespaces.length > 0)?.namespaces ?? DEFAULT_NAMESPACES,
     podSecurity: pathToRoot.find((q) => q.podSecurity !== null)?.podSecurity ?? DEFAULT_POD_SECURITY,
+    defaultRequest:
+      pathToRoot.map((q) => defaultRequestOf(q.defaultRequest)).find((d) => d !== null) ??
+      FLEET_DEFAULT_REQUEST,
   };
 }
 

@@ -7,7 +7,7 @@ import type { BindRequest } from "../types.js";
 import { uuidv7 } from "../ids.js";
 
 export interface NewBindRequest {
-  kind: "BIND" | "EVICT";
+  kind: "BIND" | "EVICT" | "DELETE";
   cluster: string;
   jobId: string;
   podId: string;

@@ -62,11 +62,11 @@ export async function bindRequestMessages(
   return rows.map((r): BindRequestMessage => {
     const [id, kind, cluster, generation, jobId, jobName, namespace, queue, createdInCluster] = r;
     const [task, podName, cpuMillis, memory, gpus, gpuFraction, gpuMemory] = r.slice(9, 16);
-    const [durationSeconds, exitFailure, node, gpuGroups, gpuDevices, reason, attempts, restarts] =
+    const [durationSeconds, exitFailure, node, gpuGroups, gpuDevices, reason, attempts, restarts, workload] =
       r.slice(16);
     return {
       id: id as string,
-      kind: kind === "BIND" ? "bind" : "evict",
+      kind: kind === "BIND" ? "bind" : kind === "EVICT" ? "evict" : "delete",
       cluster: cluster as string,
       generation: Number(generation),
       job: {
@@ -76,6 +76,7 @@ export async function bindRequestMessages(
         queue: queue as string,
         createdInCluster: createdInCluster as boolean,
         restarts: restarts as number,
+        workload: (workload as string | null) ?? null,
       },
       pod: {
         name: podName as string,

@@ -56,7 +56,7 @@ export function refreshJob(
   counts: PodStateCounts | undefined,
   note: JobNotes,
 ): JobRefresh | null {
-  const state = counts ? deriveJobState(job.state, job.minMember, counts) : job.state;
+  const state = counts ? deriveJobState(job.state, job.minMember, counts, job.workload) : job.state;
   const oldReason = job.pendingReason;
   const reason =
     state !== "PENDING"
@@ -112,7 +112,7 @@ export async function refreshJobs(
   const jobs = await tx.$queryRaw<(JobRow & { counts: PodStateCounts | null })[]>`
     SELECT j.id::text AS id, j.name, j.queue_name AS "queueName", j.cluster_name AS "clusterName",
       j.state::text AS state, j.min_member AS "minMember", j.pending_reason AS "pendingReason",
-      j.last_start_at AS "lastStartAt", j.stale_since AS "staleSince",
+      j.last_start_at AS "lastStartAt", j.stale_since AS "staleSince", j.workload IS NOT NULL AS workload,
       (SELECT jsonb_object_agg(c.state, c.n) FROM
         (SELECT p.state::text AS state, count(*)::int AS n FROM pod p WHERE p.job_id = j.id GROUP BY p.state) c
       ) AS counts

@@ -5,12 +5,13 @@ import { DEFAULT_QUOTA_SCOPE } from "../domain/quotas.js";
 import { UNFINISHED_JOB_STATES } from "../domain/job-state.js";
 import { QueueTree } from "../domain/queue-tree.js";
 import { ConflictError, NotFoundError } from "../errors.js";
-import type { Prisma } from "../generated/prisma/client.js";
+import { Prisma } from "../generated/prisma/client.js";
 import type { QuotaResource } from "../generated/prisma/enums.js";
 import { type Actor, type Store, transact } from "../store.js";
 import { queueName, clusterName, dnsLabel } from "../validation/names.js";
 import { POD_SECURITY_LEVELS } from "../validation/pod-security/index.js";
 import { invalidAt, parseInput } from "../validation/parse.js";
+import { bytes, cpuMillis } from "../validation/quantities.js";
 import { lockQueueTree } from "./queue-tree-lock.js";
 
 const priority = z
@@ -27,6 +28,15 @@ const namespaces = z
 
 const podSecurity = z.enum(POD_SECURITY_LEVELS, "podSecurity must be PRIVILEGED, BASELINE or RESTRICTED");
 
+/** What a workload's container that asks for none gets (cpu and memory; per container). */
+const defaultRequest = z
+  .object({ cpu: cpuMillis.nullish(), memory: bytes.nullish() })
+  .strict()
+  .refine(
+    (r) => (r.cpu ?? 0) > 0 && (r.memory ?? 0n) > 0n,
+    "defaultRequest needs both cpu and memory above 0",
+  );
+
 const createQueueInput = z
   .object({
     name: queueName,
@@ -34,8 +44,15 @@ const createQueueInput = z
     priority: priority.nullish(),
     namespaces: namespaces.nullish(),
     podSecurity: podSecurity.nullish(),
+    defaultRequest: defaultRequest.nullish(),
   })
   .strict();
+
+/** The stored form of a default request. */
+const storedRequest = (r: z.output<typeof defaultRequest>) => ({
+  cpuMillis: r.cpu!,
+  memory: Number(r.memory!),
+});
 export type CreateQueueInput = z.input<typeof createQueueInput>;
 
 async function loadTree(tx: Tx): Promise<QueueTree> {
@@ -72,6 +89,7 @@ export async function createQueue(store: Store, actor: Actor, input: CreateQueue
         priority: q.priority ?? undefined,
         namespaces: q.namespaces ?? [],
         podSecurity: q.podSecurity ?? null,
+        defaultRequest: q.defaultRequest ? storedRequest(q.defaultRequest) : Prisma.DbNull,
       },
     });
     record({
@@ -124,6 +142,12 @@ export async function updateQueue(store: Store, actor: Actor, input: UpdateQueue
     if (q.podSecurity !== undefined) {
       data.podSecurity = q.podSecurity;
       changes.push(`podSecurity → ${q.podSecurity ?? "(inherited)"}`);
+    }
+    if (q.defaultRequest !== undefined) {
+      data.defaultRequest = q.defaultRequest ? storedRequest(q.defaultRequest) : Prisma.DbNull;
+      changes.push(
+        `defaultRequest → ${q.defaultRequest ? `cpu ${q.defaultRequest.cpu}m, memory ${q.defaultRequest.memory}` : "(inherited)"}`,
+      );
     }
     const row = await tx.queue.update({ where: { name: q.name }, data });
     if (changes.length)

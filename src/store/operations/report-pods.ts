@@ -33,6 +33,8 @@ const podStatusInput = z
             bindRequest: z.uuid("not a BindRequest id").nullish(),
             /** The exit code the pod's run ended with (SUCCEEDED, FAILED). */
             exitCode: z.int("exitCode must be a whole number").nullish(),
+            /** PENDING: a workload's controller made the pod again (its run before ended). */
+            recreated: z.boolean().nullish(),
           })
           .strict(),
       )
@@ -79,9 +81,17 @@ export async function reportPodStatus(
     const jobs = new Map(
       (
         await tx.$queryRaw<
-          { id: string; clusterName: string | null; state: JobState; name: string; queueName: string }[]
+          {
+            id: string;
+            clusterName: string | null;
+            state: JobState;
+            name: string;
+            queueName: string;
+            workload: boolean;
+          }[]
         >`
-          SELECT id::text AS id, cluster_name AS "clusterName", state::text AS state, name, queue_name AS "queueName"
+          SELECT id::text AS id, cluster_name AS "clusterName", state::text AS state, name, queue_name AS "queueName",
+            workload IS NOT NULL AS workload
           FROM job WHERE id = ANY(${jobIds}::uuid[])`
       ).map((j) => [j.id, j]),
     );
@@ -118,6 +128,20 @@ export async function reportPodStatus(
       const pod = podByKey.get(`${u.job}/${u.pod}`);
       if (!pod) throw invalidAt(["updates", i, "pod"], `job ${job.name} has no pod "${u.pod}"`);
       const current = changes.get(pod.id)?.state ?? pod.state;
+      // A workload's controller made a pod of a run that ended again: the pod is to be placed anew.
+      if (u.recreated && job.workload && u.state === "PENDING" && TERMINAL_POD_STATES.includes(current)) {
+        if (job.state === "CANCELLED" || job.state === "FAILED" || job.state === "SUCCEEDED") return;
+        changes.set(pod.id, {
+          id: pod.id,
+          state: "PENDING",
+          node: null,
+          gpuGroups: [],
+          gpuDevices: [],
+          message: u.message ?? "made again by its controller",
+          newRun: true,
+        });
+        return;
+      }
       if (TERMINAL_POD_STATES.includes(current)) return;
       if (staleRunReport(current, u.state)) return;
       // A pod being bound anew whose bind is not carried out yet: a report that it left its node
@@ -245,7 +269,7 @@ export async function reportBindResult(
       const stray =
         req.kind === "BIND" && res.ok && !(pod.nodeName === req.nodeName && holdsNodeState(pod.state));
       const what =
-        `${req.kind === "BIND" ? "bind" : "eviction"} of ${pod.name} on ${req.nodeName} ${res.ok ? "succeeded" : `failed: ${res.message ?? "no reason given"}`}` +
+        `${req.kind === "BIND" ? `bind of ${pod.name} on ${req.nodeName}` : req.kind === "EVICT" ? `eviction of ${pod.name} on ${req.nodeName}` : "deletion of its workload"} ${res.ok ? "succeeded" : `failed: ${res.message ?? "no reason given"}`}` +
         (stray ? `, after the pod was taken off ${req.nodeName}: evicting it` : "");
       if (stray)
         strays.push({

@@ -40,6 +40,7 @@ export function specHash(spec: JobSpec): string {
     expectedRuntimeSeconds,
     restartPolicy,
     rendezvousPort,
+    workload,
     ...base
   } = spec;
   const rest = {
@@ -52,6 +53,7 @@ export function specHash(spec: JobSpec): string {
     ...(expectedRuntimeSeconds !== null ? { expectedRuntimeSeconds } : {}),
     ...(restartPolicy !== null ? { restartPolicy } : {}),
     ...(rendezvousPort !== null ? { rendezvousPort } : {}),
+    ...(workload !== null ? { workload } : {}),
   };
   // memory is the only bigint: as a string, where it stands (the same text a replacer would give,
   // without calling one for every value of the templates)
@@ -139,6 +141,7 @@ export function jobRow(spec: JobSpec, id: string, hash: string, submittedBy: str
     rendezvousPort: spec.rendezvousPort,
     restarts: 0,
     restartAfter: null,
+    workload: spec.workload as unknown as Job["workload"],
   };
 }
 
@@ -203,13 +206,14 @@ async function insertJob(
     ), j AS (
       INSERT INTO job (id, name, namespace, queue_name, requested_cluster, cluster_name, cluster_selector, priority, preemptible,
         min_member, sub_groups, topology, state, pending_reason, idempotency_key, spec_hash, submitted_by, created_at, updated_at,
-        labels, max_runtime_seconds, expected_runtime_seconds, restart_policy, rendezvous_port)
+        labels, max_runtime_seconds, expected_runtime_seconds, restart_policy, rendezvous_port, workload)
       SELECT ${job.id}::uuid, ${job.name}, ${job.namespace}, q.name, ${job.requestedCluster}, ${job.clusterName},
         ${JSON.stringify(job.clusterSelector)}::jsonb, ${job.priority}, ${job.preemptible}, ${job.minMember},
         ${JSON.stringify(job.subGroups)}::jsonb, ${JSON.stringify(job.topology)}::jsonb, 'PENDING', ${JSON.stringify(job.pendingReason)}::jsonb,
         ${job.idempotencyKey}, ${job.specHash}, ${job.submittedBy}, ${job.createdAt}, ${job.createdAt},
         ${JSON.stringify(job.labels)}::jsonb, ${job.maxRuntimeSeconds}::int, ${job.expectedRuntimeSeconds}::int,
-        ${JSON.stringify(job.restartPolicy)}::jsonb, ${job.rendezvousPort}::int
+        NULLIF(${JSON.stringify(job.restartPolicy)}::jsonb, 'null'::jsonb), ${job.rendezvousPort}::int,
+        NULLIF(${JSON.stringify(job.workload)}::jsonb, 'null'::jsonb)
       FROM q
       ON CONFLICT (queue_name, idempotency_key) DO NOTHING
       RETURNING id
@@ -240,6 +244,11 @@ export async function submitJob(store: Store, actor: Actor, input: SubmitJobInpu
   const spec = parseSpec(input);
   // A queue that does not exist is refused below, with the reason the insert finds.
   checkPolicy(spec, await queuePolicy(store.prisma, spec.queue));
+  return storeJobSpec(store, actor, spec);
+}
+
+/** Writes a checked spec (submitJob's, submitWorkload's), idempotent on its key. */
+export async function storeJobSpec(store: Store, actor: Actor, spec: JobSpec): Promise<SubmitResult> {
   const hash = specHash(spec);
   const message = submittedMessage(spec);
   for (let attempt = 1; ; attempt++) {

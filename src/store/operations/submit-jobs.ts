@@ -45,34 +45,36 @@ interface Entry {
 
 const keyOf = (spec: JobSpec) => (spec.idempotencyKey ? `${spec.queue}\u0000${spec.idempotencyKey}` : null);
 
-/** Checks every input (in order; the first problem refuses the batch) and builds its row. */
-async function prepare(store: Store, actor: Actor, inputs: readonly SubmitJobInput[]): Promise<Entry[]> {
+/** A batch's size, refused above the limit (before anything else is looked at). */
+export function checkBatchSize(inputs: readonly unknown[]): void {
   if (!Array.isArray(inputs)) throw new InvalidInputError("", "inputs must be a list of jobs");
   if (inputs.length > MAX_BATCH_JOBS)
     throw new InvalidInputError(
       "",
       `at most ${MAX_BATCH_JOBS} jobs in one submitJobs (got ${inputs.length})`,
     );
-  const parse = batchSpecParser(parseSpec);
-  const specs = inputs.map((input, i) => {
-    try {
-      return parse(input);
-    } catch (e) {
-      throw errorAt(e as Error, [i]);
-    }
-  });
+}
+
+/** The effective policies of these queues (those that exist). */
+export async function policiesOf(store: Store, queues: readonly string[]): Promise<Map<string, QueuePolicy>> {
+  const names = [...new Set(queues)];
+  if (names.length > 4) return queuePolicies(store);
+  return new Map(
+    (await Promise.all(names.map(async (q) => [q, await queuePolicy(store.prisma, q)] as const))).filter(
+      (e): e is [string, QueuePolicy] => e[1] !== null,
+    ),
+  );
+}
+
+/** Checks every spec (in order; the first problem refuses the batch) and builds its row. */
+async function prepare(store: Store, actor: Actor, specs: readonly JobSpec[]): Promise<Entry[]> {
   const pods = specs.reduce((n, s) => n + s.tasks.reduce((m, t) => m + t.replicas, 0), 0);
   if (pods > MAX_BATCH_PODS)
     throw new InvalidInputError("", `at most ${MAX_BATCH_PODS} pods in one submitJobs (got ${pods})`);
-  const queues = [...new Set(specs.map((s) => s.queue))];
-  const policies: Map<string, QueuePolicy> =
-    queues.length <= 4
-      ? new Map(
-          (
-            await Promise.all(queues.map(async (q) => [q, await queuePolicy(store.prisma, q)] as const))
-          ).filter((e): e is [string, QueuePolicy] => e[1] !== null),
-        )
-      : await queuePolicies(store);
+  const policies = await policiesOf(
+    store,
+    specs.map((s) => s.queue),
+  );
   const now = new Date();
   // Ids in input order (sorted uuidv7s of one millisecond): the jobs list (newest first) shows
   // the batch in reverse, as if its jobs were submitted one after the other.
@@ -161,6 +163,7 @@ async function insertJobs(
     expectedRuntime: e.job.expectedRuntimeSeconds,
     restartPolicy: e.job.restartPolicy,
     rendezvousPort: e.job.rendezvousPort,
+    workload: e.job.workload,
     message: e.message,
   }));
   const tasks = fresh.flatMap((e) =>
@@ -176,14 +179,15 @@ async function insertJobs(
       SELECT * FROM ROWS FROM (jsonb_to_recordset(${JSON.stringify(jobs)}::jsonb) AS (id uuid, "name" text, namespace text,
         queue text, cluster text, selector jsonb, priority int, preemptible boolean, "minMember" int, "subGroups" jsonb,
         topology jsonb, reason jsonb, "key" text, hash text, labels jsonb, "maxRuntime" int, "expectedRuntime" int,
-        "restartPolicy" jsonb, "rendezvousPort" int, message text)) WITH ORDINALITY AS v
+        "restartPolicy" jsonb, "rendezvousPort" int, workload jsonb, message text)) WITH ORDINALITY AS v
     ), j AS (
       INSERT INTO job (id, name, namespace, queue_name, requested_cluster, cluster_name, cluster_selector, priority, preemptible,
         min_member, sub_groups, topology, state, pending_reason, idempotency_key, spec_hash, submitted_by, created_at, updated_at,
-        labels, max_runtime_seconds, expected_runtime_seconds, restart_policy, rendezvous_port)
+        labels, max_runtime_seconds, expected_runtime_seconds, restart_policy, rendezvous_port, workload)
       SELECT v.id, v."name", v.namespace, v.queue, v.cluster, v.cluster, v.selector, v.priority, v.preemptible,
         v."minMember", v."subGroups", NULLIF(v.topology, 'null'::jsonb), 'PENDING', v.reason, v."key", v.hash, ${actor.name},
-        ${now}, ${now}, v.labels, v."maxRuntime", v."expectedRuntime", NULLIF(v."restartPolicy", 'null'::jsonb), v."rendezvousPort"
+        ${now}, ${now}, v.labels, v."maxRuntime", v."expectedRuntime", NULLIF(v."restartPolicy", 'null'::jsonb), v."rendezvousPort",
+        NULLIF(v.workload, 'null'::jsonb)
       -- keys in one order for every batch: two batches sharing keys wait for each other, never in a cycle
       FROM v ORDER BY v.queue, v."key", v.ordinality
       ON CONFLICT (queue_name, idempotency_key) DO NOTHING
@@ -257,7 +261,25 @@ export async function submitJobs(
   actor: Actor,
   inputs: readonly SubmitJobInput[],
 ): Promise<SubmitResult[]> {
-  const entries = await prepare(store, actor, inputs);
+  checkBatchSize(inputs);
+  const parse = batchSpecParser(parseSpec);
+  const specs = inputs.map((input, i) => {
+    try {
+      return parse(input);
+    } catch (e) {
+      throw errorAt(e as Error, [i]);
+    }
+  });
+  return storeJobSpecs(store, actor, specs);
+}
+
+/** Writes checked specs (submitJobs', submitWorkloads') in one transaction, as submitJobs says. */
+export async function storeJobSpecs(
+  store: Store,
+  actor: Actor,
+  specs: readonly JobSpec[],
+): Promise<SubmitResult[]> {
+  const entries = await prepare(store, actor, specs);
   if (!entries.length) return [];
   for (let attempt = 1; ; attempt++) {
     try {

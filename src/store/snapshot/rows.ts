@@ -28,6 +28,8 @@ export interface JobRow {
   staleSince: Date | null;
   /** A restarted gang held back: its pending reason is the restart's, not a session's. */
   held?: boolean;
+  /** A workload's job: its object's status ends it, not its pods (domain/job-state). */
+  workload?: boolean;
 }
 
 /** Every job in the snapshot and all its pods, by id. */

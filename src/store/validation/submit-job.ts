@@ -142,27 +142,33 @@ const idempotencyKey = z
   .nullish();
 const labels = jobLabels.nullish();
 
+/** The fields of a submission that say where and how a job runs, whatever describes its pods (a
+ * job spec's tasks, or a Kubernetes manifest). */
+export const placementFields = {
+  namespace: dnsLabel("namespace").nullish(),
+  cluster: clusterName.nullish(),
+  clusterSelector: labelMatches.nullish(),
+  priority: z
+    .int("priority must be a whole number")
+    .min(0, "priority must not be negative")
+    .max(1_000_000, "priority must be at most 1000000")
+    .nullish(),
+  preemptible: z.boolean().nullish(),
+  idempotencyKey,
+  labels,
+  maxRuntimeSeconds: runtimeSeconds("maxRuntimeSeconds").nullish(),
+  expectedRuntimeSeconds: runtimeSeconds("expectedRuntimeSeconds").nullish(),
+};
+
 export const submitJobInputSchema = z
   .object({
     name: jobName,
     queue: queueName,
-    namespace: dnsLabel("namespace").nullish(),
-    cluster: clusterName.nullish(),
-    clusterSelector: labelMatches.nullish(),
-    priority: z
-      .int("priority must be a whole number")
-      .min(0, "priority must not be negative")
-      .max(1_000_000, "priority must be at most 1000000")
-      .nullish(),
-    preemptible: z.boolean().nullish(),
+    ...placementFields,
     minMember: z.int("minMember must be a whole number").min(1, "minMember must be at least 1").nullish(),
     tasks: z.array(task).min(1, "a job needs at least one task").max(100, "a job may have at most 100 tasks"),
     subGroups: z.array(subGroup).max(100, "a job may have at most 100 sub-groups").nullish(),
     topology: topology.nullish(),
-    idempotencyKey,
-    labels,
-    maxRuntimeSeconds: runtimeSeconds("maxRuntimeSeconds").nullish(),
-    expectedRuntimeSeconds: runtimeSeconds("expectedRuntimeSeconds").nullish(),
     restartPolicy: restartPolicy.nullish(),
     rendezvousPort: z
       .int("rendezvousPort must be a whole number")
@@ -308,6 +314,16 @@ export interface JobSpec {
   expectedRuntimeSeconds: number | null;
   restartPolicy: RestartPolicy | null;
   rendezvousPort: number | null;
+  /** A Kubernetes workload its cluster's agent creates (submitWorkload); null = fleetq's own pods. */
+  workload: StoredWorkload | null;
+}
+
+/** A workload as the job keeps it: the object to create, fleetq's marks not yet added. */
+export interface StoredWorkload {
+  kind: string;
+  apiVersion: string;
+  name: string;
+  manifest: Record<string, unknown>;
 }
 
 const topologyRow = (t: { required?: string | null; preferred?: string | null } | null | undefined) =>
@@ -430,5 +446,6 @@ export function normaliseJobSpec(j: Parsed): JobSpec {
         }
       : null,
     rendezvousPort: j.rendezvousPort ?? null,
+    workload: null,
   };
 }

@@ -3,7 +3,14 @@
 // Eviction API; finished pods fleetq created are deleted after a while. Every step first
 // looks at what is already there, so a repeated or late request does no harm and is
 // answered truthfully.
-import { CoreV1Api, Watch, type KubeConfig, type V1Node, type V1Pod } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  Watch,
+  type KubeConfig,
+  type V1Node,
+  type V1Pod,
+} from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import type { BindRequestMessage } from "../../../protocol/bind-request.js";
 import { DEFAULT_BACKOFF } from "../../backoff.js";
@@ -25,6 +32,7 @@ import { nodeInventory } from "./node-inventory.js";
 import { podBinding, podManifest } from "./pod-manifest.js";
 import { clusterPodName, type RenderJob } from "../../../render/index.js";
 import { JobServices } from "./job-services.js";
+import { KubeWorkloads } from "./workloads.js";
 import { podGroupName, podJobId } from "./pod-state.js";
 import { PodTracker } from "./pod-tracker.js";
 
@@ -44,6 +52,8 @@ export interface KubernetesBackendOptions {
 }
 
 const FIELD_SELECTOR = `spec.schedulerName=${SCHEDULER_NAME}`;
+/** How long a bind waits for a workload's controller to make the pod it places. */
+const WORKLOAD_POD_WAIT_MS = 10_000;
 
 export class KubernetesBackend implements ClusterBackend {
   readonly kind = "kubernetes";
@@ -59,6 +69,7 @@ export class KubernetesBackend implements ClusterBackend {
   private readonly reaper: FinishedPodReaper;
   private readonly binds = new StartedBinds();
   private readonly services: JobServices;
+  private readonly workloads: KubeWorkloads;
 
   constructor(private readonly options: KubernetesBackendOptions) {
     this.api = options.kubeConfig.makeApiClient(CoreV1Api);
@@ -66,6 +77,11 @@ export class KubernetesBackend implements ClusterBackend {
     this.retry = { deadlineMs: options.requestDeadlineMs ?? 60_000, backoff: DEFAULT_BACKOFF };
     this.log = options.log;
     this.services = new JobServices(this.api, (what, fn) => this.call(what, fn));
+    this.workloads = new KubeWorkloads(
+      options.kubeConfig.makeApiClient(CustomObjectsApi),
+      (what, fn) => this.call(what, fn),
+      options.log,
+    );
     this.reaper = new FinishedPodReaper(
       options.finishedPodTtlMs ?? DEFAULT_FINISHED_POD_TTL_MS,
       async (namespace, name, uid) => {
@@ -137,6 +153,7 @@ export class KubernetesBackend implements ClusterBackend {
       log,
     });
     await Promise.all([this.nodeWatch.start(), this.podWatch.start()]);
+    this.workloads.watch(this.watch, (changes) => events.workloadStatus?.(changes));
   }
 
   /** Relists so far per watch (nodes, pods): visible for tests and diagnostics. */
@@ -152,6 +169,7 @@ export class KubernetesBackend implements ClusterBackend {
     if (!this.nodeNames.has(request.node)) {
       return { ok: false, message: `node ${request.node} is not in the cluster` };
     }
+    if (job?.workload) return this.bindWorkloadPod(request, job, namespace);
     let pod: V1Pod;
     try {
       pod = await this.createOrFindPod(request, job, namespace, name);
@@ -167,11 +185,45 @@ export class KubernetesBackend implements ClusterBackend {
         return { ok: false, message: `cannot create the Service of job ${job.name}: ${statusMessage(err)}` };
       }
     }
+    return this.bindPod(pod, request, namespace);
+  }
+
+  /** A pod of a workload: its object is created first (once), then the pod its controller made for
+   * the request's place is bound. A controller slower than a few seconds fails the bind: the pod
+   * is placed again by a later cycle. */
+  private async bindWorkloadPod(request: BindRequestMessage, job: RenderJob, namespace: string) {
+    const workload = job.workload!;
+    try {
+      await this.workloads.ensure(job, namespace);
+    } catch (err) {
+      return {
+        ok: false,
+        message: `cannot create ${workload.kind} ${namespace}/${workload.name}: ${statusMessage(err)}`,
+      };
+    }
+    const name = await this.tracker?.waitForPlace(request.job.id, request.pod.name, WORKLOAD_POD_WAIT_MS);
+    if (!name)
+      return {
+        ok: false,
+        message: `the controller of ${workload.kind} ${workload.name} has made no pod for ${request.pod.name} yet`,
+      };
+    let pod: V1Pod;
+    try {
+      pod = await this.readPod(namespace, name);
+    } catch (err) {
+      return { ok: false, message: `cannot read pod ${namespace}/${name}: ${statusMessage(err)}` };
+    }
+    return this.bindPod(pod, request, namespace);
+  }
+
+  /** Binds the pod to the request's node, or answers for it where it is already placed. */
+  private async bindPod(pod: V1Pod, request: BindRequestMessage, namespace: string): Promise<RequestOutcome> {
+    const name = pod.metadata?.name ?? "";
     const placed = placedOutcome(pod, request.node);
     if (placed) return this.adopted(pod, request, placed);
     try {
       await this.call(`bind ${name}`, () =>
-        this.api.createNamespacedPodBinding({ name, namespace, body: podBinding(request, namespace) }),
+        this.api.createNamespacedPodBinding({ name, namespace, body: podBinding(request, namespace, name) }),
       );
       return { ok: true, message: `bound to ${request.node}` };
     } catch (err) {
@@ -228,8 +280,13 @@ export class KubernetesBackend implements ClusterBackend {
     return readPodLogs({ api: this.api, kubeConfig, cluster, defaultNamespace }, query, sink, signal);
   }
 
+  deleteWorkload(request: BindRequestMessage, job: RenderJob): Promise<RequestOutcome> {
+    return this.workloads.delete(job, request.job.namespace || this.options.defaultNamespace);
+  }
+
   async stop(): Promise<void> {
     this.tracker?.stop();
+    await this.workloads.stop();
     this.reaper.stop();
     await Promise.all([this.nodeWatch?.stop(), this.podWatch?.stop()]);
   }
@@ -282,9 +339,12 @@ export class KubernetesBackend implements ClusterBackend {
       if (httpStatus(err) === 404) return null;
       throw err;
     };
-    const name = clusterPodName(request);
+    const name = request.job.workload
+      ? this.tracker?.placePod(request.job.id, request.pod.name)
+      : clusterPodName(request);
+    if (!name) return null;
     const pod = await this.readPod(namespace, name).catch(unlessGone);
-    if (pod || request.job.createdInCluster) return pod ? { pod, name } : null;
+    if (pod || request.job.createdInCluster || request.job.workload) return pod ? { pod, name } : null;
     const earlier = await this.readPod(namespace, request.pod.name).catch(unlessGone);
     return earlier && podJobId(earlier) === request.job.id ? { pod: earlier, name: request.pod.name } : null;
   }

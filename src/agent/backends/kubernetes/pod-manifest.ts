@@ -31,11 +31,15 @@ export function podManifest(request: BindRequestMessage, job: RenderJob): V1Pod 
 /** The Binding of the pod to its node. The API server copies a Binding's annotations onto
  * the pod, which is how pods users created themselves learn their job id, GPU groups and
  * devices (their environment is theirs: NVIDIA_VISIBLE_DEVICES is only set on pods we create). */
-export function podBinding(request: BindRequestMessage, namespace: string): V1Binding {
+export function podBinding(
+  request: BindRequestMessage,
+  namespace: string,
+  name = clusterPodName(request),
+): V1Binding {
   return {
     apiVersion: "v1",
     kind: "Binding",
-    metadata: { name: clusterPodName(request), namespace, annotations: bindAnnotations(request) },
+    metadata: { name, namespace, annotations: bindAnnotations(request) },
     target: { apiVersion: "v1", kind: "Node", name: request.node },
   };
 }

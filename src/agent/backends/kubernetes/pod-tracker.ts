@@ -1,7 +1,10 @@
 // Follows the pods of our scheduler name and tells the agent two things: state changes of
 // pods that belong to a known job (reported once per change), and the membership of pod
 // groups users created directly in the cluster (reported when it changes), which the
-// control plane turns into jobs.
+// control plane turns into jobs. The pods a workload's controller makes (a Job, JobSet, …) are
+// known by their place in the workload (src/workload: "worker-1"): the tracker keeps which pod
+// stands in each place now, so that a bind finds it, and says when the controller made a pod of
+// a place again after the one before ended.
 import type { V1Pod } from "@kubernetes/client-node";
 import type { ExternalPod, ExternalPodGroup, PodRef, PodState, PodStateChange } from "../types.js";
 import {
@@ -14,8 +17,12 @@ import {
   podControlName,
   podJobId,
 } from "./pod-state.js";
-import { BIND_REQUEST_KEY } from "../../../protocol/labels.js";
+import { BIND_REQUEST_KEY, POD_NAME_KEY, WORKLOAD_KIND_KEY } from "../../../protocol/labels.js";
+import { workloadSlot } from "../../../workload/index.js";
 import type { WatchEventType } from "./list-watch.js";
+
+/** Workload places remembered at most (those of gone pods are dropped beyond it). */
+const MAX_PLACES = 50_000;
 
 interface TrackedPod {
   jobId: string;
@@ -44,6 +51,10 @@ export class PodTracker {
   private readonly groups = new Map<string, Map<string, GroupMember>>();
   private readonly changedGroups = new Set<string>();
   private flushTimer: NodeJS.Timeout | null = null;
+  /** "jobId/place" → the key of the newest pod the workload's controller made for it. */
+  private readonly places = new Map<string, string>();
+  /** Binds waiting for a workload's controller to make the pod of a place. */
+  private readonly placeWaiters = new Map<string, Set<() => void>>();
 
   constructor(
     private readonly sink: PodTrackerSink,
@@ -107,13 +118,17 @@ export class PodTracker {
 
     const jobId = podJobId(pod);
     if (!jobId) return;
-    const tracked = this.tracked.get(key) ?? { jobId, name: podControlName(pod), node: null };
+    const known = this.tracked.get(key);
+    const tracked = known ?? { jobId, name: this.nameOf(pod, jobId), node: null };
+    if (!known && workloadKind(pod)) this.takePlace(key, tracked, changes);
     tracked.node = pod.spec?.nodeName ?? tracked.node;
     const bound = pod.metadata?.annotations?.[BIND_REQUEST_KEY];
     if (bound) tracked.bindRequest = newer(tracked.bindRequest, bound);
     this.tracked.set(key, tracked);
     const observed = observedState(pod);
-    if (observed && isTerminal(observed.state) && createdByFleetq(pod)) this.sink.finished?.(pod);
+    // A workload's pods are its controller's to delete.
+    if (observed && isTerminal(observed.state) && createdByFleetq(pod) && !workloadKind(pod))
+      this.sink.finished?.(pod);
     if (observed && observed.state !== tracked.state) {
       tracked.state = observed.state;
       // The run it is about: a pod of an earlier attempt (named apart) reports about that run.
@@ -126,6 +141,70 @@ export class PodTracker {
         ...(tracked.bindRequest ? { bindRequest: tracked.bindRequest } : {}),
       });
     }
+  }
+
+  /** The name of the pod that stands in a place of a workload now; null when there is none. */
+  placePod(jobId: string, place: string): string | null {
+    const key = this.places.get(`${jobId}/${place}`);
+    return key && this.tracked.has(key) ? key.slice(key.indexOf("/") + 1) : null;
+  }
+
+  /** The pod of a place of a workload, once its controller has made it (null after `ms`). */
+  async waitForPlace(jobId: string, place: string, ms: number): Promise<string | null> {
+    const now = this.placePod(jobId, place);
+    if (now) return now;
+    const slot = `${jobId}/${place}`;
+    await new Promise<void>((resolve) => {
+      const waiters = this.placeWaiters.get(slot) ?? new Set();
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      waiters.add(done);
+      this.placeWaiters.set(slot, waiters);
+    });
+    return this.placePod(jobId, place);
+  }
+
+  /** The control plane's name of a pod: its annotation once bound; a workload's pod, its place
+   * (a non-indexed Job's pod the first place of its task no live pod stands in). */
+  private nameOf(pod: V1Pod, jobId: string): string {
+    const kind = workloadKind(pod);
+    if (!kind || pod.metadata?.annotations?.[POD_NAME_KEY]) return podControlName(pod);
+    const slot = workloadSlot(kind, pod.metadata?.labels ?? {}, pod.metadata?.annotations ?? {});
+    if (!slot) return podControlName(pod);
+    if (slot.index !== null) return `${slot.task}-${slot.index}`;
+    for (let i = 0; ; i++) {
+      const key = this.places.get(`${jobId}/${slot.task}-${i}`);
+      const holder = key ? this.tracked.get(key) : undefined;
+      if (!holder || isTerminal(holder.state)) return `${slot.task}-${i}`;
+    }
+  }
+
+  /** A workload's pod takes its place; one whose place had a pod before that has ended (or is
+   * gone: a controller may make the new pod under the same name) is the controller's new run. */
+  private takePlace(key: string, pod: TrackedPod, changes: PodStateChange[]): void {
+    const slot = `${pod.jobId}/${pod.name}`;
+    const before = this.places.get(slot);
+    this.places.set(slot, key);
+    // Places whose pods are gone are kept (a pod made again is told apart by them), within a bound.
+    if (this.places.size > MAX_PLACES)
+      for (const [place, holder] of this.places)
+        if (place !== slot && !this.tracked.has(holder)) this.places.delete(place);
+    if (before !== undefined) {
+      const previous = this.tracked.get(before);
+      if (!previous || isTerminal(previous.state))
+        changes.push({
+          jobId: pod.jobId,
+          pod: pod.name,
+          state: "PENDING",
+          message: "made again by its controller",
+          recreated: true,
+        });
+    }
+    for (const wake of [...(this.placeWaiters.get(slot) ?? [])]) wake();
   }
 
   /** A bind carried out by the pod already on its node: the pod's run is now that bind's (a
@@ -205,4 +284,9 @@ function newer(current: string | undefined, candidate: string): string {
 
 function podKey(pod: V1Pod): string {
   return `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`;
+}
+
+/** The kind of the workload a pod's controller made it for (its template's mark); null for others. */
+function workloadKind(pod: V1Pod): string | null {
+  return pod.metadata?.annotations?.[WORKLOAD_KIND_KEY] ?? null;
 }

@@ -11,6 +11,8 @@ import type {
   RequestOutcome,
 } from "../types.js";
 import { SimulatedLogs } from "./pod-logs.js";
+import { SimulatedWorkloads } from "./workloads.js";
+import type { RenderJob } from "../../../render/index.js";
 import { expandNodes, loadClusterFile, type ClusterFile } from "./cluster-file.js";
 import { podKey, SimulatedCluster, type RequestEffect } from "./simulated-cluster.js";
 import {
@@ -41,6 +43,7 @@ export class SimulatedBackend implements ClusterBackend {
   /** Ids of the bind requests that started a pod (kept in the state file's `.ran` log too). */
   private carriedOut = new Set<string>();
   private readonly logs: SimulatedLogs;
+  private readonly workloads = new SimulatedWorkloads();
 
   constructor(
     readonly cluster: SimulatedCluster,
@@ -81,7 +84,8 @@ export class SimulatedBackend implements ClusterBackend {
     this.tick();
   }
 
-  async bind(request: BindRequestMessage): Promise<RequestOutcome> {
+  async bind(request: BindRequestMessage, job: RenderJob | null = null): Promise<RequestOutcome> {
+    if (job?.workload) this.workloads.bound(job);
     // A repeat of a bind whose pod ran and ended (its agent was killed before recording the
     // outcome) finds the finished pod, as on a real cluster: it does not start again.
     if (this.carriedOut.has(request.id) && this.cluster.podNode(request.job.id, request.pod.name) === null)
@@ -108,6 +112,16 @@ export class SimulatedBackend implements ClusterBackend {
 
   async evict(request: BindRequestMessage): Promise<RequestOutcome> {
     return this.apply(this.cluster.evict(request));
+  }
+
+  /** The workload's object goes, and its pods with it (they leave their nodes unfinished). */
+  async deleteWorkload(request: BindRequestMessage): Promise<RequestOutcome> {
+    const existed = this.workloads.delete(request.job.id);
+    this.apply({
+      outcome: { ok: true, message: "" },
+      changes: this.cluster.endJob(request.job.id, "its workload was deleted"),
+    });
+    return { ok: true, message: existed ? "deleted" : "already gone" };
   }
 
   /** Cordons or uncordons a virtual node and reports the change. */
@@ -155,10 +169,17 @@ export class SimulatedBackend implements ClusterBackend {
     writeClusterState(this.stateFile, this.stored.values());
   }
 
-  /** The runs the changes end, as their logs say it. */
-  private endRuns(changes: readonly PodStateChange[]): void {
+  /** The runs the changes end, as their logs say it; what that does to their workloads (an end,
+   * a pod made again), added to the changes. */
+  private endRuns(changes: PodStateChange[]): void {
     const now = this.clock.now();
-    for (const c of changes) {
+    const ended = [];
+    for (const c of [...changes]) {
+      if (c.state === "SUCCEEDED" || c.state === "FAILED") {
+        const { end, again } = this.workloads.podEnded(c.jobId, c.pod, c.state);
+        if (end) ended.push(end);
+        if (again) changes.push(again);
+      }
       if (c.state === "RUNNING") continue;
       const end =
         c.exitCode !== undefined
@@ -166,6 +187,7 @@ export class SimulatedBackend implements ClusterBackend {
           : `stopped: ${c.message ?? "the pod left its node"}`;
       this.logs.ended(c.jobId, c.pod, now, end);
     }
+    if (ended.length) this.events?.workloadStatus?.(ended);
   }
 
   /** Pods of the state file run again, each for what is left of its time. */

@@ -210,6 +210,18 @@ export class SimulatedCluster {
     };
   }
 
+  /** Takes every pod of the job off its node unfinished (its workload deleted): Pending again. */
+  endJob(jobId: string, why: string): PodStateChange[] {
+    const changes: PodStateChange[] = [];
+    for (const [key, pod] of [...this.pods]) {
+      if (pod.jobId !== jobId) continue;
+      this.timers.cancel(pod.timer);
+      this.end(key, pod);
+      changes.push({ jobId, pod: pod.name, state: "PENDING", message: why, bindRequest: pod.bindRequest });
+    }
+    return changes;
+  }
+
   /** Ends every pod whose time is up at `now`. */
   advance(now: number): PodStateChange[] {
     const changes: PodStateChange[] = [];

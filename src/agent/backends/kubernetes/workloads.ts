@@ -1,0 +1,180 @@
+// Workloads on Kubernetes (a Job, JobSet, PyTorchJob, MPIJob submitted as a manifest): the agent
+// creates the object once, with its job's first bind (src/workload's workloadObject: marked as
+// the job's, its pod templates handed to fleetq's scheduler), deletes it when the job is
+// cancelled, and watches the objects it created for what their status says (their end, a
+// restart of their own). A kind whose API the cluster does not serve (its CRD not installed) is
+// looked for again every minute, said once in the log.
+import type { CustomObjectsApi, Watch } from "@kubernetes/client-node";
+import type { Logger } from "pino";
+import { JOB_ID_KEY } from "../../../protocol/labels.js";
+import type { RenderJob } from "../../../render/index.js";
+import {
+  KINDS,
+  kindNamed,
+  type WorkloadKindName,
+  workloadObject,
+  workloadOutcome,
+} from "../../../workload/index.js";
+import { DEFAULT_BACKOFF } from "../../backoff.js";
+import { RecentSet } from "../../recent-set.js";
+import type { RequestOutcome, WorkloadStatusChange } from "../types.js";
+import { httpStatus, statusMessage } from "./kube-errors.js";
+import { type KubeObject, ListWatch } from "./list-watch.js";
+
+type Call = <T>(what: string, fn: () => Promise<T>) => Promise<T>;
+type Json = Record<string, unknown>;
+
+interface WorkloadObject extends KubeObject {
+  metadata?: KubeObject["metadata"] & { annotations?: Record<string, string> };
+  status?: Json;
+}
+
+export class KubeWorkloads {
+  /** Jobs whose object this agent created or found (a gang's binds come together). */
+  private readonly created = new RecentSet(10_000);
+  private readonly watches: ListWatch<WorkloadObject>[] = [];
+  /** What was last told of each job's object: its end, or its last restart. */
+  private readonly told = new Map<string, string>();
+
+  constructor(
+    private readonly api: CustomObjectsApi,
+    private readonly call: Call,
+    private readonly log: Logger,
+  ) {}
+
+  /** Creates the job's object in `namespace` unless it is there; throws when it cannot, or when
+   * an object of that name belongs to another job. */
+  async ensure(job: RenderJob, namespace: string): Promise<void> {
+    const workload = job.workload!;
+    if (this.created.has(job.id)) return;
+    const { group, version, plural } = kindNamed(workload.kind as WorkloadKindName).resource;
+    const body = workloadObject(
+      { kind: workload.kind as WorkloadKindName, manifest: workload.manifest },
+      { id: job.id, name: job.name, queue: job.queue, namespace },
+    );
+    try {
+      await this.call(`create ${workload.kind} ${workload.name}`, () =>
+        this.api.createNamespacedCustomObject({ group, version, namespace, plural, body }),
+      );
+    } catch (err) {
+      if (httpStatus(err) !== 409) throw err;
+      const existing = (await this.call(`read ${workload.kind} ${workload.name}`, () =>
+        this.api.getNamespacedCustomObject({ group, version, namespace, plural, name: workload.name }),
+      )) as WorkloadObject;
+      const owner = existing.metadata?.annotations?.[JOB_ID_KEY];
+      if (owner !== job.id)
+        throw new Error(
+          `a ${workload.kind} named ${workload.name} exists in namespace ${namespace} that is not job ${job.id}'s${owner ? ` (it is job ${owner}'s)` : ""}`,
+        );
+    }
+    this.created.add(job.id);
+  }
+
+  /** Deletes the job's object with what it made (background propagation). */
+  async delete(job: RenderJob, namespace: string): Promise<RequestOutcome> {
+    const workload = job.workload;
+    if (!workload) return { ok: true, message: "the job has no workload" };
+    const { group, version, plural } = kindNamed(workload.kind as WorkloadKindName).resource;
+    try {
+      await this.call(`delete ${workload.kind} ${workload.name}`, () =>
+        this.api.deleteNamespacedCustomObject({
+          group,
+          version,
+          namespace,
+          plural,
+          name: workload.name,
+          propagationPolicy: "Background",
+        }),
+      );
+      return { ok: true, message: `${workload.kind} ${namespace}/${workload.name} deleted` };
+    } catch (err) {
+      if (httpStatus(err) === 404)
+        return { ok: true, message: `${workload.kind} ${workload.name} is already gone` };
+      return {
+        ok: false,
+        message: `deleting ${workload.kind} ${workload.name} failed: ${statusMessage(err)}`,
+      };
+    }
+  }
+
+  /** Watches the objects fleetq created, of every kind the cluster serves. Does not wait. */
+  watch(watch: Watch, report: (changes: WorkloadStatusChange[]) => void): void {
+    for (const def of KINDS) {
+      const { group, version, plural } = def.resource;
+      const labelSelector = JOB_ID_KEY;
+      let missing = false;
+      const changed = (objects: WorkloadObject[]) => {
+        const changes = objects.flatMap((o) => this.statusOf(def.kind, o));
+        if (changes.length) report(changes);
+      };
+      const lw = new ListWatch<WorkloadObject>({
+        name: plural,
+        path: `/apis/${group}/${version}/${plural}`,
+        query: { labelSelector },
+        watch,
+        list: async () => {
+          try {
+            const list = (await this.api.listClusterCustomObject({
+              group,
+              version,
+              plural,
+              labelSelector,
+            })) as {
+              items: WorkloadObject[];
+              metadata?: { resourceVersion?: string };
+            };
+            missing = false;
+            return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? "" };
+          } catch (err) {
+            if (httpStatus(err) === 404 && !missing) {
+              missing = true;
+              this.log.info(
+                `the cluster serves no ${def.kind} (${group}/${version}): its workloads cannot run here`,
+              );
+            }
+            throw err;
+          }
+        },
+        onList: changed,
+        onEvent: (type, object) => {
+          if (type !== "DELETED") changed([object]);
+        },
+        // A kind the cluster does not serve is looked for again every minute.
+        backoff: { ...DEFAULT_BACKOFF, maxMs: 60_000 },
+        log: this.log,
+      });
+      this.watches.push(lw);
+      void lw.start();
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.watches.map((w) => w.stop()));
+  }
+
+  /** What the object says that was not told yet: its end, or a restart of its own. */
+  private statusOf(kind: WorkloadKindName, object: WorkloadObject): WorkloadStatusChange[] {
+    const jobId = object.metadata?.annotations?.[JOB_ID_KEY];
+    if (!jobId) return [];
+    const outcome = workloadOutcome(kind, object as Json);
+    const restarts = restartsOf(object.status ?? {});
+    const key = outcome ? `end:${outcome.state}` : restarts ? `restarts:${restarts}` : "";
+    if (!key || this.told.get(jobId) === key || this.told.get(jobId)?.startsWith("end:")) return [];
+    this.told.set(jobId, key);
+    if (this.told.size > 100_000) this.told.delete(this.told.keys().next().value!);
+    if (outcome) return [{ jobId, ...outcome }];
+    return [
+      { jobId, state: "RUNNING", reason: "Restarting", message: `its controller restarted it (${restarts})` },
+    ];
+  }
+}
+
+/** How many times the object's controller ran it again: a JobSet's restarts, a Job's failed
+ * pods (each retried up to its backoff limit), a training job's Restarting condition. */
+function restartsOf(status: Json): string | null {
+  if (typeof status.restarts === "number" && status.restarts > 0) return `${status.restarts} restart(s)`;
+  if (typeof status.failed === "number" && status.failed > 0) return `${status.failed} failed pod(s) retried`;
+  const conditions = Array.isArray(status.conditions) ? (status.conditions as Json[]) : [];
+  const restarting = conditions.find((c) => c.type === "Restarting" && c.status === "True");
+  return restarting ? `restarting since ${String(restarting.lastTransitionTime ?? "")}` : null;
+}

@@ -1,0 +1,44 @@
+// submitWorkload / submitWorkloads: Kubernetes manifests (Job, JobSet, PyTorchJob, MPIJob) as
+// jobs — their pod sets become the job's tasks, checked as submitted specs are — written as
+// submitJob and submitJobs write theirs (one statement; a batch in one transaction; idempotent on
+// each input's key). The job keeps the manifest: its cluster's agent creates the object once the
+// job is placed.
+import { queuePolicy } from "../queries/queue-policy.js";
+import type { Actor, Store } from "../store.js";
+import { errorAt } from "../validation/parse.js";
+import { type SubmitWorkloadInput, workloadJobSpec, workloadQueue } from "../validation/submit-workload.js";
+import { type SubmitResult, storeJobSpec } from "./submit-job.js";
+import { checkBatchSize, policiesOf, storeJobSpecs } from "./submit-jobs.js";
+
+export async function submitWorkload(
+  store: Store,
+  actor: Actor,
+  input: SubmitWorkloadInput,
+): Promise<SubmitResult> {
+  const spec = workloadJobSpec(input, await queuePolicy(store.prisma, workloadQueue(input)));
+  return storeJobSpec(store, actor, spec);
+}
+
+export async function submitWorkloads(
+  store: Store,
+  actor: Actor,
+  inputs: readonly SubmitWorkloadInput[],
+): Promise<SubmitResult[]> {
+  checkBatchSize(inputs);
+  const queues = inputs.map((input, i) => {
+    try {
+      return workloadQueue(input);
+    } catch (e) {
+      throw errorAt(e as Error, [i]);
+    }
+  });
+  const policies = await policiesOf(store, queues);
+  const specs = inputs.map((input, i) => {
+    try {
+      return workloadJobSpec(input, policies.get(queues[i]!) ?? null);
+    } catch (e) {
+      throw errorAt(e as Error, [i]);
+    }
+  });
+  return storeJobSpecs(store, actor, specs);
+}
