@@ -43,11 +43,12 @@ export function isManifest(value: unknown): boolean {
   return isObject(value) && typeof value.apiVersion === "string" && typeof value.kind === "string";
 }
 
-/**
- * The workload a manifest describes. Pod templates that ask for no cpu or memory get `defaults`
- * written in. Throws WorkloadError naming the field for anything fleetq would not run as written.
- */
-export function deriveWorkload(manifest: unknown, defaults: DefaultRequest): Workload {
+/** Throws WorkloadError unless the manifest is an object of a kind fleetq takes. */
+export function checkKind(manifest: unknown): void {
+  kindDefinition(manifest);
+}
+
+function kindDefinition(manifest: unknown): KindDefinition {
   if (!isObject(manifest)) throw new WorkloadError([], "a manifest is one Kubernetes object (a mapping)");
   const def = kindOf(manifest.apiVersion, manifest.kind);
   if (!def)
@@ -55,7 +56,16 @@ export function deriveWorkload(manifest: unknown, defaults: DefaultRequest): Wor
       ["kind"],
       `${String(manifest.apiVersion)} ${String(manifest.kind)} is not a kind fleetq takes (it takes ${SUPPORTED_KINDS})`,
     );
-  const copy = structuredClone(manifest);
+  return def;
+}
+
+/**
+ * The workload a manifest describes. Pod templates that ask for no cpu or memory get `defaults`
+ * written in. Throws WorkloadError naming the field for anything fleetq would not run as written.
+ */
+export function deriveWorkload(manifest: unknown, defaults: DefaultRequest): Workload {
+  const def = kindDefinition(manifest);
+  const copy = structuredClone(manifest as Json);
   const metadata = isObject(copy.metadata) ? copy.metadata : {};
   const name = objectName(metadata);
   const podSets = def.podSets(copy);

@@ -3,7 +3,7 @@
 // Kubernetes API server, with the test playing each kind's controller as the real one names,
 // labels and owns what it makes: the object is created once on the chosen cluster, marked and
 // handed to fleetq's scheduler; its controller's pods are bound where the cycle placed them, as a
-// gang; its end ends the job; cancel deletes it; a pod its controller makes again is placed again;
+// gang; their logs are read by the job's pod names; its end ends the job; cancel deletes it; a pod its controller makes again is placed again;
 // a second delivery of the create creates nothing; refusals happen before anything is created.
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
@@ -228,6 +228,14 @@ describe("Kubernetes workloads", () => {
     // The API's master-0 is the controller's ddp-master-0, on the node the cycle chose.
     const master = pods.find((p) => p.name === "master-0")!;
     expect(kube.pod("ml", "ddp-master-0")!.spec.nodeName).toBe(master.node);
+
+    // Its pods' logs, by the job's pod names (the controller's pod of each place).
+    kube.writeLog("ml", "ddp-worker-1", "epoch 1 loss 0.42");
+    const { podLogs } = await admin<{ podLogs: string }>(
+      `query($id: ID!) { podLogs(job: $id, pod: "worker-1") }`,
+      { id },
+    );
+    expect(podLogs).toBe("epoch 1 loss 0.42\n");
 
     for (const p of ["ddp-worker-0", "ddp-worker-1", "ddp-master-0"]) kube.setPodPhase("ml", p, "Succeeded");
     await untilState(id, "SUCCEEDED");

@@ -1,7 +1,10 @@
-// Training jobs in `fleetq dev`, driven with the `fleetq` command as a user would: the restart
-// example's first attempt fails and `submit --wait` shows the gang restart and exits 0 after the
-// second; `fleetq logs -f` follows a gang across its restart; `fleetq logs --all -f` prints every
-// pod's simulated lines as they come, to the end of their run; `fleetq render` prints the objects; a VIEWER is refused logs (exit code 3).
+// Training jobs and Kubernetes manifests in `fleetq dev`, driven with the `fleetq` command as a
+// user would: the restart example's first attempt fails and `submit --wait` shows the gang
+// restart and exits 0 after the second; `fleetq logs -f` follows a gang across its restart;
+// `fleetq logs --all -f` prints every pod's simulated lines as they come, to the end of their run;
+// `fleetq render` prints the objects; a VIEWER is refused logs (exit code 3); every example
+// manifest (examples/workloads) runs to success with `submit --wait`, shows in `get jobs` and
+// `why`, and a manifest its queue's policy refuses exits 3 naming the field.
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -119,4 +122,69 @@ it("render prints the Service and pods the agent would create, submitting nothin
   const bad = await cli(["render", "examples/jobs/torchrun-ddp.yaml", "--queue", "nope"]);
   expect(bad.code).toBe(3);
   expect(bad.stderr).toContain('queue "nope" does not exist');
+}, 60_000);
+
+const WORKLOADS = ["job", "indexed-job", "jobset", "pytorchjob", "mpijob"];
+
+it("submit --wait runs every example manifest to success; get jobs and why show them like any job", async () => {
+  const runs = await Promise.all(
+    WORKLOADS.map((w) => cli(["submit", `examples/workloads/${w}.yaml`, "--wait", "--timeout", "3m"])),
+  );
+  runs.forEach((r, i) => {
+    expect(r.stderr, WORKLOADS[i]).toMatch(/SUCCEEDED after/);
+    expect(r.code, WORKLOADS[i]).toBe(0);
+  });
+  const listed = await cli(["get", "jobs", "--state", "SUCCEEDED"]);
+  expect(listed.code).toBe(0);
+  for (const name of [
+    "integration-tests",
+    "eval-shards",
+    "multislice-train",
+    "resnet-ddp",
+    "allreduce-bench",
+  ])
+    expect(listed.stdout).toContain(name);
+  // A pending one: why names the reason; its queue came from the Kueue label.
+  const pending = await cli(["submit", "examples/workloads/jobset.yaml", "--name", "second-jobset"]);
+  expect(pending.code).toBe(0);
+  const why = await cli(["why", pending.stdout.trim()]);
+  expect(why.code).toBe(0);
+  expect(why.stdout).toContain("second-jobset");
+  const got = await cli(["get", "job", pending.stdout.trim()]);
+  expect(got.stdout).toContain("llm");
+  await cli(["cancel", pending.stdout.trim()]);
+}, 300_000);
+
+it("a manifest its queue refuses exits 3 naming the field; nothing is submitted", async () => {
+  const manifest = path.join(state, "privileged.yaml");
+  writeFileSync(
+    manifest,
+    [
+      "apiVersion: kubeflow.org/v1",
+      "kind: PyTorchJob",
+      "metadata: { name: root-train, labels: { fleetq.io/queue: llm } }",
+      "spec:",
+      "  pytorchReplicaSpecs:",
+      "    Worker:",
+      "      replicas: 2",
+      "      template:",
+      "        spec:",
+      "          containers:",
+      "            - name: pytorch",
+      "              image: pytorch/pytorch",
+      "              securityContext: { privileged: true }",
+    ].join("\n"),
+  );
+  const r = await cli(["submit", manifest]);
+  expect(r.code).toBe(3);
+  expect(r.stderr).toContain(
+    "field spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].securityContext.privileged",
+  );
+  const unsupported = path.join(state, "deployment.yaml");
+  writeFileSync(unsupported, "apiVersion: apps/v1\nkind: Deployment\nmetadata: { name: web }\n");
+  const refused = await cli(["submit", unsupported, "--queue", "llm"]);
+  expect(refused.code).toBe(3);
+  expect(refused.stderr).toContain("field kind: apps/v1 Deployment is not a kind fleetq takes");
+  const listed = await cli(["get", "jobs"]);
+  expect(listed.stdout).not.toContain("root-train");
 }, 60_000);

@@ -1,8 +1,10 @@
-// The outbox's messages, field by field, for a bind and an eviction, in the order asked for.
+// The outbox's messages, field by field, for a bind and an eviction, in the order asked for; a
+// workload's binds name its kind, and its cancel is one deletion of its object.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bindRequestMessages, markBindRequestsDispatched } from "../../src/store/operations/dispatch.js";
 import { cancelJob } from "../../src/store/operations/jobs.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
+import { submitWorkload } from "../../src/store/operations/submit-workload.js";
 import { runCycle } from "../helpers/cycle.js";
 import type { TestStore } from "../helpers/store.js";
 import { admin, job, storeWithC1 } from "./fixtures.js";
@@ -72,5 +74,34 @@ describe("bindRequestMessages", () => {
     const { bindRequests: evictions } = await cancelJob(t.store, admin, { id: j.id });
     const [evict] = await bindRequestMessages(t.store, [evictions[0]!.id]);
     expect(evict).toMatchObject({ kind: "evict", reason: "job cancelled by test-admin", attempt: 1 });
+  });
+
+  it("names a workload's kind in its binds; its cancel is one deletion of the object, about no node", async () => {
+    const { job: w } = await submitWorkload(t.store, admin, {
+      queue: "team-a",
+      cluster: "c1",
+      manifest: {
+        apiVersion: "batch/v1",
+        kind: "Job",
+        metadata: { name: "wl" },
+        spec: { parallelism: 2, template: { spec: { containers: [{ name: "main", image: "x" }] } } },
+      },
+    });
+    const { bindRequests } = await runCycle(t.store, "c1");
+    const binds = await bindRequestMessages(
+      t.store,
+      bindRequests.filter((b) => b.jobId === w.id).map((b) => b.id),
+    );
+    expect(binds.map((m) => [m.kind, m.job.workload])).toEqual([
+      ["bind", "Job"],
+      ["bind", "Job"],
+    ]);
+    const { bindRequests: stops } = await cancelJob(t.store, admin, { id: w.id });
+    const messages = await bindRequestMessages(
+      t.store,
+      stops.map((b) => b.id),
+    );
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatchObject({ kind: "delete", node: "", job: { id: w.id, workload: "Job" } });
   });
 });

@@ -2,6 +2,7 @@
 // security level their templates are held to; and the request a workload's container that asks
 // for none gets. Each queue may set any; an unset one is the parent's, and at the top of the tree
 // the defaults below.
+import type { DefaultRequest } from "../../workload/index.js";
 import { DEFAULT_POD_SECURITY, type PodSecurityLevel } from "../validation/pod-security/index.js";
 
 export const DEFAULT_NAMESPACES: readonly string[] = ["default"];
@@ -9,12 +10,6 @@ export const DEFAULT_NAMESPACES: readonly string[] = ["default"];
 /** What a workload's container that asks for no cpu or memory gets, per container, when no queue
  * up the tree says otherwise: half a core and a GiB. */
 export const FLEET_DEFAULT_REQUEST: DefaultRequest = { cpuMillis: 500, memory: 2 ** 30 };
-
-export interface DefaultRequest {
-  cpuMillis: number;
-  /** Bytes. */
-  memory: number;
-}
 
 export interface QueuePolicy {
   namespaces: readonly string[];

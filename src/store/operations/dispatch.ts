@@ -42,7 +42,8 @@ const MESSAGES_SQL = `
     j.id::text AS job_id, j.name AS job_name, j.namespace, j.queue_name AS queue, j.created_in_cluster,
     p.task_name AS task, p.name AS pod_name, p.cpu_millis, p.memory::float8 AS memory, p.gpus,
     p.gpu_fraction, p.gpu_memory, t.duration_seconds, t.exit_failure OR b.restarts < t.exit_failure_attempts,
-    b.node_name AS node, b.gpu_groups, b.gpu_devices, b.reason, b.attempts, b.restarts
+    b.node_name AS node, b.gpu_groups, b.gpu_devices, b.reason, b.attempts, b.restarts,
+    j.workload->>'kind' AS workload
   FROM unnest($1::uuid[]) WITH ORDINALITY AS x(id, n)
   JOIN bind_request b ON b.id = x.id AND b.state IN ('PENDING', 'DISPATCHED')
   JOIN job j ON j.id = b.job_id

@@ -3,7 +3,13 @@
 // error naming the field of the manifest it is about (`manifest.spec.pytorchReplicaSpecs.Worker.
 // template.spec.containers[0].securityContext.privileged`).
 import { z } from "zod";
-import { deriveWorkload, QUEUE_LABELS, type Workload, WorkloadError } from "../../workload/index.js";
+import {
+  checkKind,
+  deriveWorkload,
+  QUEUE_LABELS,
+  type Workload,
+  WorkloadError,
+} from "../../workload/index.js";
 import type { QueuePolicy } from "../domain/queue-policy.js";
 import { FLEET_DEFAULT_REQUEST } from "../domain/queue-policy.js";
 import { ForbiddenError, InvalidInputError } from "../errors.js";
@@ -35,8 +41,14 @@ export function workloadQueueOf(input: SubmitWorkloadInput): string | null {
   }
 }
 
-/** The queue a workload goes to: the input's, else its manifest's label (fleetq's, then Kueue's). */
+/** The queue a workload goes to: the input's, else its manifest's label (fleetq's, then Kueue's).
+ * A manifest of a kind fleetq does not take is refused first: the queue would not help it. */
 export function workloadQueue(input: SubmitWorkloadInput): string {
+  try {
+    checkKind(input.manifest);
+  } catch (e) {
+    throw manifestAt(e);
+  }
   if (input.queue) return input.queue;
   const labels = (input.manifest as { metadata?: { labels?: Record<string, unknown> } } | null)?.metadata
     ?.labels;
@@ -62,8 +74,7 @@ export function workloadJobSpec(input: SubmitWorkloadInput, policy: QueuePolicy 
   try {
     workload = deriveWorkload(r.manifest, policy?.defaultRequest ?? FLEET_DEFAULT_REQUEST);
   } catch (e) {
-    if (e instanceof WorkloadError) throw invalidAt(["manifest", ...e.path], e.message);
-    throw e;
+    throw manifestAt(e);
   }
   if (r.namespace && workload.namespace && r.namespace !== workload.namespace)
     throw invalidAt(
@@ -114,6 +125,11 @@ export function workloadJobSpec(input: SubmitWorkloadInput, policy: QueuePolicy 
       manifest: workload.manifest,
     },
   };
+}
+
+/** A refusal of the manifest as one of the input's field `manifest.…`. */
+function manifestAt(e: unknown): unknown {
+  return e instanceof WorkloadError ? invalidAt(["manifest", ...e.path], e.message) : e;
 }
 
 /** An error about the derived job spec as one about the input it came from. */

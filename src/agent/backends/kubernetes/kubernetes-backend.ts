@@ -277,7 +277,9 @@ export class KubernetesBackend implements ClusterBackend {
 
   readLogs(query: LogQuery, sink: LogSink, signal: AbortSignal): Promise<string> {
     const { kubeConfig, cluster, defaultNamespace } = this.options;
-    return readPodLogs({ api: this.api, kubeConfig, cluster, defaultNamespace }, query, sink, signal);
+    // A workload's pod: the one its controller made for that place now.
+    const placed = this.tracker?.placePod(query.job.id, query.pod) ?? undefined;
+    return readPodLogs({ api: this.api, kubeConfig, cluster, defaultNamespace }, query, sink, signal, placed);
   }
 
   deleteWorkload(request: BindRequestMessage, job: RenderJob): Promise<RequestOutcome> {

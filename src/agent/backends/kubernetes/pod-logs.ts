@@ -17,16 +17,21 @@ export interface PodLogSource {
   defaultNamespace: string;
 }
 
+/** `podName`: the pod's name in the cluster where fleetq did not choose it (a workload's
+ * controller made it); otherwise it follows from the query. */
 export async function readPodLogs(
   source: PodLogSource,
   query: LogQuery,
   sink: LogSink,
   signal: AbortSignal,
+  podName?: string,
 ): Promise<string> {
   const namespace = query.job.namespace || source.defaultNamespace;
-  const name = query.job.createdInCluster
-    ? query.pod
-    : uniquePodName(query.job.id, query.job.name, query.pod, query.restarts);
+  const name =
+    podName ??
+    (query.job.createdInCluster
+      ? query.pod
+      : uniquePodName(query.job.id, query.job.name, query.pod, query.restarts));
   let pod: V1Pod;
   try {
     pod = await source.api.readNamespacedPod({ name, namespace });
