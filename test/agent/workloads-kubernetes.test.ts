@@ -244,6 +244,27 @@ describe("Kubernetes workloads", () => {
     expect(creates("pytorchjob")).toHaveLength(1);
   });
 
+  it("a pod deleted from under a running PyTorchJob is made again by its controller and placed again", async () => {
+    const id = await submit(pyTorchJob("healed", 2));
+    await schedule();
+    await untilState(id, "RUNNING");
+    await until(() => expect(kubePods(id).filter((p) => p.status.phase === "Running")).toHaveLength(3));
+    const before = kube.pod("ml", "healed-worker-1")!.metadata.uid;
+    kube.deletePod("ml", "healed-worker-1"); // kubectl delete pod, a node drain
+    await until(() => expect(kube.pod("ml", "healed-worker-1")?.metadata.uid).not.toBe(before ?? undefined));
+    await until(async () => {
+      await schedule();
+      expect(kube.pod("ml", "healed-worker-1")?.status.phase).toBe("Running");
+    });
+    await expectBoundAsPlaced(id);
+    const j = await job(id);
+    expect(j.state).toBe("RUNNING");
+    expect(j.pods.map((p) => p.state)).toEqual(["RUNNING", "RUNNING", "RUNNING"]);
+    await admin(`mutation($id: ID!) { cancelJob(id: $id) { id } }`, { id });
+    await schedule();
+    await untilState(id, "CANCELLED");
+  });
+
   it("a second delivery of the create, also to a restarted agent, creates nothing", async () => {
     const id = await submit(pyTorchJob("twice", 1));
     await schedule();
