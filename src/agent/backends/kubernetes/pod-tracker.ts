@@ -31,6 +31,8 @@ interface TrackedPod {
   state?: PodState;
   /** The BIND request that bound the pod (its annotation): a report that the pod is gone names it. */
   bindRequest?: string;
+  /** Being deleted: a workload's controller may already have made its replacement. */
+  leaving?: boolean;
 }
 
 interface GroupMember {
@@ -122,6 +124,7 @@ export class PodTracker {
     const tracked = known ?? { jobId, name: this.nameOf(pod, jobId), node: null };
     if (!known && workloadKind(pod)) this.takePlace(key, tracked, changes);
     tracked.node = pod.spec?.nodeName ?? tracked.node;
+    tracked.leaving = Boolean(pod.metadata?.deletionTimestamp);
     const bound = pod.metadata?.annotations?.[BIND_REQUEST_KEY];
     if (bound) tracked.bindRequest = newer(tracked.bindRequest, bound);
     this.tracked.set(key, tracked);
@@ -169,7 +172,8 @@ export class PodTracker {
   }
 
   /** The control plane's name of a pod: its annotation once bound; a workload's pod, its place
-   * (a non-indexed Job's pod the first place of its task no live pod stands in). */
+   * (a non-indexed Job's pod the first place of its task no live pod stands in: one being
+   * deleted has given its place up to its replacement). */
   private nameOf(pod: V1Pod, jobId: string): string {
     const kind = workloadKind(pod);
     if (!kind || pod.metadata?.annotations?.[POD_NAME_KEY]) return podControlName(pod);
@@ -179,7 +183,7 @@ export class PodTracker {
     for (let i = 0; ; i++) {
       const key = this.places.get(`${jobId}/${slot.task}-${i}`);
       const holder = key ? this.tracked.get(key) : undefined;
-      if (!holder || isTerminal(holder.state)) return `${slot.task}-${i}`;
+      if (!holder || holder.leaving || isTerminal(holder.state)) return `${slot.task}-${i}`;
     }
   }
 
