@@ -109,7 +109,7 @@ export function parseJobSpecs(text: string, file: string, overrides: SpecOverrid
  * comes from its labels (the API reads them). */
 function workloadInputOf(
   manifest: unknown,
-  _file: string,
+  file: string,
   overrides: SpecOverrides,
   _warnings: string[],
 ): Record<string, unknown> {
@@ -122,7 +122,7 @@ function workloadInputOf(
   if (overrides.queue) input.queue = overrides.queue;
   if (overrides.cluster) input.cluster = overrides.cluster;
   if (overrides.idempotencyKey) input.idempotencyKey = overrides.idempotencyKey;
-  if (overrides.label?.length) input.labels = withLabels(null, overrides.label, _file);
+  if (overrides.label?.length) input.labels = withLabels(null, overrides.label, file);
   return input;
 }
 

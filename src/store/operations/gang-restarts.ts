@@ -68,7 +68,11 @@ export async function applyGangFailures(
     SELECT id::text AS id, job_id::text AS "jobId", name, state::text AS state, node_name AS "nodeName"
     FROM pod WHERE job_id = ANY(${jobs.map((j) => j.id)}::uuid[]) FOR UPDATE`;
   const podsOf = new Map<string, GangPod[]>();
-  for (const p of pods) podsOf.set(p.jobId, [...(podsOf.get(p.jobId) ?? []), p]);
+  for (const p of pods) {
+    const list = podsOf.get(p.jobId);
+    if (list) list.push(p);
+    else podsOf.set(p.jobId, [p]);
+  }
 
   const restarts: { job: JobRow; decision: Extract<GangDecision, { kind: "restart" }> }[] = [];
   const fails: { job: JobRow; message: string }[] = [];
