@@ -17,6 +17,7 @@ export type TypesMatchTheSchema = [
   Holds<Same<Plain.Pod, Generated.Pod>>,
   Holds<Same<Plain.BindRequest, Generated.BindRequest>>,
   Holds<Same<Plain.ApiToken, Generated.ApiToken>>,
+  Holds<Same<Plain.RoleBinding, Generated.RoleBinding>>,
   Holds<Same<Plain.ClusterState, Enums.ClusterState>>,
   Holds<Same<Plain.JobState, Enums.JobState>>,
   Holds<Same<Plain.PodState, Enums.PodState>>,

@@ -26,6 +26,7 @@ export interface Cluster {
   heartbeatAt: Date | null;
   generation: bigint;
   createdAt: Date;
+  podPolicy: JsonValue | null;
 }
 
 export interface Node {
@@ -53,6 +54,7 @@ export interface Queue {
   namespaces: string[];
   podSecurity: PodSecurityLevel | null;
   defaultRequest: JsonValue | null;
+  podPolicy: JsonValue | null;
 }
 
 export interface QueueQuota {
@@ -118,6 +120,7 @@ export interface JobTask {
   exitFailure: boolean;
   exitFailureAttempts: number;
   position: number;
+  extendedResources: JsonValue;
 }
 
 export interface Pod {
@@ -168,6 +171,19 @@ export interface ApiToken {
   name: string;
   role: Role;
   secretHash: string;
+  queues: string[];
+  clusterName: string | null;
+  createdBy: string | null;
+  createdAt: Date;
+  revokedAt: Date | null;
+  subject: string | null;
+}
+
+export interface RoleBinding {
+  id: string;
+  subject: string | null;
+  group: string | null;
+  role: Role;
   queues: string[];
   clusterName: string | null;
   createdBy: string | null;

@@ -325,5 +325,6 @@ function taskRow(jobId: string, t: JobSpec["tasks"][number], position: number): 
     exitFailure: t.exitFailure,
     exitFailureAttempts: t.exitFailureAttempts,
     position,
+    extendedResources: {},
   };
 }
