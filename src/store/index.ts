@@ -64,10 +64,19 @@ export {
   createToken,
   ensureAdminToken,
   hashSecret,
+  personOf,
   revokeToken,
   type CreatedToken,
   type Principal,
 } from "./operations/tokens.js";
+export {
+  createRoleBinding,
+  type CreateRoleBindingInput,
+  deleteRoleBinding,
+  type Identity,
+  listRoleBindings,
+  principalOfIdentity,
+} from "./operations/role-bindings.js";
 
 export { deriveJobState } from "./domain/job-state.js";
 export type { ClusterShortfall, PendingReason, ResourceAmount } from "./domain/pending-reason.js";
@@ -186,6 +195,7 @@ export type {
   PodState,
   QuotaResource,
   Role,
+  RoleBinding,
 } from "./types.js";
 export type { SubGroupRow, TopologyConstraint } from "./validation/submit-job.js";
 export type { CreateQueueInput, SetQueueQuotaInput, UpdateQueueInput } from "./operations/queues.js";

@@ -20,7 +20,15 @@ export interface Principal {
   queues: string[];
   /** AGENT: the cluster it speaks for. */
   cluster: string | null;
+  /** The person: a signed-in person's subject, or the subject a static token is bound to. */
+  subject?: string | null;
+  /** A signed-in person's e-mail, when their token carries one. */
+  email?: string | null;
 }
+
+/** Who is recorded as doing what a principal does: the person (e-mail, else subject), else the
+ * token's name. */
+export const personOf = (p: Principal): string => p.email ?? p.subject ?? p.name;
 
 export interface CreatedToken {
   id: string;
@@ -34,6 +42,12 @@ const createTokenInput = z
     role: z.enum(["ADMIN", "MEMBER", "VIEWER", "AGENT"], "role must be ADMIN, MEMBER, VIEWER or AGENT"),
     queues: z.array(queueName).nullish(),
     cluster: clusterName.nullish(),
+    subject: z
+      .string()
+      .trim()
+      .min(1, "subject must not be empty")
+      .max(256, "subject must be at most 256 characters")
+      .nullish(),
   })
   .strict()
   .superRefine((t, ctx) => {
@@ -45,6 +59,9 @@ const createTokenInput = z
     if (t.role === "AGENT" && !t.cluster) issue("cluster", "an AGENT token needs its cluster");
     if (t.role !== "AGENT" && t.cluster)
       issue("cluster", `cluster only applies to AGENT tokens, not ${t.role}`);
+    // An agent is a cluster, not a person.
+    if (t.role === "AGENT" && t.subject)
+      issue("subject", "an AGENT token acts for its cluster, not a person");
   });
 export type CreateTokenInput = z.input<typeof createTokenInput>;
 
@@ -76,13 +93,14 @@ export async function createToken(
         secretHash: hashSecret(secret),
         queues,
         clusterName: t.cluster ?? null,
+        subject: t.subject ?? null,
         createdBy: actor.name,
       },
     });
     record({
       kind: "token.created",
       cluster: t.cluster ?? null,
-      message: `token ${t.name} (${t.role}) created`,
+      message: `token ${t.name} (${t.role}${t.subject ? ` for ${t.subject}` : ""}) created`,
     });
     return { id: row.id, secret };
   });
@@ -108,7 +126,14 @@ export async function revokeToken(store: Store, actor: Actor, input: { id: strin
 export async function authenticate(store: Store, secret: string): Promise<Principal | null> {
   const row = await store.prisma.apiToken.findUnique({ where: { secretHash: hashSecret(secret) } });
   if (!row || row.revokedAt) return null;
-  return { tokenId: row.id, name: row.name, role: row.role, queues: row.queues, cluster: row.clusterName };
+  return {
+    tokenId: row.id,
+    name: row.name,
+    role: row.role,
+    queues: row.queues,
+    cluster: row.clusterName,
+    subject: row.subject,
+  };
 }
 
 /** `fleetq token create --admin`: a new ADMIN token; the secret is returned once. */
