@@ -9,6 +9,7 @@ import {
   openDatabase,
 } from "../store/index.js";
 import { CliError, EXIT } from "./exit-codes.js";
+import { redactUrl } from "./redact.js";
 
 export async function createAdminTokenInDatabase(
   url: string | undefined,
@@ -36,13 +37,5 @@ export async function createAdminTokenInDatabase(
   }
 }
 
-/** A URL without its password, for messages. */
-export function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return url;
-  }
-}
+/** A URL without its password, for messages (the one helper: redact.ts). */
+export const redact = redactUrl;

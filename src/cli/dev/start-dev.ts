@@ -19,6 +19,7 @@ import { rateLimitsFromEnv } from "../api-options.js";
 import { devAdminToken } from "./admin-token.js";
 import { type LocalRedis, localRedis } from "./local-redis.js";
 import { lockStateDir, stateDir } from "./state-dir.js";
+import { redactUrl } from "../redact.js";
 
 export interface DevOptions {
   port?: number;
@@ -72,7 +73,7 @@ export async function startDev(o: DevOptions): Promise<RunningDev> {
     const redis = await localRedis({ env, stateDir: dir });
     life.add({ name: `redis (${redis.source})`, stop: () => redis.stop() });
     checkpoint();
-    log.info({ redis: redis.url, source: redis.source }, "redis");
+    log.info({ redis: redactUrl(redis.url), source: redis.source }, "redis");
 
     // One database handle for the API and the workers: the embedded database is one connection.
     const db = await openDatabase(databaseUrl);
