@@ -46,6 +46,8 @@ import { healthz, readyz } from "./health.js";
 import { PrincipalCache } from "./principal-cache.js";
 import { buildSchema } from "./schema.js";
 import { mountDashboard } from "../dashboard/mount-dashboard.js";
+import { mountAuthRoutes } from "./identity/auth-routes.js";
+import { type OidcConfig, oidcConfigFromEnv } from "./identity/oidc-config.js";
 import { mountMetrics } from "../metrics/mount-metrics.js";
 import { DEFAULT_REDIS_URL } from "../protocol/defaults.js";
 import { BIND_QUEUE_PREFIX } from "../protocol/bind-request.js";
@@ -76,6 +78,8 @@ export interface ApiServerOptions {
   /** Key prefix of the clusters' bind queues, which their agents' request lists share (default
    * "bind", as the workers'). */
   agentQueuePrefix?: string;
+  /** Sign-in with an identity provider (default from FLEETQ_OIDC_*; null = static tokens only). */
+  oidc?: OidcConfig | null;
 }
 
 /** Largest WebSocket message (a subscribe carries one query; the HTTP body limit is 4 MiB). */
@@ -104,6 +108,7 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   const store = opts.store ? { ...opts.store, events: bus } : createStore(db!, bus);
   const adminToken = opts.adminToken ?? process.env.FLEETQ_ADMIN_TOKEN;
   if (adminToken) await ensureAdminToken(store, adminToken);
+  const oidc = opts.oidc === undefined ? oidcConfigFromEnv() : opts.oidc;
 
   const principals = new PrincipalCache(store);
   const fleet = new FleetSizeCache(store);
@@ -256,6 +261,7 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
     async (req) => (await principalFor(req.headers.authorization)) !== null,
   );
   mountDashboard(app);
+  mountAuthRoutes(app, oidc);
   app.use(
     "/graphql",
     // The token's operations in flight, counted before the body is even read: a token at its
