@@ -9,6 +9,10 @@ export const GPU_RESOURCE = "nvidia.com/gpu";
 type Json = Record<string, unknown>;
 export type FleetqResource = "cpu" | "memory" | typeof GPU_RESOURCE;
 export const FLEETQ_RESOURCES: readonly FleetqResource[] = ["cpu", "memory", GPU_RESOURCE];
+/** What any pod may ask for without its cluster's leave: what fleetq counts, and node-local scratch
+ * space (ephemeral-storage, which the kubelet evicts a pod for overusing). Every other resource
+ * (extended resources, hugepages) must be declared by the task and allowed by the cluster. */
+export const NATIVE_RESOURCES: ReadonlySet<string> = new Set([...FLEETQ_RESOURCES, "ephemeral-storage"]);
 
 /** A pod's declared resources: millicores, bytes, whole GPU devices (shared GPUs go by annotation). */
 export interface DeclaredResources {

@@ -124,8 +124,26 @@ export { awaitingAdmission, shortAmounts } from "./domain/pending-reason.js";
 export { assignJobClusters, setJobPendingReasons } from "./operations/admission-decisions.js";
 
 // Queue policy: namespaces and pod security levels (effective, inherited down the tree).
-export { DEFAULT_NAMESPACES, FLEET_DEFAULT_REQUEST, type QueuePolicy } from "./domain/queue-policy.js";
+export {
+  DEFAULT_NAMESPACES,
+  FLEET_DEFAULT_REQUEST,
+  ownNamespace,
+  type QueuePolicy,
+} from "./domain/queue-policy.js";
 export { queuePolicies, queuePolicy } from "./queries/queue-policy.js";
+// A job against its queue's policy and its cluster's pod policy (at submit and at admission).
+export {
+  jobPolicyError,
+  type PolicyJob,
+  type PolicyTask,
+  storedJobPolicyError,
+} from "./validation/job-policy.js";
+export {
+  type ClusterPodPolicy,
+  clusterPodPolicyOf,
+  NO_CLUSTER_POD_POLICY,
+  type QueuePodPolicy,
+} from "./validation/pod-policy.js";
 export {
   DEFAULT_POD_SECURITY,
   POD_SECURITY_LEVELS,

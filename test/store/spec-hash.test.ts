@@ -17,7 +17,7 @@ const earlier = (spec: ReturnType<typeof parseSpec>) => {
     workload: _w,
     ...rest
   } = spec;
-  const tasks = rest.tasks.map(({ exitFailureAttempts: _a, ...t }) => t);
+  const tasks = rest.tasks.map(({ exitFailureAttempts: _a, extendedResources: _e, ...t }) => t);
   const json = JSON.stringify({ ...rest, tasks }, (_key, v) => (typeof v === "bigint" ? v.toString() : v));
   return createHash("sha256").update(json).digest("hex");
 };

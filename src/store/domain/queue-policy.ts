@@ -4,6 +4,16 @@
 // the defaults below.
 import type { DefaultRequest } from "../../workload/index.js";
 import { DEFAULT_POD_SECURITY, type PodSecurityLevel } from "../validation/pod-security/index.js";
+import {
+  effectiveQueuePodPolicy,
+  type QueuePodPolicy,
+  queuePodPolicyRowOf,
+} from "../validation/pod-policy.js";
+
+/** The namespace of a top-level queue that sets none: one of its own, so that teams' pods do not
+ * share a namespace (and its secrets, service accounts and quotas) by default. Queues made before
+ * this rule had "default" written into their row by the migration that introduced it. */
+export const ownNamespace = (topQueue: string): string => `fleetq-${topQueue}`;
 
 export const DEFAULT_NAMESPACES: readonly string[] = ["default"];
 
@@ -15,15 +25,19 @@ export interface QueuePolicy {
   namespaces: readonly string[];
   podSecurity: PodSecurityLevel;
   defaultRequest: DefaultRequest;
+  /** Allow-lists of pod fields the Pod Security Standards leave open. */
+  pod: QueuePodPolicy;
 }
 
-/** One queue's own settings: `namespaces` [] and `podSecurity`, `defaultRequest` null inherit. */
+/** One queue's own settings: `namespaces` [] and `podSecurity`, `defaultRequest`, `podPolicy`
+ * (each of its lists) null inherit. */
 export interface QueuePolicyRow {
   name: string;
   parentName: string | null;
   namespaces: readonly string[];
   podSecurity: PodSecurityLevel | null;
   defaultRequest: unknown;
+  podPolicy?: unknown;
 }
 
 /** A stored default request ({cpuMillis, memory}), or null when the queue sets none. */
@@ -43,6 +57,7 @@ export function effectivePolicy(pathToRoot: readonly QueuePolicyRow[]): QueuePol
     defaultRequest:
       pathToRoot.map((q) => defaultRequestOf(q.defaultRequest)).find((d) => d !== null) ??
       FLEET_DEFAULT_REQUEST,
+    pod: effectiveQueuePodPolicy(pathToRoot.map((q) => queuePodPolicyRowOf(q.podPolicy))),
   };
 }
 

@@ -45,9 +45,11 @@ export function specHash(spec: JobSpec): string {
   } = spec;
   const rest = {
     ...base,
-    tasks: base.tasks.map(({ exitFailureAttempts, ...t }) =>
-      exitFailureAttempts ? { ...t, exitFailureAttempts } : t,
-    ),
+    tasks: base.tasks.map(({ exitFailureAttempts, extendedResources, ...t }) => ({
+      ...t,
+      ...(exitFailureAttempts ? { exitFailureAttempts } : {}),
+      ...(Object.keys(extendedResources).length ? { extendedResources } : {}),
+    })),
     ...(Object.keys(labels).length ? { labels } : {}),
     ...(maxRuntimeSeconds !== null ? { maxRuntimeSeconds } : {}),
     ...(expectedRuntimeSeconds !== null ? { expectedRuntimeSeconds } : {}),
@@ -219,12 +221,13 @@ async function insertJob(
       RETURNING id
     ), t AS (
       INSERT INTO job_task (job_id, name, replicas, cpu_millis, memory, gpus, gpu_fraction, gpu_memory, sub_group, node_selector,
-        gpu_model, template, duration_seconds, exit_failure, exit_failure_attempts, position)
+        gpu_model, template, duration_seconds, exit_failure, exit_failure_attempts, position, extended_resources)
       SELECT j.id, v."name", v.replicas, v."cpuMillis", v.memory, v.gpus, v."gpuFraction", v."gpuMemory", v."subGroup", v."nodeSelector",
-        v."gpuModel", NULLIF(v.template, 'null'::jsonb), v."durationSeconds", v."exitFailure", v."exitFailureAttempts", v.position
+        v."gpuModel", NULLIF(v.template, 'null'::jsonb), v."durationSeconds", v."exitFailure", v."exitFailureAttempts", v.position,
+        COALESCE(v."extendedResources", '{}'::jsonb)
       FROM j, jsonb_to_recordset(${JSON.stringify(tasks)}::jsonb) AS v("name" text, replicas int, "cpuMillis" int, memory bigint, gpus int,
         "gpuFraction" float8, "gpuMemory" int, "subGroup" text, "nodeSelector" jsonb, "gpuModel" text, template jsonb, "durationSeconds" int,
-        "exitFailure" boolean, "exitFailureAttempts" int, position int)
+        "exitFailure" boolean, "exitFailureAttempts" int, position int, "extendedResources" jsonb)
     ), p AS (
       INSERT INTO pod (id, job_id, task_name, name, cpu_millis, memory, gpus, gpu_fraction, gpu_memory, created_at, updated_at)
       SELECT v.id, j.id, v.task, v."name", v.cpu, v.memory, v.gpus, v.fraction, v."gpuMemory", ${job.createdAt}, ${job.createdAt}
@@ -325,6 +328,6 @@ function taskRow(jobId: string, t: JobSpec["tasks"][number], position: number): 
     exitFailure: t.exitFailure,
     exitFailureAttempts: t.exitFailureAttempts,
     position,
-    extendedResources: {},
+    extendedResources: t.extendedResources,
   };
 }

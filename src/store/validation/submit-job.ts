@@ -5,6 +5,7 @@ import { splitGpu } from "../domain/quantities.js";
 import { clusterName, dnsLabel, jobLabels, labelKey, labelMatches, queueName } from "./names.js";
 import { bytes, cpuMillis, gpuMemoryMiB, INT4_MAX } from "./quantities.js";
 import { DEFAULT_RESTART_BACKOFF_SECONDS, type RestartPolicy } from "../domain/gang-restart.js";
+import { extendedResourcesInput, extendedResourcesRecord } from "./extended-resources.js";
 
 /** A task's pod template is at most 256 KiB of JSON: agents fetch it once per job and the API
  * server refuses much larger pods anyway (its request limit is about 1.5 MB). */
@@ -92,6 +93,7 @@ const task = z
       .min(0, "exitFailureAttempts must not be negative")
       .max(MAX_RESTARTS + 1, `exitFailureAttempts must be at most ${MAX_RESTARTS + 1}`)
       .nullish(),
+    extendedResources: extendedResourcesInput.nullish(),
   })
   .strict();
 
@@ -284,6 +286,8 @@ export interface TaskSpecRow {
   exitFailure: boolean;
   /** Simulated clusters: the pods of attempts 1..exitFailureAttempts end Failed. */
   exitFailureAttempts: number;
+  /** {name: count} per pod of extended resources beyond nvidia.com/gpu, names in order. */
+  extendedResources: Record<string, number>;
 }
 
 export interface SubGroupRow {
@@ -429,6 +433,7 @@ export function normaliseJobSpec(j: Parsed): JobSpec {
       durationSeconds: t.durationSeconds ?? null,
       exitFailure: t.exitFailure ?? false,
       exitFailureAttempts: t.exitFailureAttempts ?? 0,
+      extendedResources: extendedResourcesRecord(t.extendedResources),
     })),
     subGroups,
     topology: topologyRow(j.topology),
