@@ -5,6 +5,7 @@ import { registerCancel } from "./commands/cancel.js";
 import { registerDemo } from "./commands/demo.js";
 import { registerFairShare } from "./commands/fairshare.js";
 import { registerGet } from "./commands/get.js";
+import { registerLogin } from "./commands/login.js";
 import { registerLogs } from "./commands/logs.js";
 import { registerQueue } from "./commands/queue.js";
 import { registerRender } from "./commands/render.js";
@@ -25,7 +26,7 @@ export function buildProgram(): Command {
     .description("Multi-cluster queueing and admission control for GPU workloads")
     .version(projectVersion(), "-V, --version")
     .option("--url <url>", "the API (default FLEETQ_URL, the config file's url, else http://localhost:4000)")
-    .option("--token <token>", "the API token (default FLEETQ_TOKEN, else the config file's token)")
+    .option("--token <token>", "the API token (default FLEETQ_TOKEN, the config file's token, else `fleetq login`'s)")
     .option("-o, --output <format>", "table or json", "table")
     .addHelpText(
       "after",
@@ -52,6 +53,7 @@ export function buildProgram(): Command {
   registerRender(program);
   registerQueue(program);
   registerToken(program);
+  registerLogin(program);
   registerWhatIf(program);
   // running the control plane
   registerServers(program);

@@ -4,7 +4,7 @@
 // token's budget (RATE_LIMITED, which runs nothing) is sent again after the Retry-After the API
 // gives, as long as the waits stay within MAX_RATE_LIMIT_WAIT_MS in all.
 import { CliError, EXIT } from "../exit-codes.js";
-import type { ConnectionSettings } from "./config.js";
+import { bearerToken, type ConnectionSettings } from "./config.js";
 
 /** The API answered with an error: its extensions.code and field path, when given. */
 export class ApiError extends CliError {
@@ -23,7 +23,8 @@ export class ApiError extends CliError {
 
 const REFUSALS = new Set(["UNAUTHENTICATED", "FORBIDDEN", "BAD_USER_INPUT", "NOT_FOUND", "CONFLICT"]);
 const HINTS: Record<string, string> = {
-  UNAUTHENTICATED: " (set FLEETQ_TOKEN or `token:` in the config file; see `fleetq --help`)",
+  UNAUTHENTICATED:
+    " (run `fleetq login`, or set FLEETQ_TOKEN or `token:` in the config file; see `fleetq --help`)",
 };
 
 export interface ErrorBody {
@@ -58,10 +59,15 @@ export class ApiClient {
 
   async request<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
     let waited = 0;
+    let renewed = false;
     for (;;) {
       try {
         return await this.send<T>(query, variables);
       } catch (e) {
+        if (!renewed && (await this.renewedAfter(e))) {
+          renewed = true;
+          continue;
+        }
         const wait = e instanceof ApiError && e.code === "RATE_LIMITED" ? e.retryAfterMs : undefined;
         if (wait === undefined || waited + wait > MAX_RATE_LIMIT_WAIT_MS) throw e;
         waited += wait;
@@ -70,8 +76,16 @@ export class ApiClient {
     }
   }
 
+  /** Refused as UNAUTHENTICATED while signed in: whether the session got a new access token. */
+  private async renewedAfter(e: unknown): Promise<boolean> {
+    const session = this.connection.session;
+    if (!session || !(e instanceof ApiError) || e.code !== "UNAUTHENTICATED") return false;
+    return (await session.refreshed()) !== null;
+  }
+
   private async send<T>(query: string, variables: Record<string, unknown>): Promise<T> {
-    const { url, token } = this.connection;
+    const { url } = this.connection;
+    const token = await bearerToken(this.connection);
     let res: Response;
     try {
       res = await fetch(url, {

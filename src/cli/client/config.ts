@@ -1,11 +1,14 @@
 // Where the CLI finds the API and its token: flags, then FLEETQ_URL / FLEETQ_TOKEN, then the
 // config file (~/.config/fleetq/config.yaml, or $XDG_CONFIG_HOME/fleetq/config.yaml, or
-// FLEETQ_CONFIG), then the default URL of a local `fleetq dev`.
+// FLEETQ_CONFIG), then the default URL of a local `fleetq dev`. With no token given, the sign-in
+// `fleetq login` cached for that API, if any.
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { CliError } from "../exit-codes.js";
 import { lazyRequire } from "../lazy.js";
+import { SignedInSession } from "../oidc-session.js";
+import { cachedTokens } from "../token-cache.js";
 
 const yaml = lazyRequire<typeof import("yaml")>("yaml");
 
@@ -15,6 +18,13 @@ export interface ConnectionSettings {
   /** The GraphQL endpoint (…/graphql). */
   url: string;
   token: string | null;
+  /** No token given and signed in with `fleetq login`: the cached tokens, refreshed when due. */
+  session?: SignedInSession | null;
+}
+
+/** The bearer token to send: the one given, else the signed-in session's current one. */
+export async function bearerToken(connection: ConnectionSettings): Promise<string | null> {
+  return connection.token ?? (connection.session ? await connection.session.accessToken() : null);
 }
 
 interface ConfigFile {
@@ -81,5 +91,10 @@ export function resolveConnection(
   const file = readConfigFile(configFilePath(env), Boolean(env.FLEETQ_CONFIG));
   const url = flags.url || env.FLEETQ_URL || file.url || DEFAULT_URL;
   const token = flags.token || env.FLEETQ_TOKEN || file.token || null;
-  return { url: graphqlEndpoint(url), token };
+  const endpoint = graphqlEndpoint(url);
+  if (token) return { url: endpoint, token };
+  const signedIn = cachedTokens(endpoint, env);
+  return signedIn
+    ? { url: endpoint, token, session: new SignedInSession(endpoint, signedIn, env) }
+    : { url: endpoint, token };
 }

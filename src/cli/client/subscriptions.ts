@@ -2,7 +2,7 @@
 import { createClient } from "graphql-ws";
 import WebSocket from "ws";
 import { apiErrorOf, type ErrorBody } from "./api-client.js";
-import type { ConnectionSettings } from "./config.js";
+import { bearerToken, type ConnectionSettings } from "./config.js";
 
 export interface Subscription {
   /** Resolves when the subscription ends: completed, failed (rejects) or disposed. */
@@ -19,7 +19,11 @@ export function subscribe<T>(
   const client = createClient({
     url: connection.url.replace(/^http/, "ws"),
     webSocketImpl: WebSocket,
-    connectionParams: connection.token ? { authorization: `Bearer ${connection.token}` } : {},
+    // Asked at each connection: a signed-in session's token is refreshed when due.
+    connectionParams: async () => {
+      const token = await bearerToken(connection);
+      return token ? { authorization: `Bearer ${token}` } : {};
+    },
     // The caller falls back to polling instead: no silent reconnect loops here.
     retryAttempts: 0,
     lazy: true,
