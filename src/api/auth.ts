@@ -2,7 +2,7 @@
 // (schema.ts refuses to start if one is missing), so no resolver runs unchecked.
 import type { Principal } from "../store/index.js";
 import type { ApiContext } from "./context.js";
-import { forbidden, toGraphQLError, unauthenticated } from "./errors.js";
+import { forbidden, notFound, toGraphQLError, unauthenticated } from "./errors.js";
 
 export type Policy<A> = (ctx: ApiContext, args: A) => Promise<void> | void;
 
@@ -42,14 +42,18 @@ export const adminOrAgentOf =
     );
   };
 
-/** ADMIN, or a MEMBER whose queue subtrees contain the queue. Unknown queues are the resolver's
- * business (a clear BAD_USER_INPUT), so they pass here for ADMIN and MEMBER alike. */
+/** ADMIN, or a MEMBER whose queue subtrees contain the queue. A queue that does not exist is
+ * NOT_FOUND for a MEMBER here (the store refuses it for every role, in the transaction that would
+ * store the job); "" (no queue named) is the resolver's to explain. */
 export async function requireQueueAccess(ctx: ApiContext, queue: string): Promise<void> {
   const p = principalOf(ctx);
   if (p.role === "ADMIN") return;
   if (p.role !== "MEMBER") throw forbidden(`${p.role} token "${p.name}" may not submit or cancel jobs`);
   const tree = await ctx.loaders.queueTree();
-  if (!tree.has(queue)) return;
+  if (!tree.has(queue)) {
+    if (queue === "") return;
+    throw notFound(`queue "${queue}" not found`);
+  }
   if (!p.queues.some((root) => tree.isWithin(queue, root))) {
     throw forbidden(`MEMBER token "${p.name}" may use queues ${p.queues.join(", ")} and below, not ${queue}`);
   }

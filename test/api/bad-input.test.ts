@@ -48,9 +48,9 @@ const cases: [string, string, Record<string, unknown>, string, string, RegExp][]
     "unknown queue (submit)",
     SUBMIT,
     { input: spec({ queue: "nope" }) },
-    "BAD_USER_INPUT",
+    "NOT_FOUND",
     "input.queue",
-    /queue "nope" does not exist/,
+    /queue "nope" not found/,
   ],
   [
     "submit to a non-leaf queue",

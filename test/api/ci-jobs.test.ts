@@ -375,9 +375,9 @@ describe("submitJobs", () => {
     [
       "an unknown queue",
       [spec(), spec(), spec({ queue: "nope" })],
-      "BAD_USER_INPUT",
+      "NOT_FOUND",
       "inputs[2].queue",
-      /queue "nope" does not exist/,
+      /queue "nope" not found/,
     ],
     [
       "a queue with children",

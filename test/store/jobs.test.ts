@@ -125,7 +125,6 @@ describe("submitJob", () => {
   });
 
   const bad: [string, SubmitJobInput, string, string][] = [
-    ["unknown queue", job({ queue: "nope" }), "queue", 'queue: queue "nope" does not exist'],
     [
       "non-leaf queue",
       job({ queue: "org" }),
@@ -227,6 +226,14 @@ describe("submitJob", () => {
     );
     expect(err).toBeInstanceOf(InvalidInputError);
     expect(err).toMatchObject({ field, message });
+    expect(await counts()).toEqual(before);
+  });
+
+  it("refuses an unknown queue as NOT_FOUND naming it, writing nothing", async () => {
+    const before = await counts();
+    const err = await submitJob(t.store, admin, job({ queue: "nope" })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NotFoundError);
+    expect(err).toMatchObject({ field: "queue", message: 'queue "nope" not found' });
     expect(await counts()).toEqual(before);
   });
 

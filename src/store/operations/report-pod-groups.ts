@@ -7,7 +7,7 @@ import { isFinished } from "../domain/job-state.js";
 import { NotFoundError } from "../errors.js";
 import { type Actor, type Store, transact } from "../store.js";
 import type { QueuePolicy } from "../domain/queue-policy.js";
-import { queuePolicy } from "../queries/queue-policy.js";
+import { lockedQueuePolicies } from "../queries/queue-policy.js";
 import { invalidAt, parseInput } from "../validation/parse.js";
 import { cappedPriority, podGroupRefusal } from "../validation/pod-group-policy.js";
 import {
@@ -45,9 +45,14 @@ async function checkQueues(tx: Tx, groups: readonly PodGroupSpec[]): Promise<Map
     if (found.get(g.queue)!.parent)
       throw invalidAt(["groups", i, "queue"], `queue "${g.queue}" has child queues; jobs go to leaf queues`);
   });
+  // Locked FOR SHARE with their ancestors: a namespace change waits for the report, or is seen.
+  const policies = await lockedQueuePolicies(
+    tx,
+    rows.map((r) => r.name),
+  );
   const queues = new Map<string, GroupQueue>();
   for (const row of rows) {
-    const policy = await queuePolicy(tx, row.name);
+    const policy = policies.get(row.name);
     if (policy) queues.set(row.name, { policy, priority: row.priority });
   }
   return queues;

@@ -1,6 +1,8 @@
-// submitJob: validate the spec, then write the job, its task groups, one PENDING pod per replica
-// and its event in ONE SQL statement (atomic by itself, one round trip: submission is the API's
-// hot path), idempotent on (queue, idempotencyKey).
+// submitJob: validate the spec, then, in one transaction, read the queue's policy with the rows of
+// the queue and its ancestors locked FOR SHARE (a policy change waits, or came first and is seen),
+// check the spec against it, and write the job, its task groups, one PENDING pod per replica and
+// its event in ONE SQL statement (submission is the API's hot path: two statements in all),
+// idempotent on (queue, idempotencyKey). A queue that does not exist is NOT_FOUND.
 //
 // Leaf check vs. concurrent tree changes: the statement takes FOR KEY SHARE NOWAIT on the queue
 // row. createQueue/updateQueue/deleteQueue hold FOR UPDATE on it while they change the tree; a
@@ -8,12 +10,13 @@
 // children), and a tree change that comes second waits for the submit and then sees its job.
 import { createHash } from "node:crypto";
 import { awaitingAdmission, awaitingScheduler } from "../domain/pending-reason.js";
-import { ConflictError } from "../errors.js";
+import type { PrismaClient, Tx } from "../db.js";
+import { ConflictError, NotFoundError } from "../errors.js";
 import type { Job, JobTask } from "../types.js";
 import { uuidv7 } from "../ids.js";
 import { type Actor, type Store, publishCommitted } from "../store.js";
 import type { QueuePolicy } from "../domain/queue-policy.js";
-import { queuePolicy } from "../queries/queue-policy.js";
+import { lockedQueuePolicies, queuePolicy } from "../queries/queue-policy.js";
 import { jobPolicyError } from "../validation/job-policy.js";
 import { templateResourceError } from "../validation/template-resources.js";
 import { invalidAt, parseInput } from "../validation/parse.js";
@@ -88,7 +91,7 @@ async function refusalOf(store: Store, spec: JobSpec): Promise<Error | null> {
     where: { name: spec.queue },
     select: { _count: { select: { children: true } } },
   });
-  if (!queue) return invalidAt(["queue"], `queue "${spec.queue}" does not exist`);
+  if (!queue) return new NotFoundError("queue", spec.queue, "queue");
   if (queue._count.children > 0)
     return invalidAt(["queue"], `queue "${spec.queue}" has child queues; jobs go to leaf queues`);
   if (
@@ -161,11 +164,15 @@ export function parseSpec(input: SubmitJobInput): JobSpec {
   return spec;
 }
 
-/** The spec against its queue's policy (null: the queue does not exist, which the insert refuses). */
-export function checkPolicy(spec: JobSpec, policy: QueuePolicy | null): void {
-  const refused = policy && jobPolicyError(spec, policy);
+/** The spec against its queue's policy. */
+export function checkPolicy(spec: JobSpec, policy: QueuePolicy): void {
+  const refused = jobPolicyError(spec, policy);
   if (refused) throw refused;
 }
+
+/** The spec to store, made from (and checked against) its queue's policy as it holds when the job
+ * is stored (read in the same transaction). */
+export type SpecOf = (policy: QueuePolicy) => JobSpec;
 
 export const LOCK_NOT_AVAILABLE = "55P03";
 const FOREIGN_KEY_VIOLATION = "23503";
@@ -181,7 +188,7 @@ export function pgCode(e: unknown): string | undefined {
 }
 
 async function insertJob(
-  store: Store,
+  db: PrismaClient | Tx,
   job: Job,
   spec: JobSpec,
   message: string,
@@ -200,7 +207,7 @@ async function insertJob(
       gpuMemory: t.gpuMemory,
     })),
   );
-  const rows = await store.prisma.$queryRaw<{ event_id: bigint; at: Date }[]>`
+  const rows = await db.$queryRaw<{ event_id: bigint; at: Date }[]>`
     WITH q AS (
       SELECT q.name FROM queue q
       WHERE q.name = ${job.queueName} AND NOT EXISTS (SELECT 1 FROM queue c WHERE c.parent_name = q.name)
@@ -245,32 +252,64 @@ async function insertJob(
 
 export async function submitJob(store: Store, actor: Actor, input: SubmitJobInput): Promise<SubmitResult> {
   const spec = parseSpec(input);
-  // A queue that does not exist is refused below, with the reason the insert finds.
-  checkPolicy(spec, await queuePolicy(store.prisma, spec.queue));
-  return storeJobSpec(store, actor, spec);
+  return storeJobSpec(store, actor, spec.queue, (policy) => {
+    checkPolicy(spec, policy);
+    return spec;
+  });
 }
 
-/** Writes a checked spec (submitJob's, submitWorkload's), idempotent on its key. */
-export async function storeJobSpec(store: Store, actor: Actor, spec: JobSpec): Promise<SubmitResult> {
-  const hash = specHash(spec);
-  const message = submittedMessage(spec);
-  for (let attempt = 1; ; attempt++) {
+interface Attempt {
+  spec: JobSpec;
+  hash: string;
+  job: Job;
+  message: string;
+  inserted: { eventId: bigint; at: Date } | null;
+}
+
+/** One transaction: the queue's policy read with its rows locked, the spec made and checked
+ * against it, the job written. */
+function attemptStore(store: Store, actor: Actor, queue: string, specOf: SpecOf): Promise<Attempt> {
+  return store.prisma.$transaction(async (tx) => {
+    const policy = (await lockedQueuePolicies(tx, [queue])).get(queue);
+    if (!policy) throw new NotFoundError("queue", queue, "queue");
+    const spec = specOf(policy);
+    const hash = specHash(spec);
+    const message = submittedMessage(spec);
     const now = new Date();
     const job = jobRow(spec, uuidv7(now.getTime()), hash, actor.name, now);
-    let inserted: { eventId: bigint; at: Date } | null;
+    return { spec, hash, job, message, inserted: await insertJob(tx, job, spec, message, actor) };
+  });
+}
+
+/** Writes the spec `specOf` makes from the policy of `queue` (submitJob's, submitWorkload's),
+ * idempotent on its key. */
+export async function storeJobSpec(
+  store: Store,
+  actor: Actor,
+  queue: string,
+  specOf: SpecOf,
+): Promise<SubmitResult> {
+  let made: JobSpec | null = null;
+  const remember: SpecOf = (policy) => {
+    made = specOf(policy);
+    return made;
+  };
+  for (let attempt = 1; ; attempt++) {
+    let tried: Attempt;
     try {
-      inserted = await insertJob(store, job, spec, message, actor);
+      tried = await attemptStore(store, actor, queue, remember);
     } catch (e) {
       const code = pgCode(e);
       if (code === LOCK_NOT_AVAILABLE) {
         if (attempt >= 20)
-          throw new ConflictError(`queue "${spec.queue}" is being changed; submit again`, "queue");
+          throw new ConflictError(`queue "${queue}" is being changed; submit again`, "queue");
         await new Promise((r) => setTimeout(r, 5 * attempt)); // the queue tree is being changed
         continue;
       }
-      if (code === FOREIGN_KEY_VIOLATION) throw await refusal(store, spec); // the cluster went away
+      if (code === FOREIGN_KEY_VIOLATION) throw await refusal(store, made!); // the cluster went away
       throw e;
     }
+    const { spec, hash, job, message, inserted } = tried;
     if (inserted) {
       await publishCommitted(store, [
         {
@@ -305,7 +344,9 @@ export async function previewJob(
   const spec = parseSpec(input);
   const refused = await refusalOf(store, spec);
   if (refused) throw refused;
-  checkPolicy(spec, await queuePolicy(store.prisma, spec.queue));
+  const policy = await queuePolicy(store.prisma, spec.queue);
+  if (!policy) throw new NotFoundError("queue", spec.queue, "queue");
+  checkPolicy(spec, policy);
   const job = jobRow(spec, PREVIEW_JOB_ID, specHash(spec), actor.name, new Date());
   return { job, tasks: spec.tasks.map((t, position) => taskRow(job.id, t, position)) };
 }

@@ -5,18 +5,21 @@
 // retried batch creates only what is missing.
 //
 // The writes are one statement over two JSON arrays (jobs, task groups; the pods are made in SQL
-// from the task rows, the events from the job rows), like submitJob's; the queues are locked FOR
-// KEY SHARE NOWAIT first (a queue tree change in progress: the batch retries), the clusters named
-// FOR KEY SHARE (they cannot go away before the commit).
+// from the task rows, the events from the job rows), like submitJob's. In the same transaction, first
+// the queues' policies are read with the rows of the queues and their ancestors locked FOR SHARE
+// (one statement: a policy change waits for the batch, or came first and is seen) and every spec
+// is checked against them; then the queues are locked FOR KEY SHARE NOWAIT (a queue tree change in
+// progress: the batch retries), the clusters named FOR KEY SHARE (they cannot go away before the
+// commit).
 import type { Tx } from "../db.js";
 import type { QueuePolicy } from "../domain/queue-policy.js";
-import { ConflictError, InvalidInputError } from "../errors.js";
+import { ConflictError, InvalidInputError, NotFoundError } from "../errors.js";
 import type { Job } from "../generated/prisma/client.js";
 import { uuidv7 } from "../ids.js";
-import { queuePolicies, queuePolicy } from "../queries/queue-policy.js";
+import { lockedQueuePolicies } from "../queries/queue-policy.js";
 import { type Actor, publishCommitted, type Store } from "../store.js";
 import type { EventRow } from "../events.js";
-import { errorAt, invalidAt } from "../validation/parse.js";
+import { errorAt, formatPath, invalidAt } from "../validation/parse.js";
 import { batchSpecParser, type JobSpec, type SubmitJobInput } from "../validation/submit-job.js";
 import {
   checkPolicy,
@@ -55,37 +58,28 @@ export function checkBatchSize(inputs: readonly unknown[]): void {
     );
 }
 
-/** The effective policies of these queues (those that exist). */
-export async function policiesOf(store: Store, queues: readonly string[]): Promise<Map<string, QueuePolicy>> {
-  const names = [...new Set(queues)];
-  if (names.length > 4) return queuePolicies(store);
-  return new Map(
-    (await Promise.all(names.map(async (q) => [q, await queuePolicy(store.prisma, q)] as const))).filter(
-      (e): e is [string, QueuePolicy] => e[1] !== null,
-    ),
-  );
+/** The specs to store, made from (and checked against) their queues' policies as they hold when
+ * the jobs are stored (read in the same transaction; a queue that does not exist is not there). */
+export type SpecsOf = (policies: ReadonlyMap<string, QueuePolicy>) => JobSpec[];
+
+/** The policy of the i-th input's queue; NOT_FOUND (naming the input) when it does not exist. */
+export function policyAt(policies: ReadonlyMap<string, QueuePolicy>, queue: string, i: number): QueuePolicy {
+  const policy = policies.get(queue);
+  if (!policy) throw new NotFoundError("queue", queue, formatPath([i, "queue"]));
+  return policy;
 }
 
 /** Checks every spec (in order; the first problem refuses the batch) and builds its row. */
-async function prepare(store: Store, actor: Actor, specs: readonly JobSpec[]): Promise<Entry[]> {
+function prepare(actor: Actor, specs: readonly JobSpec[]): Entry[] {
   const pods = specs.reduce((n, s) => n + s.tasks.reduce((m, t) => m + t.replicas, 0), 0);
   if (pods > MAX_BATCH_PODS)
     throw new InvalidInputError("", `at most ${MAX_BATCH_PODS} pods in one submitJobs (got ${pods})`);
-  const policies = await policiesOf(
-    store,
-    specs.map((s) => s.queue),
-  );
   const now = new Date();
   // Ids in input order (sorted uuidv7s of one millisecond): the jobs list (newest first) shows
   // the batch in reverse, as if its jobs were submitted one after the other.
   const ids = specs.map(() => uuidv7(now.getTime())).sort();
   const firstOfKey = new Map<string, number>();
   return specs.map((spec, i) => {
-    try {
-      checkPolicy(spec, policies.get(spec.queue) ?? null);
-    } catch (e) {
-      throw errorAt(e as Error, [i]);
-    }
     const hash = specHash(spec);
     const key = keyOf(spec);
     let sameAs: number | null = null;
@@ -116,7 +110,7 @@ async function lockTargets(tx: Tx, entries: readonly Entry[]): Promise<void> {
   const byName = new Map(leaves.map((q) => [q.name, q.leaf]));
   for (const [i, e] of entries.entries()) {
     const leaf = byName.get(e.spec.queue);
-    if (leaf === undefined) throw invalidAt([i, "queue"], `queue "${e.spec.queue}" does not exist`);
+    if (leaf === undefined) throw new NotFoundError("queue", e.spec.queue, formatPath([i, "queue"]));
     if (!leaf)
       throw invalidAt([i, "queue"], `queue "${e.spec.queue}" has child queues; jobs go to leaf queues`);
   }
@@ -270,21 +264,36 @@ export async function submitJobs(
       throw errorAt(e as Error, [i]);
     }
   });
-  return storeJobSpecs(store, actor, specs);
+  return storeJobSpecs(
+    store,
+    actor,
+    specs.map((s) => s.queue),
+    (policies) =>
+      specs.map((spec, i) => {
+        try {
+          checkPolicy(spec, policyAt(policies, spec.queue, i));
+        } catch (e) {
+          throw errorAt(e as Error, [i]);
+        }
+        return spec;
+      }),
+  );
 }
 
-/** Writes checked specs (submitJobs', submitWorkloads') in one transaction, as submitJobs says. */
+/** Writes the specs `specsOf` makes from the policies of `queues` (one per input: submitJobs',
+ * submitWorkloads') in one transaction, as submitJobs says. */
 export async function storeJobSpecs(
   store: Store,
   actor: Actor,
-  specs: readonly JobSpec[],
+  queues: readonly string[],
+  specsOf: SpecsOf,
 ): Promise<SubmitResult[]> {
-  const entries = await prepare(store, actor, specs);
-  if (!entries.length) return [];
+  if (!queues.length) return [];
   for (let attempt = 1; ; attempt++) {
     try {
       const { results, events } = await store.prisma.$transaction(
         async (tx) => {
+          const entries = prepare(actor, specsOf(await lockedQueuePolicies(tx, queues)));
           await lockTargets(tx, entries);
           const { inserted, events } = await insertJobs(tx, entries, actor);
           const replayed = await replays(tx, entries, inserted);

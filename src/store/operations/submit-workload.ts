@@ -2,21 +2,20 @@
 // jobs — their pod sets become the job's tasks, checked as submitted specs are — written as
 // submitJob and submitJobs write theirs (one statement; a batch in one transaction; idempotent on
 // each input's key). The job keeps the manifest: its cluster's agent creates the object once the
-// job is placed.
-import { queuePolicy } from "../queries/queue-policy.js";
+// job is placed. The queue's policy (its default request included) is read, and the manifest made
+// into a job and checked, in the transaction that stores the job.
 import type { Actor, Store } from "../store.js";
 import { errorAt } from "../validation/parse.js";
 import { type SubmitWorkloadInput, workloadJobSpec, workloadQueue } from "../validation/submit-workload.js";
 import { type SubmitResult, storeJobSpec } from "./submit-job.js";
-import { checkBatchSize, policiesOf, storeJobSpecs } from "./submit-jobs.js";
+import { checkBatchSize, policyAt, storeJobSpecs } from "./submit-jobs.js";
 
 export async function submitWorkload(
   store: Store,
   actor: Actor,
   input: SubmitWorkloadInput,
 ): Promise<SubmitResult> {
-  const spec = workloadJobSpec(input, await queuePolicy(store.prisma, workloadQueue(input)));
-  return storeJobSpec(store, actor, spec);
+  return storeJobSpec(store, actor, workloadQueue(input), (policy) => workloadJobSpec(input, policy));
 }
 
 export async function submitWorkloads(
@@ -32,13 +31,14 @@ export async function submitWorkloads(
       throw errorAt(e as Error, [i]);
     }
   });
-  const policies = await policiesOf(store, queues);
-  const specs = inputs.map((input, i) => {
-    try {
-      return workloadJobSpec(input, policies.get(queues[i]!) ?? null);
-    } catch (e) {
-      throw errorAt(e as Error, [i]);
-    }
-  });
-  return storeJobSpecs(store, actor, specs);
+  return storeJobSpecs(store, actor, queues, (policies) =>
+    inputs.map((input, i) => {
+      const policy = policyAt(policies, queues[i]!, i);
+      try {
+        return workloadJobSpec(input, policy);
+      } catch (e) {
+        throw errorAt(e as Error, [i]);
+      }
+    }),
+  );
 }
