@@ -1,15 +1,20 @@
 // Who may call what. Every root field of the schema is declared with a policy through `guarded`
 // (schema.ts refuses to start if one is missing), so no resolver runs unchecked.
-import type { Principal } from "../store/index.js";
+import { type Actor, type Principal, personOf } from "../store/index.js";
 import type { ApiContext } from "./context.js";
 import { forbidden, notFound, toGraphQLError, unauthenticated } from "./errors.js";
+import { GraphQLError } from "graphql";
 
 export type Policy<A> = (ctx: ApiContext, args: A) => Promise<void> | void;
 
 export function principalOf(ctx: ApiContext): Principal {
-  if (!ctx.principal) throw unauthenticated();
-  return ctx.principal;
+  if (ctx.principal) return ctx.principal;
+  const r = ctx.authRefusal;
+  throw r ? new GraphQLError(r.message, { extensions: { code: r.code } }) : unauthenticated();
 }
+
+/** Who is recorded as doing what the caller does: the person behind the token, else its name. */
+export const actorOf = (ctx: ApiContext): Actor => ({ name: personOf(principalOf(ctx)) });
 
 /** Any valid token: ADMIN, MEMBER, VIEWER or AGENT. */
 export const anyRole: Policy<unknown> = (ctx) => void principalOf(ctx);

@@ -4,7 +4,7 @@ import type { Principal, RedisEventBus, Store, UsageWindow } from "../store/inde
 import { createLoaders, type Loaders } from "./context-loaders.js";
 import type { AgentLogs } from "./agent-logs.js";
 import type { FairShareCache } from "./fair-share-cache.js";
-import type { PrincipalCache } from "./principal-cache.js";
+import type { AuthRefusal, PrincipalCache } from "./principal-cache.js";
 
 export interface ApiContext {
   store: Store;
@@ -12,6 +12,8 @@ export interface ApiContext {
   /** Remembered authentications; cleared when a token is revoked. */
   principals: PrincipalCache;
   principal: Principal | null;
+  /** Why a bearer gave no principal (an invalid JWT, a person without role binding). */
+  authRefusal?: AuthRefusal | null;
   loaders: Loaders;
   /** The scheduler configuration fair shares are computed with (its proportion plugin). */
   schedulerConfig?: SchedulerConfig;
@@ -33,8 +35,12 @@ export interface ContextDeps {
   logs: AgentLogs;
 }
 
-export function createContext(deps: ContextDeps, principal: Principal | null): ApiContext {
-  return { ...deps, principal, loaders: createLoaders(deps.store) };
+export function createContext(
+  deps: ContextDeps,
+  principal: Principal | null,
+  authRefusal: AuthRefusal | null = null,
+): ApiContext {
+  return { ...deps, principal, authRefusal, loaders: createLoaders(deps.store) };
 }
 
 /** The secret of an `Authorization: Bearer <secret>` value. */

@@ -14,6 +14,7 @@ import { queueResolvers } from "./resolvers/queues.js";
 import { Bytes, JSONScalar } from "./resolvers/scalars.js";
 import { subscriptionResolvers } from "./resolvers/subscriptions.js";
 import { tokenResolvers } from "./resolvers/tokens.js";
+import { roleBindingResolvers } from "./resolvers/role-bindings.js";
 import { whatIfResolvers } from "./resolvers/what-if.js";
 import { logResolvers } from "./resolvers/logs.js";
 
@@ -44,6 +45,7 @@ function merge(...maps: ResolverMap[]): ResolverMap {
 export const resolvers = merge(
   { Bytes, JSON: JSONScalar } as unknown as ResolverMap,
   tokenResolvers,
+  roleBindingResolvers,
   queueResolvers,
   clusterResolvers,
   jobResolvers,

@@ -43,11 +43,18 @@ import { formatError } from "./errors.js";
 import { FairShareCache } from "./fair-share-cache.js";
 import { FleetSizeCache } from "./fleet-size.js";
 import { healthz, readyz } from "./health.js";
-import { PrincipalCache } from "./principal-cache.js";
+import { type AuthRefusal, PrincipalCache } from "./principal-cache.js";
 import { buildSchema } from "./schema.js";
 import { mountDashboard } from "../dashboard/mount-dashboard.js";
 import { mountAuthRoutes } from "./identity/auth-routes.js";
 import { type OidcConfig, oidcConfigFromEnv } from "./identity/oidc-config.js";
+import { OidcVerifier, type VerifierOptions } from "./identity/verifier.js";
+import {
+  AuthFailureLimiter,
+  type AuthFailureLimit,
+  authenticateBearer,
+  DEFAULT_AUTH_FAILURE_LIMIT,
+} from "./auth-failures.js";
 import { mountMetrics } from "../metrics/mount-metrics.js";
 import { DEFAULT_REDIS_URL } from "../protocol/defaults.js";
 import { BIND_QUEUE_PREFIX } from "../protocol/bind-request.js";
@@ -80,6 +87,10 @@ export interface ApiServerOptions {
   agentQueuePrefix?: string;
   /** Sign-in with an identity provider (default from FLEETQ_OIDC_*; null = static tokens only). */
   oidc?: OidcConfig | null;
+  /** How the provider's keys are fetched and its tokens' times checked. */
+  oidcVerifier?: VerifierOptions;
+  /** Failed authentications per client address (default DEFAULT_AUTH_FAILURE_LIMIT). */
+  authFailureLimit?: AuthFailureLimit;
 }
 
 /** Largest WebSocket message (a subscribe carries one query; the HTTP body limit is 4 MiB). */
@@ -110,7 +121,8 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   if (adminToken) await ensureAdminToken(store, adminToken);
   const oidc = opts.oidc === undefined ? oidcConfigFromEnv() : opts.oidc;
 
-  const principals = new PrincipalCache(store);
+  const principals = new PrincipalCache(store, oidc ? new OidcVerifier(oidc, opts.oidcVerifier) : null);
+  const authFailures = new AuthFailureLimiter(opts.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT);
   const fleet = new FleetSizeCache(store);
   await fleet.refresh();
   const deps = {
@@ -124,7 +136,9 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   };
   // Not awaited: the server starts (and /readyz reports) even while Redis is unreachable.
   void bus.listen((e) => {
-    if (e.kind === "token.revoked" || e.kind === "cluster.deleted") {
+    // A new token or binding may turn a refusal remembered a moment ago into a principal.
+    if (e.kind === "token.created" || e.kind === "rolebinding.created") principals.clear();
+    if (e.kind === "token.revoked" || e.kind === "cluster.deleted" || e.kind === "rolebinding.deleted") {
       principals.clear();
       void recheckConnections().catch(() => {});
     }
@@ -197,7 +211,13 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
         const secret = bearerSecret(params.authorization ?? params.Authorization);
-        const principal = secret ? await principals.principalFor(secret) : null;
+        const auth = await authenticateBearer(
+          principals,
+          authFailures,
+          secret,
+          ctx.extra.request.socket.remoteAddress,
+        );
+        const principal = "principal" in auth ? auth.principal : null;
         if (!principal || !secret) return false; // closes with 4403 Forbidden
         connections.set(ctx, { secret, principal, socket: ctx.extra.socket });
         return true;
@@ -276,8 +296,20 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
           .set("retry-after", String(r.retryAfter))
           .json({ errors: [{ message: refusalMessage(r), extensions: { code: RATE_LIMITED, ...r } }] });
       try {
-        const principal = await principalFor(req.headers.authorization);
+        const secret = bearerSecret(req.headers.authorization);
+        const auth = await authenticateBearer(principals, authFailures, secret, req.socket.remoteAddress);
+        if (!("principal" in auth))
+          return res
+            .status(429)
+            .set("retry-after", String(auth.retryAfter))
+            .json({
+              errors: [
+                { message: auth.message, extensions: { code: RATE_LIMITED, retryAfter: auth.retryAfter } },
+              ],
+            });
+        const { principal } = auth;
         res.locals.principal = principal;
+        res.locals.authRefusal = auth.refusal;
         if (!principal) return next();
         const release = limiter.enter(principal);
         if (typeof release !== "function") return refuse(release);
@@ -306,7 +338,12 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
     },
     express.json({ limit: "4mb" }),
     expressMiddleware(apollo, {
-      context: async ({ res }) => createContext(deps, (res.locals.principal as Principal | null) ?? null),
+      context: async ({ res }) =>
+        createContext(
+          deps,
+          (res.locals.principal as Principal | null) ?? null,
+          (res.locals.authRefusal as AuthRefusal | null) ?? null,
+        ),
     }),
   );
 

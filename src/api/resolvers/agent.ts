@@ -24,15 +24,14 @@ import {
   type ReportWorkloadStatusInput,
   reportWorkloadStatus,
 } from "../../store/index.js";
-import { principalOf } from "../auth.js";
+import { actorOf, principalOf } from "../auth.js";
 import { forbidden, notFound } from "../errors.js";
 import { renderJobOf } from "../job-render.js";
 import { resourcesOf } from "../views.js";
 
 const agentActor = (ctx: ApiContext) => ({ name: `agent:${ctx.principal!.name}` });
 /** reportPodGroups is open to ADMINs too (e.g. to end a group whose agent is gone). */
-const reporterActor = (ctx: ApiContext) =>
-  ctx.principal!.role === "AGENT" ? agentActor(ctx) : { name: ctx.principal!.name };
+const reporterActor = (ctx: ApiContext) => (ctx.principal!.role === "AGENT" ? agentActor(ctx) : actorOf(ctx));
 const byCluster = (a: { cluster: string }) => a.cluster;
 /** ADMIN or an AGENT (which cluster is checked once the job is read). */
 const adminOrAnyAgent = (ctx: ApiContext) => {

@@ -10,12 +10,12 @@ import {
   type ResourceSum,
   zeroSum,
 } from "../../store/index.js";
-import { adminOnly, anyRole, guarded, principalOf } from "../auth.js";
+import { adminOnly, anyRole, guarded, actorOf } from "../auth.js";
 import type { ApiContext } from "../context.js";
 import { asArgs, badInput, inInput } from "../errors.js";
 import { clusterStateOf, iso, labelsOf, resourcesOf, taintString } from "../views.js";
 
-const actor = (ctx: ApiContext) => ({ name: principalOf(ctx).name });
+const actor = actorOf;
 
 /** A page of a cluster's nodes, as a job's pods. */
 export const MAX_NODES_PAGE = 1_000;

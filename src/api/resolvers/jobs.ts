@@ -24,7 +24,7 @@ import {
   type TopologyConstraint,
   workloadQueueOf,
 } from "../../store/index.js";
-import { anyRole, guarded, maySeeTemplate, principalOf, requireQueueAccess } from "../auth.js";
+import { anyRole, guarded, maySeeTemplate, actorOf, requireQueueAccess } from "../auth.js";
 import type { ApiContext } from "../context.js";
 import { asArgs, badInput, inInput, inInputs } from "../errors.js";
 import { iso, labelsOf, resourcesOf } from "../views.js";
@@ -38,7 +38,7 @@ import {
 } from "../../render/index.js";
 import { renderJobOf, restartPolicyView } from "../job-render.js";
 
-const actor = (ctx: ApiContext) => ({ name: principalOf(ctx).name });
+const actor = actorOf;
 const isUuid = (s: string) => z.uuid().safeParse(s).success;
 
 interface JobsArgs {

@@ -15,12 +15,12 @@ import {
   updateQueue,
   type UpdateQueueInput,
 } from "../../store/index.js";
-import { adminOnly, anyRole, guarded, principalOf } from "../auth.js";
+import { adminOnly, anyRole, guarded, actorOf } from "../auth.js";
 import type { ApiContext } from "../context.js";
 import { asArgs, inInput } from "../errors.js";
 import { iso } from "../views.js";
 
-const actor = (ctx: ApiContext) => ({ name: principalOf(ctx).name });
+const actor = actorOf;
 
 export const queueResolvers = {
   Query: {

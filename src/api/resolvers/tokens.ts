@@ -1,6 +1,6 @@
 // Who am I, and the tokens (ADMIN).
-import { createToken, type CreateTokenInput, revokeToken, listTokens } from "../../store/index.js";
-import { adminOnly, anyRole, guarded, principalOf } from "../auth.js";
+import { createToken, type CreateTokenInput, listTokens, revokeToken } from "../../store/index.js";
+import { actorOf, adminOnly, anyRole, guarded, principalOf } from "../auth.js";
 import type { ApiContext } from "../context.js";
 import { asArgs, inInput } from "../errors.js";
 import { iso } from "../views.js";
@@ -9,7 +9,14 @@ export const tokenResolvers = {
   Query: {
     me: guarded(anyRole, asArgs, (_a, ctx: ApiContext) => {
       const p = principalOf(ctx);
-      return { name: p.name, role: p.role, queues: p.queues, cluster: p.cluster };
+      return {
+        name: p.name,
+        role: p.role,
+        queues: p.queues,
+        cluster: p.cluster,
+        subject: p.subject ?? null,
+        email: p.email ?? null,
+      };
     }),
     tokens: guarded(adminOnly, asArgs, async (_a, ctx: ApiContext) =>
       (await listTokens(ctx.store)).map((t) => ({
@@ -18,6 +25,7 @@ export const tokenResolvers = {
         role: t.role,
         queues: t.queues,
         cluster: t.clusterName,
+        subject: t.subject,
         createdBy: t.createdBy,
         createdAt: iso(t.createdAt),
         revokedAt: iso(t.revokedAt),
@@ -25,11 +33,15 @@ export const tokenResolvers = {
     ),
   },
   Mutation: {
-    createToken: guarded(adminOnly, inInput, (a: { input: CreateTokenInput }, ctx) =>
-      createToken(ctx.store, { name: principalOf(ctx).name }, a.input),
-    ),
+    createToken: guarded(adminOnly, inInput, async (a: { input: CreateTokenInput }, ctx) => {
+      const created = await createToken(ctx.store, actorOf(ctx), a.input);
+      // An unknown bearer is remembered briefly: the new token works here at once (other
+      // replicas hear of it on the event bus).
+      ctx.principals.clear();
+      return created;
+    }),
     revokeToken: guarded(adminOnly, asArgs, (a: { id: string }, ctx) =>
-      revokeToken(ctx.store, { name: principalOf(ctx).name }, a),
+      revokeToken(ctx.store, actorOf(ctx), a),
     ),
   },
 };
