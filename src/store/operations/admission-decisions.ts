@@ -1,9 +1,17 @@
 // Admission's decisions for a whole pass, each kind written at once: jobs given their cluster (one
-// statement), and why the others stay unadmitted (one transaction). Same rules as assignJobCluster /
-// setJobPendingReason, in bulk (a pass decides about up to a thousand jobs).
+// transaction, which first checks the jobs against their queues' current policies), and why the
+// others stay unadmitted (one transaction). Same rules as assignJobCluster / setJobPendingReason,
+// in bulk (a pass decides about up to a thousand jobs).
 import { z } from "zod";
+import type { Tx } from "../db.js";
+import {
+  type AdmissionRefusal,
+  type AdmittedJobRows,
+  admissionRefusals,
+} from "../domain/admission-refusals.js";
 import { awaitingScheduler, type PendingReason, samePendingReason } from "../domain/pending-reason.js";
 import type { EventRow } from "../events.js";
+import { lockedQueuePolicies } from "../queries/queue-policy.js";
 import { type Actor, publishCommitted, type Store, transact } from "../store.js";
 import { clusterName } from "../validation/names.js";
 import { invalidAt, parseInput } from "../validation/parse.js";
@@ -14,10 +22,58 @@ const decisions = z.array(
     .strict(),
 );
 
+type Decision = z.output<typeof decisions>[number];
+type TaskRows = AdmittedJobRows["tasks"][number];
+
+/** The jobs still to admit (PENDING without a cluster) among `ids`, with their task rows: one
+ * statement, the templates of these jobs only. */
+async function admittedJobRows(tx: Tx, ids: readonly string[]): Promise<AdmittedJobRows[]> {
+  const rows = await tx.$queryRaw<(Omit<AdmittedJobRows, "tasks"> & TaskRows)[]>`
+    SELECT j.id::text AS id, j.name, j.namespace, j.queue_name AS "queueName", t.template,
+      t.cpu_millis AS "cpuMillis", t.memory, t.gpus, t.extended_resources AS "extendedResources"
+    FROM job j JOIN job_task t ON t.job_id = j.id
+    WHERE j.id = ANY(${[...ids]}::uuid[]) AND j.state = 'PENDING' AND j.cluster_name IS NULL
+    ORDER BY j.id, t.position`;
+  const jobs = new Map<string, AdmittedJobRows & { tasks: TaskRows[] }>();
+  for (const { id, name, namespace, queueName, ...task } of rows) {
+    let job = jobs.get(id);
+    if (!job) {
+      job = { id, name, namespace, queueName, tasks: [] };
+      jobs.set(id, job);
+    }
+    job.tasks.push(task);
+  }
+  return [...jobs.values()];
+}
+
+/** Ends the refused jobs (if still PENDING without a cluster) FAILED, their pods FAILED, each
+ * with a `job.failed` event saying why. One statement. */
+async function failRefused(tx: Tx, actor: Actor, refusals: readonly AdmissionRefusal[]): Promise<EventRow[]> {
+  if (!refusals.length) return [];
+  const rows = JSON.stringify(refusals.map((r, n) => ({ ...r, n })));
+  return tx.$queryRaw<EventRow[]>`
+    WITH v AS (SELECT * FROM jsonb_to_recordset(${rows}::jsonb) AS v(job uuid, message text, n int)),
+    failed AS (
+      UPDATE job j SET state = 'FAILED', pending_reason = NULL, finished_at = now(), updated_at = now()
+      FROM v WHERE j.id = v.job AND j.state = 'PENDING' AND j.cluster_name IS NULL
+      RETURNING j.id, j.queue_name, v.message, v.n),
+    pods AS (
+      UPDATE pod p SET state = 'FAILED', message = f.message, updated_at = now(),
+        finished_at = COALESCE(p.finished_at, now())
+      FROM failed f WHERE p.job_id = f.id AND p.state IN ('PENDING', 'PIPELINED'))
+    INSERT INTO event (kind, message, job_id, queue_name, cluster_name, actor)
+    SELECT 'job.failed', f.message, f.id, f.queue_name, NULL, ${actor.name} FROM failed f ORDER BY f.n
+    RETURNING id, at, kind, message, job_id::text AS "jobId", queue_name AS "queueName",
+      cluster_name AS "clusterName", actor`;
+}
+
 /**
  * Gives each job its cluster, if it is still PENDING without one (a racing admitter may have won:
- * such jobs are left alone). Returns the ids of the jobs assigned. One statement: the jobs and
- * their `job.assigned` events are written together, or nothing when a cluster named does not exist.
+ * such jobs are left alone). Returns the ids of the jobs assigned. One transaction: the jobs'
+ * queues' policies are read (their rows locked FOR SHARE: a policy change waits, or came first and
+ * is seen) and each job's templates checked against them once; a job they no longer allow ends
+ * FAILED with a `job.failed` event naming the queue, the field and the rule; the others and their
+ * `job.assigned` events are written together, or nothing when a cluster named does not exist.
  */
 export async function assignJobClusters(
   store: Store,
@@ -26,16 +82,52 @@ export async function assignJobClusters(
 ): Promise<string[]> {
   const list = parseInput(decisions, input);
   if (!list.length) return [];
-  const rows = JSON.stringify(
-    list.map((d, n) => ({
-      job: d.job,
-      cluster: d.cluster,
-      why: d.message ? `: ${d.message}` : "",
-      reason: awaitingScheduler(d.cluster),
-      n,
-    })),
+  const events = await store.prisma.$transaction(
+    async (tx) => {
+      const jobs = await admittedJobRows(
+        tx,
+        list.map((d) => d.job),
+      );
+      const policies = await lockedQueuePolicies(
+        tx,
+        jobs.map((j) => j.queueName),
+      );
+      const refusals = admissionRefusals(jobs, policies);
+      const refused = new Set(refusals.map((r) => r.job));
+      const failed = await failRefused(tx, actor, refusals);
+      return [...failed, ...(await assign(tx, actor, list, refused))];
+    },
+    { timeout: 60_000, maxWait: 10_000 },
   );
-  const out = await store.prisma.$queryRaw<(EventRow & { missing: string | null })[]>`
+  events.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  await publishCommitted(store, events);
+  return events.filter((e) => e.kind === "job.assigned").map((e) => e.jobId!);
+}
+
+/** The assignments but the refused ones: the jobs and their `job.assigned` events. */
+async function assign(
+  tx: Tx,
+  actor: Actor,
+  list: readonly Decision[],
+  refused: ReadonlySet<string>,
+): Promise<EventRow[]> {
+  if (list.every((d) => refused.has(d.job))) return [];
+  const rows = JSON.stringify(
+    list.flatMap((d, n) =>
+      refused.has(d.job)
+        ? []
+        : [
+            {
+              job: d.job,
+              cluster: d.cluster,
+              why: d.message ? `: ${d.message}` : "",
+              reason: awaitingScheduler(d.cluster),
+              n,
+            },
+          ],
+    ),
+  );
+  const out = await tx.$queryRaw<(EventRow & { missing: string | null })[]>`
     WITH v AS (
       SELECT * FROM jsonb_to_recordset(${rows}::jsonb)
         AS v(job uuid, cluster text, why text, reason jsonb, n int)),
@@ -62,9 +154,7 @@ export async function assignJobClusters(
     const i = list.findIndex((d) => d.cluster === missing);
     throw invalidAt([i, "cluster"], `cluster "${missing}" does not exist`);
   }
-  const events = out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  await publishCommitted(store, events);
-  return events.map((e) => e.jobId!);
+  return out;
 }
 
 /** Records why each job is still PENDING; other states and unchanged reasons are skipped.
