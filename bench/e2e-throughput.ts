@@ -273,7 +273,13 @@ async function oneRun(run: number): Promise<RunResult> {
   try {
     const api = await startProcess(
       ["serve"],
-      { ...common, FLEETQ_PORT: "0", FLEETQ_HOST: "127.0.0.1", FLEETQ_ADMIN_TOKEN: adminToken },
+      {
+        ...common,
+        FLEETQ_PORT: "0",
+        FLEETQ_HOST: "127.0.0.1",
+        FLEETQ_ADMIN_TOKEN: adminToken,
+        FLEETQ_INSECURE_REDIS: "1",
+      },
       API_READY,
     );
     procs.push(api.proc);
@@ -328,7 +334,12 @@ async function oneRun(run: number): Promise<RunResult> {
     }
     const workers = await startProcess(
       ["worker", "--metrics-port", "0"],
-      { ...common, FLEETQ_BIND_QUEUE_PREFIX: `${prefix}bind`, FLEETQ_WORKER_ID: "bench" },
+      {
+        ...common,
+        FLEETQ_BIND_QUEUE_PREFIX: `${prefix}bind`,
+        FLEETQ_WORKER_ID: "bench",
+        FLEETQ_INSECURE_REDIS: "1",
+      },
       /"msg":"workers running"/,
     );
     procs.push(workers.proc);

@@ -60,6 +60,8 @@ export async function startServer(
       FLEETQ_PORT: "0",
       FLEETQ_HOST: "127.0.0.1",
       FLEETQ_ADMIN_TOKEN: adminToken,
+      // The local Redis has no password: serve refuses it without this.
+      FLEETQ_INSECURE_REDIS: "1",
     },
     API_READY,
   );

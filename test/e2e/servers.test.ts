@@ -67,6 +67,8 @@ beforeAll(() => {
     FLEETQ_REDIS_PREFIX: prefix,
     FLEETQ_BIND_QUEUE_PREFIX: `${prefix}bind`,
     FLEETQ_LOG_LEVEL: "info",
+    // The tests' Redis has no password: serve and worker refuse it without this.
+    FLEETQ_INSECURE_REDIS: "1",
   });
 });
 

@@ -19,6 +19,10 @@ export function registerServers(program: Command): void {
     .option("-p, --port <port>", "listen port (default FLEETQ_PORT, else 4000; 0 = any free port)")
     .option("--host <host>", "listen address (default FLEETQ_HOST, else all)")
     .option("--migrate", "apply database migrations before starting")
+    .option(
+      "--insecure-redis",
+      "start even if Redis accepts connections without a password (FLEETQ_INSECURE_REDIS=1)",
+    )
     .action(action(async (opts) => (await import("../servers/serve.js")).runServe(opts)));
 
   program
@@ -32,6 +36,10 @@ export function registerServers(program: Command): void {
     .option(
       "--metrics-port <port>",
       "port of /metrics and /healthz (default FLEETQ_WORKER_PORT, else 9464; 0 = any)",
+    )
+    .option(
+      "--insecure-redis",
+      "start even if Redis accepts connections without a password (FLEETQ_INSECURE_REDIS=1)",
     )
     .action(action(async (opts) => (await import("../servers/worker.js")).runWorker(opts)));
 

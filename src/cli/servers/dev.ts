@@ -7,6 +7,8 @@ import { StartInterrupted, startDev } from "../dev/start-dev.js";
 import { stateDir } from "../dev/state-dir.js";
 import { portOf } from "../env.js";
 import { createLogger, flushLogger } from "../logger.js";
+import { redactUrl } from "../redact.js";
+import { probeRedis } from "./redis-check.js";
 
 export async function runDev(opts: { port?: string; host?: string; logFile?: string }): Promise<void> {
   const env = process.env;
@@ -40,6 +42,12 @@ export async function runDev(opts: { port?: string; host?: string; logFile?: str
     process.off("SIGTERM", onStartupSignal);
   }
   print(devBanner(dev, logFile));
+  // dev is a local setup: an open Redis is allowed here, as --insecure-redis allows it to serve and worker.
+  if ((await probeRedis(dev.redis.url)) === "open")
+    process.stderr.write(
+      `fleetq dev: Redis at ${redactUrl(dev.redis.url)} needs no password: fine on this machine ` +
+        "(dev allows it, as --insecure-redis does for fleetq serve and worker)\n",
+    );
   await dev.lifecycle.untilSignal(() => process.stderr.write("\nfleetq dev: stopping…\n"));
   process.stderr.write("fleetq dev: stopped\n");
   await flushLogger(log);

@@ -141,6 +141,8 @@ export class Topology {
         DATABASE_URL: this.pg.urlOf("fleetq", `fleetq-api-${i}`),
         REDIS_URL: this.redis.url,
         FLEETQ_ADMIN_TOKEN: this.adminToken,
+        // This Redis has no password: serve refuses it without this.
+        FLEETQ_INSECURE_REDIS: "1",
       },
     );
     this.apis[i] = proc;
@@ -154,6 +156,7 @@ export class Topology {
     const proc = FleetqProcess.spawn(id, ["worker", "--metrics-port", "0"], {
       DATABASE_URL: this.pg.urlOf("fleetq", `fleetq-worker-${id}`),
       REDIS_URL: this.redis.url,
+      FLEETQ_INSECURE_REDIS: "1",
       FLEETQ_WORKER_ID: id,
       ...WORKER_ENV,
     });
