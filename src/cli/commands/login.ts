@@ -85,11 +85,13 @@ async function discover(client: typeof OpenId, c: SignInConfig): Promise<OpenId.
   }
 }
 
-/** The provider's refusal while polling, as the CLI reports it. */
-function pollError(client: typeof OpenId, e: unknown): CliError {
-  const error = e instanceof client.ResponseBodyError ? e.error : (e as Error)?.name;
+/** The provider's refusal while polling, as the CLI reports it. `deadline`: when the code expires
+ * (openid-client stops polling then, with a timeout of its own). */
+function pollError(client: typeof OpenId, e: unknown, deadline: number): CliError {
+  const error = e instanceof client.ResponseBodyError ? e.error : undefined;
+  const timedOut = (e as { code?: string })?.code === "OAUTH_TIMEOUT" && Date.now() >= deadline - 1000;
   if (error === "access_denied") return new CliError("sign-in was denied at the identity provider");
-  if (error === "expired_token" || error === "TimeoutError" || error === "AbortError")
+  if (error === "expired_token" || timedOut)
     return new CliError("the code expired before it was approved: run `fleetq login` again", EXIT.TIMED_OUT);
   if (e instanceof client.ResponseBodyError)
     return new CliError(
@@ -109,6 +111,7 @@ async function deviceLogin(apiUrl: string, opts: LoginOptions): Promise<void> {
   if (!meta.device_authorization_endpoint)
     throw new CliError(`the identity provider ${c.issuer} does not offer the device authorization flow`);
   let tokens: OpenId.TokenEndpointResponse & OpenId.TokenEndpointResponseHelpers;
+  let deadline = Number.POSITIVE_INFINITY;
   try {
     const device = await client.initiateDeviceAuthorization(config, {
       scope: c.scopes,
@@ -116,10 +119,11 @@ async function deviceLogin(apiUrl: string, opts: LoginOptions): Promise<void> {
     });
     printErr(`To sign in, open ${device.verification_uri} and enter the code ${device.user_code}`);
     if (device.verification_uri_complete) printErr(`(or open ${device.verification_uri_complete})`);
+    deadline = Date.now() + device.expires_in * 1000;
     printErr("Waiting for the sign-in to be approved…");
     tokens = await client.pollDeviceAuthorizationGrant(config, device);
   } catch (e) {
-    throw pollError(client, e);
+    throw pollError(client, e, deadline);
   }
   const base = {
     issuer: c.issuer,
