@@ -17,15 +17,16 @@ import { until } from "../agent/until.js";
 import { deriveWorkload, kindNamed, workloadObject } from "../../src/workload/index.js";
 
 const DIR = path.resolve(import.meta.dirname, "../../deploy/kubernetes");
+const NAMESPACED_DIR = path.join(DIR, "namespaced");
 
 // biome-ignore lint/suspicious/noExplicitAny: free-form Kubernetes YAML, checked below
 type Doc = Record<string, any>;
 
-function documents(): Doc[] {
-  return readdirSync(DIR)
+function documents(dir = DIR): Doc[] {
+  return readdirSync(dir)
     .filter((f) => f.endsWith(".yaml"))
     .flatMap((file) =>
-      parseAllDocuments(readFileSync(path.join(DIR, file), "utf8")).map((doc) => {
+      parseAllDocuments(readFileSync(path.join(dir, file), "utf8")).map((doc) => {
         expect(doc.errors, file).toEqual([]);
         return doc.toJS() as Doc;
       }),
@@ -37,6 +38,12 @@ const byKind = (docs: Doc[], kind: string) => {
   expect(found, kind).toHaveLength(1);
   return found[0]!;
 };
+
+/** The RBAC verb, resource and subresource of one API request, and whether it is about one
+ * namespace ("ns …") or the whole cluster ("cluster …"). */
+function scopedPermission(r: RequestRecord): string {
+  return `${/\/namespaces\/[^/]+\//.test(r.path) ? "ns" : "cluster"} ${permission(r)}`;
+}
 
 /** The RBAC verb, resource and subresource of one API request. */
 function permission(r: RequestRecord): string {
@@ -116,7 +123,7 @@ async function backendCalls(): Promise<Set<string>> {
     kube.setPodPhase("team-a", clusterPodName(done), "Succeeded");
     await until(() => expect(kube.pod("team-a", clusterPodName(done))).toBeUndefined());
     await runWorkloads(kube, backend);
-    return new Set(kube.requests.map(permission));
+    return new Set(kube.requests.map(scopedPermission));
   } finally {
     controllers.stop();
     await backend.stop();
@@ -189,6 +196,26 @@ async function runWorkloads(kube: FakeKubeApiServer, backend: KubernetesBackend)
   }
 }
 
+/** "<verb> <resource>[.<group>]" of every rule. */
+function grants(rules: Doc[]): Set<string> {
+  return new Set(
+    rules.flatMap((rule) =>
+      (rule.apiGroups as string[]).flatMap((group) =>
+        (rule.resources as string[]).flatMap((resource) =>
+          (rule.verbs as string[]).map((verb) => `${verb} ${resource}${group ? `.${group}` : ""}`),
+        ),
+      ),
+    ),
+  );
+}
+
+let recorded: Promise<Set<string>> | null = null;
+/** The backend's calls, recorded once for every check of this file. */
+const calledOnce = () => {
+  recorded ??= backendCalls();
+  return recorded;
+};
+
 describe("deploy/kubernetes", () => {
   it("parses into the agent's Namespace, ServiceAccount, RBAC, Secret, ConfigMap and Deployment, which refer to each other", () => {
     const docs = documents();
@@ -199,6 +226,7 @@ describe("deploy/kubernetes", () => {
         "ConfigMap",
         "Deployment",
         "Namespace",
+        "Secret",
         "Secret",
         "ServiceAccount",
       ].sort(),
@@ -220,28 +248,69 @@ describe("deploy/kubernetes", () => {
     expect(pod.serviceAccountName).toBe(account);
     const [agent] = pod.containers;
     expect(agent.args.slice(0, 1)).toEqual(["agent"]);
-    expect(agent.args).toContain("kubernetes");
+    expect(agent.args).toContain("--backend=kubernetes");
     expect(agent.livenessProbe.httpGet.path).toBe("/healthz");
     expect(agent.readinessProbe.httpGet.path).toBe("/readyz");
     expect(agent.resources.requests).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
     const volumes = new Map(pod.volumes.map((v: Doc) => [v.name, v]));
-    expect((volumes.get("token") as Doc).secret.secretName).toBe(byKind(docs, "Secret").metadata.name);
+    const secrets = docs.filter((d) => d.kind === "Secret").map((d) => d.metadata.name);
+    expect(secrets).toContain((volumes.get("token") as Doc).secret.secretName);
     expect((volumes.get("config") as Doc).configMap.name).toBe(byKind(docs, "ConfigMap").metadata.name);
   });
 
+  it("connects the agent to Redis with its own user and password from a Secret, never a bare URL", () => {
+    const docs = documents();
+    const agent = byKind(docs, "Deployment").spec.template.spec.containers[0];
+    const urlFile = (agent.args as string[]).find((a) => a.startsWith("--redis-url-file="))!;
+    expect(urlFile).toBeDefined();
+    expect(JSON.stringify(agent.env)).not.toMatch(/REDIS_URL/);
+    const mount = (agent.volumeMounts as Doc[]).find((m) =>
+      urlFile.slice("--redis-url-file=".length).startsWith(`${m.mountPath}/`),
+    )!;
+    const volume = (byKind(docs, "Deployment").spec.template.spec.volumes as Doc[]).find(
+      (v) => v.name === mount.name,
+    )!;
+    const secret = docs.find((d) => d.kind === "Secret" && d.metadata.name === volume.secret.secretName)!;
+    const url = new URL(secret.stringData.url);
+    expect(url.protocol).toMatch(/^rediss?:$/);
+    expect(url.username).not.toBe("");
+    expect(url.password).not.toBe("");
+  });
+
   it("grants the agent exactly the API calls its Kubernetes backend makes", async () => {
-    const rules: Doc[] = byKind(documents(), "ClusterRole").rules;
-    const granted = new Set(
-      rules.flatMap((rule) => {
-        return (rule.apiGroups as string[]).flatMap((group) =>
-          (rule.resources as string[]).flatMap((resource) =>
-            (rule.verbs as string[]).map((verb) => `${verb} ${resource}${group ? `.${group}` : ""}`),
-          ),
-        );
-      }),
-    );
-    const calls = await backendCalls();
+    const granted = grants(byKind(documents(), "ClusterRole").rules);
+    const calls = new Set([...(await calledOnce())].map((c) => c.replace(/^\S+ /, "")));
     expect([...calls].filter((call) => !granted.has(call))).toEqual([]);
     expect([...granted].filter((permission) => !calls.has(permission))).toEqual([]);
+  });
+
+  it("namespaced variant: a Role per namespace grants every change, a ClusterRole only the cluster-wide watches", async () => {
+    const docs = documents(NAMESPACED_DIR);
+    const role = byKind(docs, "Role");
+    const roleBinding = byKind(docs, "RoleBinding");
+    expect(roleBinding.metadata.namespace).toBe(role.metadata.namespace);
+    expect(roleBinding.roleRef).toMatchObject({ kind: "Role", name: role.metadata.name });
+    const account = byKind(documents(), "ServiceAccount").metadata;
+    for (const binding of [roleBinding, byKind(docs, "ClusterRoleBinding")])
+      expect(binding.subjects).toEqual([
+        { kind: "ServiceAccount", name: account.name, namespace: account.namespace },
+      ]);
+    const clusterRole = byKind(docs, "ClusterRole");
+    expect(byKind(docs, "ClusterRoleBinding").roleRef).toMatchObject({
+      kind: "ClusterRole",
+      name: clusterRole.metadata.name,
+    });
+    const clusterWide = grants(clusterRole.rules);
+    const inNamespace = grants(role.rules);
+    // The ClusterRole reads only: every write is confined to the Role's namespace.
+    expect([...clusterWide].filter((p) => !/^(list|watch) /.test(p))).toEqual([]);
+    const calls = await calledOnce();
+    const refused = [...calls].filter((call) => {
+      const [scope, ...rest] = call.split(" ");
+      return !(scope === "ns" ? inNamespace : clusterWide).has(rest.join(" "));
+    });
+    expect(refused).toEqual([]);
+    const used = new Set([...calls].map((c) => c.replace(/^\S+ /, "")));
+    expect([...clusterWide, ...inNamespace].filter((p) => !used.has(p))).toEqual([]);
   });
 });
