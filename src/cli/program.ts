@@ -13,6 +13,7 @@ import { registerServers } from "./commands/servers.js";
 import { registerSimulate } from "./commands/simulate.js";
 import { registerSubmit } from "./commands/submit.js";
 import { registerToken } from "./commands/token.js";
+import { registerRoleBinding } from "./commands/rolebinding.js";
 import { registerWait } from "./commands/wait.js";
 import { registerWhatIf } from "./commands/whatif.js";
 import { registerWhy } from "./commands/why.js";
@@ -53,6 +54,7 @@ export function buildProgram(): Command {
   registerRender(program);
   registerQueue(program);
   registerToken(program);
+  registerRoleBinding(program);
   registerLogin(program);
   registerWhatIf(program);
   // running the control plane

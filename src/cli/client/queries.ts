@@ -70,7 +70,14 @@ export const FAIR_SHARE = `query FairShare($cluster: String) { fairShare(cluster
 
 export const CREATE_TOKEN = `mutation($input: CreateTokenInput!) { createToken(input: $input) { id secret } }`;
 export const REVOKE_TOKEN = `mutation($id: ID!) { revokeToken(id: $id) }`;
-export const LIST_TOKENS = "query { tokens { id name role queues cluster createdBy createdAt revokedAt } }";
+export const LIST_TOKENS =
+  "query { tokens { id name role queues cluster subject createdBy createdAt revokedAt } }";
+export const CREATE_ROLE_BINDING = `mutation($input: RoleBindingInput!) {
+  createRoleBinding(input: $input) { id subject group role queues createdBy createdAt }
+}`;
+export const DELETE_ROLE_BINDING = `mutation($id: ID!) { deleteRoleBinding(id: $id) }`;
+export const LIST_ROLE_BINDINGS =
+  "query { roleBindings { id subject group role queues createdBy createdAt } }";
 export const ME = "query { me { name role queues cluster } }";
 
 export const CLUSTER_SCENARIO = "query($cluster: String!) { clusterScenario(cluster: $cluster) }";

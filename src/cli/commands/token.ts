@@ -13,6 +13,7 @@ interface CreateOptions {
   role?: string;
   queues?: string;
   cluster?: string;
+  subject?: string;
   admin?: boolean;
   databaseUrl?: string;
 }
@@ -38,6 +39,10 @@ export function registerToken(program: Command): void {
     .option("--role <role>", "ADMIN, MEMBER (needs --queues), VIEWER or AGENT (needs --cluster)")
     .option("--queues <queues>", "MEMBER: comma-separated queues it may submit to (and the queues below)")
     .option("--cluster <cluster>", "AGENT: the cluster it speaks for")
+    .option(
+      "--subject <subject>",
+      "the person it acts for (their subject or e-mail): jobs and events name them",
+    )
     .option("--admin", "bootstrap: an ADMIN token written straight into the database (no API token needed)")
     .option(
       "--database-url <url>",
@@ -69,7 +74,9 @@ export function registerToken(program: Command): void {
           .filter(Boolean);
         const { createToken } = await apiClientOf(cmd).request<{
           createToken: { id: string; secret: string };
-        }>(CREATE_TOKEN, { input: { name: opts.name, role, queues, cluster: opts.cluster } });
+        }>(CREATE_TOKEN, {
+          input: { name: opts.name, role, queues, cluster: opts.cluster, subject: opts.subject },
+        });
         if (outputFormat(cmd) === "json") return printJson(createToken);
         print(createToken.secret);
         printErr(
