@@ -1,5 +1,6 @@
-// The dashboard sends no Referer and loads nothing but its own files; `fleetq dev` links to it
-// with a VIEWER token in the URL fragment (never sent to a server), not the ADMIN's in the query.
+// The dashboard sends no Referer, loads nothing but its own files and connects to its own server
+// only (the identity provider through the API's /auth routes); `fleetq dev` links to it with a
+// VIEWER token in the URL fragment (never sent to a server), not the ADMIN's in the query.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -17,9 +18,10 @@ it("the page and its files carry Referrer-Policy no-referrer and a Content-Secur
   for (const file of ["/", "/dashboard/style.css"]) {
     const r = await fetch(`${base}${file}`);
     expect(r.headers.get("referrer-policy"), file).toBe("no-referrer");
-    expect(r.headers.get("content-security-policy"), file).toMatch(
-      /default-src 'self'.*frame-ancestors 'none'/,
-    );
+    const csp = r.headers.get("content-security-policy") ?? "";
+    expect(csp, file).toMatch(/default-src 'self'.*frame-ancestors 'none'/);
+    // Same-origin WebSockets match 'self' (CSP Level 3): no other host, ws: or wss: anywhere.
+    expect(csp.split("; "), file).toContain("connect-src 'self'");
   }
 });
 

@@ -1,5 +1,5 @@
 // Talking to the fleetq API from the browser: GraphQL over HTTP (fetch) and the queueEvents
-// subscription over graphql-ws, both with the bearer token.
+// subscription over graphql-ws, both with the bearer token, on this page's own origin.
 import { createClient } from "graphql-ws";
 
 export class Unauthenticated extends Error {}
@@ -32,11 +32,12 @@ export async function gql(token, query, variables = {}) {
   return body.data;
 }
 
-/** Calls onEvent for every event; onStatus("live" | "offline") as the connection comes and goes. */
-export function subscribeEvents(token, onEvent, onStatus) {
+/** Calls onEvent for every event; onStatus("live" | "offline") as the connection comes and goes.
+ * `tokenOf` is asked at each (re)connection: a signed-in session's token changes as it refreshes. */
+export function subscribeEvents(tokenOf, onEvent, onStatus) {
   const client = createClient({
     url: `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/graphql`,
-    connectionParams: { authorization: `Bearer ${token}` },
+    connectionParams: async () => ({ authorization: `Bearer ${await tokenOf()}` }),
     lazy: false,
     retryAttempts: Number.POSITIVE_INFINITY,
     shouldRetry: () => true,

@@ -1,6 +1,7 @@
-// The dashboard: signs in with a token (#token= or the form, kept in localStorage), loads the
-// queue tree, fair share, clusters and jobs, and reloads whenever the queueEvents subscription
-// reports a change (debounced), polling as a fallback while the WebSocket is down.
+// The dashboard: signs in with the identity provider (sign-in.js; tokens in sessionStorage) or a
+// static token (#token= or the form, kept in localStorage), loads the queue tree, fair share,
+// clusters and jobs, and reloads whenever the queueEvents subscription reports a change
+// (debounced), polling as a fallback while the WebSocket is down.
 import {
   DASHBOARD_QUERY,
   gql,
@@ -12,12 +13,18 @@ import {
   Unauthenticated,
 } from "./api.js";
 import { renderClusters, renderEvents, renderPending, renderQueues, renderRunning } from "./render.js";
+import { accessToken, beginSignIn, finishSignIn, forgetSignIn, signedIn, signInConfig } from "./sign-in.js";
 
 const STORAGE_KEY = "fleetq.token";
 const $ = (id) => document.getElementById(id);
 
 const state = {
+  /** A static token; null when signed in with the identity provider. */
   token: null,
+  /** The API's sign-in configuration while signed in with the identity provider. */
+  oidc: null,
+  /** A refused access token was renewed since the last successful load. */
+  renewed: false,
   resource: "gpu",
   data: null,
   events: [],
@@ -71,9 +78,19 @@ function withShortfalls(pending, shortfalls) {
   });
 }
 
+/** The bearer token: the static one, else the provider's access token, refreshed when due (or
+ * `force`d after a refusal). */
+async function currentToken(force = false) {
+  if (!state.oidc) return state.token;
+  const token = await accessToken(state.oidc, force);
+  if (!token) throw new Unauthenticated("The sign-in has expired.");
+  return token;
+}
+
 async function load() {
+  const token = await currentToken();
   const [a, p, s, r] = await Promise.all(
-    [DASHBOARD_QUERY, PENDING_QUERY, SHORTFALL_QUERY, RUNNING_QUERY].map((q) => gql(state.token, q)),
+    [DASHBOARD_QUERY, PENDING_QUERY, SHORTFALL_QUERY, RUNNING_QUERY].map((q) => gql(token, q)),
   );
   const nodes = (connection) => connection.edges.map((e) => e.node);
   state.data = {
@@ -102,11 +119,18 @@ function refresh() {
   state.loading = run;
   load()
     .then(() => {
+      state.renewed = false;
       if (!state.limitedUntil) return;
       state.limitedUntil = 0;
       setStatus(state.live ? "live" : "reconnecting (polling)", state.live ? "live" : "polling");
     })
-    .catch((e) => {
+    .catch(async (e) => {
+      if (e instanceof Unauthenticated && state.oidc && !state.renewed) {
+        // Refused: a new access token, then one more try (once until a load succeeds).
+        state.renewed = true;
+        run.again = await currentToken(true).then(Boolean, () => false);
+        if (run.again) return;
+      }
       if (e instanceof Unauthenticated) return signOut("The token was refused; sign in again.");
       if (e instanceof RateLimited) {
         state.limitedUntil = Date.now() + e.retryAfter * 1000;
@@ -132,8 +156,10 @@ function schedulePoll() {
   );
 }
 
-function start(token) {
+/** Signed in: a static token, or (`oidc`, the API's sign-in configuration) the provider's tokens. */
+function start(token, oidc = null) {
   state.token = token;
+  state.oidc = oidc;
   $("login").hidden = true;
   $("content").hidden = false;
   $("logout").hidden = false;
@@ -141,7 +167,7 @@ function start(token) {
   refresh();
   schedulePoll();
   state.unsubscribe = subscribeEvents(
-    token,
+    () => currentToken(),
     (event) => {
       state.events = [event, ...state.events].slice(0, 30);
       renderEvents($("events"), state.events);
@@ -159,6 +185,8 @@ function start(token) {
 
 function signOut(message) {
   localStorage.removeItem(STORAGE_KEY);
+  forgetSignIn();
+  state.oidc = null;
   state.unsubscribe?.();
   state.unsubscribe = null;
   clearTimeout(state.pollTimer);
@@ -182,8 +210,9 @@ $("resource").addEventListener("change", (e) => {
 
 // #token=… signs in and is then removed from the address bar (and so from the history). In the
 // fragment, it never reaches a server, a proxy's log or a Referer header.
-const fragment = new URLSearchParams(location.hash.slice(1));
-if (fragment.get("token")) {
+function tokenFromFragment() {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  if (!fragment.get("token")) return false;
   localStorage.setItem(STORAGE_KEY, fragment.get("token"));
   fragment.delete("token");
   history.replaceState(
@@ -191,7 +220,27 @@ if (fragment.get("token")) {
     "",
     `${location.pathname}${location.search}${fragment.size ? `#${fragment}` : ""}`,
   );
+  return true;
 }
-const saved = localStorage.getItem(STORAGE_KEY);
-if (saved) start(saved);
-else showLogin();
+
+/** The provider's sign-in when the API offers one: its button, and the return from it. A token
+ * link (#token=) wins over an earlier sign-in of this tab. */
+async function boot() {
+  const linked = tokenFromFragment();
+  const oidc = await signInConfig();
+  if (oidc) {
+    $("sso").hidden = false;
+    $("sso-button").addEventListener("click", () => beginSignIn(oidc).catch((e) => showLogin(e.message)));
+  }
+  try {
+    const returned = await finishSignIn(oidc);
+    if (returned || (!linked && oidc && signedIn())) return start(null, oidc);
+  } catch (e) {
+    return showLogin(e.message);
+  }
+  const saved = localStorage.getItem(STORAGE_KEY);
+  if (saved) start(saved);
+  else showLogin();
+}
+
+boot();
