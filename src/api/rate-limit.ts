@@ -19,9 +19,15 @@ export interface TokenBudget {
   burst: number;
   /** Points the bucket gets back per second; 0 = no cost limit. */
   perSecond: number;
-  /** Operations of one token in flight at once; 0 = no cap. */
+  /** Operations of one token in flight at once (an open subscription is one for as long as it
+   * is open); 0 = no cap. */
   concurrent: number;
+  /** WebSocket connections of one token open at once (default DEFAULT_WS_CONNECTIONS); 0 = no cap. */
+  connections?: number;
 }
+
+/** A token's WebSocket connections open at once, by default: a dashboard or CLI needs one or two. */
+export const DEFAULT_WS_CONNECTIONS = 20;
 
 export interface RateLimits {
   /** MEMBER and VIEWER tokens. */
@@ -42,9 +48,9 @@ export interface RateLimits {
  * 32 binds worked on at once: its budget leaves it far from any limit.
  */
 export const DEFAULT_RATE_LIMITS: RateLimits = {
-  user: { burst: 40_000, perSecond: 2_000, concurrent: 64 },
-  admin: { burst: 200_000, perSecond: 50_000, concurrent: 128 },
-  agent: { burst: 200_000, perSecond: 100_000, concurrent: 128 },
+  user: { burst: 40_000, perSecond: 2_000, concurrent: 64, connections: DEFAULT_WS_CONNECTIONS },
+  admin: { burst: 200_000, perSecond: 50_000, concurrent: 128, connections: DEFAULT_WS_CONNECTIONS },
+  agent: { burst: 200_000, perSecond: 100_000, concurrent: 128, connections: DEFAULT_WS_CONNECTIONS },
 };
 
 export const RATE_LIMITED = "RATE_LIMITED";
@@ -81,12 +87,15 @@ interface Bucket {
   /** When `points` was last brought up to date (ms). */
   at: number;
   inFlight: number;
+  /** WebSocket connections open. */
+  connections: number;
   /** Until then (ms) the token's requests are refused unread (after a cost refusal). */
   heldUntil: number;
 }
 
 /** Above this many buckets, full and idle ones are forgotten (a full bucket is a new one). */
 const MAX_IDLE_BUCKETS = 10_000;
+const idle = (b: Bucket) => b.inFlight === 0 && b.connections === 0;
 
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
@@ -113,7 +122,14 @@ export class RateLimiter {
     let b = this.buckets.get(p.tokenId);
     if (!b) {
       if (this.buckets.size >= MAX_IDLE_BUCKETS) this.forgetIdle();
-      b = { heavy: Promise.resolve(), points: budget.burst, at: now, inFlight: 0, heldUntil: 0 };
+      b = {
+        heavy: Promise.resolve(),
+        points: budget.burst,
+        at: now,
+        inFlight: 0,
+        connections: 0,
+        heldUntil: 0,
+      };
       this.buckets.set(p.tokenId, b);
     } else if (now > b.at) {
       b.points = Math.min(budget.burst, b.points + ((now - b.at) / 1000) * budget.perSecond);
@@ -126,10 +142,10 @@ export class RateLimiter {
     const now = this.now();
     for (const [id, b] of this.buckets) {
       // The rate is not known here; an hour is enough for any bucket of sensible size to refill.
-      if (b.inFlight === 0 && now - b.at > 3_600_000) this.buckets.delete(id);
+      if (idle(b) && now - b.at > 3_600_000) this.buckets.delete(id);
     }
     if (this.buckets.size >= MAX_IDLE_BUCKETS) {
-      for (const [id, b] of this.buckets) if (b.inFlight === 0) this.buckets.delete(id);
+      for (const [id, b] of this.buckets) if (idle(b)) this.buckets.delete(id);
     }
   }
 
@@ -179,6 +195,21 @@ export class RateLimiter {
       if (released) return;
       released = true;
       b.inFlight--;
+    };
+  }
+
+  /** Counts a WebSocket connection of the token: a release function, or null when the token
+   * already has its most open. */
+  connect(p: Principal): (() => void) | null {
+    const cap = this.budget(p).connections ?? DEFAULT_WS_CONNECTIONS;
+    const b = this.bucket(p);
+    if (cap > 0 && b.connections >= cap) return null;
+    b.connections++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      b.connections--;
     };
   }
 

@@ -57,7 +57,7 @@ import {
 } from "./auth-failures.js";
 import { mountMetrics } from "../metrics/mount-metrics.js";
 import { DEFAULT_REDIS_URL } from "../protocol/defaults.js";
-import { BIND_QUEUE_PREFIX } from "../protocol/bind-request.js";
+import { BIND_QUEUE_PREFIX, defaultBindSecret } from "../protocol/bind-request.js";
 import { AgentLogs } from "./agent-logs.js";
 
 export interface ApiServerOptions {
@@ -85,6 +85,9 @@ export interface ApiServerOptions {
   /** Key prefix of the clusters' bind queues, which their agents' request lists share (default
    * "bind", as the workers'). */
   agentQueuePrefix?: string;
+  /** The secret BindRequests are signed with, the workers' too (default FLEETQ_BIND_SECRET, else
+   * one of this process's own: API and workers in one process). */
+  bindSecret?: string;
   /** Sign-in with an identity provider (default from FLEETQ_OIDC_*; null = static tokens only). */
   oidc?: OidcConfig | null;
   /** How the provider's keys are fetched and its tokens' times checked. */
@@ -96,11 +99,49 @@ export interface ApiServerOptions {
 /** Largest WebSocket message (a subscribe carries one query; the HTTP body limit is 4 MiB). */
 export const WS_MAX_PAYLOAD = 1024 * 1024;
 export const WS_MAX_SUBSCRIPTIONS = 50;
+/** The close code of a connection refused because its token has its most connections open. */
+export const WS_TOO_MANY_CONNECTIONS = 4029;
 
 interface WsConnection {
   secret: string;
   principal: Principal;
   socket: WebSocket;
+  /** Gives the token's connection back. */
+  release: () => void;
+}
+
+/** A subscription's event stream, which keeps `release` (its place among the token's operations in
+ * flight) until it ends: completed by the client, closed with its socket, or run out. A refusal
+ * (an ExecutionResult) gives the place back at once. */
+function heldWhileOpen<R>(result: R, release: () => void): R {
+  const source = result as Partial<AsyncIterableIterator<unknown>>;
+  if (typeof source?.[Symbol.asyncIterator] !== "function") {
+    release();
+    return result;
+  }
+  const it = source[Symbol.asyncIterator]!();
+  const ended = <T>(r: T) => {
+    release();
+    return r;
+  };
+  const wrapped: AsyncIterableIterator<unknown> = {
+    next: async () => {
+      const r = await it.next().catch((e: unknown) => {
+        release();
+        throw e;
+      });
+      return r.done ? ended(r) : r;
+    },
+    return: async (value?: unknown) =>
+      ended(it.return ? await it.return(value) : { done: true as const, value: undefined }),
+    throw: async (e?: unknown) => {
+      release();
+      if (it.throw) return it.throw(e);
+      throw e;
+    },
+    [Symbol.asyncIterator]: () => wrapped,
+  };
+  return wrapped as R;
 }
 
 export interface ApiServer {
@@ -133,6 +174,7 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
     usageWindow: opts.usageWindow,
     fairShares: new FairShareCache(store, opts.schedulerConfig, opts.usageWindow),
     logs: new AgentLogs(redisUrl, opts.agentQueuePrefix ?? BIND_QUEUE_PREFIX),
+    bindSecret: opts.bindSecret ?? defaultBindSecret(),
   };
   // Not awaited: the server starts (and /readyz reports) even while Redis is unreachable.
   void bus.listen((e) => {
@@ -165,16 +207,17 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
     for (const [ctx, c] of connections) {
       if (!(await principals.principalFor(c.secret))) {
         connections.delete(ctx);
+        c.release();
         c.socket.close(4403, "Forbidden: the token is no longer valid");
       }
     }
   };
   const limiter = new RateLimiter(opts.rateLimits ?? DEFAULT_RATE_LIMITS);
-  // Over WebSocket: the cost limit, the token's bucket, and (queries and mutations; a
-  // subscription's lifetime is capped per connection instead) the token's operations in flight
-  // and its heavy operations one at a time.
+  // Over WebSocket: the cost limit, the token's bucket, the token's operations in flight (a
+  // subscription counted for as long as it is open) and its heavy queries and mutations one at a
+  // time.
   const limited =
-    <R>(run: (args: ExecutionArgs) => R, counted: boolean) =>
+    <R>(run: (args: ExecutionArgs) => R, subscription: boolean) =>
     (args: ExecutionArgs): R | ExecutionResult | Promise<Awaited<R>> => {
       const { cost, refusal } = checkedCost(
         schema,
@@ -186,14 +229,22 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
       if (refusal) return { errors: [refusal] };
       const principal = (args.contextValue as ApiContext).principal;
       if (!principal) return run(args);
-      const release = limiter.held(principal) ?? (counted ? limiter.enter(principal) : () => {});
+      const release = limiter.held(principal) ?? limiter.enter(principal);
       if (typeof release !== "function") return { errors: [rateLimited(release, false)] };
       const taken = limiter.take(principal, cost);
       if (taken) {
         release();
         return { errors: [rateLimited(taken, false)] };
       }
-      if (!counted || cost < HEAVY_OPERATION_COST) return Promise.resolve(run(args)).finally(release);
+      if (subscription)
+        return Promise.resolve(run(args)).then(
+          (r) => heldWhileOpen(r, release),
+          (e: unknown) => {
+            release();
+            throw e;
+          },
+        );
+      if (cost < HEAVY_OPERATION_COST) return Promise.resolve(run(args)).finally(release);
       return limiter.heavyTurn(principal).then((finished) =>
         Promise.resolve(run(args)).finally(() => {
           finished();
@@ -206,8 +257,8 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
       schema,
       parse: (source) => parse(source, { maxTokens: QUERY_LIMITS.maxTokens }),
       validate: armoredValidate(armor.validationRules),
-      execute: limited(execute, true),
-      subscribe: limited(subscribe, false),
+      execute: limited(execute, false),
+      subscribe: limited(subscribe, true),
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
         const secret = bearerSecret(params.authorization ?? params.Authorization);
@@ -219,7 +270,18 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
         );
         const principal = "principal" in auth ? auth.principal : null;
         if (!principal || !secret) return false; // closes with 4403 Forbidden
-        connections.set(ctx, { secret, principal, socket: ctx.extra.socket });
+        const release = limiter.connect(principal);
+        if (!release) {
+          ctx.extra.socket.close(
+            WS_TOO_MANY_CONNECTIONS,
+            `Too many connections: token "${principal.name}" has its most open; close one first`.slice(
+              0,
+              120,
+            ),
+          );
+          return false;
+        }
+        connections.set(ctx, { secret, principal, socket: ctx.extra.socket, release });
         return true;
       },
       onSubscribe: async (ctx) => {
@@ -241,7 +303,10 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
         }
         c.principal = principal;
       },
-      onClose: (ctx) => void connections.delete(ctx),
+      onClose: (ctx) => {
+        connections.get(ctx)?.release();
+        connections.delete(ctx);
+      },
       context: (ctx): ApiContext => createContext(deps, connections.get(ctx)?.principal ?? null),
     },
     wsServer,

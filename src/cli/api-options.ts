@@ -2,11 +2,17 @@
 // (src/api/rate-limit.ts; defaults in DEFAULT_RATE_LIMITS):
 //   FLEETQ_API_RATE (cost points a token gets back per second; 0 = no cost limit),
 //   FLEETQ_API_BURST (the size of its bucket, at least the cost limit of one query),
-//   FLEETQ_API_CONCURRENCY (its operations in flight; 0 = no cap) for MEMBER and VIEWER tokens,
+//   FLEETQ_API_CONCURRENCY (its operations in flight; 0 = no cap),
+//   FLEETQ_API_WS_CONNECTIONS (its WebSocket connections open at once; 0 = no cap) for MEMBER and VIEWER tokens,
 //   and the same for ADMIN tokens (FLEETQ_API_ADMIN_RATE, FLEETQ_API_ADMIN_BURST,
 //   FLEETQ_API_ADMIN_CONCURRENCY) and AGENT tokens (FLEETQ_API_AGENT_RATE, …).
 import { MAX_QUERY_COST } from "../api/query-cost.js";
-import { DEFAULT_RATE_LIMITS, type RateLimits, type TokenBudget } from "../api/rate-limit.js";
+import {
+  DEFAULT_RATE_LIMITS,
+  DEFAULT_WS_CONNECTIONS,
+  type RateLimits,
+  type TokenBudget,
+} from "../api/rate-limit.js";
 import { numberEnv } from "./env.js";
 import { CliError } from "./exit-codes.js";
 
@@ -20,6 +26,7 @@ function budgetFromEnv(prefix: string, defaults: TokenBudget, env: NodeJS.Proces
     perSecond: read("RATE", defaults.perSecond),
     burst: read("BURST", defaults.burst),
     concurrent: Math.floor(read("CONCURRENCY", defaults.concurrent)),
+    connections: Math.floor(read("WS_CONNECTIONS", defaults.connections ?? DEFAULT_WS_CONNECTIONS)),
   };
   if (budget.perSecond > 0 && budget.burst < MAX_QUERY_COST)
     throw new CliError(

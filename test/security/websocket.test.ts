@@ -1,10 +1,11 @@
-// WebSocket subscriptions: a token is needed to connect, revoking it closes its sockets, and a
-// connection's payload size and number of subscriptions are capped.
-import type { Client } from "graphql-ws";
+// WebSocket subscriptions: a token is needed to connect, revoking it closes its sockets, a
+// connection's payload size and number of subscriptions are capped, an open subscription counts
+// among its token's operations in flight, and a token's connections are capped.
+import { type Client, createClient } from "graphql-ws";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WS_MAX_SUBSCRIPTIONS } from "../../src/api/server.js";
-import { gqlOk, startTestApi, type TestApi, wsClient } from "../helpers/api.js";
+import { WS_MAX_SUBSCRIPTIONS, WS_TOO_MANY_CONNECTIONS } from "../../src/api/server.js";
+import { gql, gqlOk, startTestApi, type TestApi, wsClient } from "../helpers/api.js";
 
 let t: TestApi;
 const clients: Client[] = [];
@@ -95,5 +96,94 @@ describe("websocket subscriptions", () => {
       }),
     );
     expect(await closed).toBe(1009); // message too big
+  });
+});
+
+describe("a token's subscriptions and connections", () => {
+  const QUEUE_EVENTS = "subscription { queueEvents { kind } }";
+  let limited: TestApi;
+  let viewer = "";
+  beforeAll(async () => {
+    limited = await startTestApi({
+      rateLimits: {
+        user: { burst: 40_000, perSecond: 2_000, concurrent: 2, connections: 3 },
+        admin: { burst: 200_000, perSecond: 50_000, concurrent: 128 },
+        agent: { burst: 200_000, perSecond: 100_000, concurrent: 128 },
+      },
+    });
+    viewer = (
+      await gqlOk<{ createToken: { secret: string } }>(
+        limited.url,
+        limited.adminToken,
+        `mutation { createToken(input: { name: "dash", role: VIEWER }) { secret } }`,
+      )
+    ).createToken.secret;
+  });
+  afterAll(async () => limited?.close());
+
+  /** Opens a subscription; resolves with the function that completes it once it is running. */
+  async function open(client: Client): Promise<() => void> {
+    let stop = () => {};
+    stop = client.subscribe({ query: QUEUE_EVENTS }, { next: () => {}, error: () => {}, complete: () => {} });
+    await new Promise((r) => setTimeout(r, 300));
+    return stop;
+  }
+
+  it("an open subscription counts among its token's operations in flight until it completes", async () => {
+    const client = wsClient(limited.url, viewer);
+    clients.push(client);
+    const first = await open(client);
+    await open(client);
+    const refused = await gql(limited.url, viewer, "{ queues { name } }");
+    expect(refused.status).toBe(429);
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: "RATE_LIMITED", concurrent: 2 });
+    first();
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await gql(limited.url, viewer, "{ queues { name } }")).status).toBe(200);
+    await client.dispose();
+    await new Promise((r) => setTimeout(r, 200));
+    // Closing the socket ends its subscriptions: both places are free again.
+    const again = wsClient(limited.url, viewer);
+    clients.push(again);
+    await open(again);
+    expect((await gql(limited.url, viewer, "{ queues { name } }")).status).toBe(200);
+    await again.dispose();
+  });
+
+  /** A client that connects at once and stays connected: resolves when connected or closed. */
+  function eager(): {
+    client: Client;
+    settled: Promise<{ connected?: true; code?: number; reason?: string }>;
+  } {
+    const client = createClient({
+      url: limited.url.replace(/^http/, "ws"),
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${viewer}` },
+      lazy: false,
+      retryAttempts: 0,
+      onNonLazyError: () => {},
+    });
+    clients.push(client);
+    const settled = new Promise<{ connected?: true; code?: number; reason?: string }>((resolve) => {
+      client.on("connected", () => resolve({ connected: true }));
+      client.on("closed", (e) => {
+        const { code, reason } = e as { code: number; reason: string };
+        resolve({ code, reason });
+      });
+    });
+    return { client, settled };
+  }
+
+  it("a token's WebSocket connections are capped; the next is closed with a clear code and reason", async () => {
+    await new Promise((r) => setTimeout(r, 200));
+    const three = [0, 1, 2].map(() => eager());
+    for (const c of three) expect(await c.settled).toEqual({ connected: true });
+    const fourth = eager();
+    const closed = await fourth.settled;
+    expect(closed.code).toBe(WS_TOO_MANY_CONNECTIONS);
+    expect(closed.reason).toMatch(/Too many connections: token "dash"/);
+    await three[0]!.client.dispose();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await eager().settled).toEqual({ connected: true });
   });
 });
