@@ -22,6 +22,7 @@ it("the page and its files carry Referrer-Policy no-referrer and a Content-Secur
     expect(csp, file).toMatch(/default-src 'self'.*frame-ancestors 'none'/);
     // Same-origin WebSockets match 'self' (CSP Level 3): no other host, ws: or wss: anywhere.
     expect(csp.split("; "), file).toContain("connect-src 'self'");
+    expect(csp, file).not.toMatch(/\bwss?:/);
   }
 });
 

@@ -5,11 +5,14 @@
 // client or a nonce that is not the sign-in's are refused, with the reason.
 import { createHash, randomBytes } from "node:crypto";
 import net from "node:net";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { oidcConfigFromEnv } from "../../src/api/identity/oidc-config.js";
 import { startTestApi, type TestApi } from "../helpers/api.js";
 import { walkProviderPages } from "../helpers/oidc-interactions.js";
 import { startOidcProvider, type TestOidcProvider } from "../helpers/oidc-provider.js";
+import { ROOT } from "../cli/run-cli.js";
 
 let provider: TestOidcProvider;
 let api: TestApi;
@@ -38,6 +41,12 @@ beforeAll(async () => {
         redirect_uris: [`${base}/`, `${base}/elsewhere`],
       },
     ],
+    // A refresh token for every sign-in of a client allowed the grant, as many providers do
+    // (oidc-provider's default gives one for offline_access only, which needs prompt=consent).
+    configuration: {
+      issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(g: string): boolean }) =>
+        client.grantTypeAllowed("refresh_token"),
+    },
   });
   api = await startTestApi({
     port,
@@ -73,7 +82,6 @@ async function codeFromProvider(redirectUri = `${base}/`): Promise<SignIn> {
     client_id: "fleetq",
     redirect_uri: redirectUri,
     scope: "openid email groups offline_access",
-    prompt: "consent",
     resource: provider.audience,
     state,
     nonce,
@@ -200,3 +208,88 @@ it("a server without sign-in answers 404 on /auth/config and the token routes", 
     await plain.close();
   }
 });
+
+/** What the dashboard's sign-in module needs of a browser page at `base`: its address, history,
+ * sessionStorage, and fetch of its own server's paths. Node has the rest (crypto, btoa). */
+function pageAt(base: string) {
+  const store = new Map<string, string>();
+  const page = {
+    location: new URL(`${base}/`),
+    assigned: null as string | null,
+  };
+  const realFetch = globalThis.fetch;
+  const globals = {
+    location: Object.assign(page.location, {
+      assign: (url: string) => {
+        page.assigned = url;
+      },
+    }),
+    history: {
+      replaceState: (_s: unknown, _t: string, url: string) => {
+        page.location.href = new URL(url, page.location).href;
+      },
+    },
+    sessionStorage: {
+      getItem: (k: string) => store.get(k) ?? null,
+      setItem: (k: string, v: string) => void store.set(k, String(v)),
+      removeItem: (k: string) => void store.delete(k),
+    },
+    fetch: (input: string, init?: RequestInit) =>
+      realFetch(input.startsWith("/") ? `${base}${input}` : input, init),
+  };
+  const saved = Object.fromEntries(
+    Object.keys(globals).map((k) => [k, Object.getOwnPropertyDescriptor(globalThis, k)]),
+  );
+  for (const [k, v] of Object.entries(globals))
+    Object.defineProperty(globalThis, k, { value: v, configurable: true, writable: true });
+  return {
+    page,
+    store,
+    restore: () => {
+      for (const [k, d] of Object.entries(saved)) {
+        if (d) Object.defineProperty(globalThis, k, d);
+        else delete (globalThis as Record<string, unknown>)[k];
+      }
+    },
+  };
+}
+
+interface SignInModule {
+  signInConfig(): Promise<Record<string, string> | null>;
+  beginSignIn(config: Record<string, string>): Promise<void>;
+  finishSignIn(config: Record<string, string> | null): Promise<boolean>;
+  accessToken(config: Record<string, string>, force?: boolean): Promise<string | null>;
+}
+
+it("the dashboard's own sign-in code: to the provider with PKCE and back, tokens in sessionStorage, refreshed through the API", async () => {
+  const browser = pageAt(base);
+  try {
+    const signIn = (await import(
+      pathToFileURL(path.join(ROOT, "src/dashboard/public/sign-in.js")).href
+    )) as SignInModule;
+    const config = (await signIn.signInConfig())!;
+    await signIn.beginSignIn(config);
+    const asked = new URL(browser.page.assigned!);
+    expect(asked.searchParams.get("code_challenge_method")).toBe("S256");
+    expect(asked.searchParams.get("redirect_uri")).toBe(`${base}/`);
+    expect(asked.searchParams.get("resource")).toBe(provider.audience);
+
+    const back = await walkProviderPages(asked.toString(), { login: "alice", stopAt: `${base}/` });
+    browser.page.location.href = back.url;
+    expect(await signIn.finishSignIn(config)).toBe(true);
+    expect(browser.page.location.href).toBe(`${base}/`); // the code left the address
+    const token = (await signIn.accessToken(config))!;
+    expect(jwtPayload(token)).toMatchObject({ sub: "alice", aud: provider.audience });
+    expect([...browser.store.keys()]).toEqual(["fleetq.session"]);
+
+    const renewed = await signIn.accessToken(config, true);
+    expect(renewed).not.toBe(token);
+    expect(jwtPayload(renewed!)).toMatchObject({ sub: "alice" });
+
+    // The same answer again: no sign-in of this page is waiting for it.
+    browser.page.location.href = back.url;
+    await expect(signIn.finishSignIn(config)).rejects.toThrow("not the one this page asked for");
+  } finally {
+    browser.restore();
+  }
+}, 60_000);
