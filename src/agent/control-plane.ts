@@ -23,6 +23,7 @@ interface RenderSpecData {
     name: string;
     replicas: number;
     resources: { cpu: number | null; memory: string | null; gpu: number | null; gpuMemory: number | null };
+    extendedResources?: Record<string, number> | null;
     template: unknown;
   }[];
 }
@@ -104,7 +105,7 @@ export class ControlPlane {
   /** What the job's objects on this cluster are rendered from (src/render). */
   async jobRenderSpec(job: string): Promise<RenderJob> {
     const data = await this.client.request<{ jobRenderSpec: RenderSpecData }>(
-      "query($job: ID!) { jobRenderSpec(job: $job) { job name namespace queue minMember rendezvousPort workload tasks { name replicas resources { cpu memory gpu gpuMemory } template } } }",
+      "query($job: ID!) { jobRenderSpec(job: $job) { job name namespace queue minMember rendezvousPort workload tasks { name replicas resources { cpu memory gpu gpuMemory } extendedResources template } } }",
       { job },
     );
     const r = data.jobRenderSpec;
@@ -128,6 +129,7 @@ export class ControlPlane {
             gpus: gpu >= 1 ? gpu : 0,
             gpuFraction: gpu < 1 ? gpu : 0,
             gpuMemory: t.resources.gpuMemory ?? 0,
+            extendedResources: t.extendedResources ?? {},
           },
           template: t.template,
         };

@@ -1,6 +1,6 @@
 // A job's render input (src/render) from its stored rows: the one path from the database to what
 // agents create, `renderJob` shows and Pod.environment reports.
-import { restartPolicyOf } from "../store/index.js";
+import { extendedResourcesOf, restartPolicyOf } from "../store/index.js";
 import type { Job, JobTask } from "../store/index.js";
 import type { RenderJob } from "../render/index.js";
 
@@ -25,6 +25,7 @@ export function renderJobOf(job: Job, tasks: readonly JobTask[]): RenderJob {
           gpus: t.gpus,
           gpuFraction: t.gpuFraction,
           gpuMemory: t.gpuMemory,
+          extendedResources: extendedResourcesOf(t.extendedResources),
         },
         template: t.template,
       })),

@@ -17,7 +17,7 @@ import {
   SCHEDULER_NAME,
   TASK_KEY,
 } from "../protocol/labels.js";
-import { declaredContainerResources, declaredInitContainerResources } from "../protocol/pod-resources.js";
+import { declaredPodResources } from "../protocol/pod-resources.js";
 import { containerEnvNames, hasService, rendezvousEnvironment, templatePodSpec } from "./environment.js";
 import { jobServiceName, labelValue, podHostname, uniquePodName } from "./names.js";
 import type { EnvVar, PodPlace, RenderJob } from "./types.js";
@@ -37,13 +37,14 @@ export function renderPod(job: RenderJob, place: PodPlace, restarts: number): V1
   const pod = `${place.task.name}-${place.index}`;
   const env = rendezvousEnvironment(job, place, restarts);
   const declared = place.task.resources;
+  Object.assign(spec, declaredPodResources(spec, declared));
+  delete spec.resources; // pod-level resources: the containers' declared figures make the pod's
   spec.schedulerName = SCHEDULER_NAME;
-  spec.containers = withEnvironment(declaredContainerResources(spec.containers as Json[], declared), env);
+  spec.containers = withEnvironment(spec.containers as Json[], env);
   if (Array.isArray(spec.initContainers))
-    spec.initContainers = withEnvironment(
-      declaredInitContainerResources(spec.initContainers as Json[], declared),
-      env,
-    );
+    spec.initContainers = withEnvironment(spec.initContainers as Json[], env);
+  // No service-account token unless the template asks for one (its queue's policy allows it).
+  spec.automountServiceAccountToken ??= false;
   spec.hostname = podHostname(pod);
   if (hasService(job)) spec.subdomain = jobServiceName(job.id, job.name);
   else delete spec.subdomain;

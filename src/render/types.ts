@@ -6,7 +6,15 @@ export interface RenderTask {
   name: string;
   replicas: number;
   /** Per pod: millicores, bytes, whole GPU devices, a fraction of one device, MiB of GPU memory. */
-  resources: { cpuMillis: number; memory: number; gpus: number; gpuFraction: number; gpuMemory: number };
+  resources: {
+    cpuMillis: number;
+    memory: number;
+    gpus: number;
+    gpuFraction: number;
+    gpuMemory: number;
+    /** {name: count} of extended resources (amd.com/gpu…); absent = none. */
+    extendedResources?: Record<string, number>;
+  };
   /** A Pod (with spec) or a PodSpec; null = none (a Kubernetes cluster needs one). */
   template: unknown;
 }

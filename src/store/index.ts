@@ -141,9 +141,15 @@ export {
 export {
   type ClusterPodPolicy,
   clusterPodPolicyOf,
+  DEFAULT_QUEUE_POD_POLICY,
   NO_CLUSTER_POD_POLICY,
   type QueuePodPolicy,
 } from "./validation/pod-policy.js";
+export {
+  extendedResourcesOf,
+  type PodNeeds,
+  podPolicyRefusal,
+} from "./validation/extended-resources.js";
 export {
   DEFAULT_POD_SECURITY,
   POD_SECURITY_LEVELS,

@@ -125,7 +125,7 @@ describe("Kubernetes backend: pods", () => {
       pinned(pod.spec.containers.find((c: { name: string }) => c.name === name).env);
     expect(env("a")).toEqual([{ name: "NVIDIA_VISIBLE_DEVICES", value: "4,5" }]);
     expect(env("b")).toEqual([{ name: "NVIDIA_VISIBLE_DEVICES", value: "6,7" }]);
-    expect(env("log")).toEqual([]);
+    expect(env("log")).toEqual([{ name: "NVIDIA_VISIBLE_DEVICES", value: "void" }]); // asks for no GPU: sees none
 
     // Counts that do not add up to the pod's devices: each GPU container sees all of them.
     const whole = shape({

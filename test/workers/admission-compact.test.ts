@@ -147,8 +147,16 @@ describe("compact snapshot", () => {
           topologies: [],
           assignedAt: null,
           pendingReason: null,
+          podNeeds: { extendedResources: [], resourceClaims: false },
         }));
-      const summary = { name: "c", labels: {}, ready: true, lost: false, cordoned: false };
+      const summary = {
+        name: "c",
+        labels: {},
+        ready: true,
+        lost: false,
+        cordoned: false,
+        podPolicy: { extendedResources: [], resourceClaims: false },
+      };
       const base = new ClusterBase(summary, { ...snapshot, jobs: [...held, ...waiting] }, config);
       reserved += base.queueJobs.length;
       partly += base.queueJobs.filter((j) => base.pending.some((w) => w.uid === j.uid)).length;

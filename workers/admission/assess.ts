@@ -10,6 +10,7 @@
 import {
   type AdmissionCandidate,
   type ClusterSummary,
+  podPolicyRefusal,
   type ResourceAmount,
   shortAmounts,
 } from "../../src/store/index.js";
@@ -45,6 +46,8 @@ export function assess(
   });
   if (!matchesSelector(summary.labels, c.clusterSelector))
     return at(0, `labels do not match the job's clusterSelector (${describeSelector(c.clusterSelector)})`);
+  const refused = podPolicyRefusal(summary.podPolicy, c.podNeeds);
+  if (refused) return at(0, refused);
   if (summary.lost) return at(0, "lost: its agent has been silent past the timeout");
   if (!summary.ready) return at(0, "not ready: its agent has reported no node inventory yet");
   if (summary.cordoned) return at(0, "cordoned: takes no new jobs");

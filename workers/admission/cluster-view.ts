@@ -18,7 +18,12 @@ import {
   type Snapshot,
   type TopologySpec,
 } from "../../src/core/index.js";
-import { type AdmissionCandidate, type ClusterSummary, fairShareConfig } from "../../src/store/index.js";
+import {
+  type AdmissionCandidate,
+  type ClusterPodPolicy,
+  type ClusterSummary,
+  fairShareConfig,
+} from "../../src/store/index.js";
 import { admissionDryRunsTotal } from "../metrics.js";
 import { type Amounts, add, nodeAmounts, podAmounts, positive, sub, within, zero } from "./amounts.js";
 import { capacityNode, compactHeld, HELD_JOB } from "./compact.js";
@@ -131,6 +136,7 @@ const SHARE_CARRY_MAX_CANDIDATES = 16;
 export class ClusterBase {
   readonly name: string;
   readonly labels: Record<string, string>;
+  readonly podPolicy: ClusterPodPolicy;
   /** Ready nodes' capacity (what fair shares divide). */
   readonly capacity: Amounts;
   /** Free on ready, schedulable nodes. */
@@ -180,6 +186,7 @@ export class ClusterBase {
   ) {
     this.name = summary.name;
     this.labels = summary.labels;
+    this.podPolicy = summary.podPolicy;
     this.queues = new Map(snapshot.queues.map((q) => [q.name, q]));
     this.parents = new Set(snapshot.queues.flatMap((q) => (q.parent === null ? [] : [q.parent])));
     // Jobs already sent here but not placed yet get their room first: an allocate dry run of the

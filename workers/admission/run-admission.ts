@@ -12,6 +12,7 @@ import {
   assignJobClusters,
   type ClusterSummary,
   type PendingReason,
+  podPolicyRefusal,
   readmissionCandidates,
   reassignJobCluster,
   setJobPendingReasons,
@@ -269,9 +270,12 @@ async function decideChunk(
   return { ...report, unplacedJobs };
 }
 
-/** Whether the job may go to the view's cluster (its selector; not the cluster it waits on). */
+/** Whether the job may go to the view's cluster (its selector, the cluster's pod policy; not the
+ * cluster it waits on). */
 const mayGo = (view: ClusterView, c: AdmissionCandidate) =>
-  c.cluster !== view.name && matchesSelector(view.labels, c.clusterSelector);
+  c.cluster !== view.name &&
+  matchesSelector(view.labels, c.clusterSelector) &&
+  podPolicyRefusal(view.base.podPolicy, c.podNeeds) === null;
 
 /** Each view's dry run with the candidates that may go there. */
 function evaluate(views: Map<string, ClusterView>, candidates: readonly AdmissionCandidate[]): void {

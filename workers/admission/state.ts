@@ -81,4 +81,5 @@ export class AdmissionState {
 }
 
 const sameSummary = (b: ClusterBase, s: ClusterSummary) =>
-  JSON.stringify(b.labels) === JSON.stringify(s.labels);
+  JSON.stringify(b.labels) === JSON.stringify(s.labels) &&
+  JSON.stringify(b.podPolicy) === JSON.stringify(s.podPolicy);

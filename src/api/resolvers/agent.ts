@@ -64,6 +64,7 @@ export const agentResolvers = {
         job: render.id,
         tasks: render.tasks.map((t) => ({
           ...t,
+          extendedResources: t.resources.extendedResources ?? {},
           resources: resourcesOf({
             cpuMillis: t.resources.cpuMillis,
             memory: BigInt(t.resources.memory),

@@ -2,6 +2,7 @@
 import {
   listClusterRows,
   type Cluster,
+  clusterPodPolicyOf,
   cordonCluster,
   deleteCluster,
   type Node,
@@ -86,6 +87,7 @@ export const clusterResolvers = {
     },
     heartbeatAt: (c: Cluster) => iso(c.heartbeatAt),
     generation: (c: Cluster) => Number(c.generation),
+    podPolicy: (c: Cluster) => clusterPodPolicyOf(c.podPolicy),
   },
   Node: {
     labels: (n: Node) => labelsOf(n.labels),

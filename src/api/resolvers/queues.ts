@@ -5,6 +5,7 @@ import {
   type CreateQueueInput,
   DEFAULT_NAMESPACES,
   DEFAULT_POD_SECURITY,
+  DEFAULT_QUEUE_POD_POLICY,
   DEFAULT_QUOTA_SCOPE,
   deleteQueue,
   FLEET_DEFAULT_REQUEST,
@@ -61,6 +62,8 @@ export const queueResolvers = {
       (await ctx.loaders.queuePolicies()).get(q.name)?.namespaces ?? DEFAULT_NAMESPACES,
     podSecurity: async (q: Queue, _a: unknown, ctx: ApiContext) =>
       (await ctx.loaders.queuePolicies()).get(q.name)?.podSecurity ?? DEFAULT_POD_SECURITY,
+    podPolicy: async (q: Queue, _a: unknown, ctx: ApiContext) =>
+      (await ctx.loaders.queuePolicies()).get(q.name)?.pod ?? DEFAULT_QUEUE_POD_POLICY,
     defaultRequest: async (q: Queue, _a: unknown, ctx: ApiContext) => {
       const d = (await ctx.loaders.queuePolicies()).get(q.name)?.defaultRequest ?? FLEET_DEFAULT_REQUEST;
       return { cpu: d.cpuMillis, memory: d.memory, gpu: null, gpuMemory: null };

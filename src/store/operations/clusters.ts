@@ -5,26 +5,32 @@ import { ConflictError, NotFoundError } from "../errors.js";
 import { type Actor, type Store, transact } from "../store.js";
 import { clusterName, labelInputs, labelsToRecord } from "../validation/names.js";
 import { parseInput } from "../validation/parse.js";
+import { clusterPodPolicyInput, storedClusterPodPolicy } from "../validation/pod-policy.js";
 import { bumpGeneration, lockCluster } from "./cluster-fence.js";
 
-const registerInput = z.object({ name: clusterName, labels: labelInputs.nullish() }).strict();
+const registerInput = z
+  .object({ name: clusterName, labels: labelInputs.nullish(), podPolicy: clusterPodPolicyInput.nullish() })
+  .strict();
 export type RegisterClusterInput = z.input<typeof registerInput>;
 
-/** Registers a cluster, or replaces the labels of one already registered (idempotent). */
+/** Registers a cluster, or replaces the labels (and the pod policy, when given) of one already
+ * registered (idempotent). */
 export async function registerCluster(store: Store, actor: Actor, input: RegisterClusterInput) {
   const c = parseInput(registerInput, input);
   const labels = labelsToRecord(c.labels ?? []);
+  const podPolicy = c.podPolicy ? { podPolicy: storedClusterPodPolicy(c.podPolicy) } : {};
   return transact(store, actor, async (tx, record) => {
     const existing = await tx.cluster.findUnique({ where: { name: c.name }, select: { name: true } });
     const row = await tx.cluster.upsert({
       where: { name: c.name },
-      create: { name: c.name, labels },
-      update: { labels },
+      create: { name: c.name, labels, ...podPolicy },
+      update: { labels, ...podPolicy },
     });
+    const policyNote = c.podPolicy ? `; pod policy ${JSON.stringify(podPolicy.podPolicy)}` : "";
     record({
       kind: existing ? "cluster.updated" : "cluster.registered",
       cluster: c.name,
-      message: `cluster ${c.name} ${existing ? "labels updated" : "registered"}`,
+      message: `cluster ${c.name} ${existing ? "labels updated" : "registered"}${policyNote}`,
     });
     return row;
   });

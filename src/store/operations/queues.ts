@@ -10,6 +10,7 @@ import type { QuotaResource } from "../generated/prisma/enums.js";
 import { type Actor, type Store, transact } from "../store.js";
 import { queueName, clusterName, dnsLabel } from "../validation/names.js";
 import { POD_SECURITY_LEVELS } from "../validation/pod-security/index.js";
+import { queuePodPolicyInput, storedQueuePodPolicy } from "../validation/pod-policy.js";
 import { invalidAt, parseInput } from "../validation/parse.js";
 import { bytes, cpuMillis } from "../validation/quantities.js";
 import { lockQueueTree } from "./queue-tree-lock.js";
@@ -45,6 +46,7 @@ const createQueueInput = z
     namespaces: namespaces.nullish(),
     podSecurity: podSecurity.nullish(),
     defaultRequest: defaultRequest.nullish(),
+    podPolicy: queuePodPolicyInput.nullish(),
   })
   .strict();
 
@@ -90,6 +92,7 @@ export async function createQueue(store: Store, actor: Actor, input: CreateQueue
         namespaces: q.namespaces ?? [],
         podSecurity: q.podSecurity ?? null,
         defaultRequest: q.defaultRequest ? storedRequest(q.defaultRequest) : Prisma.DbNull,
+        podPolicy: q.podPolicy ? storedQueuePodPolicy(q.podPolicy) : Prisma.DbNull,
       },
     });
     record({
@@ -104,7 +107,7 @@ export async function createQueue(store: Store, actor: Actor, input: CreateQueue
 /** The same fields as at creation. */
 const updateQueueInput = createQueueInput;
 /** `parent: null` moves the queue to the top; an absent `parent` leaves it where it is.
- * `namespaces` / `podSecurity` null: inherit the parent's again; absent: unchanged. */
+ * `namespaces` / `podSecurity` / `podPolicy` null: inherit the parent's again; absent: unchanged. */
 export type UpdateQueueInput = z.input<typeof updateQueueInput>;
 
 export async function updateQueue(store: Store, actor: Actor, input: UpdateQueueInput) {
@@ -147,6 +150,13 @@ export async function updateQueue(store: Store, actor: Actor, input: UpdateQueue
       data.defaultRequest = q.defaultRequest ? storedRequest(q.defaultRequest) : Prisma.DbNull;
       changes.push(
         `defaultRequest → ${q.defaultRequest ? `cpu ${q.defaultRequest.cpu}m, memory ${q.defaultRequest.memory}` : "(inherited)"}`,
+      );
+    }
+    if (q.podPolicy !== undefined) {
+      // The queue's own allow-lists, replaced whole (a list left out inherits the parent's).
+      data.podPolicy = q.podPolicy ? storedQueuePodPolicy(q.podPolicy) : Prisma.DbNull;
+      changes.push(
+        `podPolicy → ${q.podPolicy ? JSON.stringify(storedQueuePodPolicy(q.podPolicy)) : "(inherited)"}`,
       );
     }
     const row = await tx.queue.update({ where: { name: q.name }, data });

@@ -18,6 +18,8 @@ import { type Actor, type Store, publishCommitted } from "../store.js";
 import type { QueuePolicy } from "../domain/queue-policy.js";
 import { lockedQueuePolicies, queuePolicy } from "../queries/queue-policy.js";
 import { jobPolicyError } from "../validation/job-policy.js";
+import type { ClusterPodPolicy } from "../validation/pod-policy.js";
+import { clusterPodPolicies } from "../queries/cluster-pod-policy.js";
 import { templateResourceError } from "../validation/template-resources.js";
 import { invalidAt, parseInput } from "../validation/parse.js";
 import {
@@ -165,8 +167,8 @@ export function parseSpec(input: SubmitJobInput): JobSpec {
 }
 
 /** The spec against its queue's policy. */
-export function checkPolicy(spec: JobSpec, policy: QueuePolicy): void {
-  const refused = jobPolicyError(spec, policy);
+export function checkPolicy(spec: JobSpec, policy: QueuePolicy, cluster?: ClusterPodPolicy): void {
+  const refused = jobPolicyError(spec, policy, cluster);
   if (refused) throw refused;
 }
 
@@ -252,8 +254,10 @@ async function insertJob(
 
 export async function submitJob(store: Store, actor: Actor, input: SubmitJobInput): Promise<SubmitResult> {
   const spec = parseSpec(input);
+  // The cluster the job names holds it to its pod policy now; one chosen later, at admission.
+  const cluster = (await clusterPodPolicies(store.prisma, [spec.cluster])).get(spec.cluster ?? "");
   return storeJobSpec(store, actor, spec.queue, (policy) => {
-    checkPolicy(spec, policy);
+    checkPolicy(spec, policy, cluster);
     return spec;
   });
 }
@@ -346,7 +350,7 @@ export async function previewJob(
   if (refused) throw refused;
   const policy = await queuePolicy(store.prisma, spec.queue);
   if (!policy) throw new NotFoundError("queue", spec.queue, "queue");
-  checkPolicy(spec, policy);
+  checkPolicy(spec, policy, (await clusterPodPolicies(store.prisma, [spec.cluster])).get(spec.cluster ?? ""));
   const job = jobRow(spec, PREVIEW_JOB_ID, specHash(spec), actor.name, new Date());
   return { job, tasks: spec.tasks.map((t, position) => taskRow(job.id, t, position)) };
 }

@@ -11,6 +11,7 @@
 // is checked against them; then the queues are locked FOR KEY SHARE NOWAIT (a queue tree change in
 // progress: the batch retries), the clusters named FOR KEY SHARE (they cannot go away before the
 // commit).
+import { clusterPodPolicies } from "../queries/cluster-pod-policy.js";
 import type { Tx } from "../db.js";
 import type { QueuePolicy } from "../domain/queue-policy.js";
 import { ConflictError, InvalidInputError, NotFoundError } from "../errors.js";
@@ -264,6 +265,10 @@ export async function submitJobs(
       throw errorAt(e as Error, [i]);
     }
   });
+  const clusters = await clusterPodPolicies(
+    store.prisma,
+    specs.map((s) => s.cluster),
+  );
   return storeJobSpecs(
     store,
     actor,
@@ -271,7 +276,7 @@ export async function submitJobs(
     (policies) =>
       specs.map((spec, i) => {
         try {
-          checkPolicy(spec, policyAt(policies, spec.queue, i));
+          checkPolicy(spec, policyAt(policies, spec.queue, i), clusters.get(spec.cluster ?? ""));
         } catch (e) {
           throw errorAt(e as Error, [i]);
         }

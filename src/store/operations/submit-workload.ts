@@ -6,6 +6,7 @@
 // into a job and checked, in the transaction that stores the job.
 import type { Actor, Store } from "../store.js";
 import { errorAt } from "../validation/parse.js";
+import { clusterPodPolicies } from "../queries/cluster-pod-policy.js";
 import { type SubmitWorkloadInput, workloadJobSpec, workloadQueue } from "../validation/submit-workload.js";
 import { type SubmitResult, storeJobSpec } from "./submit-job.js";
 import { checkBatchSize, policyAt, storeJobSpecs } from "./submit-jobs.js";
@@ -15,7 +16,8 @@ export async function submitWorkload(
   actor: Actor,
   input: SubmitWorkloadInput,
 ): Promise<SubmitResult> {
-  return storeJobSpec(store, actor, workloadQueue(input), (policy) => workloadJobSpec(input, policy));
+  const cluster = (await clusterPodPolicies(store.prisma, [input.cluster])).get(input.cluster ?? "");
+  return storeJobSpec(store, actor, workloadQueue(input), (policy) => workloadJobSpec(input, policy, cluster));
 }
 
 export async function submitWorkloads(
@@ -31,11 +33,15 @@ export async function submitWorkloads(
       throw errorAt(e as Error, [i]);
     }
   });
+  const clusters = await clusterPodPolicies(
+    store.prisma,
+    inputs.map((input) => input.cluster),
+  );
   return storeJobSpecs(store, actor, queues, (policies) =>
     inputs.map((input, i) => {
       const policy = policyAt(policies, queues[i]!, i);
       try {
-        return workloadJobSpec(input, policy);
+        return workloadJobSpec(input, policy, clusters.get(input.cluster ?? ""));
       } catch (e) {
         throw errorAt(e as Error, [i]);
       }

@@ -2,6 +2,7 @@
 // that have waited long on the cluster admission gave them with none of their pods placed. Each
 // comes as the core's PodGroupSpec (every pod Pending), ready to be added to a cluster's snapshot
 // for a dry run.
+import { type PodNeeds, podNeedsOf } from "../validation/extended-resources.js";
 import type { PodGroupSpec, TopologySpec } from "../../core/api/spec.js";
 import { groupBy } from "../collections.js";
 import type { PrismaClient } from "../db.js";
@@ -28,6 +29,8 @@ export interface AdmissionCandidate {
   /** When it was given `cluster` (null when not admitted). */
   assignedAt: Date | null;
   pendingReason: PendingReason | null;
+  /** What its pods need of a cluster's pod policy. */
+  podNeeds: PodNeeds;
 }
 
 /** An unadmitted job in admission's order, with its number of pods (to cut chunks by). */
@@ -130,6 +133,7 @@ function candidatesOf(
       cluster: job.clusterName,
       assignedAt: assignedAt.get(job.id) ?? null,
       pendingReason: job.pendingReason as PendingReason | null,
+      podNeeds: podNeedsOf([...(tasksByJob.get(job.id)?.values() ?? [])]),
     };
   });
 }

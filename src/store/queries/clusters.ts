@@ -1,4 +1,5 @@
 // The clusters as the workers see them: one scheduling cycle each, and admission's candidates.
+import { type ClusterPodPolicy, clusterPodPolicyOf } from "../validation/pod-policy.js";
 import type { PrismaClient } from "../db.js";
 import type { Store } from "../store.js";
 import { isLost } from "../domain/cluster-state.js";
@@ -11,6 +12,8 @@ export interface ClusterSummary {
   /** Its agent went silent (domain/cluster-state): no admissions or placements there. */
   lost: boolean;
   cordoned: boolean;
+  /** What its pods may ask for beyond cpu, memory and nvidia.com/gpu. */
+  podPolicy: ClusterPodPolicy;
 }
 
 export async function listClusters(prisma: PrismaClient): Promise<ClusterSummary[]> {
@@ -21,6 +24,7 @@ export async function listClusters(prisma: PrismaClient): Promise<ClusterSummary
     ready: c.state === "READY",
     lost: isLost(c.state),
     cordoned: c.cordoned,
+    podPolicy: clusterPodPolicyOf(c.podPolicy),
   }));
 }
 

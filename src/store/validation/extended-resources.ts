@@ -107,3 +107,27 @@ export function resourceClaimPath(template: unknown): Path | null {
     if (list(obj(c.container.resources).claims).length) return [...c.path, "resources", "claims"];
   return null;
 }
+
+/** What a job's pods need of a cluster's pod policy (admission's filter). */
+export interface PodNeeds {
+  /** Extended resources its tasks declare, in name order. */
+  extendedResources: string[];
+  resourceClaims: boolean;
+}
+
+/** A job's needs from its task rows. */
+export function podNeedsOf(tasks: readonly { template: unknown; extendedResources: unknown }[]): PodNeeds {
+  const names = new Set(tasks.flatMap((t) => Object.keys(extendedResourcesOf(t.extendedResources))));
+  return {
+    extendedResources: [...names].sort(),
+    resourceClaims: tasks.some((t) => resourceClaimPath(t.template) !== null),
+  };
+}
+
+/** Why the cluster's pod policy refuses a job with these needs, or null when it takes it. */
+export function podPolicyRefusal(cluster: ClusterPodPolicy, needs: PodNeeds): string | null {
+  const missing = needs.extendedResources.filter((n) => !cluster.extendedResources.includes(n));
+  if (missing.length) return `its pod policy does not allow ${missing.join(", ")}`;
+  if (needs.resourceClaims && !cluster.resourceClaims) return "its pod policy does not allow resource claims";
+  return null;
+}

@@ -105,10 +105,29 @@ export const queuePodPolicyInput = z
   })
   .strict();
 
+/** The stored form of a queue's allow-lists: only the fields it sets. */
+export function storedQueuePodPolicy(
+  input: z.output<typeof queuePodPolicyInput>,
+): Record<string, string[] | boolean> {
+  return Object.fromEntries(
+    QUEUE_POD_POLICY_FIELDS.flatMap((k) =>
+      input[k] === null || input[k] === undefined ? [] : [[k, input[k]]],
+    ),
+  );
+}
+
 /** An extended resource's name as Kubernetes spells it: a domain-qualified name
  * (`amd.com/gpu`, `nvidia.com/mig-1g.10gb`) or `hugepages-<size>`. */
 export const EXTENDED_RESOURCE_NAME =
   /^(([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?|hugepages-[0-9]+(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?)$/;
+
+/** The stored form of a cluster's pod policy. */
+export const storedClusterPodPolicy = (
+  input: z.output<typeof clusterPodPolicyInput>,
+): { extendedResources: string[]; resourceClaims: boolean } => ({
+  extendedResources: [...new Set(input.extendedResources ?? [])].sort(),
+  resourceClaims: input.resourceClaims ?? false,
+});
 
 /** Cluster input's podPolicy. */
 export const clusterPodPolicyInput = z

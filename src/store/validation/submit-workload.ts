@@ -17,6 +17,7 @@ import { queueName } from "./names.js";
 import { formatPath, invalidAt, parseInput } from "./parse.js";
 import { type JobSpec, normaliseJobSpec, placementFields, submitJobInputSchema } from "./submit-job.js";
 import { jobPolicyError } from "./job-policy.js";
+import type { ClusterPodPolicy } from "./pod-policy.js";
 import { templateResourceError } from "./template-resources.js";
 import { INT4_MAX } from "./quantities.js";
 
@@ -64,10 +65,14 @@ export function workloadQueue(input: SubmitWorkloadInput): string {
 
 /**
  * The job spec of a workload, checked against its queue's policy (`policy` null: the queue does
- * not exist, which the insert refuses). Errors name fields of the input: `manifest.…` for what
+ * not exist, which the insert refuses) and the pod policy of the cluster it names (`cluster`). Errors name fields of the input: `manifest.…` for what
  * comes from the manifest.
  */
-export function workloadJobSpec(input: SubmitWorkloadInput, policy: QueuePolicy | null): JobSpec {
+export function workloadJobSpec(
+  input: SubmitWorkloadInput,
+  policy: QueuePolicy | null,
+  cluster?: ClusterPodPolicy,
+): JobSpec {
   const r: Parsed = parseInput(submitWorkloadInputSchema, input);
   const queue = workloadQueue(r);
   let workload: Workload;
@@ -111,7 +116,7 @@ export function workloadJobSpec(input: SubmitWorkloadInput, policy: QueuePolicy 
     spec = normaliseJobSpec(parseInput(submitJobInputSchema, job));
     const over = templateResourceError(spec);
     if (over) throw over;
-    const refused = policy && jobPolicyError(spec, policy);
+    const refused = policy && jobPolicyError(spec, policy, cluster);
     if (refused) throw refused;
   } catch (e) {
     throw inManifest(e);

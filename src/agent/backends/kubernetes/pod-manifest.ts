@@ -1,7 +1,8 @@
 // The Pod the Kubernetes backend creates for a BindRequest: the job's pod as src/render renders
 // it (the one definition `fleetq render` shows), with what only the bind knows added — the
 // BindRequest and cluster generation it carries out, the pod's GPU groups, and the GPU devices
-// the control plane chose (annotation + NVIDIA_VISIBLE_DEVICES in the containers that ask for GPUs).
+// the control plane chose (annotation + NVIDIA_VISIBLE_DEVICES in the containers that ask for GPUs,
+// "void" in every other container, init containers included).
 import type { V1Binding, V1Pod } from "@kubernetes/client-node";
 import type { BindRequestMessage } from "../../../protocol/bind-request.js";
 import {
@@ -13,7 +14,7 @@ import {
   POD_NAME_KEY,
 } from "../../../protocol/labels.js";
 import { clusterPodName, podPlace, type RenderJob, renderPod } from "../../../render/index.js";
-import { pinContainers } from "./gpu-pinning.js";
+import { pinContainers, pinInitContainers } from "./gpu-pinning.js";
 
 type Json = Record<string, unknown>;
 
@@ -25,6 +26,8 @@ export function podManifest(request: BindRequestMessage, job: RenderJob): V1Pod 
   pod.metadata!.annotations = { ...pod.metadata!.annotations, ...bindAnnotations(request) };
   const spec = pod.spec as unknown as Json;
   spec.containers = pinContainers(spec.containers as Json[], request.gpuDevices);
+  if (Array.isArray(spec.initContainers))
+    spec.initContainers = pinInitContainers(spec.initContainers as Json[], request.gpuDevices);
   return pod;
 }
 
