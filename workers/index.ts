@@ -87,7 +87,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
   // BullMQ: commands wait for a reconnect instead of failing (maxRetriesPerRequest null).
   const connection = new Redis(o.redisUrl, { maxRetriesPerRequest: null });
   connection.on("error", (err) => log.warn({ err: err.message }, "redis connection error"));
-  const dispatcher = new BindDispatcher(store, connection, o.bindQueuePrefix);
+  const dispatcher = new BindDispatcher(store, connection, o.bindQueuePrefix, options.bindSecret);
   const usageWindow = o.timeBasedFairShare;
   const task = {
     connection,

@@ -16,6 +16,9 @@ export interface WorkerOptions {
   prefix?: string;
   /** Key prefix of the bind queues the agents consume (their `queuePrefix`; default "bind"). */
   bindQueuePrefix?: string;
+  /** The secret BindRequests are signed with, the API's too (default FLEETQ_BIND_SECRET, else one
+   * of this process's own: API and workers in one process). */
+  bindSecret?: string;
   /** Actions and plugins of each cycle. Default: the file named by FLEETQ_SCHEDULER_CONFIG,
    * else the core's defaults (all five actions, KAI's plugin list). */
   schedulerConfig?: SchedulerConfig;

@@ -50,6 +50,8 @@ export interface AgentOptions {
 
 export interface RunningAgent {
   readonly backend: ClusterBackend;
+  /** Bind requests refused because the control plane did not sign them. */
+  readonly refusedRequests: number;
   stop(): Promise<void>;
 }
 
@@ -65,6 +67,7 @@ export async function runAgent(options: AgentOptions): Promise<RunningAgent> {
     options.cluster,
   );
   await authenticate(controlPlane, log);
+  const bindKey = await withApiRetry(() => controlPlane.bindKey(), "agentBindKey", log);
   const backend = isBackend(options.backend)
     ? options.backend
     : await createBackend(options.backend, options.cluster, log);
@@ -89,6 +92,7 @@ export async function runAgent(options: AgentOptions): Promise<RunningAgent> {
       : new Redis({ ...options.redis, maxRetriesPerRequest: null });
   connection.on("error", (err) => log.warn({ err: err.message }, "redis connection error"));
   const stopSignal = new AbortController();
+  const refused = { count: 0 };
   let worker: Worker;
   let requests: RequestServer;
   try {
@@ -114,6 +118,8 @@ export async function runAgent(options: AgentOptions): Promise<RunningAgent> {
         lockDurationMs: options.lockDurationMs ?? 30_000,
         stalledIntervalMs: options.stalledIntervalMs ?? 15_000,
         maxStalledCount: options.maxStalledCount ?? 20,
+        bindKey,
+        refused,
       },
       requestHandler({
         cluster: options.cluster,
@@ -145,6 +151,9 @@ export async function runAgent(options: AgentOptions): Promise<RunningAgent> {
   let stopping: Promise<void> | null = null;
   return {
     backend,
+    get refusedRequests() {
+      return refused.count;
+    },
     stop: () => {
       stopSignal.abort();
       stopping ??= (async () => {

@@ -2,10 +2,17 @@
 // only after its result reached the API; until then BullMQ holds it, and a crashed agent's
 // jobs are re-delivered (stalled) to the next agent, whose backend re-executes them
 // idempotently. That is how a request is never lost and its effect never doubled.
+// A message is acted on only if the control plane signed it with this cluster's key: whoever
+// else can write to the queue (Redis) cannot make the agent create, bind, evict or delete anything.
 import { UnrecoverableError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { BIND_QUEUE_PREFIX, bindQueueName, type BindRequestMessage } from "../protocol/bind-request.js";
+import {
+  BIND_QUEUE_PREFIX,
+  bindQueueName,
+  type BindRequestMessage,
+  bindRequestSignatureValid,
+} from "../protocol/bind-request.js";
 import { parseBindRequest } from "./bind-request-message.js";
 
 export interface BindConsumerOptions {
@@ -20,6 +27,10 @@ export interface BindConsumerOptions {
   stalledIntervalMs: number;
   /** Restarts a job may survive before BullMQ gives up on it; agent restarts are normal. */
   maxStalledCount: number;
+  /** The cluster's BindRequest key (agentBindKey): messages not signed with it are refused. */
+  bindKey: string;
+  /** Counts the refused messages (forged, altered, or signed for another cluster). */
+  refused?: { count: number };
 }
 
 export function startBindConsumer(
@@ -30,6 +41,14 @@ export function startBindConsumer(
   const worker = new Worker(
     bindQueueName(options.cluster),
     async (job) => {
+      if (!bindRequestSignatureValid(job.data, options.bindKey)) {
+        if (options.refused) options.refused.count++;
+        log.error(
+          { jobId: job.id, refused: options.refused?.count },
+          "refusing a bind request the control plane did not sign (forged or altered in Redis)",
+        );
+        throw new UnrecoverableError("the bind request's signature does not match this cluster's key");
+      }
       let request: BindRequestMessage;
       try {
         request = parseBindRequest(job.data);

@@ -61,6 +61,15 @@ export class ControlPlane {
     return data.me;
   }
 
+  /** The key this cluster's BindRequests are signed with (hex). */
+  async bindKey(): Promise<string> {
+    const data = await this.client.request<{ agentBindKey: string }>(
+      "query($c: String!) { agentBindKey(cluster: $c) }",
+      { c: this.cluster },
+    );
+    return data.agentBindKey;
+  }
+
   async registerCluster(labels: Record<string, string>): Promise<void> {
     await this.client.request(
       "mutation($input: RegisterClusterInput!) { registerCluster(input: $input) { name } }",

@@ -23,6 +23,8 @@ export interface ApiContext {
   fairShares: FairShareCache;
   /** Pod logs through the clusters' agents. */
   logs: AgentLogs;
+  /** The secret BindRequests are signed with (agentBindKey derives each cluster's key). */
+  bindSecret: string;
 }
 
 export interface ContextDeps {
@@ -33,6 +35,7 @@ export interface ContextDeps {
   usageWindow?: UsageWindow | null;
   fairShares: FairShareCache;
   logs: AgentLogs;
+  bindSecret: string;
 }
 
 export function createContext(

@@ -369,6 +369,7 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
       FLEETQ_BIND_QUEUE_PREFIX: `${redisPrefix}bind`,
       FLEETQ_PORT: String(apiPort),
       FLEETQ_ADMIN_TOKEN: adminToken,
+      FLEETQ_BIND_SECRET: "a-bind-secret-of-the-image-test",
       FLEETQ_URL: `http://127.0.0.1:${apiPort}`,
       FLEETQ_API_URL: `http://127.0.0.1:${apiPort}/graphql`,
       FLEETQ_TOKEN: adminToken,

@@ -48,6 +48,17 @@ describe("docker-compose.yml defaults", () => {
     }
   });
 
+  it("requires FLEETQ_BIND_SECRET: the API and the workers share it to sign bind requests; agents never get it", () => {
+    const uses = [...text.matchAll(/\$\{FLEETQ_BIND_SECRET([^}]*)\}/g)];
+    expect(uses.length).toBeGreaterThan(0);
+    for (const [, rest] of uses) expect(rest).toMatch(/^:\?/);
+    const api = services.api!.environment!.FLEETQ_BIND_SECRET;
+    expect(api).toMatch(/^\$\{FLEETQ_BIND_SECRET:\?/);
+    expect(services.worker!.environment!.FLEETQ_BIND_SECRET).toBe(api);
+    for (const [name, s] of Object.entries(services).filter(([, s]) => s.command?.[0] === "agent"))
+      expect(JSON.stringify(s.environment ?? {}), name).not.toContain("FLEETQ_BIND_SECRET");
+  });
+
   it("publishes ports on 127.0.0.1 only", () => {
     const published = Object.values(services).flatMap((s) => s.ports ?? []);
     expect(published.length).toBeGreaterThan(0);

@@ -14,6 +14,7 @@ import { TEST_REDIS_URL } from "../helpers/redis.js";
 import { probeRedis } from "../../src/cli/servers/redis-check.js";
 
 const PASSWORD = "a-redis-password-for-this-test";
+const BIND_SECRET = "a-bind-secret-for-this-test";
 let db: TestDatabase;
 let redis: ChildProcess;
 let protectedUrl = "";
@@ -59,6 +60,7 @@ function start(args: string[], env: Record<string, string>, ready: string) {
       ...(process.env as Record<string, string>),
       DATABASE_URL: db.url,
       FLEETQ_INSECURE_REDIS: "",
+      FLEETQ_BIND_SECRET: "",
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
@@ -111,13 +113,15 @@ describe.each([
   });
 
   it("starts against a Redis that needs a password, and never logs the password", async () => {
-    const r = await start(
-      [...args],
-      { REDIS_URL: protectedUrl, FLEETQ_REDIS_PREFIX: "fleetq-redis-open:" },
-      ready,
-    );
+    const env = { REDIS_URL: protectedUrl, FLEETQ_REDIS_PREFIX: "fleetq-redis-open:" };
+    const r = await start([...args], { ...env, FLEETQ_BIND_SECRET: BIND_SECRET }, ready);
     expect(r.started, r.stderr).toBe(true);
     expect(r.stdout + r.stderr).not.toContain(PASSWORD);
+    expect(r.stdout + r.stderr).not.toContain(BIND_SECRET);
+    // The secret the agents' bind requests are signed with is the operator's to set.
+    const unsigned = await start([...args], env, ready);
+    expect(unsigned.started).toBe(false);
+    expect(unsigned.stderr).toContain("FLEETQ_BIND_SECRET is not set");
   });
 });
 

@@ -2,9 +2,15 @@
 // one addBulk per cluster), then the rows are marked DISPATCHED. The BullMQ job id is the row id:
 // sending a row whose job is still queued is a no-op, and agents answer a repeat from their
 // recorded outcome, so a row sent twice (a crash between addBulk and the mark) does no harm.
+// Every message is signed with its cluster's key (bind-request.ts): agents refuse unsigned ones.
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { bindQueueName } from "../../src/protocol/bind-request.js";
+import {
+  bindQueueName,
+  bindRequestKey,
+  defaultBindSecret,
+  signBindRequest,
+} from "../../src/protocol/bind-request.js";
 import {
   type BindRequest,
   bindRequestMessages,
@@ -40,12 +46,25 @@ function quiet<T>(p: Promise<T>): Promise<T> {
 
 export class BindDispatcher {
   private readonly queues = new Map<string, Queue>();
+  private readonly keys = new Map<string, string>();
 
   constructor(
     private readonly store: Store,
     private readonly connection: Redis,
     private readonly prefix: string,
+    /** The control plane's BindRequest secret (FLEETQ_BIND_SECRET, else this process's own). */
+    private readonly bindSecret: string = defaultBindSecret(),
   ) {}
+
+  /** The key `cluster`'s messages are signed with. */
+  private keyOf(cluster: string): string {
+    let key = this.keys.get(cluster);
+    if (!key) {
+      key = bindRequestKey(this.bindSecret, cluster);
+      this.keys.set(cluster, key);
+    }
+    return key;
+  }
 
   /** The cluster's bind queue (for the sweeper's look at what is still queued). */
   queue(cluster: string): Queue {
@@ -88,6 +107,7 @@ export class BindDispatcher {
     let sent = 0;
     for (const [cluster, list] of byCluster(rows)) {
       const queue = this.queue(cluster);
+      const key = this.keyOf(cluster);
       const pages: string[][] = [];
       for (let i = 0; i < list.length; i += PAGE) pages.push(list.slice(i, i + PAGE).map((r) => r.id));
       let reading = quiet(bindRequestMessages(this.store, pages[0]!));
@@ -105,7 +125,9 @@ export class BindDispatcher {
         if (p + 1 < pages.length) reading = quiet(bindRequestMessages(this.store, pages[p + 1]!));
         const add = quiet(
           queue
-            .addBulk(messages.map((data) => ({ name: data.kind, data, opts: { jobId: data.id } })))
+            .addBulk(
+              messages.map((m) => ({ name: m.kind, data: signBindRequest(m, key), opts: { jobId: m.id } })),
+            )
             .then(() => messages.length),
         );
         if (adding) await landed(p - 1, adding);

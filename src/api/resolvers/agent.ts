@@ -28,6 +28,7 @@ import { actorOf, principalOf } from "../auth.js";
 import { forbidden, notFound } from "../errors.js";
 import { renderJobOf } from "../job-render.js";
 import { resourcesOf } from "../views.js";
+import { bindRequestKey } from "../../protocol/bind-request.js";
 
 const agentActor = (ctx: ApiContext) => ({ name: `agent:${ctx.principal!.name}` });
 /** reportPodGroups is open to ADMINs too (e.g. to end a group whose agent is gone). */
@@ -52,6 +53,9 @@ export const agentResolvers = {
       adminOrAgentOf(() => found.cluster ?? "(none)")(ctx, a);
       return found.tasks.map((t) => ({ task: t.name, template: t.template }));
     }),
+    agentBindKey: guarded(agentOf(byCluster), asArgs, async (a: { cluster: string }, ctx) =>
+      bindRequestKey(ctx.bindSecret, a.cluster),
+    ),
     jobRenderSpec: guarded(adminOrAnyAgent, asArgs, async (a: { job: string }, ctx) => {
       if (!z.uuid().safeParse(a.job).success) throw badInput("job", `job: "${a.job}" is not a job id`);
       const job = await ctx.loaders.job.load(a.job);

@@ -59,3 +59,26 @@ export async function refuseOpenRedis(url: string, allowOpen: boolean, log: Logg
       "and put it in REDIS_URL, or pass --insecure-redis (FLEETQ_INSECURE_REDIS=1) on a local test setup",
   );
 }
+
+/** Signs BindRequests when the operator runs on an open Redis and set no secret: public, so it
+ * protects nothing — as nothing can on a Redis anyone may write to. */
+const INSECURE_BIND_SECRET = "fleetq-insecure-redis-public-bind-secret";
+
+/** The secret serve and worker sign BindRequests with (they must share it): FLEETQ_BIND_SECRET;
+ * without it only on an allowed open Redis, with a public one (said in the log). */
+export function bindSecretOf(allowOpen: boolean, log: Logger, env = process.env): string {
+  const secret = env.FLEETQ_BIND_SECRET;
+  if (secret) {
+    if (secret.length < 16)
+      throw new CliError("FLEETQ_BIND_SECRET: at least 16 characters (openssl rand -hex 32)");
+    return secret;
+  }
+  if (allowOpen) {
+    log.warn("FLEETQ_BIND_SECRET is not set: bind requests are signed with a public key (--insecure-redis)");
+    return INSECURE_BIND_SECRET;
+  }
+  throw new CliError(
+    "FLEETQ_BIND_SECRET is not set: fleetq serve and fleetq worker sign the agents' bind requests " +
+      "with it. Give both the same secret of your own (openssl rand -hex 32)",
+  );
+}

@@ -1,6 +1,6 @@
 // `fleetq serve`: the API server alone (GraphQL + subscriptions, dashboard at /, /metrics,
 // /healthz, /readyz). Environment: DATABASE_URL, REDIS_URL, FLEETQ_PORT, FLEETQ_HOST,
-// FLEETQ_ADMIN_TOKEN, FLEETQ_REDIS_PREFIX, FLEETQ_INSECURE_REDIS (redis-check.ts), and the
+// FLEETQ_ADMIN_TOKEN, FLEETQ_REDIS_PREFIX, FLEETQ_BIND_SECRET and FLEETQ_INSECURE_REDIS (redis-check.ts), and the
 // per-token limits of api-options.ts.
 import { createApiServer } from "../../api/server.js";
 import { DEFAULT_DATABASE_URL, migrateDeploy } from "../../store/index.js";
@@ -8,7 +8,7 @@ import { rateLimitsFromEnv } from "../api-options.js";
 import { schedulerConfigFromEnv } from "../scheduler-config.js";
 import { redact } from "../database-admin.js";
 import { DEFAULT_REDIS_URL } from "../../protocol/defaults.js";
-import { insecureRedisAllowed, refuseOpenRedis } from "./redis-check.js";
+import { bindSecretOf, insecureRedisAllowed, refuseOpenRedis } from "./redis-check.js";
 import { portOf } from "../env.js";
 import { Lifecycle } from "../lifecycle.js";
 import { createLogger, flushLogger } from "../logger.js";
@@ -22,7 +22,9 @@ export async function runServe(opts: {
   const log = createLogger("fleetq-api");
   const databaseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
   const redisUrl = process.env.REDIS_URL || DEFAULT_REDIS_URL;
-  await refuseOpenRedis(redisUrl, insecureRedisAllowed(opts.insecureRedis), log);
+  const allowOpen = insecureRedisAllowed(opts.insecureRedis);
+  await refuseOpenRedis(redisUrl, allowOpen, log);
+  const bindSecret = bindSecretOf(allowOpen, log);
   if (opts.migrate) {
     const applied = await migrateDeploy({ url: databaseUrl });
     log.info({ applied }, "migrations applied");
@@ -36,6 +38,7 @@ export async function runServe(opts: {
     schedulerConfig: schedulerConfigFromEnv(),
     rateLimits: rateLimitsFromEnv(),
     agentQueuePrefix: process.env.FLEETQ_BIND_QUEUE_PREFIX || undefined,
+    bindSecret,
   });
   const life = new Lifecycle(log);
   life.add({ name: "api", stop: () => server.close() });

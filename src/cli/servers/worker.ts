@@ -1,7 +1,7 @@
 // `fleetq worker`: the scheduling workers (cycles, admission, outbox, usage) with a small HTTP
 // endpoint for Prometheus and probes (/metrics, /healthz) on FLEETQ_WORKER_PORT (default 9464).
 // Environment: DATABASE_URL, REDIS_URL, FLEETQ_REDIS_PREFIX, FLEETQ_BIND_QUEUE_PREFIX,
-// FLEETQ_INSECURE_REDIS (redis-check.ts), FLEETQ_SCHEDULER_CONFIG and the tuning variables of worker-options.ts.
+// FLEETQ_BIND_SECRET and FLEETQ_INSECURE_REDIS (redis-check.ts), FLEETQ_SCHEDULER_CONFIG and the tuning variables of worker-options.ts.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { metrics as workerMetrics, startWorkers } from "../../../workers/index.js";
@@ -9,7 +9,7 @@ import { processMetrics, renderMetrics } from "../../metrics/metrics-endpoint.js
 import { DEFAULT_REDIS_URL } from "../../protocol/defaults.js";
 import { CliError } from "../exit-codes.js";
 import { redact } from "../database-admin.js";
-import { insecureRedisAllowed, refuseOpenRedis } from "./redis-check.js";
+import { bindSecretOf, insecureRedisAllowed, refuseOpenRedis } from "./redis-check.js";
 import { portOf } from "../env.js";
 import { Lifecycle } from "../lifecycle.js";
 import { createLogger, flushLogger } from "../logger.js";
@@ -26,8 +26,13 @@ export async function runWorker(opts: { metricsPort?: string; insecureRedis?: bo
     );
   }
   const redisUrl = process.env.REDIS_URL || DEFAULT_REDIS_URL;
-  await refuseOpenRedis(redisUrl, insecureRedisAllowed(opts.insecureRedis), log);
-  const workers = await startWorkers(workerOptionsFromEnv({ databaseUrl, redisUrl, logger: log }));
+  const allowOpen = insecureRedisAllowed(opts.insecureRedis);
+  await refuseOpenRedis(redisUrl, allowOpen, log);
+  const bindSecret = bindSecretOf(allowOpen, log);
+  const workers = await startWorkers({
+    ...workerOptionsFromEnv({ databaseUrl, redisUrl, logger: log }),
+    bindSecret,
+  });
   const life = new Lifecycle(log);
   life.add({ name: "workers", stop: () => workers.stop() });
   const port =
