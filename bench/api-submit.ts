@@ -1,13 +1,16 @@
 // submitJob over HTTP against a local API server (its own process, real PostgreSQL and Redis):
 //  1. latency at a fixed rate (default 200 submissions/s): p50 / p99, the median over --runs runs;
-//  2. the highest rate held with p99 <= 100 ms (rising steps; median over the runs).
+//  2. the highest rate held with p99 <= 100 ms (rising steps; median over the runs);
+//  3. latency at the fixed rate with a person's OIDC access token (an in-process OpenID provider
+//     signs it; the API verifies it through discovery and JWKS, then remembers it).
 // Open loop: requests leave on schedule whatever the answers do, and latency is measured from
 // the scheduled send time (a slow server cannot hide its queueing from the figures).
 //
-//   npm run bench:api -- [--runs 3] [--rate 200] [--seconds 10] [--step-seconds 5]
+//   npm run bench:api -- [--runs 3] [--rate 200] [--seconds 10] [--step-seconds 5] [--rows static,oidc]
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import { createTestDatabase } from "../test/helpers/db.js";
+import { startOidcProvider } from "../test/helpers/oidc-provider.js";
 import {
   cpuSeconds,
   createQueue,
@@ -29,8 +32,10 @@ const { values: opt } = parseArgs({
     seconds: { type: "string", default: "10" },
     "step-seconds": { type: "string", default: "5" },
     "p99-limit": { type: "string", default: "100" },
+    rows: { type: "string", default: "static,oidc" },
   },
 });
+const ROWS = new Set(opt.rows.split(","));
 const RUNS = Number(opt.runs);
 const RATE = Number(opt.rate);
 const SECONDS = Number(opt.seconds);
@@ -45,7 +50,7 @@ let seq = 0;
 /** A few distinct error messages, shown at the end (a run with errors does not count as held). */
 const firstErrors = new Set<string>();
 
-async function submit(url: string): Promise<boolean> {
+async function submit(url: string, token = adminToken): Promise<boolean> {
   const n = ++seq;
   const body = JSON.stringify({
     query: SUBMIT,
@@ -59,7 +64,7 @@ async function submit(url: string): Promise<boolean> {
     },
   });
   try {
-    const res = await post(url, body, adminToken);
+    const res = await post(url, body, token);
     const parsed = JSON.parse(res.text) as { errors?: { message: string }[] };
     if (parsed.errors && firstErrors.size < 5) firstErrors.add(parsed.errors[0]?.message ?? "?");
     return res.status === 200 && !parsed.errors;
@@ -79,8 +84,8 @@ interface Step {
 }
 
 /** `rate` submissions per second for `seconds`, each timed from its scheduled start. */
-async function fixedRate(url: string, rate: number, seconds: number): Promise<Step> {
-  const { sent, errors, latencies } = await openLoop(rate, seconds, () => submit(url));
+async function fixedRate(url: string, rate: number, seconds: number, token = adminToken): Promise<Step> {
+  const { sent, errors, latencies } = await openLoop(rate, seconds, () => submit(url, token));
   return {
     rate,
     sent,
@@ -95,6 +100,57 @@ const fmt = (s: Step) =>
   `${s.rate}/s: p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms, max ${s.max.toFixed(1)} ms, ${s.errors} errors of ${s.sent}`;
 
 async function main() {
+  const staticRow = ROWS.has("static") ? await staticTokens() : null;
+  const oidcRow = ROWS.has("oidc") ? await oidcTokens() : null;
+  const summary = { date: new Date().toISOString(), machine: machine(), ...staticRow, oidc: oidcRow };
+  if (firstErrors.size) console.log(`errors seen: ${[...firstErrors].join(" | ")}`);
+  console.log(JSON.stringify(summary, null, 2));
+  saveResult("api-submit", summary);
+}
+
+/** The fixed rate with a person's OIDC access token. Their group is bound to ADMIN, as the static
+ * row's token is: the two rows differ only in how the bearer is authenticated. */
+async function oidcTokens() {
+  const idp = await startOidcProvider({
+    accounts: { bencher: { email: "bencher@example.com", groups: ["bench"] } },
+    accessTokenTTL: 3600,
+  });
+  const db = await createTestDatabase();
+  const { url, proc } = await startServer(db.url, adminToken, {
+    FLEETQ_OIDC_ISSUER: idp.issuer,
+    FLEETQ_OIDC_AUDIENCE: idp.audience,
+  });
+  try {
+    await createQueue(url, adminToken);
+    await post(
+      url,
+      JSON.stringify({
+        query: `mutation { createRoleBinding(input: { group: "bench", role: ADMIN }) { id } }`,
+      }),
+      adminToken,
+    );
+    const token = await idp.accessToken("bencher");
+    await fixedRate(url, 100, 3, token); // warm-up, and the first verification (discovery, JWKS)
+    const runs: Step[] = [];
+    for (let run = 1; run <= RUNS; run++) {
+      runs.push(await fixedRate(url, RATE, SECONDS, token));
+      console.log(`oidc run ${run}: ${fmt(runs.at(-1)!)}`);
+    }
+    return {
+      rate: RATE,
+      seconds: SECONDS,
+      p50Ms: median(runs.map((s) => s.p50)),
+      p99Ms: median(runs.map((s) => s.p99)),
+      errors: runs.reduce((n, s) => n + s.errors, 0),
+    };
+  } finally {
+    await stopProcess(proc);
+    await db.drop();
+    await idp.close();
+  }
+}
+
+async function staticTokens() {
   const db = await createTestDatabase();
   const { url, proc } = await startServer(db.url, adminToken);
   try {
@@ -145,9 +201,7 @@ async function main() {
       },
       jobs: await countJobs(db.url),
     };
-    if (firstErrors.size) console.log(`errors seen: ${[...firstErrors].join(" | ")}`);
-    console.log(JSON.stringify(summary, null, 2));
-    saveResult("api-submit", summary);
+    return summary;
   } finally {
     await stopProcess(proc);
     await db.drop();

@@ -50,6 +50,8 @@ export const API_READY = /"url":"([^"]+)"[^\n]*"msg":"api listening"/;
 export async function startServer(
   databaseUrl: string,
   adminToken: string,
+  /** More environment for `fleetq serve` (e.g. FLEETQ_OIDC_*). */
+  env: Record<string, string> = {},
 ): Promise<{ url: string; proc: ChildProcess }> {
   const api = await startProcess(
     ["serve"],
@@ -62,6 +64,7 @@ export async function startServer(
       FLEETQ_ADMIN_TOKEN: adminToken,
       // The local Redis has no password: serve refuses it without this.
       FLEETQ_INSECURE_REDIS: "1",
+      ...env,
     },
     API_READY,
   );

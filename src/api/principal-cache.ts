@@ -49,6 +49,10 @@ interface Entry {
 
 export class PrincipalCache {
   private readonly entries = new Map<string, Entry>();
+  /** Lookups under way: concurrent requests of one bearer share one. */
+  private readonly pending = new Map<string, Promise<AuthOutcome>>();
+  /** Bumped by clear(): a lookup that started before a revocation does not remember its answer. */
+  private generation = 0;
 
   constructor(
     private readonly store: Store,
@@ -71,29 +75,47 @@ export class PrincipalCache {
     const hit = this.entries.get(key);
     // A remembered failure cost no lookup: it is not counted against the client again.
     if (hit && hit.until > now) return hit.outcome.failed ? { ...hit.outcome, failed: false } : hit.outcome;
+    const under = this.pending.get(key);
+    if (under) return under.then((o) => (o.failed ? { ...o, failed: false } : o));
+    const lookup = this.lookUp(key, secret, hit, now, this.generation).finally(() => {
+      if (this.pending.get(key) === lookup) this.pending.delete(key);
+    });
+    this.pending.set(key, lookup);
+    return lookup;
+  }
+
+  private async lookUp(
+    key: string,
+    secret: string,
+    hit: Entry | undefined,
+    now: number,
+    generation: number,
+  ): Promise<AuthOutcome> {
     if (this.verifier && looksLikeJwt(secret)) {
       if (hit?.person && hit.personUntil! > now)
-        return this.remember(key, await this.ofPerson(hit.person), hit);
-      return this.verify(key, secret);
+        return this.remember(key, generation, await this.ofPerson(hit.person), hit);
+      return this.verify(key, generation, secret);
     }
     const principal = await authenticate(this.store, secret);
-    return this.remember(key, { principal, refusal: null, failed: !principal });
+    return this.remember(key, generation, { principal, refusal: null, failed: !principal });
   }
 
   /** A token was revoked or created, a binding changed, a cluster deleted: forget everything,
    * it is cheap to relearn. */
   clear(): void {
+    this.generation++;
+    this.pending.clear();
     this.entries.clear();
   }
 
-  private async verify(key: string, token: string): Promise<AuthOutcome> {
+  private async verify(key: string, generation: number, token: string): Promise<AuthOutcome> {
     let verified: Awaited<ReturnType<OidcVerifier["verify"]>>;
     try {
       verified = await this.verifier!.verify(token);
     } catch (e) {
       const message = `the bearer token is not valid: ${(e as Error).message}`;
       if (e instanceof InvalidTokenError)
-        return this.remember(key, {
+        return this.remember(key, generation, {
           principal: null,
           refusal: { code: "UNAUTHENTICATED", message },
           failed: true,
@@ -103,7 +125,7 @@ export class PrincipalCache {
     }
     const personUntil = verified.expiresAt - EXPIRY_MARGIN_MS;
     const outcome = await this.ofPerson(verified.identity);
-    return this.remember(key, outcome, { person: verified.identity, personUntil });
+    return this.remember(key, generation, outcome, { person: verified.identity, personUntil });
   }
 
   private async ofPerson(who: Identity): Promise<AuthOutcome> {
@@ -116,13 +138,14 @@ export class PrincipalCache {
 
   private remember(
     key: string,
+    generation: number,
     outcome: AuthOutcome,
     person?: Pick<Entry, "person" | "personUntil">,
   ): AuthOutcome {
     const now = Date.now();
     const ttl = outcome.principal || person?.person ? TTL_MS : UNKNOWN_TTL_MS;
     const until = Math.min(now + ttl, person?.personUntil ?? Number.POSITIVE_INFINITY);
-    if (until <= now) return outcome;
+    if (until <= now || generation !== this.generation) return outcome;
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
     this.entries.set(key, { outcome, until, person: person?.person, personUntil: person?.personUntil });
     return outcome;
