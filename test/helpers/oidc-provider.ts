@@ -51,6 +51,10 @@ export interface TestOidcProvider {
   rotateKeys(): Promise<string>;
   /** The current private signing key (for tests crafting tokens with the provider's key). */
   signingKey(): JWK;
+  /** While down, every request is answered 503 (an outage of the provider). */
+  setDown(down: boolean): void;
+  /** How many requests reached this path (e.g. "/jwks", "/.well-known/openid-configuration"). */
+  requests(path: string): number;
   close(): Promise<void>;
 }
 
@@ -76,7 +80,14 @@ export async function startOidcProvider(opts: TestOidcProviderOptions = {}): Pro
   const ttl = opts.accessTokenTTL ?? 600;
   const accounts = new Map(Object.entries(opts.accounts ?? {}));
   let current: Provider | null = null;
-  const server = http.createServer((req, res) => current!.callback()(req, res));
+  let down = false;
+  const counts = new Map<string, number>();
+  const server = http.createServer((req, res) => {
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    counts.set(path, (counts.get(path) ?? 0) + 1);
+    if (down) return void res.writeHead(503).end("provider down");
+    current!.callback()(req, res);
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let key = await newKey(alg);
@@ -149,6 +160,10 @@ export async function startOidcProvider(opts: TestOidcProviderOptions = {}): Pro
       return key.kid!;
     },
     signingKey: () => key,
+    setDown: (d) => {
+      down = d;
+    },
+    requests: (path) => counts.get(path) ?? 0,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
