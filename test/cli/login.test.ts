@@ -6,7 +6,7 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { oidcConfigFromEnv } from "../../src/api/identity/oidc-config.js";
-import { startTestApi, type TestApi } from "../helpers/api.js";
+import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
 import { walkProviderPages } from "../helpers/oidc-interactions.js";
 import { startOidcProvider, type TestOidcProvider } from "../helpers/oidc-provider.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -24,6 +24,12 @@ beforeAll(async () => {
       FLEETQ_OIDC_CLIENT_ID: "fleetq",
     }),
   });
+  // alice may read, by her group.
+  await gqlOk(
+    api.url,
+    api.adminToken,
+    'mutation { createRoleBinding(input: { group: "ml", role: VIEWER }) { id } }',
+  );
 });
 afterAll(async () => {
   await api?.close();
@@ -80,12 +86,18 @@ it("signs in by the device flow, keeps the tokens 0600 for this API, refreshes t
     aud: provider.audience,
     iss: provider.issuer,
   });
+  // The token obtained is good at the API, directly and through the CLI.
+  const me = await gql<{ me: { role: string } }>(api.url, first.accessToken, "{ me { name role } }");
+  expect(me.data?.me.role, JSON.stringify(me.errors)).toBe("VIEWER");
+  const who = await cli(home, ["whoami"]);
+  expect(who.stdout, who.stderr).toMatch(/alice.*: VIEWER/);
+  expect(who.code).toBe(0);
 
   // An expired access token is refreshed before the request and written back.
   const cache = readCache(home);
   cache.apis[api.url]!.expiresAt = Date.now() - 1000;
   writeFileSync(cacheFile(home), JSON.stringify(cache));
-  await cli(home, ["whoami"]);
+  expect((await cli(home, ["whoami"])).code).toBe(0);
   const refreshed = readCache(home).apis[api.url]!;
   expect(refreshed.accessToken).not.toBe(first.accessToken);
   expect(refreshed.expiresAt).toBeGreaterThan(Date.now());
@@ -95,7 +107,9 @@ it("signs in by the device flow, keeps the tokens 0600 for this API, refreshes t
   const refused = readCache(home);
   refused.apis[api.url]!.accessToken = "not-a-token";
   writeFileSync(cacheFile(home), JSON.stringify(refused));
-  await cli(home, ["whoami"]);
+  const retried = await cli(home, ["get", "queues"]);
+  expect(retried.stderr).toBe("");
+  expect(retried.code).toBe(0);
   expect(readCache(home).apis[api.url]!.accessToken).toMatch(/^ey/);
 
   const signedIn = readCache(home).apis[api.url]!;

@@ -9,7 +9,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { oidcConfigFromEnv } from "../../src/api/identity/oidc-config.js";
-import { startTestApi, type TestApi } from "../helpers/api.js";
+import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
 import { walkProviderPages } from "../helpers/oidc-interactions.js";
 import { startOidcProvider, type TestOidcProvider } from "../helpers/oidc-provider.js";
 import { ROOT } from "../cli/run-cli.js";
@@ -56,6 +56,11 @@ beforeAll(async () => {
       FLEETQ_OIDC_CLIENT_ID: "fleetq",
     }),
   });
+  await gqlOk(
+    api.url,
+    api.adminToken,
+    'mutation { createRoleBinding(input: { subject: "alice", role: VIEWER }) { id } }',
+  );
 });
 afterAll(async () => {
   await api?.close();
@@ -164,6 +169,9 @@ describe("POST /auth/token", () => {
     expect(ok.body.refresh_token).toBeTruthy();
     expect(jwtPayload(ok.body.access_token!)).toMatchObject({ sub: "alice", aud: provider.audience });
     expect(jwtPayload(ok.body.id_token!)).toMatchObject({ sub: "alice", nonce: again.nonce });
+    // The dashboard's GraphQL requests carry it.
+    const me = await gql<{ me: { role: string } }>(api.url, ok.body.access_token!, "{ me { role } }");
+    expect(me.data?.me.role, JSON.stringify(me.errors)).toBe("VIEWER");
   }, 60_000);
 
   it("refuses an ID token whose nonce is not the sign-in's", async () => {
