@@ -7,6 +7,7 @@ import type { BindRequestMessage } from "../../src/protocol/bind-request.js";
 import { bindQueueName } from "../../src/protocol/bind-request.js";
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../helpers/redis.js";
 import { GraphQLRecorder } from "./graphql-recorder.js";
+import { signed } from "./bind-requests.js";
 
 export const AGENT_TOKEN = "agent-token-c1";
 
@@ -27,9 +28,16 @@ export class AgentHarness {
     return new AgentHarness(cluster, await GraphQLRecorder.start(AGENT_TOKEN, cluster));
   }
 
-  /** Puts requests on the queue as the dispatcher does: the request id is the job id. */
+  /** Puts requests on the queue as the dispatcher does: signed with the cluster's key, the
+   * request id is the job id. */
   async send(...requests: BindRequestMessage[]): Promise<void> {
-    await this.queue.addBulk(requests.map((data) => ({ name: data.kind, data, opts: { jobId: data.id } })));
+    await this.queue.addBulk(
+      requests.map((data) => ({
+        name: data.kind,
+        data: signed(data, this.cluster),
+        opts: { jobId: data.id },
+      })),
+    );
   }
 
   async counts(): Promise<{ active: number; completed: number; failed: number; waiting: number }> {

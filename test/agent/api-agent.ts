@@ -19,6 +19,7 @@ import { runCycle } from "../helpers/cycle.js";
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../helpers/redis.js";
 import { expect } from "vitest";
 import { until } from "./until.js";
+import { signed } from "./bind-requests.js";
 
 export interface ApiAgent {
   api: TestApi;
@@ -82,7 +83,9 @@ export async function startApiAgent(opts: {
     async dispatch() {
       const ids = (await bindRequestsToDispatch(api.server.store, { cluster: "c1" })).map((r) => r.id);
       const messages = await bindRequestMessages(api.server.store, ids);
-      await queue.addBulk(messages.map((data) => ({ name: data.kind, data, opts: { jobId: data.id } })));
+      await queue.addBulk(
+        messages.map((data) => ({ name: data.kind, data: signed(data), opts: { jobId: data.id } })),
+      );
       await markBindRequestsDispatched(api.server.store, ids);
       return messages.length;
     },

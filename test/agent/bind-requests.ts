@@ -1,5 +1,11 @@
 // BindRequestMessages for tests, as the dispatch worker would produce them.
-import type { BindRequestMessage } from "../../src/protocol/bind-request.js";
+import {
+  type BindRequestMessage,
+  bindRequestKey,
+  defaultBindSecret,
+  type SignedBindRequest,
+  signBindRequest,
+} from "../../src/protocol/bind-request.js";
 import type { RenderJob } from "../../src/render/index.js";
 
 export interface RequestShape {
@@ -96,4 +102,15 @@ export function renderJobFor(request: BindRequestMessage, template: unknown): Re
     rendezvousPort: null,
     tasks: [{ name: task, replicas: index + 1, resources: request.pod.resources, template }],
   };
+}
+
+/** The key of `cluster`'s bind requests in tests: the in-process API's (this process's secret),
+ * which the recording API serves too. */
+export function testBindKey(cluster = "c1"): string {
+  return bindRequestKey(defaultBindSecret(), cluster);
+}
+
+/** A message as the dispatch worker puts it on the queue: signed with its cluster's key. */
+export function signed(message: BindRequestMessage, cluster = message.cluster): SignedBindRequest {
+  return signBindRequest(message, testBindKey(cluster));
 }

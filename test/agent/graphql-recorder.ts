@@ -2,7 +2,7 @@
 // (schema.graphql): it checks the bearer token, records every call with its variables, and can be
 // taken down (503) or made to refuse, to test the agent's retries. Once src/api exists,
 // the agent tests can point at the real server instead; the calls are the same.
-import { CONTAINER_TEMPLATE } from "./bind-requests.js";
+import { CONTAINER_TEMPLATE, testBindKey } from "./bind-requests.js";
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -94,6 +94,8 @@ export class GraphQLRecorder {
     switch (field) {
       case "me":
         return { status: 200, body: { data: { me: this.principal } } };
+      case "agentBindKey":
+        return { status: 200, body: { data: { agentBindKey: testBindKey(String(variables.c)) } } };
       case "registerCluster":
         return { status: 200, body: { data: { registerCluster: { name: this.principal.cluster } } } };
       case "reportNodes":

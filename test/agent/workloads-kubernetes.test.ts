@@ -19,6 +19,7 @@ import { FakeControllers } from "./fake-controllers.js";
 import { FakeKubeApiServer } from "./fake-kube-apiserver.js";
 import type { Json } from "./fake-kube-store.js";
 import { until } from "./until.js";
+import { signed } from "./bind-requests.js";
 
 const log = pino({ level: process.env.AGENT_TEST_LOG ?? "silent" });
 
@@ -280,7 +281,7 @@ describe("Kubernetes workloads", () => {
       await queue.addBulk(
         messages.map((data) => ({
           name: data.kind,
-          data,
+          data: signed(data),
           opts: { jobId: `${data.id}-again-${Date.now()}` },
         })),
       );
