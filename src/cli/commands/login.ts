@@ -103,14 +103,14 @@ function pollError(client: typeof OpenId, e: unknown, deadline: number): CliErro
   );
 }
 
-async function deviceLogin(apiUrl: string, opts: LoginOptions): Promise<void> {
-  const c = await signInConfig(apiUrl, opts);
-  const client = await import("openid-client");
-  const config = await discover(client, c);
-  const meta = config.serverMetadata();
-  if (!meta.device_authorization_endpoint)
-    throw new CliError(`the identity provider ${c.issuer} does not offer the device authorization flow`);
-  let tokens: OpenId.TokenEndpointResponse & OpenId.TokenEndpointResponseHelpers;
+type Tokens = OpenId.TokenEndpointResponse & OpenId.TokenEndpointResponseHelpers;
+
+/** Asks the provider for a code, shows it, and polls until the person approved it (or not). */
+async function approvedTokens(
+  client: typeof OpenId,
+  config: OpenId.Configuration,
+  c: SignInConfig,
+): Promise<Tokens> {
   let deadline = Number.POSITIVE_INFINITY;
   try {
     const device = await client.initiateDeviceAuthorization(config, {
@@ -119,20 +119,27 @@ async function deviceLogin(apiUrl: string, opts: LoginOptions): Promise<void> {
     });
     printErr(`To sign in, open ${device.verification_uri} and enter the code ${device.user_code}`);
     if (device.verification_uri_complete) printErr(`(or open ${device.verification_uri_complete})`);
-    deadline = Date.now() + device.expires_in * 1000;
     printErr("Waiting for the sign-in to be approved…");
-    tokens = await client.pollDeviceAuthorizationGrant(config, device);
+    deadline = Date.now() + device.expires_in * 1000;
+    // openid-client waits the interval between polls, 5 s more after each slow_down.
+    return await client.pollDeviceAuthorizationGrant(config, device);
   } catch (e) {
     throw pollError(client, e, deadline);
   }
-  const base = {
-    issuer: c.issuer,
-    clientId: c.clientId,
-    tokenEndpoint: meta.token_endpoint!,
-    revocationEndpoint: meta.revocation_endpoint,
-    audience: c.audience,
-  };
-  saveTokens(apiUrl, tokensFrom(tokens, base));
+}
+
+async function deviceLogin(apiUrl: string, opts: LoginOptions): Promise<void> {
+  const c = await signInConfig(apiUrl, opts);
+  const client = await import("openid-client");
+  const config = await discover(client, c);
+  const meta = config.serverMetadata();
+  if (!meta.device_authorization_endpoint)
+    throw new CliError(`the identity provider ${c.issuer} does not offer the device authorization flow`);
+  const tokens = await approvedTokens(client, config, c);
+  const { issuer, clientId, audience } = c;
+  const tokenEndpoint = meta.token_endpoint!;
+  const revocationEndpoint = meta.revocation_endpoint;
+  saveTokens(apiUrl, tokensFrom(tokens, { issuer, clientId, audience, tokenEndpoint, revocationEndpoint }));
   const claims = tokens.claims();
   const who = claims ? String(claims.email ?? claims.preferred_username ?? claims.sub) : "you";
   printErr(`Signed in to ${apiUrl} as ${who}`);
