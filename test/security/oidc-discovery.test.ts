@@ -1,6 +1,7 @@
 // How the API talks to the identity provider: discovery is read once, and again after a failure
 // (an outage at start does not disable sign-in for good); tokens naming keys the provider does
-// not publish do not make the API fetch its key set again and again.
+// not publish do not make the API fetch its key set again and again; a remembered token is not
+// trusted past its expiry.
 import { generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
@@ -21,7 +22,7 @@ beforeAll(async () => {
       scopes: "openid",
       claims: { subject: "sub", email: "email", groups: "groups" },
     },
-    oidcVerifier: { discoveryRetryMs: 300 },
+    oidcVerifier: { discoveryRetryMs: 300, clockToleranceSeconds: 1 },
     authFailureLimit: { burst: 0, perSecond: 0 },
   });
   await gqlOk(
@@ -68,4 +69,18 @@ describe("the identity provider's discovery and keys", () => {
     }
     expect(idp.requests("/jwks") - before).toBeLessThanOrEqual(1);
   });
+});
+
+describe("a remembered token", () => {
+  it("is not trusted past its expiry, however often it is used", async () => {
+    const token = await idp.accessToken("alice", { ttl: 7 });
+    const until = Date.now() + 10_000;
+    let last: string | undefined;
+    while (Date.now() < until) {
+      const r = await gql(t.url, token, ME);
+      last = r.errors?.[0]?.message;
+      await new Promise((res) => setTimeout(res, 500));
+    }
+    expect(last).toMatch(/expired/);
+  }, 20_000);
 });

@@ -140,6 +140,32 @@ describe("a person signed in at the identity provider", () => {
   });
 });
 
+describe("every replica", () => {
+  it("hears of a deleted binding at once, well before its principals would have expired", async () => {
+    const replica = await t.replica();
+    const token = await idp.accessToken("alice");
+    const viaReplica = () =>
+      gql<{ submitJob: { id: string } }>(replica.url, token, SUBMIT, {
+        i: {
+          name: `r-${Date.now()}`,
+          queue: "vision",
+          tasks: [{ name: "w", replicas: 1, resources: { gpu: 1 } }],
+        },
+      });
+    expect((await viaReplica()).errors).toBeUndefined(); // remembered there now
+    await admin(`mutation($id: ID!) { deleteRoleBinding(id: $id) }`, { id: visionBinding });
+    const deleted = Date.now();
+    let code: string | undefined;
+    while (Date.now() - deleted < 4_000 && code !== "FORBIDDEN") code = codeOf(await viaReplica());
+    expect(code).toBe("FORBIDDEN");
+    expect(Date.now() - deleted).toBeLessThan(2_000);
+    const b = await admin<{ createRoleBinding: { id: string } }>(
+      `mutation { createRoleBinding(input: { group: "ml-vision", role: MEMBER, queues: ["vision"] }) { id } }`,
+    );
+    visionBinding = b.createRoleBinding.id;
+  });
+});
+
 describe("tokens that are refused", () => {
   const refusedWith = async (token: string, reason: RegExp) => {
     const r = await gql(t.url, token, ME);
