@@ -2,7 +2,8 @@
 // what it costs the event loop (ROW_WEIGHTS): a list field multiplies what it selects by its page
 // size — `first` whether written in the query, passed as a variable or left to its default — and
 // lists without `first` by an estimate of their length (clusters and their nodes: the fleet's
-// real size, FleetSize). Fields that compute much per call (fairShare) carry a fixed cost.
+// real size, FleetSize). Fields that compute much per call (fairShare) carry a fixed cost, and
+// submits a point per KiB of the templates and manifests they send.
 // Checked with the request's variables, before anything runs, over HTTP and WebSocket alike.
 import {
   type DocumentNode,
@@ -20,6 +21,7 @@ import {
   Kind,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  type ValueNode,
   valueFromAST,
   valueFromASTUntyped,
 } from "graphql";
@@ -83,7 +85,37 @@ const FIELD_COSTS: Record<string, number> = {
   "Query.podLogs": 100,
 };
 
+/** Fields whose arguments carry pod templates or manifests: they cost a point per KiB of their
+ * arguments as sent, so that a token's budget counts the bytes it has the API parse, check and
+ * store (a 256 KiB template costs 256). */
+const WEIGHED_ARGUMENTS = new Set([
+  "Mutation.submitJob",
+  "Mutation.submitJobs",
+  "Mutation.submitWorkload",
+  "Mutation.submitWorkloads",
+  "Query.renderJob",
+]);
+export const BYTES_PER_POINT = 1024;
+
 type Variables = Record<string, unknown>;
+
+const jsonBytes = (v: unknown): number =>
+  v === undefined ? 0 : Buffer.byteLength(JSON.stringify(v) ?? "", "utf8");
+
+/** An argument's size as sent: its text in the query, and the variables it names, as JSON. */
+function valueBytes(value: ValueNode, walk: Walk): number {
+  if (value.kind === Kind.VARIABLE) return jsonBytes(walk.variables[value.name.value]);
+  if (value.kind === Kind.LIST) return value.values.reduce((n, v) => n + valueBytes(v, walk), 2);
+  if (value.kind === Kind.OBJECT)
+    return value.fields.reduce((n, f) => n + f.name.value.length + 2 + valueBytes(f.value, walk), 2);
+  return value.loc ? value.loc.end - value.loc.start : 8;
+}
+
+function bytesCost(key: string, node: FieldNode, walk: Walk): number {
+  if (!WEIGHED_ARGUMENTS.has(key)) return 0;
+  const bytes = (node.arguments ?? []).reduce((n, a) => n + valueBytes(a.value, walk), 0);
+  return Math.ceil(bytes / BYTES_PER_POINT);
+}
 
 interface Walk {
   schema: GraphQLSchema;
@@ -114,7 +146,8 @@ function fieldCost(parent: GraphQLNamedType, node: FieldNode, walk: Walk): numbe
   const field = parent.getFields()[node.name.value];
   if (!field) return 0; // __typename and the like
   const key = `${parent.name}.${field.name}`;
-  if (!node.selectionSet) return FIELD_COSTS[key] ?? 0; // scalars come with their row
+  const own = (FIELD_COSTS[key] ?? 0) + bytesCost(key, node, walk);
+  if (!node.selectionSet) return own; // scalars come with their row
   const type = getNamedType(field.type);
   const children = selectionCost(type, node.selectionSet, walk);
   const perArgument = ONE_PER_ARGUMENT[key];
@@ -123,7 +156,7 @@ function fieldCost(parent: GraphQLNamedType, node: FieldNode, walk: Walk): numbe
   // A connection's page is counted once, where `first` is; its edges are that page.
   const multiplier =
     first ?? (isList && !parent.name.endsWith("Connection") ? listEstimate(key, walk.fleet) : 1);
-  return (FIELD_COSTS[key] ?? 0) + multiplier * ((ROW_WEIGHTS[type.name] ?? 1) + children);
+  return own + multiplier * ((ROW_WEIGHTS[type.name] ?? 1) + children);
 }
 
 function selectionCost(type: GraphQLNamedType, set: SelectionSetNode, walk: Walk): number {

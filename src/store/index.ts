@@ -187,6 +187,7 @@ export {
   listQueues,
   listTokens,
   nodesOf,
+  nodesPage,
   pendingPodsByQueue,
   queueChildren,
   queueTreeRows,

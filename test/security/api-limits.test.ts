@@ -9,6 +9,7 @@ import { FleetSizeCache } from "../../src/api/fleet-size.js";
 import { MAX_QUERY_COST, operationCost, ROW_WEIGHTS } from "../../src/api/query-cost.js";
 import { buildSchema } from "../../src/api/schema.js";
 import { gql, gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
+import { admin as pgAdmin } from "../helpers/db.js";
 
 let t: TestApi;
 let jobId: string;
@@ -108,7 +109,8 @@ describe("submitJobs", () => {
       { i: inputs },
     );
     expect(heavy.status).toBe(400);
-    expect(heavy.errors?.[0]?.message).toMatch(/cost limit of 20000 exceeded, found 300300\b/);
+    // 300 × 1,001 for the jobs and their pods, and a point per KiB of the inputs sent
+    expect(heavy.errors?.[0]?.message).toMatch(/cost limit of 20000 exceeded, found 3003\d\d\b/);
     const after = await gqlOk<{ jobs: { edges: unknown[] } }>(
       t.url,
       t.adminToken,
@@ -181,6 +183,33 @@ describe("a cluster's nodes", () => {
     const tooMany = await gql(t.url, viewer, `{ cluster(name: "big") { nodes(first: 1001) { name } } }`);
     expect(tooMany.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "first" });
   });
+
+  it("a page reads only its rows from the database, not the whole cluster", async () => {
+    // What PostgreSQL counts as read from the node table (flushed by each connection within
+    // about 10 s of its last query).
+    const nodeRowsRead = () =>
+      pgAdmin(async (c) => {
+        const r = await c.query(
+          "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) AS n FROM pg_stat_user_tables WHERE relname = 'node'",
+        );
+        return Number(r.rows[0].n);
+      }, t.db.url);
+    // What earlier tests read is counted first.
+    await new Promise((r) => setTimeout(r, 11_500));
+    const before = await nodeRowsRead();
+    for (let i = 0; i < 30; i++) {
+      const p = await gqlOk<{ cluster: { nodes: { name: string }[] } }>(
+        t.url,
+        viewer,
+        `{ cluster(name: "big") { nodes(first: 1, after: "n${String(i).padStart(4, "0")}") { name } } }`,
+      );
+      expect(p.cluster.nodes.map((n) => n.name)).toEqual([`n${String(i + 1).padStart(4, "0")}`]);
+    }
+    await new Promise((r) => setTimeout(r, 11_500));
+    // 30 pages of the 2,100 nodes read whole would be 63,000 rows; the fleet's size is read too
+    // meanwhile (a few thousand).
+    expect((await nodeRowsRead()) - before).toBeLessThan(15_000);
+  }, 40_000);
 });
 
 describe("nested lists are capped", () => {
@@ -217,5 +246,86 @@ describe("fairShare", () => {
     const aliased = `{ ${Array.from({ length: 15 }, (_, i) => `f${i}: fairShare { queue cluster }`).join(" ")} }`;
     const d = await gqlOk<Record<string, unknown>>(t.url, viewer, aliased);
     expect(new Set(Object.values(d).map((v) => JSON.stringify(v))).size).toBe(1);
+  });
+});
+
+describe("templates and manifests weigh by their size", () => {
+  const SUBMIT = "mutation($input: SubmitJobInput!) { submitJob(input: $input) { id } }";
+  const template = (kib: number) => ({
+    spec: { containers: [{ name: "m", image: "x", env: [{ name: "BLOB", value: "x".repeat(kib * 1024) }] }] },
+  });
+  const input = (kib: number, name = "big") => ({
+    name,
+    queue: "team",
+    tasks: [{ name: "w", replicas: 1, resources: { cpu: 100 }, template: template(kib) }],
+  });
+  const cost = (q: string, v: Record<string, unknown> = {}) => operationCost(schema, parse(q), null, v);
+
+  it("a submit costs a point per KiB of what it sends, as a variable or written in the query", () => {
+    expect(cost(SUBMIT, { input: input(0) })).toBeLessThan(5);
+    expect(cost(SUBMIT, { input: input(200) })).toBeGreaterThanOrEqual(200);
+    const many = "mutation($i: [SubmitJobInput!]!) { submitJobs(inputs: $i) { id } }";
+    expect(cost(many, { i: [input(100), input(100, "b")] })).toBeGreaterThanOrEqual(200);
+    const inline = `mutation { submitWorkload(input: { manifest: { kind: "Job", blob: "${"x".repeat(64 * 1024)}" } }) { id } }`;
+    expect(cost(inline)).toBeGreaterThanOrEqual(64);
+    const workloads = "mutation($i: [SubmitWorkloadInput!]!) { submitWorkloads(inputs: $i) { id } }";
+    expect(
+      cost(workloads, { i: [{ manifest: template(50) }, { manifest: template(50) }] }),
+    ).toBeGreaterThanOrEqual(100);
+    expect(
+      cost("query($input: SubmitJobInput!) { renderJob(input: $input) }", { input: input(30) }),
+    ).toBeGreaterThanOrEqual(130);
+  });
+
+  it("the bytes are taken from the token's bucket like any cost", async () => {
+    const small = await startTestApi({
+      rateLimits: {
+        user: { burst: 20_000, perSecond: 1, concurrent: 0 },
+        admin: { burst: 20_000, perSecond: 1, concurrent: 0 },
+        agent: { burst: 20_000, perSecond: 1, concurrent: 0 },
+      },
+    });
+    try {
+      await gqlOk(small.url, small.adminToken, `mutation { createQueue(input: { name: "team" }) { name } }`);
+      // A read that leaves about 50 points in the bucket (its cost is taken before it runs).
+      const perJob = cost("{ jobs(first: 1000) { edges { node { id } } } }") / 1000;
+      const first = Math.floor((20_000 - 50) / perJob);
+      await gql(small.url, small.adminToken, `{ jobs(first: ${first}) { edges { node { id } } } }`);
+      const r = await gql(small.url, small.adminToken, SUBMIT, { input: input(200) });
+      const refused = r.errors?.[0] as { extensions?: Record<string, unknown> } | undefined;
+      expect(refused?.extensions).toMatchObject({ code: "RATE_LIMITED" });
+      expect(refused?.extensions?.cost).toBeGreaterThanOrEqual(200);
+    } finally {
+      await small.close();
+    }
+  }, 60_000);
+
+  it("a template above 256 KiB is refused naming the task, a manifest above 1 MiB naming the manifest", async () => {
+    const before = await t.server.store.prisma.job.count();
+    const r = await gql(t.url, t.adminToken, SUBMIT, { input: input(300) });
+    expect(r.errors?.[0]?.extensions).toMatchObject({
+      code: "BAD_USER_INPUT",
+      field: "input.tasks[0].template",
+    });
+    expect(r.errors?.[0]?.message).toMatch(/at most 262144 bytes/);
+    const manifest = {
+      apiVersion: "batch/v1",
+      kind: "Job",
+      metadata: { name: "huge", annotations: { blob: "x".repeat(1100 * 1024) } },
+      spec: {
+        template: { spec: { containers: [{ name: "m", image: "x", resources: { limits: { cpu: "1" } } }] } },
+      },
+    };
+    const w = await gql(
+      t.url,
+      t.adminToken,
+      "mutation($i: SubmitWorkloadInput!) { submitWorkload(input: $i) { id } }",
+      {
+        i: { manifest, queue: "team" },
+      },
+    );
+    expect(w.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "input.manifest" });
+    expect(w.errors?.[0]?.message).toMatch(/at most 1048576 bytes/);
+    expect(await t.server.store.prisma.job.count()).toBe(before);
   });
 });

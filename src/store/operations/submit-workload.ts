@@ -5,17 +5,32 @@
 // job is placed. The queue's policy (its default request included) is read, and the manifest made
 // into a job and checked, in the transaction that stores the job.
 import type { Actor, Store } from "../store.js";
-import { errorAt } from "../validation/parse.js";
+import { errorAt, invalidAt } from "../validation/parse.js";
 import { clusterPodPolicies } from "../queries/cluster-pod-policy.js";
 import { type SubmitWorkloadInput, workloadJobSpec, workloadQueue } from "../validation/submit-workload.js";
 import { type SubmitResult, storeJobSpec } from "./submit-job.js";
 import { checkBatchSize, policyAt, storeJobSpecs } from "./submit-jobs.js";
+
+/** A manifest is at most 1 MiB of JSON: its pod templates are at most 256 KiB each, and the job
+ * keeps the whole manifest, which its agent reads to create the object. */
+export const MAX_MANIFEST_BYTES = 1024 * 1024;
+
+/** Refuses an oversized manifest before anything reads it. */
+function checkManifestSize(input: SubmitWorkloadInput): void {
+  const bytes = Buffer.byteLength(JSON.stringify(input?.manifest ?? null) ?? "", "utf8");
+  if (bytes > MAX_MANIFEST_BYTES)
+    throw invalidAt(
+      ["manifest"],
+      `a manifest must be at most ${MAX_MANIFEST_BYTES} bytes of JSON (got ${bytes})`,
+    );
+}
 
 export async function submitWorkload(
   store: Store,
   actor: Actor,
   input: SubmitWorkloadInput,
 ): Promise<SubmitResult> {
+  checkManifestSize(input);
   const cluster = (await clusterPodPolicies(store.prisma, [input.cluster])).get(input.cluster ?? "");
   return storeJobSpec(store, actor, workloadQueue(input), (policy) => workloadJobSpec(input, policy, cluster));
 }
@@ -28,6 +43,7 @@ export async function submitWorkloads(
   checkBatchSize(inputs);
   const queues = inputs.map((input, i) => {
     try {
+      checkManifestSize(input);
       return workloadQueue(input);
     } catch (e) {
       throw errorAt(e as Error, [i]);

@@ -81,6 +81,29 @@ export function nodesOf(store: Store, clusters: string[]): Promise<Node[]> {
   return store.prisma.node.findMany({ where: { clusterName: { in: clusters } }, orderBy: { name: "asc" } });
 }
 
+/** One page of a cluster's nodes, by name: the first `first` after the node named `after` (none
+ * when there is no such node). A keyset read of the page's keys (its LIMIT in the SQL, so the
+ * primary key's index stops there), then those rows: the page alone, however large the cluster. */
+export async function nodesPage(
+  store: Store,
+  cluster: string,
+  first: number,
+  after: string | null,
+): Promise<Node[]> {
+  const names = await store.prisma.$queryRaw<{ name: string }[]>`
+    SELECT n.name FROM node n
+    WHERE n.cluster_name = ${cluster}
+      AND (${after}::text IS NULL OR (n.name > ${after}::text
+        AND EXISTS (SELECT 1 FROM node a WHERE a.cluster_name = ${cluster} AND a.name = ${after}::text)))
+    ORDER BY n.name
+    LIMIT ${first}`;
+  if (!names.length) return [];
+  return store.prisma.node.findMany({
+    where: { clusterName: cluster, name: { in: names.map((n) => n.name) } },
+    orderBy: { name: "asc" },
+  });
+}
+
 export function jobsById(store: Store, ids: string[]): Promise<Job[]> {
   return store.prisma.job.findMany({ where: { id: { in: ids } } });
 }
