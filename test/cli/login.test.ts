@@ -2,7 +2,7 @@
 // process) named by a real API (GET /auth/config), the user code approved at the provider's own
 // pages over HTTP; the tokens cached 0600 per API, refreshed when expired or refused, forgotten
 // (and revoked) by `fleetq logout`; denied and expired codes end with their exit codes.
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { oidcConfigFromEnv } from "../../src/api/identity/oidc-config.js";
@@ -167,4 +167,24 @@ it("an API without sign-in says so and names the flags", async () => {
   } finally {
     await plain.close();
   }
+});
+
+it("a token cache that is not fleetq's and an issuer that is not a URL are named, and nothing is sent", async () => {
+  const home = tempDir("fleetq-login", "test");
+  mkdirSync(path.dirname(cacheFile(home)), { recursive: true });
+  writeFileSync(cacheFile(home), "not json");
+  const r = await cli(home, ["whoami"]);
+  expect(r.stderr).toContain(`token cache ${cacheFile(home)} is not what fleetq writes`);
+  expect(r.code).toBe(3);
+  expect(readFileSync(cacheFile(home), "utf8")).toBe("not json");
+
+  const bad = await cli(tempDir("fleetq-login", "test"), [
+    "login",
+    "--issuer",
+    "nope",
+    "--client-id",
+    "fleetq",
+  ]);
+  expect(bad.stderr).toContain('--issuer: "nope" is not a URL');
+  expect(bad.code).toBe(3);
 });
