@@ -179,6 +179,11 @@ describe("tokens that are refused", () => {
     await refusedWith(await craft(idp, { iat: now - 600, exp: now - 120 }), /expired/);
   });
 
+  it("without an expiry, or not valid yet", async () => {
+    await refusedWith(await craft(idp, { exp: undefined }), /"exp" claim/);
+    await refusedWith(await craft(idp, { nbf: Math.floor(Date.now() / 1000) + 600 }), /not valid yet/);
+  });
+
   it("for another audience", async () => {
     await refusedWith(await idp.accessToken("alice", { audience: "https://elsewhere.test/api" }), /audience/);
   });
@@ -198,7 +203,7 @@ describe("tokens that are refused", () => {
       .setIssuedAt(now)
       .setExpirationTime(now + 300)
       .encode();
-    await refusedWith(none, /not valid/);
+    await refusedWith(none, /algorithm is not allowed/);
     const {
       d: _d,
       p: _p,
