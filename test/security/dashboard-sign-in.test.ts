@@ -153,6 +153,16 @@ describe("POST /auth/token", () => {
       `redirect_uri must be the dashboard's address, ${base}/`,
     );
 
+    const form = await fetch(`${base}/auth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ client_id: "fleetq", code: signIn.code }).toString(),
+    });
+    expect(form.status).toBe(400);
+    expect(((await form.json()) as { error_description: string }).error_description).toContain(
+      "must be JSON",
+    );
+
     const missing = await exchange(signIn, { code_verifier: "" });
     expect(missing.status).toBe(400);
     expect(missing.body.error_description).toContain("code_verifier is missing");

@@ -70,6 +70,9 @@ function fields<K extends string>(
   oidc: OidcConfig,
   names: K[],
 ): Record<K, string> | OAuthError {
+  // JSON only: a cross-site form cannot send it without the browser asking this server first.
+  if (!req.is("application/json"))
+    return refusal("invalid_request", "the body must be JSON (content-type: application/json)");
   const out = {} as Record<K, string>;
   for (const name of ["client_id" as K, ...names]) {
     const v = stringField(req.body, name);
