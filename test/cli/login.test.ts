@@ -91,6 +91,7 @@ it("signs in by the device flow, keeps the tokens 0600 for this API, refreshes t
   expect(me.data?.me.role, JSON.stringify(me.errors)).toBe("VIEWER");
   const who = await cli(home, ["whoami"]);
   expect(who.stdout, who.stderr).toMatch(/alice.*: VIEWER/);
+  expect(who.stdout).toContain("person: alice <alice@example.com>");
   expect(who.code).toBe(0);
 
   // An expired access token is refreshed before the request and written back.

@@ -79,6 +79,8 @@ export const DELETE_ROLE_BINDING = `mutation($id: ID!) { deleteRoleBinding(id: $
 export const LIST_ROLE_BINDINGS =
   "query { roleBindings { id subject group role queues createdBy createdAt } }";
 export const ME = "query { me { name role queues cluster } }";
+/** `fleetq whoami`: the principal with the person behind it. */
+export const WHOAMI = "query { me { name role queues cluster subject email } }";
 
 export const CLUSTER_SCENARIO = "query($cluster: String!) { clusterScenario(cluster: $cluster) }";
 export const WHAT_IF = `query WhatIf($cluster: String!, $quotas: [WhatIfQuotaInput!], $config: JSON) {

@@ -4,7 +4,7 @@
 // openid-client is loaded only here, when one of these runs.
 import type { Command } from "commander";
 import type * as OpenId from "openid-client";
-import { ME } from "../client/queries.js";
+import { WHOAMI } from "../client/queries.js";
 import {
   action,
   apiClientOf,
@@ -168,6 +168,8 @@ interface Me {
   role: string;
   queues: string[];
   cluster: string | null;
+  subject: string | null;
+  email: string | null;
 }
 
 export function registerLogin(program: Command): void {
@@ -193,7 +195,7 @@ export function registerLogin(program: Command): void {
     .description("who the API takes you for: name, role, scope")
     .action(
       action(async (_opts: unknown, cmd: Command) => {
-        const { me } = await apiClientOf(cmd).request<{ me: Me }>(ME);
+        const { me } = await apiClientOf(cmd).request<{ me: Me }>(WHOAMI);
         if (outputFormat(cmd) === "json") return printJson(me);
         const scope = me.queues.length
           ? ` (queues ${me.queues.join(", ")})`
@@ -201,6 +203,7 @@ export function registerLogin(program: Command): void {
             ? ` (cluster ${me.cluster})`
             : "";
         print(`${me.name}: ${me.role}${scope}`);
+        if (me.subject) print(`person: ${me.subject}${me.email ? ` <${me.email}>` : ""}`);
       }),
     );
 }
