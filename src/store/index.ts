@@ -125,7 +125,6 @@ export { assignJobClusters, setJobPendingReasons } from "./operations/admission-
 
 // Queue policy: namespaces and pod security levels (effective, inherited down the tree).
 export {
-  DEFAULT_NAMESPACES,
   FLEET_DEFAULT_REQUEST,
   ownNamespace,
   type QueuePolicy,
@@ -137,6 +136,7 @@ export {
   type PolicyJob,
   type PolicyTask,
   storedJobPolicyError,
+  withQueueNamespace,
 } from "./validation/job-policy.js";
 export {
   type ClusterPodPolicy,

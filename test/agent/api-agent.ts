@@ -52,9 +52,13 @@ export async function startApiAgent(opts: {
   const queue = new Queue(bindQueueName("c1"), { connection: redis, prefix: queuePrefix });
   const admin = <T>(query: string, variables: Record<string, unknown> = {}) =>
     gqlOk<T>(api.url, api.adminToken, query, variables);
-  await admin(`mutation($name: String!) { createQueue(input: { name: $name }) { name } }`, {
-    name: opts.queue,
-  });
+  // Pods in the default namespace, as these tests read them (a new queue's own would be fleetq-<queue>).
+  await admin(
+    `mutation($name: String!) { createQueue(input: { name: $name, namespaces: ["default"] }) { name } }`,
+    {
+      name: opts.queue,
+    },
+  );
   const agentToken = await registerClusterWithAgent(api);
   const start = (backend: ClusterBackend) =>
     runAgent({

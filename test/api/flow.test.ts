@@ -168,7 +168,7 @@ describe("a team submits and watches", () => {
       priority: 50,
       minMember: 2,
       preemptible: true,
-      namespace: "default",
+      namespace: "fleetq-org", // its top queue's own namespace
       queue: { name: "team-a" },
       cluster: { name: "c1" },
       submittedBy: "team-a-ci",

@@ -35,13 +35,13 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 describe("queue policy: defaults and inheritance", () => {
-  it("a queue shows its effective namespaces and level: default and BASELINE at the top", async () => {
+  it("a queue shows its effective namespaces and level: its top queue's own namespace and BASELINE", async () => {
     const d = await admin<{ queues: { name: string; namespaces: string[]; podSecurity: string }[] }>(
       "{ queues { name namespaces podSecurity } }",
     );
     expect(d.queues).toEqual([
-      { name: "org", namespaces: ["default"], podSecurity: "BASELINE" },
-      { name: "team", namespaces: ["default"], podSecurity: "BASELINE" },
+      { name: "org", namespaces: ["fleetq-org"], podSecurity: "BASELINE" },
+      { name: "team", namespaces: ["fleetq-org"], podSecurity: "BASELINE" },
       { name: "infra", namespaces: ["kube-system"], podSecurity: "PRIVILEGED" },
     ]);
   });
@@ -61,7 +61,7 @@ describe("queue policy: defaults and inheritance", () => {
       `mutation { updateQueue(name: "org", input: { namespaces: null, podSecurity: null }) { name } }`,
     );
     await admin(`mutation { updateQueue(name: "team", input: { podSecurity: null }) { name } }`);
-    expect((await q()).queue).toEqual({ namespaces: ["default"], podSecurity: "BASELINE" });
+    expect((await q()).queue).toEqual({ namespaces: ["fleetq-org"], podSecurity: "BASELINE" });
   });
 
   it("only an ADMIN sets them, and bad values are refused naming the field", async () => {
@@ -126,7 +126,15 @@ describe("queue policy: submitJob", () => {
   });
 
   it("a template within the level in an allowed namespace is accepted", async () => {
-    await gqlOk(t.url, member, SUBMIT, { input: job({ namespace: "default" }) });
+    await gqlOk(t.url, member, SUBMIT, { input: job({ namespace: "fleetq-org" }) });
+  });
+
+  it("a new queue's jobs do not share the default namespace: refused there, placed in fleetq-<top queue>", async () => {
+    const r = await gql(t.url, member, SUBMIT, { input: job({ namespace: "default" }) });
+    expect(r.errors?.[0]?.extensions).toMatchObject({ code: "FORBIDDEN", field: "input.namespace" });
+    const { submitJob } = await gqlOk<{ submitJob: { id: string } }>(t.url, member, SUBMIT, { input: job() });
+    const row = await t.server.store.prisma.job.findUniqueOrThrow({ where: { id: submitJob.id } });
+    expect(row.namespace).toBe("fleetq-org");
   });
 
   it("a PRIVILEGED queue in kube-system takes what BASELINE refuses (ADMIN-granted)", async () => {

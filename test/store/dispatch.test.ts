@@ -50,7 +50,7 @@ describe("bindRequestMessages", () => {
       job: {
         id: j.id,
         name: "msg",
-        namespace: "default",
+        namespace: "fleetq-team-a", // its top queue's own namespace
         queue: "team-a",
         createdInCluster: false,
         restarts: 0,

@@ -48,7 +48,7 @@ describe("submitJob", () => {
     expect(created).toBe(true);
     expect(row).toMatchObject({
       name: "train",
-      namespace: "default",
+      namespace: "fleetq-org", // its top queue's own namespace
       queueName: "team-a",
       clusterName: null,
       priority: 50,

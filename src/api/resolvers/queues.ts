@@ -3,12 +3,12 @@ import {
   listQueues,
   createQueue,
   type CreateQueueInput,
-  DEFAULT_NAMESPACES,
   DEFAULT_POD_SECURITY,
   DEFAULT_QUEUE_POD_POLICY,
   DEFAULT_QUOTA_SCOPE,
   deleteQueue,
   FLEET_DEFAULT_REQUEST,
+  ownNamespace,
   type Queue,
   type QueueQuota,
   setQueueQuota,
@@ -59,7 +59,7 @@ export const queueResolvers = {
       })),
     createdAt: (q: Queue) => iso(q.createdAt),
     namespaces: async (q: Queue, _a: unknown, ctx: ApiContext) =>
-      (await ctx.loaders.queuePolicies()).get(q.name)?.namespaces ?? DEFAULT_NAMESPACES,
+      (await ctx.loaders.queuePolicies()).get(q.name)?.namespaces ?? [ownNamespace(q.name)],
     podSecurity: async (q: Queue, _a: unknown, ctx: ApiContext) =>
       (await ctx.loaders.queuePolicies()).get(q.name)?.podSecurity ?? DEFAULT_POD_SECURITY,
     podPolicy: async (q: Queue, _a: unknown, ctx: ApiContext) =>

@@ -15,8 +15,6 @@ import {
  * this rule had "default" written into their row by the migration that introduced it. */
 export const ownNamespace = (topQueue: string): string => `fleetq-${topQueue}`;
 
-export const DEFAULT_NAMESPACES: readonly string[] = ["default"];
-
 /** What a workload's container that asks for no cpu or memory gets, per container, when no queue
  * up the tree says otherwise: half a core and a GiB. */
 export const FLEET_DEFAULT_REQUEST: DefaultRequest = { cpuMillis: 500, memory: 2 ** 30 };
@@ -52,7 +50,9 @@ export function defaultRequestOf(value: unknown): DefaultRequest | null {
 /** The effective policy from a queue's own row and its ancestors', nearest first. */
 export function effectivePolicy(pathToRoot: readonly QueuePolicyRow[]): QueuePolicy {
   return {
-    namespaces: pathToRoot.find((q) => q.namespaces.length > 0)?.namespaces ?? DEFAULT_NAMESPACES,
+    namespaces: pathToRoot.find((q) => q.namespaces.length > 0)?.namespaces ?? [
+      ownNamespace(pathToRoot.at(-1)?.name ?? ""),
+    ],
     podSecurity: pathToRoot.find((q) => q.podSecurity !== null)?.podSecurity ?? DEFAULT_POD_SECURITY,
     defaultRequest:
       pathToRoot.map((q) => defaultRequestOf(q.defaultRequest)).find((d) => d !== null) ??

@@ -17,7 +17,7 @@ import { uuidv7 } from "../ids.js";
 import { type Actor, type Store, publishCommitted } from "../store.js";
 import type { QueuePolicy } from "../domain/queue-policy.js";
 import { lockedQueuePolicies, queuePolicy } from "../queries/queue-policy.js";
-import { jobPolicyError } from "../validation/job-policy.js";
+import { jobPolicyError, withQueueNamespace } from "../validation/job-policy.js";
 import type { ClusterPodPolicy } from "../validation/pod-policy.js";
 import { clusterPodPolicies } from "../queries/cluster-pod-policy.js";
 import { templateResourceError } from "../validation/template-resources.js";
@@ -257,8 +257,9 @@ export async function submitJob(store: Store, actor: Actor, input: SubmitJobInpu
   // The cluster the job names holds it to its pod policy now; one chosen later, at admission.
   const cluster = (await clusterPodPolicies(store.prisma, [spec.cluster])).get(spec.cluster ?? "");
   return storeJobSpec(store, actor, spec.queue, (policy) => {
-    checkPolicy(spec, policy, cluster);
-    return spec;
+    const placed = withQueueNamespace(spec, policy);
+    checkPolicy(placed, policy, cluster);
+    return placed;
   });
 }
 
@@ -350,9 +351,10 @@ export async function previewJob(
   if (refused) throw refused;
   const policy = await queuePolicy(store.prisma, spec.queue);
   if (!policy) throw new NotFoundError("queue", spec.queue, "queue");
-  checkPolicy(spec, policy, (await clusterPodPolicies(store.prisma, [spec.cluster])).get(spec.cluster ?? ""));
-  const job = jobRow(spec, PREVIEW_JOB_ID, specHash(spec), actor.name, new Date());
-  return { job, tasks: spec.tasks.map((t, position) => taskRow(job.id, t, position)) };
+  const placed = withQueueNamespace(spec, policy);
+  checkPolicy(placed, policy, (await clusterPodPolicies(store.prisma, [spec.cluster])).get(spec.cluster ?? ""));
+  const job = jobRow(placed, PREVIEW_JOB_ID, specHash(placed), actor.name, new Date());
+  return { job, tasks: placed.tasks.map((t, position) => taskRow(job.id, t, position)) };
 }
 
 function taskRow(jobId: string, t: JobSpec["tasks"][number], position: number): JobTask {

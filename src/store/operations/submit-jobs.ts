@@ -11,6 +11,7 @@
 // is checked against them; then the queues are locked FOR KEY SHARE NOWAIT (a queue tree change in
 // progress: the batch retries), the clusters named FOR KEY SHARE (they cannot go away before the
 // commit).
+import { withQueueNamespace } from "../validation/job-policy.js";
 import { clusterPodPolicies } from "../queries/cluster-pod-policy.js";
 import type { Tx } from "../db.js";
 import type { QueuePolicy } from "../domain/queue-policy.js";
@@ -276,11 +277,13 @@ export async function submitJobs(
     (policies) =>
       specs.map((spec, i) => {
         try {
-          checkPolicy(spec, policyAt(policies, spec.queue, i), clusters.get(spec.cluster ?? ""));
+          const policy = policyAt(policies, spec.queue, i);
+          const placed = withQueueNamespace(spec, policy);
+          checkPolicy(placed, policy, clusters.get(spec.cluster ?? ""));
+          return placed;
         } catch (e) {
           throw errorAt(e as Error, [i]);
         }
-        return spec;
       }),
   );
 }

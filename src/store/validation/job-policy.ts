@@ -8,6 +8,7 @@ import { invalidAt } from "./parse.js";
 import type { ClusterPodPolicy } from "./pod-policy.js";
 import { podFieldsViolation } from "./pod-fields.js";
 import { podSecurityViolation } from "./pod-security/index.js";
+import { QUEUE_NAMESPACE } from "./submit-job.js";
 import { clusterResourceViolation, extendedResourcesOf } from "./extended-resources.js";
 
 /** What the checks read of a task: its template and its declared resources per pod. */
@@ -47,6 +48,13 @@ export function jobPolicyError(
     if (refused) return invalidAt(["tasks", i, ...refused.path], refused.message);
   }
   return null;
+}
+
+/** The spec with the queue's first namespace where its input named none. */
+export function withQueueNamespace<T extends { namespace: string }>(spec: T, policy: QueuePolicy): T {
+  return spec.namespace === QUEUE_NAMESPACE && policy.namespaces.length
+    ? { ...spec, namespace: policy.namespaces[0]! }
+    : spec;
 }
 
 /** The same check from stored rows (a Job and its JobTasks), as admission reads them. */

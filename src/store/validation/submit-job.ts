@@ -297,6 +297,10 @@ export interface SubGroupRow {
   topology: TopologyConstraint | null;
 }
 
+/** A spec's namespace when its input names none: the queue's first namespace, filled in against
+ * the queue's policy (withQueueNamespace) before the spec is checked and stored. */
+export const QUEUE_NAMESPACE = "";
+
 /** A validated job spec with every default applied. */
 export interface JobSpec {
   name: string;
@@ -412,7 +416,7 @@ export function normaliseJobSpec(j: Parsed): JobSpec {
     : (j.minMember ?? totalPods);
   return {
     name: j.name,
-    namespace: j.namespace ?? "default",
+    namespace: j.namespace ?? QUEUE_NAMESPACE,
     queue: j.queue,
     cluster: j.cluster ?? null,
     clusterSelector: j.clusterSelector ?? [],

@@ -16,7 +16,7 @@ import { ForbiddenError, InvalidInputError } from "../errors.js";
 import { queueName } from "./names.js";
 import { formatPath, invalidAt, parseInput } from "./parse.js";
 import { type JobSpec, normaliseJobSpec, placementFields, submitJobInputSchema } from "./submit-job.js";
-import { jobPolicyError } from "./job-policy.js";
+import { jobPolicyError, withQueueNamespace } from "./job-policy.js";
 import type { ClusterPodPolicy } from "./pod-policy.js";
 import { templateResourceError } from "./template-resources.js";
 import { INT4_MAX } from "./quantities.js";
@@ -116,6 +116,7 @@ export function workloadJobSpec(
     spec = normaliseJobSpec(parseInput(submitJobInputSchema, job));
     const over = templateResourceError(spec);
     if (over) throw over;
+    if (policy) spec = withQueueNamespace(spec, policy);
     const refused = policy && jobPolicyError(spec, policy, cluster);
     if (refused) throw refused;
   } catch (e) {
