@@ -1,5 +1,6 @@
 // GraphQL errors with the codes of the contract: UNAUTHENTICATED, FORBIDDEN, BAD_USER_INPUT (with
 // `field`, the input path), NOT_FOUND, CONFLICT; and the translation of the store's typed errors.
+import { randomUUID } from "node:crypto";
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from "../store/index.js";
 
@@ -57,4 +58,44 @@ export function formatError(formatted: GraphQLFormattedError): GraphQLFormattedE
   const missing = MISSING_FIELD.exec(formatted.message)?.[1];
   const field = missing ? `${base}.${missing}` : base;
   return { ...formatted, extensions: { ...formatted.extensions, field } };
+}
+
+/** FLEETQ_DEBUG_ERRORS=1: errors keep their stack traces and unexpected ones their own message
+ * (for a developer's machine; never in production: they tell an attacker about the server). */
+export const debugErrors = (env: NodeJS.ProcessEnv = process.env): boolean => env.FLEETQ_DEBUG_ERRORS === "1";
+
+/** The answer to an unexpected failure: a generic message and a request id, which the server logs
+ * with the real error so that an operator can find it. */
+export function internalError(error: unknown): {
+  message: string;
+  extensions: { code: string; requestId: string };
+} {
+  const requestId = randomUUID();
+  console.error(`fleetq api: internal error (request ${requestId}):`, error);
+  return {
+    message: `internal error (request ${requestId}; logged by the server)`,
+    extensions: { code: "INTERNAL_SERVER_ERROR", requestId },
+  };
+}
+
+/** An error as a client sees it (over HTTP and WebSocket alike): no stack trace, and for an
+ * unexpected failure (no code of the contract, or INTERNAL_SERVER_ERROR) nothing of its own but a
+ * request id; unless `debug`. */
+export function clientError(
+  formatted: GraphQLFormattedError,
+  error: unknown,
+  debug: boolean,
+): GraphQLFormattedError {
+  if (debug) return formatError(formatted);
+  const { stacktrace: _stack, ...extensions } = formatted.extensions ?? {};
+  const code = extensions.code;
+  const original = (error as { originalError?: unknown } | null)?.originalError;
+  const unexpected =
+    code === "INTERNAL_SERVER_ERROR" ||
+    (code === undefined && original != null && !(original instanceof GraphQLError));
+  if (unexpected) {
+    const { message, extensions: ext } = internalError(original ?? error);
+    return { message, ...(formatted.path ? { path: formatted.path } : {}), extensions: ext };
+  }
+  return formatError({ ...formatted, extensions });
 }

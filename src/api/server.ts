@@ -39,7 +39,7 @@ import {
   refusalMessage,
 } from "./rate-limit.js";
 import { type ApiContext, bearerSecret, createContext } from "./context.js";
-import { formatError } from "./errors.js";
+import { clientError, debugErrors, internalError } from "./errors.js";
 import { FairShareCache } from "./fair-share-cache.js";
 import { FleetSizeCache } from "./fleet-size.js";
 import { healthz, readyz } from "./health.js";
@@ -154,6 +154,7 @@ export interface ApiServer {
 
 export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiServer> {
   const schema = buildSchema();
+  const debug = debugErrors();
   const db = opts.store ? null : await openDatabase(opts.databaseUrl);
   const redisUrl = opts.redisUrl ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
   const bus = new RedisEventBus(redisUrl, opts.redisPrefix ?? "fleetq:");
@@ -303,6 +304,12 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
         }
         c.principal = principal;
       },
+      // The same errors as over HTTP: no stack, nothing of an unexpected failure but a request id.
+      onNext: (_ctx, _id, _payload, _args, result) =>
+        result.errors
+          ? { ...result, errors: result.errors.map((e) => clientError(e.toJSON(), e, debug)) }
+          : undefined,
+      onError: (_ctx, _id, _payload, errors) => errors.map((e) => clientError(e.toJSON(), e, debug)),
       onClose: (ctx) => {
         connections.get(ctx)?.release();
         connections.delete(ctx);
@@ -317,13 +324,8 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
     // The process that hosts the server (serve, dev) owns the signals and stops it with close().
     stopOnTerminationSignals: false,
     ...armor,
-    formatError: (formatted, error) => {
-      if (formatted.extensions?.code === "INTERNAL_SERVER_ERROR") {
-        console.error("fleetq api: internal error:", error);
-        return { ...formatted, message: "internal error (logged by the server)" };
-      }
-      return formatError(formatted);
-    },
+    includeStacktraceInErrorResponses: debug,
+    formatError: (formatted, error) => clientError(formatted, error, debug),
     plugins: [
       ...armor.plugins,
       costLimitPlugin(schema, limiter, () => fleet.current()),
@@ -390,15 +392,7 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
         });
       } catch (e) {
         // Authentication needs the database: answered as Apollo answers a failed context.
-        console.error("fleetq api: internal error:", e);
-        res.status(500).json({
-          errors: [
-            {
-              message: "internal error (logged by the server)",
-              extensions: { code: "INTERNAL_SERVER_ERROR" },
-            },
-          ],
-        });
+        res.status(500).json({ errors: [internalError(e)] });
       }
     },
     express.json({ limit: "4mb" }),
@@ -410,6 +404,28 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
           (res.locals.authRefusal as AuthRefusal | null) ?? null,
         ),
     }),
+  );
+
+  // Errors no route answered (a body that is not JSON, or too large; a failure): JSON without a
+  // stack trace, not Express's page, which shows the stack outside production.
+  app.use(
+    (
+      err: { status?: number; type?: string },
+      _req: express.Request,
+      res: express.Response,
+      next: express.NextFunction,
+    ) => {
+      if (res.headersSent) return next(err);
+      const status = err.status ?? 500;
+      if (status >= 500) return res.status(500).json({ errors: [internalError(err)] });
+      const message =
+        err.type === "entity.parse.failed"
+          ? "the request body is not valid JSON"
+          : err.type === "entity.too.large"
+            ? "the request body is too large (at most 4 MiB)"
+            : "the request could not be read";
+      res.status(status).json({ errors: [{ message, extensions: { code: "BAD_REQUEST" } }] });
+    },
   );
 
   const port = opts.port ?? Number(process.env.FLEETQ_PORT ?? 4000);
