@@ -2,6 +2,7 @@
 // that has used it up is answered 429 before its bearer is looked up (unless that bearer is one
 // the API already knows as valid), so guessing tokens or replaying bad ones costs the API no
 // database or signature work. Per process, like the per-token limits.
+import { BlockList, isIPv4, isIPv6 } from "node:net";
 import type { AuthOutcome, PrincipalCache } from "./principal-cache.js";
 
 export interface AuthFailureLimit {
@@ -81,3 +82,51 @@ export async function authenticateBearer(
   if (outcome.failed) failures.failed(from);
   return outcome;
 }
+
+/**
+ * The client's address: the connection's, or, when the connection comes from a trusted proxy
+ * (FLEETQ_TRUSTED_PROXIES: addresses and CIDR ranges), the last address in X-Forwarded-For that
+ * is not a trusted proxy (earlier entries are whatever the client wrote).
+ */
+export function clientAddress(
+  socket: string | undefined,
+  forwardedFor: unknown,
+  trusted: BlockList | null,
+): string {
+  const peer = plain(socket ?? "unknown");
+  if (!trusted || !isTrusted(trusted, peer) || typeof forwardedFor !== "string") return peer;
+  const hops = forwardedFor
+    .split(",")
+    .map((h) => plain(h.trim()))
+    .filter(Boolean);
+  for (let i = hops.length - 1; i >= 0; i--) if (!isTrusted(trusted, hops[i]!)) return hops[i]!;
+  return hops[0] ?? peer;
+}
+
+/** FLEETQ_TRUSTED_PROXIES ("10.0.0.0/8, 192.168.1.7"), or null when unset. A bad entry is refused. */
+export function trustedProxies(
+  spec: string | undefined = process.env.FLEETQ_TRUSTED_PROXIES,
+): BlockList | null {
+  const entries = (spec ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (!entries.length) return null;
+  const list = new BlockList();
+  for (const e of entries) {
+    const [address, prefix] = e.split("/");
+    const type = isIPv4(address!) ? "ipv4" : isIPv6(address!) ? "ipv6" : null;
+    const bits = prefix === undefined ? (type === "ipv4" ? 32 : 128) : Number(prefix);
+    if (!type || !Number.isInteger(bits) || bits < 0 || bits > (type === "ipv4" ? 32 : 128))
+      throw new Error(`FLEETQ_TRUSTED_PROXIES: "${e}" is not an IP address or CIDR range`);
+    list.addSubnet(address!, bits, type);
+  }
+  return list;
+}
+
+/** IPv4 clients of a dual-stack socket appear as ::ffff:a.b.c.d. */
+const plain = (address: string) =>
+  address.startsWith("::ffff:") && isIPv4(address.slice(7)) ? address.slice(7) : address;
+
+const isTrusted = (list: BlockList, address: string) =>
+  isIPv4(address) ? list.check(address, "ipv4") : isIPv6(address) && list.check(address, "ipv6");

@@ -53,7 +53,9 @@ import {
   AuthFailureLimiter,
   type AuthFailureLimit,
   authenticateBearer,
+  clientAddress,
   DEFAULT_AUTH_FAILURE_LIMIT,
+  trustedProxies,
 } from "./auth-failures.js";
 import { mountMetrics } from "../metrics/mount-metrics.js";
 import { DEFAULT_REDIS_URL } from "../protocol/defaults.js";
@@ -94,6 +96,9 @@ export interface ApiServerOptions {
   oidcVerifier?: VerifierOptions;
   /** Failed authentications per client address (default DEFAULT_AUTH_FAILURE_LIMIT). */
   authFailureLimit?: AuthFailureLimit;
+  /** Proxies whose X-Forwarded-For names the client for that limit: addresses and CIDR ranges,
+   * comma-separated (default FLEETQ_TRUSTED_PROXIES; none). */
+  trustedProxies?: string;
 }
 
 /** Largest WebSocket message (a subscribe carries one query; the HTTP body limit is 4 MiB). */
@@ -165,6 +170,7 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
 
   const principals = new PrincipalCache(store, oidc ? new OidcVerifier(oidc, opts.oidcVerifier) : null);
   const authFailures = new AuthFailureLimiter(opts.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT);
+  const proxies = trustedProxies(opts.trustedProxies ?? process.env.FLEETQ_TRUSTED_PROXIES);
   const fleet = new FleetSizeCache(store);
   await fleet.refresh();
   const deps = {
@@ -263,12 +269,9 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
         const secret = bearerSecret(params.authorization ?? params.Authorization);
-        const auth = await authenticateBearer(
-          principals,
-          authFailures,
-          secret,
-          ctx.extra.request.socket.remoteAddress,
-        );
+        const { socket, headers } = ctx.extra.request;
+        const from = clientAddress(socket.remoteAddress, headers["x-forwarded-for"], proxies);
+        const auth = await authenticateBearer(principals, authFailures, secret, from);
         const principal = "principal" in auth ? auth.principal : null;
         if (!principal || !secret) return false; // closes with 4403 Forbidden
         const release = limiter.connect(principal);
@@ -364,7 +367,8 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
           .json({ errors: [{ message: refusalMessage(r), extensions: { code: RATE_LIMITED, ...r } }] });
       try {
         const secret = bearerSecret(req.headers.authorization);
-        const auth = await authenticateBearer(principals, authFailures, secret, req.socket.remoteAddress);
+        const from = clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], proxies);
+        const auth = await authenticateBearer(principals, authFailures, secret, from);
         if (!("principal" in auth))
           return res
             .status(429)

@@ -22,10 +22,14 @@ const insertToken = (secret: string, name: string) =>
     t.db.url,
   );
 
-async function post(token: string) {
+async function post(token: string, forwardedFor?: string) {
   const res = await fetch(t.url, {
     method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    headers: {
+      "content-type": "application/json",
+      authorization: `Bearer ${token}`,
+      ...(forwardedFor ? { "x-forwarded-for": forwardedFor } : {}),
+    },
     body: JSON.stringify({ query: ME }),
   });
   return {
@@ -36,7 +40,7 @@ async function post(token: string) {
 }
 
 beforeAll(async () => {
-  t = await startTestApi({ authFailureLimit: { burst: 5, perSecond: 1 } });
+  t = await startTestApi({ authFailureLimit: { burst: 5, perSecond: 1 }, trustedProxies: "127.0.0.1" });
 }, 60_000);
 afterAll(() => t?.close());
 
@@ -75,5 +79,13 @@ describe("unknown bearer tokens", () => {
     expect(await gqlOk(t.url, t.adminToken, ME)).toEqual({ me: { name: "bootstrap-admin" } });
     await new Promise((r) => setTimeout(r, Number(refused.retryAfter) * 1000));
     expect((await post(newSecret())).status).toBe(200);
+  });
+
+  it("behind a trusted proxy, are counted per client its X-Forwarded-For names, not per proxy", async () => {
+    for (let i = 0; i < 5; i++) expect((await post(newSecret(), "203.0.113.5")).status).toBe(200);
+    expect((await post(newSecret(), "203.0.113.5")).status).toBe(429);
+    // What the client itself wrote in front of the proxy's entry does not change who it is.
+    expect((await post(newSecret(), "198.51.100.1, 203.0.113.5")).status).toBe(429);
+    expect((await post(newSecret(), "203.0.113.6")).status).toBe(200);
   });
 });
