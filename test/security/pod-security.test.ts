@@ -40,6 +40,8 @@ interface Case {
   /** The lowest level that refuses it (null: every level allows it), and the field named. */
   refusedFrom: "BASELINE" | "RESTRICTED" | null;
   field?: string;
+  /** The levels that refuse it, where that is not "from one level up" (Windows pods). */
+  refusedAt?: PodSecurityLevel[];
 }
 
 const LEVELS: PodSecurityLevel[] = ["PRIVILEGED", "BASELINE", "RESTRICTED"];
@@ -47,9 +49,10 @@ const LEVELS: PodSecurityLevel[] = ["PRIVILEGED", "BASELINE", "RESTRICTED"];
 function runTable(cases: Case[]) {
   for (const c of cases) {
     for (const level of LEVELS) {
-      const refused =
-        c.refusedFrom !== null &&
-        (level === "RESTRICTED" || (level === "BASELINE" && c.refusedFrom === "BASELINE"));
+      const refused = c.refusedAt
+        ? c.refusedAt.includes(level)
+        : c.refusedFrom !== null &&
+          (level === "RESTRICTED" || (level === "BASELINE" && c.refusedFrom === "BASELINE"));
       it(`${c.name} — ${level}: ${refused ? "refused" : "allowed"}`, () => {
         const v = podSecurityViolation(c.template, level);
         if (!refused) expect(v).toBeNull();
@@ -148,10 +151,10 @@ describe("pod security: capabilities", () => {
       name: "add SYS_ADMIN",
       template: pod(
         {},
-        { securityContext: { capabilities: { drop: ["ALL"], add: ["CHOWN", "SYS_ADMIN"] } } },
+        { securityContext: { capabilities: { drop: ["ALL"], add: ["SYS_ADMIN"] } } },
       ),
       refusedFrom: "BASELINE",
-      field: "spec.containers[0].securityContext.capabilities.add[1]",
+      field: "spec.containers[0].securityContext.capabilities.add[0]",
     },
     {
       name: "add CHOWN (a runtime default)",
@@ -435,4 +438,160 @@ describe("pod security: the API server's defaults pass Baseline", () => {
     expect(podSecurityViolation(minimal, "BASELINE")).toBeNull();
     expect(podSecurityViolation(minimal, "RESTRICTED")).not.toBeNull();
   });
+});
+
+// ---- Kubernetes v1.37: each control at its latest version ----
+
+describe("pod security v1.37: host of probes and lifecycle handlers (baseline)", () => {
+  const probe = (kind: "httpGet" | "tcpSocket", host: string) => ({ [kind]: { host, port: 8080 } });
+  runTable([
+    {
+      name: "livenessProbe.httpGet.host",
+      template: pod({}, { livenessProbe: probe("httpGet", "169.254.169.254") }),
+      refusedFrom: "BASELINE",
+      field: "spec.containers[0].livenessProbe.httpGet.host",
+    },
+    {
+      name: "readinessProbe.tcpSocket.host",
+      template: pod({}, { readinessProbe: probe("tcpSocket", "10.0.0.1") }),
+      refusedFrom: "BASELINE",
+      field: "spec.containers[0].readinessProbe.tcpSocket.host",
+    },
+    {
+      name: "startupProbe.httpGet.host of an init container",
+      template: pod({ initContainers: [restrictedContainer({ startupProbe: probe("httpGet", "db") })] }),
+      refusedFrom: "BASELINE",
+      field: "spec.initContainers[0].startupProbe.httpGet.host",
+    },
+    {
+      name: "lifecycle.postStart.httpGet.host",
+      template: pod({}, { lifecycle: { postStart: probe("httpGet", "metadata.google.internal") } }),
+      refusedFrom: "BASELINE",
+      field: "spec.containers[0].lifecycle.postStart.httpGet.host",
+    },
+    {
+      name: "lifecycle.preStop.tcpSocket.host",
+      template: pod({}, { lifecycle: { preStop: probe("tcpSocket", "10.0.0.1") } }),
+      refusedFrom: "BASELINE",
+      field: "spec.containers[0].lifecycle.preStop.tcpSocket.host",
+    },
+    {
+      name: "probes without a host (or an empty one)",
+      template: pod({}, { livenessProbe: probe("httpGet", ""), readinessProbe: { tcpSocket: { port: 1 } } }),
+      refusedFrom: null,
+    },
+  ]);
+});
+
+describe("pod security v1.37: the safe sysctls", () => {
+  const sysctl = (name: string) => pod(podSc({ sysctls: [{ name, value: "1" }] }));
+  runTable([
+    ...[
+      "net.ipv4.tcp_rmem",
+      "net.ipv4.tcp_wmem",
+      "net.ipv4.tcp_slow_start_after_idle",
+      "net.ipv4.tcp_notsent_lowat",
+      "net.ipv4.tcp_keepalive_probes",
+    ].map((name) => ({ name, template: sysctl(name), refusedFrom: null })),
+    {
+      name: "net.core.somaxconn",
+      template: sysctl("net.core.somaxconn"),
+      refusedFrom: "BASELINE" as const,
+      field: "spec.securityContext.sysctls[0].name",
+    },
+  ]);
+});
+
+describe("pod security v1.37: user namespaces (hostUsers: false)", () => {
+  runTable([
+    {
+      name: "procMount Unmasked in a user namespace: Baseline allows, Restricted does not",
+      template: pod({ hostUsers: false }, { securityContext: { procMount: "Unmasked" } }),
+      refusedFrom: "RESTRICTED",
+      field: "spec.containers[0].securityContext.procMount",
+    },
+    {
+      name: "procMount Unmasked on the host's users",
+      template: pod({ hostUsers: true }, { securityContext: { procMount: "Unmasked" } }),
+      refusedFrom: "BASELINE",
+      field: "spec.containers[0].securityContext.procMount",
+    },
+    {
+      name: "root in a user namespace passes Restricted's non-root controls",
+      template: pod({
+        hostUsers: false,
+        securityContext: { runAsUser: 0, runAsNonRoot: false, seccompProfile: { type: "RuntimeDefault" } },
+      }),
+      refusedFrom: null,
+    },
+  ]);
+});
+
+describe("pod security v1.37: AppArmor, seccomp and volumes at their latest versions", () => {
+  const annotation = "container.apparmor.security.beta.kubernetes.io/main";
+  runTable([
+    {
+      name: "an empty AppArmor annotation",
+      template: pod({}, {}, { annotations: { [annotation]: "" } }),
+      refusedFrom: null,
+    },
+    {
+      name: "a localhost/ AppArmor annotation",
+      template: pod({}, {}, { annotations: { [annotation]: "localhost/k8s-apparmor" } }),
+      refusedFrom: null,
+    },
+    {
+      name: "a seccomp type other than RuntimeDefault or Localhost",
+      template: pod({}, { securityContext: { seccompProfile: { type: "Bogus" } } }),
+      refusedFrom: "BASELINE",
+      field: "spec.containers[0].securityContext.seccompProfile.type",
+    },
+    {
+      name: "an image volume",
+      template: pod({ volumes: [{ name: "model", image: { reference: "registry/model:1" } }] }),
+      refusedFrom: null,
+    },
+    {
+      name: "a gitRepo volume",
+      template: pod({ volumes: [{ name: "src", gitRepo: { repository: "x" } }] }),
+      refusedFrom: "RESTRICTED",
+      field: "spec.volumes[0].gitRepo",
+    },
+  ]);
+});
+
+describe("pod security v1.37: Windows pods", () => {
+  const windows = (spec: Json = {}, container: Json = {}): Json => ({
+    spec: { os: { name: "windows" }, containers: [{ name: "main", image: "x", ...container }], ...spec },
+  });
+  runTable([
+    {
+      name: "a Windows pod without the Linux-only restricted settings",
+      template: windows({ securityContext: { runAsNonRoot: true } }),
+      refusedFrom: null,
+    },
+    {
+      name: "a Windows pod adding a capability: Restricted does not judge capabilities there",
+      template: windows(
+        { securityContext: { runAsNonRoot: true } },
+        { securityContext: { capabilities: { add: ["SYS_ADMIN"] } } },
+      ),
+      refusedFrom: "BASELINE",
+      refusedAt: ["BASELINE"],
+      field: "spec.containers[0].securityContext.capabilities.add[0]",
+    },
+    {
+      name: "a Windows pod with seccomp Unconfined: Restricted does not judge seccomp there",
+      template: windows({ securityContext: { runAsNonRoot: true, seccompProfile: { type: "Unconfined" } } }),
+      refusedFrom: "BASELINE",
+      refusedAt: ["BASELINE"],
+      field: "spec.securityContext.seccompProfile.type",
+    },
+    {
+      name: "a Windows HostProcess pod",
+      template: windows({ securityContext: { runAsNonRoot: true, windowsOptions: { hostProcess: true } } }),
+      refusedFrom: "BASELINE",
+      field: "spec.securityContext.windowsOptions.hostProcess",
+    },
+  ]);
 });

@@ -1,6 +1,7 @@
 // The controls of the Kubernetes Pod Security Standards (kubernetes.io/docs/concepts/security/
-// pod-security-standards), Baseline and Restricted, one function per control. Each returns the
-// first field that breaks it, with the path inside the template and why.
+// pod-security-standards), Baseline and Restricted, each at its version of Kubernetes v1.37 (the
+// policy version "latest" means on a v1.37 API server), one function per control. Each returns
+// the first field that breaks it, with the path inside the template and why.
 import { type ContainerAt, isSetTrue, isWindows, list, obj, type Path, type PodView } from "./template.js";
 
 export interface Violation {
@@ -31,18 +32,26 @@ export const BASELINE_CAPABILITIES = new Set([
   "SYS_CHROOT",
 ]);
 
-/** The safe sysctls (namespaced, isolated from the node and other pods). */
+/** The safe sysctls (namespaced, isolated from the node and other pods), as of v1.37. */
 export const SAFE_SYSCTLS = new Set([
   "kernel.shm_rmid_forced",
   "net.ipv4.ip_local_port_range",
   "net.ipv4.ip_unprivileged_port_start",
   "net.ipv4.tcp_syncookies",
   "net.ipv4.ping_group_range",
+  // v1.27
   "net.ipv4.ip_local_reserved_ports",
+  // v1.29
   "net.ipv4.tcp_keepalive_time",
   "net.ipv4.tcp_fin_timeout",
   "net.ipv4.tcp_keepalive_intvl",
   "net.ipv4.tcp_keepalive_probes",
+  // v1.32
+  "net.ipv4.tcp_rmem",
+  "net.ipv4.tcp_wmem",
+  // v1.37
+  "net.ipv4.tcp_slow_start_after_idle",
+  "net.ipv4.tcp_notsent_lowat",
 ]);
 
 export const SELINUX_TYPES = new Set([
@@ -60,12 +69,14 @@ export const RESTRICTED_VOLUME_SOURCES = new Set([
   "downwardAPI",
   "emptyDir",
   "ephemeral",
+  "image",
   "persistentVolumeClaim",
   "projected",
   "secret",
 ]);
 
 const APPARMOR_ANNOTATION = "container.apparmor.security.beta.kubernetes.io/";
+const SECCOMP_TYPES = new Set(["RuntimeDefault", "Localhost"]);
 
 const podSecurityContext = (pod: PodView) => obj(pod.spec.securityContext);
 const podSecurityContextPath = (pod: PodView): Path => [...pod.specPath, "securityContext"];
@@ -79,6 +90,10 @@ function securityContexts(pod: PodView): { sc: Record<string, unknown>; path: Pa
     ...pod.containers.map((c) => ({ sc: securityContext(c), path: securityContextPath(c) })),
   ];
 }
+
+/** A pod in a user namespace (hostUsers: false): root in its containers is not root on the node,
+ * so Baseline lets it unmask /proc and Restricted does not require non-root users (v1.35). */
+const inUserNamespace = (pod: PodView): boolean => pod.spec.hostUsers === false;
 
 function firstOf<T>(items: readonly T[], f: (item: T) => Violation | null): Violation | null {
   for (const item of items) {
@@ -155,13 +170,41 @@ export const hostPorts: Check = (pod) =>
     return i < 0 ? null : at("Host Ports", [...c.path, "ports", i, "hostPort"], "host ports are not allowed");
   });
 
+const PROBES = ["livenessProbe", "readinessProbe", "startupProbe"] as const;
+const HANDLERS = ["postStart", "preStop"] as const;
+
+/** Baseline (v1.34): probes and lifecycle handlers reach their own container only; a host there
+ * would make the kubelet, on the node's network, call any address for the pod. */
+export const hostProbesAndLifecycle: Check = (pod) =>
+  firstOf(pod.containers, (c) => {
+    const handlers: { handler: unknown; path: Path }[] = [
+      ...PROBES.map((p) => ({ handler: c.container[p], path: [...c.path, p] })),
+      ...HANDLERS.map((h) => ({ handler: obj(c.container.lifecycle)[h], path: [...c.path, "lifecycle", h] })),
+    ];
+    for (const { handler, path } of handlers)
+      for (const kind of ["httpGet", "tcpSocket"] as const) {
+        const host = obj(obj(handler)[kind]).host;
+        if (host !== undefined && host !== null && host !== "")
+          return at(
+            "Host Probes / Lifecycle Hooks",
+            [...path, kind, "host"],
+            "a host in a probe or lifecycle handler is not allowed (it checks the container itself)",
+          );
+      }
+    return null;
+  });
+
 const APPARMOR_TYPES = new Set(["RuntimeDefault", "Localhost"]);
 
 export const appArmor: Check = (pod) => {
   const annotations = obj(pod.metadata.annotations);
   for (const [key, value] of Object.entries(annotations)) {
     if (!key.startsWith(APPARMOR_ANNOTATION)) continue;
-    if (value === "runtime/default" || (typeof value === "string" && value.startsWith("localhost/")))
+    if (
+      value === "" ||
+      value === "runtime/default" ||
+      (typeof value === "string" && value.startsWith("localhost/"))
+    )
       continue;
     return at(
       "AppArmor",
@@ -200,7 +243,8 @@ export const seLinux: Check = (pod) =>
     return null;
   });
 
-export const procMount: Check = (pod) =>
+/** Restricted: only the Default /proc mount type, user namespace or not. */
+export const procMountRestricted: Check = (pod) =>
   firstOf(pod.containers, (c) => {
     const v = securityContext(c).procMount;
     return v === undefined || v === null || v === "Default"
@@ -212,12 +256,21 @@ export const procMount: Check = (pod) =>
         );
   });
 
+/** Baseline: the Default /proc mount type, unless the pod is in a user namespace. */
+export const procMount: Check = (pod) => (inUserNamespace(pod) ? null : procMountRestricted(pod));
+
+/** Baseline: a seccomp profile, where set, is RuntimeDefault or Localhost (never Unconfined). */
 export const seccompNotUnconfined: Check = (pod) =>
-  firstOf(securityContexts(pod), ({ sc, path }) =>
-    obj(sc.seccompProfile).type === "Unconfined"
-      ? at("Seccomp", [...path, "seccompProfile", "type"], "the Unconfined seccomp profile is not allowed")
-      : null,
-  );
+  firstOf(securityContexts(pod), ({ sc, path }) => {
+    const type = obj(sc.seccompProfile).type;
+    return type === undefined || type === null || SECCOMP_TYPES.has(type as string)
+      ? null
+      : at(
+          "Seccomp",
+          [...path, "seccompProfile", "type"],
+          `seccomp profile ${JSON.stringify(type)} is not allowed (RuntimeDefault or Localhost)`,
+        );
+  });
 
 export const sysctls: Check = (pod) => {
   const all = list(podSecurityContext(pod).sysctls);
@@ -267,6 +320,7 @@ export const privilegeEscalation: Check = (pod) =>
       );
 
 export const runAsNonRoot: Check = (pod) => {
+  if (inUserNamespace(pod)) return null;
   const podLevel = podSecurityContext(pod).runAsNonRoot;
   if (podLevel !== undefined && podLevel !== null && podLevel !== true)
     return at(
@@ -286,13 +340,13 @@ export const runAsNonRoot: Check = (pod) => {
 };
 
 export const runAsNonRootUser: Check = (pod) =>
-  firstOf(securityContexts(pod), ({ sc, path }) =>
-    sc.runAsUser === 0
-      ? at("Running as Non-root user", [...path, "runAsUser"], "runAsUser must not be 0 (root)")
-      : null,
-  );
-
-const SECCOMP_TYPES = new Set(["RuntimeDefault", "Localhost"]);
+  inUserNamespace(pod)
+    ? null
+    : firstOf(securityContexts(pod), ({ sc, path }) =>
+        sc.runAsUser === 0
+          ? at("Running as Non-root user", [...path, "runAsUser"], "runAsUser must not be 0 (root)")
+          : null,
+      );
 
 export const seccompRequired: Check = (pod) => {
   if (isWindows(pod)) return null;
@@ -351,6 +405,7 @@ export const BASELINE_CHECKS: readonly Check[] = [
   baselineCapabilities,
   hostPathVolumes,
   hostPorts,
+  hostProbesAndLifecycle,
   appArmor,
   seLinux,
   procMount,
@@ -358,12 +413,19 @@ export const BASELINE_CHECKS: readonly Check[] = [
   sysctls,
 ];
 
+/** Restricted controls that take a Baseline control's place (as the standard defines Restricted:
+ * Baseline, less these, plus the Restricted controls). On Windows pods, the Restricted versions
+ * of seccomp and capabilities judge nothing. */
+const REPLACED_IN_RESTRICTED = new Map<Check, Check>([
+  [hostPathVolumes, volumeTypes],
+  [baselineCapabilities, restrictedCapabilities],
+  [seccompNotUnconfined, seccompRequired],
+  [procMount, procMountRestricted],
+]);
+
 export const RESTRICTED_CHECKS: readonly Check[] = [
-  ...BASELINE_CHECKS,
-  volumeTypes,
+  ...BASELINE_CHECKS.map((c) => REPLACED_IN_RESTRICTED.get(c) ?? c),
   privilegeEscalation,
   runAsNonRoot,
   runAsNonRootUser,
-  seccompRequired,
-  restrictedCapabilities,
 ];
