@@ -116,7 +116,11 @@ export class OidcVerifier {
         `the discovery document at ${url} names issuer ${String(doc.issuer)}, not ${this.config.issuer}`,
       );
     if (typeof doc.jwks_uri !== "string") throw new Error(`the discovery document at ${url} has no jwks_uri`);
-    return createRemoteJWKSet(new URL(doc.jwks_uri), {
+    const jwksUri = new URL(doc.jwks_uri);
+    // Keys fetched in clear from an https issuer could be swapped on the way.
+    if (new URL(this.config.issuer).protocol === "https:" && jwksUri.protocol !== "https:")
+      throw new Error(`the discovery document at ${url} names keys over ${jwksUri.protocol}, not https`);
+    return createRemoteJWKSet(jwksUri, {
       cooldownDuration: this.opts.jwksCooldownMs,
       timeoutDuration: this.opts.fetchTimeoutMs,
     });
