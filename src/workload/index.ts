@@ -215,7 +215,12 @@ export function workloadObject(
         [WORKLOAD_KIND_KEY]: workload.kind,
       },
     };
-    template.spec = { ...(template.spec as Json), schedulerName: SCHEDULER_NAME };
+    // No service-account token unless the template asks for one (its queue's policy allows it).
+    template.spec = {
+      automountServiceAccountToken: false,
+      ...(template.spec as Json),
+      schedulerName: SCHEDULER_NAME,
+    };
   }
   return object;
 }

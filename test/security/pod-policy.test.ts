@@ -9,6 +9,7 @@ import { effectivePolicy } from "../../src/store/domain/queue-policy.js";
 import { jobPolicyError, storedJobPolicyError } from "../../src/store/validation/job-policy.js";
 import { formatPath } from "../../src/store/validation/parse.js";
 import type { ClusterPodPolicy } from "../../src/store/validation/pod-policy.js";
+import { workloadObject } from "../../src/workload/index.js";
 import { bindRequest, renderJobFor } from "../agent/bind-requests.js";
 
 type Json = Record<string, unknown>;
@@ -331,5 +332,26 @@ describe("the pods the agent creates", () => {
       manifest({ spec: { automountServiceAccountToken: true, containers: [c("main")] } }).spec!
         .automountServiceAccountToken,
     ).toBe(true);
+  });
+});
+
+describe("the workloads the agent creates", () => {
+  it("their pod templates mount no service-account token unless they ask", () => {
+    const manifest = (spec: Json) => ({
+      apiVersion: "batch/v1",
+      kind: "Job",
+      metadata: { name: "w" },
+      spec: { template: { spec: { restartPolicy: "Never", containers: [c("main")], ...spec } } },
+    });
+    const job = { id: "00000000-0000-0000-0000-000000000001", name: "w", queue: "team", namespace: "ml" };
+    const specOf = (o: Json) => ((o.spec as Json).template as { spec: Json }).spec;
+    expect(
+      specOf(workloadObject({ kind: "Job", manifest: manifest({}) }, job)).automountServiceAccountToken,
+    ).toBe(false);
+    const asked = workloadObject(
+      { kind: "Job", manifest: manifest({ automountServiceAccountToken: true }) },
+      job,
+    );
+    expect(specOf(asked).automountServiceAccountToken).toBe(true);
   });
 });
