@@ -140,6 +140,18 @@ describe("a person signed in at the identity provider", () => {
   });
 });
 
+describe("an e-mail the provider has not verified", () => {
+  it("matches no subject binding and is not the person's name", async () => {
+    await admin(`mutation { createRoleBinding(input: { subject: "boss@example.com", role: ADMIN }) { id } }`);
+    const forged = await craft(idp, { sub: "mallory", email: "boss@example.com", email_verified: false });
+    const r = await gql(t.url, forged, ME);
+    expect(codeOf(r)).toBe("FORBIDDEN");
+    expect(r.errors![0]!.message).toMatch(/signed in as mallory, but no role binding names you/);
+    const honest = await craft(idp, { sub: "boss", email: "boss@example.com", email_verified: true });
+    expect((await gqlOk<{ me: { role: string } }>(t.url, honest, ME)).me.role).toBe("ADMIN");
+  });
+});
+
 describe("every replica", () => {
   it("hears of a deleted binding at once, well before its principals would have expired", async () => {
     const replica = await t.replica();

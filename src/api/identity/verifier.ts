@@ -88,7 +88,9 @@ export class OidcVerifier {
     const mail = payload[email];
     const g = payload[groups];
     const list = typeof g === "string" ? [g] : Array.isArray(g) ? g.filter((x) => typeof x === "string") : [];
-    return { subject: sub, email: typeof mail === "string" && mail ? mail : null, groups: list };
+    // An address the provider says it has not verified names no one: it could be anyone's.
+    const verified = payload.email_verified !== false;
+    return { subject: sub, email: typeof mail === "string" && mail && verified ? mail : null, groups: list };
   }
 
   /** The provider's key set, from its discovery document (read once; a failure is retried). */
