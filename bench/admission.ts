@@ -65,8 +65,9 @@ let profiled = 0;
 const leaf = (i: number) => `team-${String(i % LEAVES).padStart(3, "0")}`;
 
 async function seed(c: pg.Client): Promise<void> {
-  await c.query(`INSERT INTO queue (name, parent_name, priority, created_at)
-    SELECT 'dept-' || d, NULL, 100, now() FROM generate_series(0, 3) d`);
+  // The jobs run in "default": the departments allow it (admission checks the queue's policy).
+  await c.query(`INSERT INTO queue (name, parent_name, priority, created_at, namespaces)
+    SELECT 'dept-' || d, NULL, 100, now(), '{default}' FROM generate_series(0, 3) d`);
   await c.query(
     `INSERT INTO queue (name, parent_name, priority, created_at)
      SELECT 'team-' || lpad(t::text, 3, '0'), 'dept-' || (t % 4), 100, now() FROM generate_series(0, $1 - 1) t`,
