@@ -113,14 +113,16 @@ export class PrincipalCache {
     try {
       verified = await this.verifier!.verify(token);
     } catch (e) {
-      const message = `the bearer token is not valid: ${(e as Error).message}`;
-      if (e instanceof InvalidTokenError)
+      if (e instanceof InvalidTokenError) {
+        const message = `the bearer token is not valid: ${e.message}`;
         return this.remember(key, generation, {
           principal: null,
           refusal: { code: "UNAUTHENTICATED", message },
           failed: true,
         });
+      }
       // The provider could not be asked (discovery): not the client's fault, not remembered.
+      const message = `the bearer token cannot be checked now: ${(e as Error).message}`;
       return { principal: null, refusal: { code: "UNAUTHENTICATED", message }, failed: false };
     }
     const personUntil = verified.expiresAt - EXPIRY_MARGIN_MS;
@@ -131,7 +133,8 @@ export class PrincipalCache {
   private async ofPerson(who: Identity): Promise<AuthOutcome> {
     const principal = await principalOfIdentity(this.store, who);
     if (principal) return { principal, refusal: null, failed: false };
-    const groups = who.groups.length ? ` or your groups (${who.groups.join(", ")})` : "";
+    const shown = who.groups.slice(0, 10).join(", ") + (who.groups.length > 10 ? ", …" : "");
+    const groups = who.groups.length ? ` or your groups (${shown})` : "";
     const message = `signed in as ${who.email ?? who.subject}, but no role binding names you${groups}: ask an ADMIN for one (fleetq rolebinding create)`;
     return { principal: null, refusal: { code: "FORBIDDEN", message }, failed: false };
   }
