@@ -32,7 +32,9 @@ export async function submitWorkload(
 ): Promise<SubmitResult> {
   checkManifestSize(input);
   const cluster = (await clusterPodPolicies(store.prisma, [input.cluster])).get(input.cluster ?? "");
-  return storeJobSpec(store, actor, workloadQueue(input), (policy) => workloadJobSpec(input, policy, cluster));
+  return storeJobSpec(store, actor, workloadQueue(input), (policy) =>
+    workloadJobSpec(input, policy, cluster),
+  );
 }
 
 export async function submitWorkloads(
