@@ -168,6 +168,13 @@ function specOf(
         ),
       };
     }
+    // YAML reads `quantity: 2` as a number; the API takes a quantity's text.
+    if (Array.isArray(t.extendedResources))
+      t.extendedResources = t.extendedResources.map((r: unknown) =>
+        r && typeof r === "object" && typeof (r as { quantity?: unknown }).quantity === "number"
+          ? { ...r, quantity: String((r as { quantity: number }).quantity) }
+          : r,
+      );
     return t;
   });
   return input;

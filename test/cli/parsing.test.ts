@@ -25,6 +25,15 @@ describe("job spec files", () => {
   const base =
     "name: j\nqueue: q\ntasks:\n  - name: w\n    replicas: 1\n    resources: { cpu: CPU, memory: 1Gi }\n";
 
+  it("sends an extended resource's quantity as text, as the API takes it", () => {
+    const spec = `${base}    extendedResources: [{ name: amd.com/gpu, quantity: 2 }, { name: hugepages-2Mi, quantity: 1Gi }]\n`;
+    const { input } = parseJobSpec(spec.replace("CPU", "2000"), "job.yaml");
+    expect((input.tasks as { extendedResources: unknown }[])[0]!.extendedResources).toEqual([
+      { name: "amd.com/gpu", quantity: "2" },
+      { name: "hugepages-2Mi", quantity: "1Gi" },
+    ]);
+  });
+
   it("keeps the fields of SubmitJobInput and applies command-line overrides", () => {
     const { input } = parseJobSpec(base.replace("CPU", "2000"), "job.yaml", {
       queue: "other",
