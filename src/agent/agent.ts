@@ -72,6 +72,7 @@ export async function runAgent(options: AgentOptions): Promise<RunningAgent> {
     ? options.backend
     : await createBackend(options.backend, options.cluster, log);
   if (options.register ?? true) await register(controlPlane, options.labels ?? backendLabels(backend), log);
+  backend.useKey?.(bindKey);
 
   const reporter = new Reporter(
     controlPlane,

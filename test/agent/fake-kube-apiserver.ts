@@ -770,6 +770,15 @@ export class FakeKubeApiServer {
     if (!pod) return this.status(res, 404, "NotFound", `pods "${name}" not found`);
     const node = body.target?.name;
     if (!node) return this.status(res, 422, "Invalid", "Binding is invalid: target.name is required");
+    // As the API server: a Binding naming a uid binds only the pod of that uid (a precondition).
+    const uid = body.metadata?.uid;
+    if (uid && uid !== pod.metadata.uid)
+      return this.status(
+        res,
+        409,
+        "Conflict",
+        `Operation cannot be fulfilled on pods/binding "${name}": Precondition failed: UID in precondition: ${uid}, UID in object meta: ${pod.metadata.uid}`,
+      );
     if (pod.spec.nodeName) {
       return this.status(
         res,

@@ -3,6 +3,7 @@
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { KubernetesBackend } from "../../src/agent/backends/kubernetes/kubernetes-backend.js";
+import { podManifest } from "../../src/agent/backends/kubernetes/pod-manifest.js";
 import { uniquePodName } from "../../src/render/names.js";
 import { BIND_GENERATION_KEY, BIND_REQUEST_KEY } from "../../src/protocol/labels.js";
 import { RecordedEvents } from "./backend-events.js";
@@ -312,10 +313,9 @@ describe("Kubernetes backend: pods", () => {
     expect(kube.count("POST", CREATE, 201)).toBe(1);
     expect(kube.count("POST", BINDING, 201)).toBe(1);
 
-    kube.createPod({
-      metadata: { name: k8s("p-1"), namespace: "team-a", labels: { "fleetq.io/job-id": "job-1" } },
-      spec: { schedulerName: "fleetq", containers: [{ name: "c", image: "x" }] },
-    });
+    // Left by an agent that stopped between creating and binding it: the pod it would create.
+    const leftover = bindRequest({ id: "br-2", pod: "p-1", node: "n2" });
+    kube.createPod(podManifest(leftover, renderJobFor(leftover, CONTAINER_TEMPLATE)));
     expect(await bind({ id: "br-2", pod: "p-1", node: "n2" })).toEqual({
       ok: true,
       message: "bound to n2",

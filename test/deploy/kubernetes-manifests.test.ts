@@ -8,6 +8,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { KubernetesBackend } from "../../src/agent/backends/kubernetes/kubernetes-backend.js";
+import { AgentSeals, SEAL_KEY } from "../../src/agent/backends/kubernetes/agent-seal.js";
 import { clusterPodName } from "../../src/render/names.js";
 import { RecordedEvents } from "../agent/backend-events.js";
 import { CONTAINER_TEMPLATE, bindRequest, renderJobFor } from "../agent/bind-requests.js";
@@ -183,10 +184,16 @@ async function runWorkloads(kube: FakeKubeApiServer, backend: KubernetesBackend)
       },
     };
     const { resource } = kindNamed(workload.kind);
-    kube.createObject(
-      `${resource.group}/${resource.plural}`,
-      workloadObject(workload, { id: job.id, name: job.name, queue: job.queue, namespace: "team-a" }),
-    );
+    // Made by this agent before it stopped: sealed (the backend here seals with this process's key).
+    const object = workloadObject(workload, {
+      id: job.id,
+      name: job.name,
+      queue: job.queue,
+      namespace: "team-a",
+    });
+    (object.metadata as { annotations: Record<string, string> }).annotations[SEAL_KEY] =
+      new AgentSeals().workloadSeal(workload.kind, "team-a", workload.name, job.id);
+    kube.createObject(`${resource.group}/${resource.plural}`, object);
     expect(await backend.bind(request, job)).toMatchObject({ ok: true });
     expect(
       await backend.deleteWorkload(bindRequest({ ...shape, id: `br-d${i}`, kind: "delete", node: "" }), job),

@@ -125,6 +125,9 @@ export interface ClusterBackend {
   readonly kind: "kubernetes" | "simulated";
   /** Starts watching the cluster; resolves once the first complete inventory was delivered. */
   start(events: BackendEvents): Promise<void>;
+  /** The cluster's key (agentBindKey), before start: what the backend seals as its own with it
+   * stays its own across restarts. */
+  useKey?(hexKey: string): void;
   /** Kubernetes: pods are rendered from their job (src/render), whose render input the agent
    * fetches (cached per job) and passes to bind. */
   readonly rendersPods?: boolean;

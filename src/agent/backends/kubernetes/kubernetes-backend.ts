@@ -35,6 +35,8 @@ import { JobServices } from "./job-services.js";
 import { KubeWorkloads } from "./workloads.js";
 import { podGroupName, podJobId } from "./pod-state.js";
 import { PodTracker } from "./pod-tracker.js";
+import { AgentSeals, SEAL_KEY } from "./agent-seal.js";
+import { podDifferences } from "./pod-match.js";
 
 export interface KubernetesBackendOptions {
   cluster: string;
@@ -70,6 +72,8 @@ export class KubernetesBackend implements ClusterBackend {
   private readonly binds = new StartedBinds();
   private readonly services: JobServices;
   private readonly workloads: KubeWorkloads;
+  /** Which pods and workload objects are this agent's (look-alikes are ignored). */
+  private readonly seals = new AgentSeals();
 
   constructor(private readonly options: KubernetesBackendOptions) {
     this.api = options.kubeConfig.makeApiClient(CoreV1Api);
@@ -81,6 +85,8 @@ export class KubernetesBackend implements ClusterBackend {
       options.kubeConfig.makeApiClient(CustomObjectsApi),
       (what, fn) => this.call(what, fn),
       options.log,
+      this.seals,
+      () => this.tracker?.reconsider(),
     );
     this.reaper = new FinishedPodReaper(
       options.finishedPodTtlMs ?? DEFAULT_FINISHED_POD_TTL_MS,
@@ -91,6 +97,15 @@ export class KubernetesBackend implements ClusterBackend {
       },
       options.log,
     );
+  }
+
+  useKey(hexKey: string): void {
+    this.seals.useKey(hexKey);
+  }
+
+  /** Pods of fleetq jobs ignored because this agent cannot prove them its own (look-alikes). */
+  get ignoredPods(): number {
+    return this.tracker?.ignored ?? 0;
   }
 
   async start(events: BackendEvents): Promise<void> {
@@ -125,6 +140,11 @@ export class KubernetesBackend implements ClusterBackend {
         finished: (pod) => this.reaper.finished(pod),
       },
       this.options.groupDebounceMs ?? 200,
+      {
+        owns: (pod) => this.seals.ownsPod(pod) || this.workloads.ownsPod(pod),
+        gone: (pod) => this.seals.forget(pod.metadata?.uid),
+        log,
+      },
     );
     this.tracker = tracker;
     let listStartedAt = 0;
@@ -176,7 +196,7 @@ export class KubernetesBackend implements ClusterBackend {
     } catch (err) {
       return { ok: false, message: `cannot create pod ${namespace}/${name}: ${statusMessage(err)}` };
     }
-    const refusal = this.refuseForeignPod(pod, request);
+    const refusal = this.refuseForeignPod(pod, request, this.manifestOf(request, job));
     if (refusal) return refusal;
     if (job) {
       try {
@@ -223,8 +243,13 @@ export class KubernetesBackend implements ClusterBackend {
     if (placed) return this.adopted(pod, request, placed);
     try {
       await this.call(`bind ${name}`, () =>
-        this.api.createNamespacedPodBinding({ name, namespace, body: podBinding(request, namespace, name) }),
+        this.api.createNamespacedPodBinding({
+          name,
+          namespace,
+          body: this.sealedBinding(pod, request, namespace),
+        }),
       );
+      this.seals.record(pod.metadata?.uid);
       return { ok: true, message: `bound to ${request.node}` };
     } catch (err) {
       const status = httpStatus(err);
@@ -311,24 +336,71 @@ export class KubernetesBackend implements ClusterBackend {
     }
     const body = manifest;
     try {
-      return await this.call(`create ${name}`, () => this.api.createNamespacedPod({ namespace, body }));
+      const created = await this.call(`create ${name}`, () =>
+        this.api.createNamespacedPod({ namespace, body }),
+      );
+      this.seals.record(created.metadata?.uid);
+      return created;
     } catch (err) {
       if (httpStatus(err) !== 409) throw err;
       return this.readPod(namespace, name);
     }
   }
 
+  /** The Binding of `pod` (only that pod: its uid is the Binding's precondition), carrying the
+   * agent's seal over that uid onto the pod. */
+  private sealedBinding(pod: V1Pod, request: BindRequestMessage, namespace: string) {
+    const uid = pod.metadata?.uid;
+    const binding = podBinding(request, namespace, pod.metadata?.name ?? "");
+    if (!uid) return binding;
+    binding.metadata = {
+      ...binding.metadata,
+      uid,
+      annotations: { ...binding.metadata?.annotations, [SEAL_KEY]: this.seals.podSeal(uid) },
+    };
+    return binding;
+  }
+
   /** An existing pod of that name must be this job's, or (for a job made of pods users
-   * created) a user's pod waiting for us. */
-  private refuseForeignPod(pod: V1Pod, request: BindRequestMessage): RequestOutcome | null {
+   * created) a user's pod waiting for us. A pod of the job's that this agent cannot prove its own
+   * is bound only if it is exactly the pod the agent would create. */
+  private refuseForeignPod(
+    pod: V1Pod,
+    request: BindRequestMessage,
+    manifest: V1Pod | null,
+  ): RequestOutcome | null {
     const jobId = podJobId(pod) ?? pod.metadata?.labels?.[JOB_ID_KEY] ?? null;
-    if (jobId === request.job.id) return null;
+    if (jobId === request.job.id && (this.seals.ownsPod(pod) || !manifest)) return null;
+    if (jobId === request.job.id && manifest) {
+      const differs = podDifferences(pod, manifest, request.node);
+      if (differs.length === 0) return null;
+      this.log.warn(
+        { pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, job: request.job.id, differs },
+        "refusing a pod made in advance under a job's pod name",
+      );
+      return {
+        ok: false,
+        message:
+          `pod ${pod.metadata?.namespace}/${pod.metadata?.name} exists but was not created by fleetq for ` +
+          `this job: its ${differs.join(", ")} differ from the job's; delete it and the pod is placed again`,
+      };
+    }
     const waiting = jobId === null && pod.spec?.schedulerName === SCHEDULER_NAME && podGroupName(pod);
     if (request.job.createdInCluster && waiting) return null;
     return {
       ok: false,
       message: `a pod named ${pod.metadata?.name} exists that is not a pod of job ${request.job.id}`,
     };
+  }
+
+  /** The pod the agent would create for the request (null: none, e.g. a pod users created). */
+  private manifestOf(request: BindRequestMessage, job: RenderJob | null): V1Pod | null {
+    if (!job || request.job.createdInCluster) return null;
+    try {
+      return podManifest(request, job);
+    } catch {
+      return null;
+    }
   }
 
   /** The pod an eviction is for: under its name or, for a pod created before pods were named

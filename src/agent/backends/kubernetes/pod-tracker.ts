@@ -20,6 +20,8 @@ import {
 import { BIND_REQUEST_KEY, POD_NAME_KEY, WORKLOAD_KIND_KEY } from "../../../protocol/labels.js";
 import { workloadSlot } from "../../../workload/index.js";
 import type { WatchEventType } from "./list-watch.js";
+import type { Logger } from "pino";
+import { RecentSet } from "../../recent-set.js";
 
 /** Workload places remembered at most (those of gone pods are dropped beyond it). */
 const MAX_PLACES = 50_000;
@@ -47,7 +49,22 @@ export interface PodTrackerSink {
   finished?(pod: V1Pod): void;
 }
 
+/** Which pods of fleetq jobs are the agent's own: a pod that merely carries a job's annotations
+ * (anyone who can create pods can write them) is ignored, said once in the log and counted. */
+export interface PodOwnership {
+  owns(pod: V1Pod): boolean;
+  /** A pod left the cluster. */
+  gone?(pod: V1Pod): void;
+  log?: Logger;
+}
+
 export class PodTracker {
+  /** Look-alike pods ignored so far (each once). */
+  ignored = 0;
+  private readonly ignoredUids = new RecentSet(10_000);
+  /** Pods not (yet) known as the agent's: a workload's pod may come before the agent has its
+   * object's uid (made by its controller while the create's answer was on its way). */
+  private readonly held = new Map<string, V1Pod>();
   private readonly tracked = new Map<string, TrackedPod>();
   /** namespace/group → pod name → member. */
   private readonly groups = new Map<string, Map<string, GroupMember>>();
@@ -62,6 +79,7 @@ export class PodTracker {
     private readonly sink: PodTrackerSink,
     /** Gathers a burst of pod creations into one group report. */
     private readonly groupDebounceMs: number,
+    private readonly ownership: PodOwnership = { owns: () => true },
   ) {}
 
   onList(pods: V1Pod[]): void {
@@ -69,6 +87,7 @@ export class PodTracker {
     const present = new Set<string>();
     const previousGroups = new Map([...this.groups].map(([key, members]) => [key, new Set(members.keys())]));
     this.groups.clear();
+    this.held.clear();
     for (const pod of pods) {
       present.add(podKey(pod));
       this.observe(pod, changes, false);
@@ -93,6 +112,8 @@ export class PodTracker {
   onEvent(type: WatchEventType, pod: V1Pod): void {
     const changes: PodStateChange[] = [];
     if (type === "DELETED") {
+      this.held.delete(podKey(pod));
+      this.ownership.gone?.(pod);
       this.gone(podKey(pod), changes);
       this.leaveGroup(pod);
     } else {
@@ -120,6 +141,11 @@ export class PodTracker {
 
     const jobId = podJobId(pod);
     if (!jobId) return;
+    if (!this.ownership.owns(pod)) {
+      this.ignore(pod, jobId);
+      return;
+    }
+    this.held.delete(key);
     const known = this.tracked.get(key);
     const tracked = known ?? { jobId, name: this.nameOf(pod, jobId), node: null };
     if (!known && workloadKind(pod)) this.takePlace(key, tracked, changes);
@@ -144,6 +170,32 @@ export class PodTracker {
         ...(tracked.bindRequest ? { bindRequest: tracked.bindRequest } : {}),
       });
     }
+  }
+
+  /** Looks again at the pods held back, once more of the agent's objects are known. */
+  reconsider(): void {
+    const changes: PodStateChange[] = [];
+    for (const [key, pod] of [...this.held])
+      if (this.ownership.owns(pod)) {
+        this.held.delete(key);
+        this.observe(pod, changes, true);
+      }
+    this.publish(changes);
+  }
+
+  private ignore(pod: V1Pod, jobId: string): void {
+    this.held.set(podKey(pod), pod);
+    if (this.held.size > 10_000) this.held.delete(this.held.keys().next().value!);
+    // A workload's pod is only held: its object's uid may be on its way.
+    if (workloadKind(pod)) return;
+    const uid = pod.metadata?.uid ?? podKey(pod);
+    if (this.ignoredUids.has(uid)) return;
+    this.ignoredUids.add(uid);
+    this.ignored++;
+    this.ownership.log?.warn(
+      { pod: podKey(pod), uid, job: jobId, ignored: this.ignored },
+      "ignoring a pod that names a fleetq job but was not created or bound by this agent",
+    );
   }
 
   /** The name of the pod that stands in a place of a workload now; null when there is none. */

@@ -6,7 +6,9 @@
 // looked for again every minute, said once in the log.
 import type { CustomObjectsApi, Watch } from "@kubernetes/client-node";
 import type { Logger } from "pino";
-import { JOB_ID_KEY } from "../../../protocol/labels.js";
+import type { V1Pod } from "@kubernetes/client-node";
+import { JOB_ID_KEY, WORKLOAD_KIND_KEY } from "../../../protocol/labels.js";
+import { AgentSeals, SEAL_KEY } from "./agent-seal.js";
 import type { RenderJob } from "../../../render/index.js";
 import {
   KINDS,
@@ -36,11 +38,42 @@ export class KubeWorkloads {
   /** What was last told of each job's object: its end, or its last restart. */
   private readonly told = new Map<string, string>();
 
+  /** Job id → the objects of its workload this agent created (sealed), by uid. */
+  private readonly owned = new Map<string, { namespace: string; name: string; uids: Set<string> }>();
+
   constructor(
     private readonly api: CustomObjectsApi,
     private readonly call: Call,
     private readonly log: Logger,
+    private readonly seals: AgentSeals = new AgentSeals(),
+    /** Called when an object of a job becomes known as the agent's (its pods may wait for it). */
+    private readonly onOwned: () => void = () => {},
   ) {}
+
+  /** A pod a workload's controller made: its job's object is one this agent created, in the
+   * pod's namespace, and owns the pod (its controller reference), directly or through a Job the
+   * object made (JobSet, an MPIJob's launcher: named after the object). Annotations alone are
+   * anyone's to write. */
+  ownsPod(pod: V1Pod): boolean {
+    const jobId = pod.metadata?.annotations?.[JOB_ID_KEY];
+    if (!jobId || !pod.metadata?.annotations?.[WORKLOAD_KIND_KEY]) return false;
+    const object = this.owned.get(jobId);
+    if (!object || object.namespace !== pod.metadata?.namespace) return false;
+    const controller = (pod.metadata?.ownerReferences ?? []).find((o) => o.controller);
+    if (!controller) return false;
+    if (object.uids.has(controller.uid)) return true;
+    return controller.kind === "Job" && controller.name.startsWith(`${object.name}-`);
+  }
+
+  private own(jobId: string, object: WorkloadObject): void {
+    const { namespace = "", name = "", uid } = object.metadata ?? {};
+    const entry = this.owned.get(jobId) ?? { namespace, name, uids: new Set<string>() };
+    if (uid && entry.uids.has(uid)) return;
+    if (uid) entry.uids.add(uid);
+    this.owned.set(jobId, entry);
+    if (this.owned.size > 10_000) this.owned.delete(this.owned.keys().next().value!);
+    this.onOwned();
+  }
 
   /** Creates the job's object in `namespace` unless it is there; throws when it cannot, or when
    * an object of that name belongs to another job. */
@@ -52,21 +85,26 @@ export class KubeWorkloads {
       { kind: workload.kind as WorkloadKindName, manifest: workload.manifest },
       { id: job.id, name: job.name, queue: job.queue, namespace },
     );
+    const meta = body.metadata as { annotations: Record<string, string> };
+    meta.annotations[SEAL_KEY] = this.seals.workloadSeal(workload.kind, namespace, workload.name, job.id);
+    let object: WorkloadObject;
     try {
-      await this.call(`create ${workload.kind} ${workload.name}`, () =>
+      object = (await this.call(`create ${workload.kind} ${workload.name}`, () =>
         this.api.createNamespacedCustomObject({ group, version, namespace, plural, body }),
-      );
+      )) as WorkloadObject;
     } catch (err) {
       if (httpStatus(err) !== 409) throw err;
-      const existing = (await this.call(`read ${workload.kind} ${workload.name}`, () =>
+      object = (await this.call(`read ${workload.kind} ${workload.name}`, () =>
         this.api.getNamespacedCustomObject({ group, version, namespace, plural, name: workload.name }),
       )) as WorkloadObject;
-      const owner = existing.metadata?.annotations?.[JOB_ID_KEY];
-      if (owner !== job.id)
+      const owner = object.metadata?.annotations?.[JOB_ID_KEY];
+      // Made by this agent before (it stopped before recording it): sealed. Anything else is not.
+      if (owner !== job.id || !this.seals.ownsWorkload(workload.kind, object, job.id))
         throw new Error(
-          `a ${workload.kind} named ${workload.name} exists in namespace ${namespace} that is not job ${job.id}'s${owner ? ` (it is job ${owner}'s)` : ""}`,
+          `a ${workload.kind} named ${workload.name} exists in namespace ${namespace} that fleetq did not create for job ${job.id}${owner && owner !== job.id ? ` (it names job ${owner})` : ""}`,
         );
     }
+    this.own(job.id, object);
     this.created.add(job.id);
   }
 
@@ -155,7 +193,9 @@ export class KubeWorkloads {
   /** What the object says that was not told yet: its end, or a restart of its own. */
   private statusOf(kind: WorkloadKindName, object: WorkloadObject): WorkloadStatusChange[] {
     const jobId = object.metadata?.annotations?.[JOB_ID_KEY];
-    if (!jobId) return [];
+    // Only what this agent created speaks for a job: a look-alike object's status is not heard.
+    if (!jobId || !this.seals.ownsWorkload(kind, object, jobId)) return [];
+    this.own(jobId, object);
     const outcome = workloadOutcome(kind, object as Json);
     const restarts = restartsOf(object.status ?? {});
     const key = outcome ? `end:${outcome.state}` : restarts ? `restarts:${restarts}` : "";
