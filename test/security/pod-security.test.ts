@@ -149,10 +149,7 @@ describe("pod security: capabilities", () => {
   runTable([
     {
       name: "add SYS_ADMIN",
-      template: pod(
-        {},
-        { securityContext: { capabilities: { drop: ["ALL"], add: ["SYS_ADMIN"] } } },
-      ),
+      template: pod({}, { securityContext: { capabilities: { drop: ["ALL"], add: ["SYS_ADMIN"] } } }),
       refusedFrom: "BASELINE",
       field: "spec.containers[0].securityContext.capabilities.add[0]",
     },
