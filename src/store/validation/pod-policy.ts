@@ -116,10 +116,10 @@ export function storedQueuePodPolicy(
   );
 }
 
-/** An extended resource's name as Kubernetes spells it: a domain-qualified name
- * (`amd.com/gpu`, `nvidia.com/mig-1g.10gb`) or `hugepages-<size>`. */
+/** An extended resource's name as Kubernetes spells it: a DNS-subdomain prefix and a name
+ * (`amd.com/gpu`, `nvidia.com/mig-1g.10gb`, `rdma/hca`) or `hugepages-<size>`. */
 export const EXTENDED_RESOURCE_NAME =
-  /^(([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?|hugepages-[0-9]+(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?)$/;
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?|hugepages-[0-9]+(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?)$/;
 
 /** The stored form of a cluster's pod policy. */
 export const storedClusterPodPolicy = (
