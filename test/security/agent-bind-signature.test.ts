@@ -14,6 +14,7 @@ import { bindRequest, signed } from "../agent/bind-requests.js";
 import { FakeKubeApiServer } from "../agent/fake-kube-apiserver.js";
 import { until } from "../agent/until.js";
 import { TEST_REDIS_URL } from "../helpers/redis.js";
+import { gql, registerClusterWithAgent, startTestApi } from "../helpers/api.js";
 
 const log = pino({ level: "silent" });
 
@@ -91,5 +92,31 @@ describe("bind requests are authenticated", () => {
     expect(harness.api.bindResults()[0]).toMatchObject({ bindRequest: genuine.id, ok: true });
     expect(kube.pod("team-a", clusterPodName(genuine))).toBeDefined();
     expect(agent.refusedRequests).toBe(4);
+  });
+});
+
+describe("agentBindKey", () => {
+  it("gives a cluster's key to that cluster's AGENT only", async () => {
+    const api = await startTestApi({ bindSecret: "a-control-plane-secret-for-this-test" });
+    try {
+      const c1 = await registerClusterWithAgent(api, "c1");
+      const c2 = await registerClusterWithAgent(api, "c2");
+      const ask = (token: string, cluster: string) =>
+        gql<{ agentBindKey: string }>(api.url, token, "query($c: String!) { agentBindKey(cluster: $c) }", {
+          c: cluster,
+        });
+      const own = await ask(c1, "c1");
+      expect(own.data?.agentBindKey).toBe(bindRequestKey("a-control-plane-secret-for-this-test", "c1"));
+      for (const [token, who] of [
+        [c2, "another cluster's agent"],
+        [api.adminToken, "an ADMIN"],
+      ] as const) {
+        const refused = await ask(token, "c1");
+        expect(refused.errors?.[0]?.extensions?.code, who).toBe("FORBIDDEN");
+        expect(refused.data?.agentBindKey, who).toBeUndefined();
+      }
+    } finally {
+      await api.close();
+    }
   });
 });
