@@ -12,6 +12,8 @@ import { RecordedEvents } from "./backend-events.js";
 import { CONTAINER_TEMPLATE, type RequestShape, bindRequest, renderJobFor } from "./bind-requests.js";
 import { FakeKubeApiServer } from "./fake-kube-apiserver.js";
 import { until } from "./until.js";
+import { FakeControllers } from "./fake-controllers.js";
+import { deriveWorkload, workloadObject } from "../../src/workload/index.js";
 
 const log = pino({ level: "silent" });
 const k8s = (pod: string) => uniquePodName("job-1", "train", pod);
@@ -104,5 +106,45 @@ describe("look-alike and pre-existing pods", () => {
     expect(r.message).toContain("resources");
     expect(kube.pod("team-a", k8s("p-1"))!.spec.nodeName).toBeUndefined();
     expect(kube.count("POST", /\/binding$/)).toBe(0);
+  });
+
+  it("neither takes nor deletes a workload object of the job's name that fleetq did not create", async () => {
+    const controllers = new FakeControllers(kube);
+    controllers.start();
+    try {
+      const template = { spec: { containers: [{ name: "main", image: "busybox:1.36" }] } };
+      const workload = deriveWorkload(
+        { apiVersion: "batch/v1", kind: "Job", metadata: { name: "w" }, spec: { template } },
+        { cpuMillis: 500, memory: 2 ** 30 },
+      );
+      const shape = { id: "br-w", jobId: "job-w", jobName: "w", workload: "Job", pod: "main-0", node: "n1" };
+      const request = bindRequest(shape);
+      const job = {
+        ...renderJobFor(request, null),
+        tasks: workload.tasks.map((t) => ({
+          name: t.name,
+          replicas: t.replicas,
+          resources: request.pod.resources,
+          template: t.template,
+        })),
+        workload: { kind: "Job", apiVersion: "batch/v1", name: "w", manifest: workload.manifest },
+      };
+      // A tenant's Job under the workload's name, marked as the job's: not sealed by the agent.
+      kube.createObject(
+        "batch/jobs",
+        workloadObject(workload, { id: job.id, name: job.name, queue: job.queue, namespace: "team-a" }),
+      );
+      const bound = await backend.bind(request, job);
+      expect(bound.ok).toBe(false);
+      expect(bound.message).toContain("that fleetq did not create for job job-w");
+      const deleted = await backend.deleteWorkload(
+        bindRequest({ ...shape, id: "br-d", kind: "delete", node: "" }),
+        job,
+      );
+      expect(deleted).toEqual({ ok: true, message: "Job team-a/w is not one fleetq created: left alone" });
+      expect(kube.object("batch/jobs", "team-a", "w")).toBeDefined();
+    } finally {
+      controllers.stop();
+    }
   });
 });

@@ -492,6 +492,15 @@ export class FakeKubeApiServer {
     const found = this.store.get(resource, key);
     if (!found)
       return this.status(res, 404, "NotFound", `${served.plural}.${served.group} "${name}" not found`);
+    // DeleteOptions: preconditions.uid must match (409 Conflict otherwise), as for every kind.
+    const uid = body.preconditions?.uid;
+    if (uid && uid !== found.metadata.uid)
+      return this.status(
+        res,
+        409,
+        "Conflict",
+        `Operation cannot be fulfilled on ${served.plural}.${served.group} "${name}": Precondition failed: UID in precondition: ${uid}, UID in object meta: ${found.metadata.uid}`,
+      );
     const policy =
       url.searchParams.get("propagationPolicy") ??
       (body.propagationPolicy as string | undefined) ??

@@ -108,13 +108,18 @@ export class KubeWorkloads {
     this.created.add(job.id);
   }
 
-  /** Deletes the job's object with what it made (background propagation). */
+  /** Deletes the job's object with what it made (background propagation): only the object this
+   * agent created (its uid the delete's precondition); an object of that name it cannot prove its
+   * own is left alone. */
   async delete(job: RenderJob, namespace: string): Promise<RequestOutcome> {
     const workload = job.workload;
     if (!workload) return { ok: true, message: "the job has no workload" };
     const { group, version, plural } = kindNamed(workload.kind as WorkloadKindName).resource;
+    const what = `${workload.kind} ${namespace}/${workload.name}`;
     try {
-      await this.call(`delete ${workload.kind} ${workload.name}`, () =>
+      const uid = await this.ownUid(job, namespace);
+      if (!uid) return { ok: true, message: `${what} is not one fleetq created: left alone` };
+      await this.call(`delete ${what}`, () =>
         this.api.deleteNamespacedCustomObject({
           group,
           version,
@@ -122,17 +127,32 @@ export class KubeWorkloads {
           plural,
           name: workload.name,
           propagationPolicy: "Background",
+          body: { preconditions: { uid } },
         }),
       );
-      return { ok: true, message: `${workload.kind} ${namespace}/${workload.name} deleted` };
+      return { ok: true, message: `${what} deleted` };
     } catch (err) {
-      if (httpStatus(err) === 404)
-        return { ok: true, message: `${workload.kind} ${workload.name} is already gone` };
+      const status = httpStatus(err);
+      if (status === 404) return { ok: true, message: `${workload.kind} ${workload.name} is already gone` };
+      if (status === 409) return { ok: true, message: `${what} is another object now: left alone` };
       return {
         ok: false,
         message: `deleting ${workload.kind} ${workload.name} failed: ${statusMessage(err)}`,
       };
     }
+  }
+
+  /** The uid of the job's object this agent created: known, or read and its seal checked. */
+  private async ownUid(job: RenderJob, namespace: string): Promise<string | null> {
+    const workload = job.workload!;
+    const known = this.owned.get(job.id);
+    if (known?.namespace === namespace && known.name === workload.name && known.uids.size === 1)
+      return [...known.uids][0]!;
+    const { group, version, plural } = kindNamed(workload.kind as WorkloadKindName).resource;
+    const object = (await this.call(`read ${workload.kind} ${workload.name}`, () =>
+      this.api.getNamespacedCustomObject({ group, version, namespace, plural, name: workload.name }),
+    )) as WorkloadObject;
+    return this.seals.ownsWorkload(workload.kind, object, job.id) ? (object.metadata?.uid ?? null) : null;
   }
 
   /** Watches the objects fleetq created, of every kind the cluster serves. Does not wait. */
