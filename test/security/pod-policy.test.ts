@@ -301,6 +301,17 @@ describe("the pods the agent creates", () => {
     expect(env(pod.spec!.initContainers![0]!)).toBe("void");
   });
 
+  it("when a sidecar takes the pod's GPU, the app containers asking for none still see none", () => {
+    const pod = manifest({
+      spec: {
+        initContainers: [c("gpu-proxy", { "nvidia.com/gpu": 1 }, { restartPolicy: "Always" })],
+        containers: [c("main", undefined, { env: [{ name: "NVIDIA_VISIBLE_DEVICES", value: "all" }] })],
+      },
+    });
+    expect(env(pod.spec!.initContainers![0]!)).toBe("3");
+    expect(env(pod.spec!.containers[0]!)).toBe("void");
+  });
+
   it("a pod declaring no GPU has every container's NVIDIA_VISIBLE_DEVICES set to void", () => {
     const request = bindRequest({ id: "b", pod: "p-0", node: "n", gpus: 0, cpuMillis: 1000 });
     const pod = podManifest(

@@ -34,13 +34,17 @@ export const NO_GPU_DEVICES = "void";
 
 /**
  * The containers with NVIDIA_VISIBLE_DEVICES set: where they ask for GPUs, the devices chosen;
- * elsewhere void. In a shared-GPU pod (devices chosen, no container asking nvidia.com/gpu: a
- * fraction or GPU memory of a device), every container sees the chosen devices.
+ * elsewhere void. In a shared-GPU pod (`shared`: a fraction or GPU memory of a device, no
+ * nvidia.com/gpu asked), every container sees the chosen devices.
  */
-export function pinContainers(containers: readonly Json[], devices: readonly number[]): Json[] {
+export function pinContainers(
+  containers: readonly Json[],
+  devices: readonly number[],
+  shared = false,
+): Json[] {
   const counts = containers.map(gpuCount);
   const asked = counts.reduce((a, b) => a + b, 0);
-  if (asked === 0 && devices.length > 0) return containers.map((c) => withVisibleDevices(c, devices));
+  if (shared && devices.length > 0) return containers.map((c) => withVisibleDevices(c, devices));
   const split = asked === devices.length;
   let next = 0;
   return containers.map((container, i) => {

@@ -25,7 +25,9 @@ export function podManifest(request: BindRequestMessage, job: RenderJob): V1Pod 
   const pod = renderPod(job, place, request.job.restarts);
   pod.metadata!.annotations = { ...pod.metadata!.annotations, ...bindAnnotations(request) };
   const spec = pod.spec as unknown as Json;
-  spec.containers = pinContainers(spec.containers as Json[], request.gpuDevices);
+  // A shared-GPU pod (a fraction or GPU memory of a device) asks for no nvidia.com/gpu.
+  const shared = request.pod.resources.gpus === 0;
+  spec.containers = pinContainers(spec.containers as Json[], request.gpuDevices, shared);
   if (Array.isArray(spec.initContainers))
     spec.initContainers = pinInitContainers(spec.initContainers as Json[], request.gpuDevices);
   return pod;
