@@ -46,6 +46,9 @@ const agentConfigSchema = z
         defaultNamespace: z.string().min(1).optional(),
         /** Finished pods fleetq created are deleted this long after they ended (0 = kept). */
         finishedPodTtlSeconds: z.number().min(0, "finishedPodTtlSeconds must not be negative").optional(),
+        /** Once, when upgrading from an agent without seals: the running pods of fleetq jobs found
+         * at start are taken as this agent's and sealed. Remove it after that start. */
+        adoptUnsealedPods: z.boolean().optional(),
       })
       .strict()
       .default({}),

@@ -147,4 +147,43 @@ describe("look-alike and pre-existing pods", () => {
       controllers.stop();
     }
   });
+
+  it("adopts, once and when told, the running pods an agent without seals bound, and knows them after", async () => {
+    // As an agent of an earlier version left it: bound, running, carrying the job's marks, no seal.
+    kube.createPod({
+      metadata: {
+        name: "old-p0",
+        namespace: "team-a",
+        annotations: { [JOB_ID_KEY]: "job-old", "fleetq.io/pod-name": "main-0" },
+        labels: { [JOB_ID_KEY]: "job-old" },
+      },
+      spec: { schedulerName: "fleetq", nodeName: "n1", containers: [{ name: "c", image: "x" }] },
+    });
+    kube.setPodPhase("team-a", "old-p0", "Running");
+    await backend.stop();
+    await startBackend();
+    await until(() => expect(backend.ignoredPods).toBe(1));
+    expect(events.statesOf("main-0")).toEqual([]);
+
+    await backend.stop();
+    backend = new KubernetesBackend({
+      cluster: "c1",
+      kubeConfig: kube.kubeConfig(),
+      defaultNamespace: "default",
+      log,
+      adoptUnsealedPods: true,
+    });
+    events = new RecordedEvents();
+    await backend.start(events);
+    await until(() => expect(events.statesOf("main-0")).toEqual(["RUNNING"]));
+    await until(() =>
+      expect(kube.pod("team-a", "old-p0")!.metadata.annotations["fleetq.io/agent-seal"]).toBeDefined(),
+    );
+
+    // The next start, without the option, knows it by its seal.
+    await backend.stop();
+    await startBackend();
+    await until(() => expect(events.statesOf("main-0")).toEqual(["RUNNING"]));
+    expect(backend.ignoredPods).toBe(0);
+  });
 });

@@ -15,6 +15,8 @@ export type BackendConfig =
       defaultNamespace?: string;
       /** Default one hour; 0 keeps finished pods. */
       finishedPodTtlSeconds?: number;
+      /** Upgrading from an agent without seals: adopt the bound pods found at start (once). */
+      adoptUnsealedPods?: boolean;
     }
   | {
       kind: "simulated";
@@ -40,6 +42,7 @@ export async function createBackend(
         ...(config.finishedPodTtlSeconds !== undefined
           ? { finishedPodTtlMs: config.finishedPodTtlSeconds * 1000 }
           : {}),
+        adoptUnsealedPods: config.adoptUnsealedPods ?? false,
       });
   }
 }

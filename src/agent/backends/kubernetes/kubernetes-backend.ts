@@ -51,6 +51,9 @@ export interface KubernetesBackendOptions {
   listPageSize?: number;
   /** How long a finished pod fleetq created stays before it is deleted (default 1 h; 0 = keep). */
   finishedPodTtlMs?: number;
+  /** Upgrading from an agent without seals: the bound pods of fleetq jobs of the first list are
+   * taken as this agent's and sealed (a tenant's look-alike among them too: use once, knowingly). */
+  adoptUnsealedPods?: boolean;
 }
 
 const FIELD_SELECTOR = `spec.schedulerName=${SCHEDULER_NAME}`;
@@ -148,6 +151,7 @@ export class KubernetesBackend implements ClusterBackend {
     );
     this.tracker = tracker;
     let listStartedAt = 0;
+    let adoptedOnce = false;
     this.podWatch = new ListWatch<V1Pod>({
       name: "pods",
       path: "/api/v1/pods",
@@ -160,6 +164,10 @@ export class KubernetesBackend implements ClusterBackend {
         );
       },
       onList: (pods) => {
+        if (this.options.adoptUnsealedPods && !adoptedOnce) {
+          adoptedOnce = true;
+          this.adoptUnsealed(pods);
+        }
         tracker.onList(pods);
         // The list is complete: the pods it has, and those whose bind began while it ran.
         const since = listStartedAt;
@@ -344,6 +352,34 @@ export class KubernetesBackend implements ClusterBackend {
     } catch (err) {
       if (httpStatus(err) !== 409) throw err;
       return this.readPod(namespace, name);
+    }
+  }
+
+  /** The bound pods of fleetq jobs an agent without seals left: taken as this agent's, and sealed
+   * (one patch each) so that the next start knows them too. */
+  private adoptUnsealed(pods: V1Pod[]): void {
+    const unsealed = pods.filter((p) => podJobId(p) && p.spec?.nodeName && !this.seals.ownsPod(p));
+    for (const pod of unsealed) this.seals.record(pod.metadata?.uid);
+    this.log.warn(
+      { pods: unsealed.length },
+      "adopting the bound pods of fleetq jobs found unsealed (adoptUnsealedPods)",
+    );
+    for (const pod of unsealed) void this.seal(pod);
+  }
+
+  private async seal(pod: V1Pod): Promise<void> {
+    // Over its uid: should the pod have been replaced meanwhile, the seal fits no other.
+    const { name = "", namespace = "", uid = "" } = pod.metadata ?? {};
+    const body = [
+      { op: "add", path: `/metadata/annotations/${jsonPointer(SEAL_KEY)}`, value: this.seals.podSeal(uid) },
+    ];
+    try {
+      await this.call(`seal ${name}`, () => this.api.patchNamespacedPod({ name, namespace, body }));
+    } catch (err) {
+      this.log.warn(
+        { pod: `${namespace}/${name}`, err: statusMessage(err) },
+        "could not seal an adopted pod",
+      );
     }
   }
 
