@@ -134,7 +134,7 @@ describe("warnings and renderJob", () => {
     const cluster = await gql(t.url, member, RENDER, { input: spec(), cluster: "nowhere" });
     expect(cluster.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "cluster" });
     const queue = await gql(t.url, member, RENDER, { input: spec({ queue: "nope" }) });
-    expect(queue.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "input.queue" });
+    expect(queue.errors?.[0]?.extensions).toMatchObject({ code: "NOT_FOUND", field: "input.queue" });
     // Rendering changes nothing, whoever asks.
     const jobs = await t.server.store.prisma.job.count();
     const ok = await gql<{ renderJob: string }>(t.url, viewer, RENDER, { input: spec() });

@@ -121,7 +121,7 @@ it("render prints the Service and pods the agent would create, submitting nothin
   expect(r.stdout).toContain("name: MASTER_ADDR");
   const bad = await cli(["render", "examples/jobs/torchrun-ddp.yaml", "--queue", "nope"]);
   expect(bad.code).toBe(3);
-  expect(bad.stderr).toContain('queue "nope" does not exist');
+  expect(bad.stderr).toContain('queue "nope" not found');
 }, 60_000);
 
 const WORKLOADS = ["job", "indexed-job", "jobset", "pytorchjob", "mpijob"];
