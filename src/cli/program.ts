@@ -27,7 +27,10 @@ export function buildProgram(): Command {
     .description("Multi-cluster queueing and admission control for GPU workloads")
     .version(projectVersion(), "-V, --version")
     .option("--url <url>", "the API (default FLEETQ_URL, the config file's url, else http://localhost:4000)")
-    .option("--token <token>", "the API token (default FLEETQ_TOKEN, the config file's token, else `fleetq login`'s)")
+    .option(
+      "--token <token>",
+      "the API token (default FLEETQ_TOKEN, the config file's token, else `fleetq login`'s)",
+    )
     .option("-o, --output <format>", "table or json", "table")
     .addHelpText(
       "after",

@@ -352,7 +352,11 @@ export async function previewJob(
   const policy = await queuePolicy(store.prisma, spec.queue);
   if (!policy) throw new NotFoundError("queue", spec.queue, "queue");
   const placed = withQueueNamespace(spec, policy);
-  checkPolicy(placed, policy, (await clusterPodPolicies(store.prisma, [spec.cluster])).get(spec.cluster ?? ""));
+  checkPolicy(
+    placed,
+    policy,
+    (await clusterPodPolicies(store.prisma, [spec.cluster])).get(spec.cluster ?? ""),
+  );
   const job = jobRow(placed, PREVIEW_JOB_ID, specHash(placed), actor.name, new Date());
   return { job, tasks: placed.tasks.map((t, position) => taskRow(job.id, t, position)) };
 }
