@@ -12,6 +12,7 @@ import { expect } from "vitest";
 import { until } from "../agent/until.js";
 import { gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
 import { TEST_REDIS_URL, deleteTestKeys } from "../helpers/redis.js";
+import { defaultBindSecret } from "../../src/protocol/bind-request.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const silent = pino({ level: process.env.WORKERS_TEST_LOG ?? "silent" });
@@ -167,6 +168,9 @@ export class ControlPlane {
         FLEETQ_LOCK_DURATION_MS: String(o.lockDurationMs),
         FLEETQ_STALLED_INTERVAL_MS: String(o.stalledIntervalMs),
         FLEETQ_LOG_LEVEL: "info",
+        // The shared test Redis has no password; the worker signs binds as this process's API does.
+        FLEETQ_INSECURE_REDIS: "1",
+        FLEETQ_BIND_SECRET: defaultBindSecret(),
         ...env,
       },
       stdio: ["ignore", "pipe", "pipe"],
