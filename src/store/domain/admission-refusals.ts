@@ -2,7 +2,7 @@
 // tightened after a submit (namespaces, pod security level, allow-lists) holds for its pending
 // jobs too. Pure: the decision's operation reads the rows and the policies and writes the outcome.
 import type { QueuePolicy } from "./queue-policy.js";
-import { storedJobPolicyError } from "../validation/job-policy.js";
+import { type StoredTaskForPolicy, storedJobPolicyError } from "../validation/job-policy.js";
 
 /** A job about to be admitted, with the task rows its pods are made from. */
 export interface AdmittedJobRows {
@@ -10,13 +10,7 @@ export interface AdmittedJobRows {
   name: string;
   namespace: string;
   queueName: string;
-  tasks: readonly {
-    template: unknown;
-    cpuMillis: number;
-    memory: bigint;
-    gpus: number;
-    extendedResources: unknown;
-  }[];
+  tasks: readonly StoredTaskForPolicy[];
 }
 
 export interface AdmissionRefusal {

@@ -57,16 +57,19 @@ export function withQueueNamespace<T extends { namespace: string }>(spec: T, pol
     : spec;
 }
 
+/** What the policy check reads of a stored JobTask. */
+export interface StoredTaskForPolicy {
+  template: unknown;
+  cpuMillis: number;
+  memory: bigint;
+  gpus: number;
+  extendedResources: unknown;
+}
+
 /** The same check from stored rows (a Job and its JobTasks), as admission reads them. */
 export function storedJobPolicyError(
   job: { queueName: string; namespace: string },
-  tasks: readonly {
-    template: unknown;
-    cpuMillis: number;
-    memory: bigint;
-    gpus: number;
-    extendedResources: unknown;
-  }[],
+  tasks: readonly StoredTaskForPolicy[],
   policy: QueuePolicy,
   cluster?: ClusterPodPolicy,
 ): Error | null {
