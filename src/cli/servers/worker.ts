@@ -26,13 +26,12 @@ export async function runWorker(opts: { metricsPort?: string; insecureRedis?: bo
     );
   }
   const redisUrl = process.env.REDIS_URL || DEFAULT_REDIS_URL;
+  // Settings first: a mistyped variable is reported before anything is reached.
+  const settings = workerOptionsFromEnv({ databaseUrl, redisUrl, logger: log });
   const allowOpen = insecureRedisAllowed(opts.insecureRedis);
   await refuseOpenRedis(redisUrl, allowOpen, log);
   const bindSecret = bindSecretOf(allowOpen, log);
-  const workers = await startWorkers({
-    ...workerOptionsFromEnv({ databaseUrl, redisUrl, logger: log }),
-    bindSecret,
-  });
+  const workers = await startWorkers({ ...settings, bindSecret });
   const life = new Lifecycle(log);
   life.add({ name: "workers", stop: () => workers.stop() });
   const port =
