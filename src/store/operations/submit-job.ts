@@ -16,7 +16,7 @@ import type { Job, JobTask } from "../types.js";
 import { uuidv7 } from "../ids.js";
 import { type Actor, type Store, publishCommitted } from "../store.js";
 import type { QueuePolicy } from "../domain/queue-policy.js";
-import { lockedQueuePolicies, queuePolicy } from "../queries/queue-policy.js";
+import { type PolicyVersion, queuePolicy, versionedQueuePolicy } from "../queries/queue-policy.js";
 import { jobPolicyError, withQueueNamespace } from "../validation/job-policy.js";
 import type { ClusterPodPolicy } from "../validation/pod-policy.js";
 import { clusterPodPolicies } from "../queries/cluster-pod-policy.js";
@@ -189,13 +189,16 @@ export function pgCode(e: unknown): string | undefined {
   return err.meta?.driverAdapterError?.cause?.originalCode ?? err.meta?.code ?? err.cause?.code;
 }
 
+/** The job written, with its event; null when its idempotency key was taken; STALE when a row
+ * of its queue's policy changed since `version` was read (nothing written). */
 async function insertJob(
   db: PrismaClient | Tx,
   job: Job,
   spec: JobSpec,
   message: string,
   actor: Actor,
-): Promise<{ eventId: bigint; at: Date } | null> {
+  version: PolicyVersion,
+): Promise<{ eventId: bigint; at: Date } | null | typeof STALE> {
   const tasks = spec.tasks.map((t, position) => ({ ...t, memory: t.memory.toString(), position }));
   const pods = spec.tasks.flatMap((t) =>
     Array.from({ length: t.replicas }, (_, i) => ({
@@ -209,10 +212,20 @@ async function insertJob(
       gpuMemory: t.gpuMemory,
     })),
   );
-  const rows = await db.$queryRaw<{ event_id: bigint; at: Date }[]>`
-    WITH q AS (
+  // The policy's rows are locked FOR SHARE as they were read: a policy change committed since the
+  // read leaves a row out and nothing is written (STALE); one in flight fails the lock at once
+  // (NOWAIT: a statement that waited would still judge the tree by its older snapshot), and the
+  // submit is tried again.
+  const rows = await db.$queryRaw<{ held: number; event_id: bigint | null; at: Date | null }[]>`
+    WITH held AS (
+      SELECT q.name FROM queue q
+      JOIN jsonb_to_recordset(${JSON.stringify(version)}::jsonb) AS s(name text, xid text)
+        ON q.name = s.name AND q.change_xid::text = s.xid
+      FOR SHARE OF q NOWAIT
+    ), q AS (
       SELECT q.name FROM queue q
       WHERE q.name = ${job.queueName} AND NOT EXISTS (SELECT 1 FROM queue c WHERE c.parent_name = q.name)
+        AND (SELECT count(*) FROM held) = ${version.length}
       FOR KEY SHARE OF q NOWAIT
     ), j AS (
       INSERT INTO job (id, name, namespace, queue_name, requested_cluster, cluster_name, cluster_selector, priority, preemptible,
@@ -247,10 +260,13 @@ async function insertJob(
       SELECT 'job.submitted', ${message}, j.id, ${job.queueName}, ${job.clusterName}, ${actor.name}, ${job.createdAt} FROM j
       RETURNING id, at
     )
-    SELECT e.id AS event_id, e.at FROM e`;
-  const row = rows[0];
-  return row ? { eventId: row.event_id, at: row.at } : null;
+    SELECT (SELECT count(*) FROM held)::int AS held, e.id AS event_id, e.at FROM (SELECT 1) AS one LEFT JOIN e ON true`;
+  const row = rows[0]!;
+  if (row.held !== version.length) return STALE;
+  return row.event_id !== null && row.at !== null ? { eventId: row.event_id, at: row.at } : null;
 }
+
+const STALE = Symbol("policy changed");
 
 export async function submitJob(store: Store, actor: Actor, input: SubmitJobInput): Promise<SubmitResult> {
   const spec = parseSpec(input);
@@ -271,19 +287,24 @@ interface Attempt {
   inserted: { eventId: bigint; at: Date } | null;
 }
 
-/** One transaction: the queue's policy read with its rows locked, the spec made and checked
- * against it, the job written. */
-function attemptStore(store: Store, actor: Actor, queue: string, specOf: SpecOf): Promise<Attempt> {
-  return store.prisma.$transaction(async (tx) => {
-    const policy = (await lockedQueuePolicies(tx, [queue])).get(queue);
-    if (!policy) throw new NotFoundError("queue", queue, "queue");
-    const spec = specOf(policy);
-    const hash = specHash(spec);
-    const message = submittedMessage(spec);
-    const now = new Date();
-    const job = jobRow(spec, uuidv7(now.getTime()), hash, actor.name, now);
-    return { spec, hash, job, message, inserted: await insertJob(tx, job, spec, message, actor) };
-  });
+/** The queue's policy read with the versions of its rows, the spec made and checked against it,
+ * and the job written in one statement that holds those rows as read (STALE otherwise). Two
+ * round trips, no transaction kept open across them. */
+async function attemptStore(
+  store: Store,
+  actor: Actor,
+  queue: string,
+  specOf: SpecOf,
+): Promise<Attempt | typeof STALE> {
+  const read = await versionedQueuePolicy(store.prisma, queue);
+  if (!read) throw new NotFoundError("queue", queue, "queue");
+  const spec = specOf(read.policy);
+  const hash = specHash(spec);
+  const message = submittedMessage(spec);
+  const now = new Date();
+  const job = jobRow(spec, uuidv7(now.getTime()), hash, actor.name, now);
+  const inserted = await insertJob(store.prisma, job, spec, message, actor, read.version);
+  return inserted === STALE ? STALE : { spec, hash, job, message, inserted };
 }
 
 /** Writes the spec `specOf` makes from the policy of `queue` (submitJob's, submitWorkload's),
@@ -300,7 +321,7 @@ export async function storeJobSpec(
     return made;
   };
   for (let attempt = 1; ; attempt++) {
-    let tried: Attempt;
+    let tried: Attempt | typeof STALE;
     try {
       tried = await attemptStore(store, actor, queue, remember);
     } catch (e) {
@@ -313,6 +334,10 @@ export async function storeJobSpec(
       }
       if (code === FOREIGN_KEY_VIOLATION) throw await refusal(store, made!); // the cluster went away
       throw e;
+    }
+    if (tried === STALE) {
+      if (attempt >= 20) throw new ConflictError(`queue "${queue}" is being changed; submit again`, "queue");
+      continue; // the policy changed between its read and the write: check the spec again
     }
     const { spec, hash, job, message, inserted } = tried;
     if (inserted) {

@@ -29,19 +29,36 @@ const policyRow = (r: PolicySqlRow): QueuePolicyRow & { podPolicy: unknown } => 
 
 /** The policy of one queue, its ancestors read in one statement; null when it does not exist. */
 export async function queuePolicy(prisma: PrismaClient | Tx, queue: string): Promise<QueuePolicy | null> {
-  const rows = await prisma.$queryRaw<PolicySqlRow[]>`
+  return (await versionedQueuePolicy(prisma, queue))?.policy ?? null;
+}
+
+/** The queue rows a policy was read from, each with the transaction that last wrote it. */
+export type PolicyVersion = { name: string; xid: string }[];
+
+/** A queue's policy with the version of every row it comes from, so that a write can check, in
+ * its own statement, that the policy still holds (see insertJob); null when it does not exist. */
+export async function versionedQueuePolicy(
+  prisma: PrismaClient | Tx,
+  queue: string,
+): Promise<{ policy: QueuePolicy; version: PolicyVersion } | null> {
+  const rows = await prisma.$queryRaw<(PolicySqlRow & { xid: string })[]>`
     WITH RECURSIVE up AS (
-      SELECT name, parent_name, namespaces, pod_security, default_request, pod_policy, 0 AS depth
+      SELECT name, parent_name, namespaces, pod_security, default_request, pod_policy, change_xid, 0 AS depth
       FROM queue WHERE name = ${queue}
       UNION ALL
-      SELECT q.name, q.parent_name, q.namespaces, q.pod_security, q.default_request, q.pod_policy, up.depth + 1
+      SELECT q.name, q.parent_name, q.namespaces, q.pod_security, q.default_request, q.pod_policy, q.change_xid,
+        up.depth + 1
       FROM queue q JOIN up ON q.name = up.parent_name
       WHERE up.depth < 1000
     )
-    SELECT name, parent_name, namespaces, pod_security::text AS pod_security, default_request, pod_policy
+    SELECT name, parent_name, namespaces, pod_security::text AS pod_security, default_request, pod_policy,
+      change_xid::text AS xid
     FROM up ORDER BY depth`;
   if (!rows.length) return null;
-  return effectivePolicy(rows.map(policyRow));
+  return {
+    policy: effectivePolicy(rows.map(policyRow)),
+    version: rows.map((r) => ({ name: r.name, xid: r.xid })),
+  };
 }
 
 /** A read that found a queue whose parent it did not lock (the tree moved meanwhile) reads again. */
