@@ -10,7 +10,7 @@ export const REFRESH_MARGIN_MS = 60_000;
 
 const isLoopback = (host: string) => ["localhost", "127.0.0.1", "[::1]"].includes(host);
 
-/** Options for openid-client: http only for a provider on this machine (tests, development). */
+/** Options for openid-client: http only for a provider on a loopback address (tests, development). */
 export function insecureOnLoopback(client: typeof OpenId, issuer: string) {
   const url = new URL(issuer);
   return url.protocol === "http:" && isLoopback(url.hostname) ? [client.allowInsecureRequests] : [];

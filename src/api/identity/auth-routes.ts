@@ -39,7 +39,7 @@ function discoverer(oidc: OidcConfig): () => Promise<Configuration> {
     found ??= (async () => {
       const client = await import("openid-client");
       const issuer = new URL(oidc.issuer);
-      // http only for a provider on this machine (oidcConfigFromEnv refuses it otherwise).
+      // http only for a provider on a loopback address (oidcConfigFromEnv refuses it otherwise).
       const execute =
         issuer.protocol === "http:" && isLoopback(issuer.hostname) ? [client.allowInsecureRequests] : [];
       return client.discovery(issuer, oidc.clientId, undefined, client.None(), { execute, timeout: 10 });

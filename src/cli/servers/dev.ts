@@ -45,7 +45,7 @@ export async function runDev(opts: { port?: string; host?: string; logFile?: str
   // dev is a local setup: an open Redis is allowed here, as --insecure-redis allows it to serve and worker.
   if ((await probeRedis(dev.redis.url)) === "open")
     process.stderr.write(
-      `fleetq dev: Redis at ${redactUrl(dev.redis.url)} needs no password: fine on this machine ` +
+      `fleetq dev: Redis at ${redactUrl(dev.redis.url)} needs no password: fine for a local setup ` +
         "(dev allows it, as --insecure-redis does for fleetq serve and worker)\n",
     );
   await dev.lifecycle.untilSignal(() => process.stderr.write("\nfleetq dev: stopping…\n"));
