@@ -8,11 +8,11 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { KubernetesBackend } from "../../src/agent/backends/kubernetes/kubernetes-backend.js";
 import { JOB_ID_KEY, WORKLOAD_KIND_KEY } from "../../src/protocol/labels.js";
 import { uniquePodName } from "../../src/render/names.js";
-import { RecordedEvents } from "./backend-events.js";
-import { CONTAINER_TEMPLATE, type RequestShape, bindRequest, renderJobFor } from "./bind-requests.js";
-import { FakeKubeApiServer } from "./fake-kube-apiserver.js";
-import { until } from "./until.js";
-import { FakeControllers } from "./fake-controllers.js";
+import { RecordedEvents } from "../agent/backend-events.js";
+import { CONTAINER_TEMPLATE, type RequestShape, bindRequest, renderJobFor } from "../agent/bind-requests.js";
+import { FakeKubeApiServer } from "../agent/fake-kube-apiserver.js";
+import { until } from "../agent/until.js";
+import { FakeControllers } from "../agent/fake-controllers.js";
 import { deriveWorkload, workloadObject } from "../../src/workload/index.js";
 
 const log = pino({ level: "silent" });
