@@ -3,7 +3,9 @@
 // its pods FAILED, with a job.failed event naming the queue, the field and the rule; the jobs
 // that still pass are admitted as before. Real PostgreSQL, the real admission pass.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { assignJobClusters } from "../../src/store/operations/admission-decisions.js";
 import { createQueue, updateQueue } from "../../src/store/operations/queues.js";
+import { reassignJobCluster } from "../../src/store/operations/reassign-job.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 import { addGpuCluster, admin, job } from "../store/fixtures.js";
@@ -74,5 +76,23 @@ describe("the queue's policy at admission", () => {
     expect(byJob.get(elsewhere)).toMatch(/namespace: namespace "ml" is not allowed/);
     // Nothing left to decide: a refused job is not looked at again.
     expect((await admissionPass(t.store)).considered).toBe(0);
+  });
+
+  it("holds a job moved to another cluster to its queue's policy as it is then", async () => {
+    await createQueue(t.store, admin, { name: "team-b", namespaces: ["default"] });
+    await addGpuCluster(t.store, "c2");
+    const moved = (await submitJob(t.store, admin, { ...withTemplate("moved", baseline), queue: "team-b" }))
+      .job.id;
+    expect(await assignJobClusters(t.store, admin, [{ job: moved, cluster: "c1" }])).toEqual([moved]);
+    await updateQueue(t.store, admin, { name: "team-b", podSecurity: "RESTRICTED" });
+
+    expect(await reassignJobCluster(t.store, admin, { job: moved, from: "c1", to: "c2" })).toBe(false);
+    const s = await stateOf(moved);
+    expect(s).toMatchObject({ state: "FAILED", clusterName: "c1" });
+    expect(s.pods.map((p) => p.state)).toEqual(["FAILED", "FAILED"]);
+    const failed = await t.db.prisma.event.findFirstOrThrow({ where: { kind: "job.failed", jobId: moved } });
+    expect(failed.message).toMatch(/queue team-b's policy no longer allows it/);
+    expect(failed.message).toMatch(/RESTRICTED/);
+    expect(await t.db.prisma.event.count({ where: { kind: "job.reassigned", jobId: moved } })).toBe(0);
   });
 });

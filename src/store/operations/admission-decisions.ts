@@ -25,14 +25,18 @@ const decisions = z.array(
 type Decision = z.output<typeof decisions>[number];
 type TaskRows = AdmittedJobRows["tasks"][number];
 
-/** The jobs still to admit (PENDING without a cluster) among `ids`, with their task rows: one
- * statement, the templates of these jobs only. */
-async function admittedJobRows(tx: Tx, ids: readonly string[]): Promise<AdmittedJobRows[]> {
+/** The jobs still to admit among `ids` (PENDING without a cluster, or PENDING on cluster `from`
+ * when they move), with their task rows: one statement, the templates of these jobs only. */
+export async function admittedJobRows(
+  tx: Tx,
+  ids: readonly string[],
+  from: string | null = null,
+): Promise<AdmittedJobRows[]> {
   const rows = await tx.$queryRaw<(Omit<AdmittedJobRows, "tasks"> & TaskRows)[]>`
     SELECT j.id::text AS id, j.name, j.namespace, j.queue_name AS "queueName", t.template,
       t.cpu_millis AS "cpuMillis", t.memory, t.gpus, t.extended_resources AS "extendedResources"
     FROM job j JOIN job_task t ON t.job_id = j.id
-    WHERE j.id = ANY(${[...ids]}::uuid[]) AND j.state = 'PENDING' AND j.cluster_name IS NULL
+    WHERE j.id = ANY(${[...ids]}::uuid[]) AND j.state = 'PENDING' AND j.cluster_name IS NOT DISTINCT FROM ${from}
     ORDER BY j.id, t.position`;
   const jobs = new Map<string, AdmittedJobRows & { tasks: TaskRows[] }>();
   for (const { id, name, namespace, queueName, ...task } of rows) {
@@ -46,16 +50,21 @@ async function admittedJobRows(tx: Tx, ids: readonly string[]): Promise<Admitted
   return [...jobs.values()];
 }
 
-/** Ends the refused jobs (if still PENDING without a cluster) FAILED, their pods FAILED, each
- * with a `job.failed` event saying why. One statement. */
-async function failRefused(tx: Tx, actor: Actor, refusals: readonly AdmissionRefusal[]): Promise<EventRow[]> {
+/** Ends the refused jobs (if still PENDING without a cluster, or on cluster `from`) FAILED, their
+ * pods FAILED, each with a `job.failed` event saying why. One statement. */
+export async function failRefused(
+  tx: Tx,
+  actor: Actor,
+  refusals: readonly AdmissionRefusal[],
+  from: string | null = null,
+): Promise<EventRow[]> {
   if (!refusals.length) return [];
   const rows = JSON.stringify(refusals.map((r, n) => ({ ...r, n })));
   return tx.$queryRaw<EventRow[]>`
     WITH v AS (SELECT * FROM jsonb_to_recordset(${rows}::jsonb) AS v(job uuid, message text, n int)),
     failed AS (
       UPDATE job j SET state = 'FAILED', pending_reason = NULL, finished_at = now(), updated_at = now()
-      FROM v WHERE j.id = v.job AND j.state = 'PENDING' AND j.cluster_name IS NULL
+      FROM v WHERE j.id = v.job AND j.state = 'PENDING' AND j.cluster_name IS NOT DISTINCT FROM ${from}
       RETURNING j.id, j.queue_name, v.message, v.n),
     pods AS (
       UPDATE pod p SET state = 'FAILED', message = f.message, updated_at = now(),
