@@ -17,3 +17,22 @@ it("answers /healthz at once and /readyz once the agent runs", async () => {
     await health.close();
   }
 });
+
+it("counts on /metrics the bind requests and pods the agent refused", async () => {
+  const port = await freePort();
+  const health = await startAgentHealth(port);
+  const counts = { refusedRequests: 0, ignoredPods: 0 };
+  const metrics = async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  try {
+    expect(await metrics()).toContain("fleetq_agent_refused_requests_total 0");
+    health.ready(() => counts);
+    counts.refusedRequests = 3;
+    counts.ignoredPods = 2;
+    const text = await metrics();
+    expect(text).toContain("# TYPE fleetq_agent_refused_requests_total counter");
+    expect(text).toContain("fleetq_agent_refused_requests_total 3");
+    expect(text).toContain("fleetq_agent_ignored_pods_total 2");
+  } finally {
+    await health.close();
+  }
+});

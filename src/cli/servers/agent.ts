@@ -53,7 +53,10 @@ export async function runAgentCommand(flags: AgentFlags): Promise<void> {
   const agent = await runAgent({ ...options, queuePrefix, logger: log }).catch((e: unknown) => {
     throw e instanceof AgentAuthError ? new CliError(e.message) : e;
   });
-  health?.ready();
+  health?.ready(() => ({
+    refusedRequests: agent.refusedRequests,
+    ignoredPods: (agent.backend as { ignoredPods?: number }).ignoredPods ?? 0,
+  }));
   const life = new Lifecycle(log);
   life.add({ name: `agent ${flags.cluster}`, stop: () => agent.stop() });
   if (health) life.add({ name: "agent probes", stop: () => health.close() });
