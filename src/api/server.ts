@@ -183,15 +183,18 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
     logs: new AgentLogs(redisUrl, opts.agentQueuePrefix ?? BIND_QUEUE_PREFIX),
     bindSecret: opts.bindSecret ?? defaultBindSecret(),
   };
-  // Not awaited: the server starts (and /readyz reports) even while Redis is unreachable.
-  void bus.listen((e) => {
-    // A new token or binding may turn a refusal remembered a moment ago into a principal.
-    if (e.kind === "token.created" || e.kind === "rolebinding.created") principals.clear();
-    if (e.kind === "token.revoked" || e.kind === "cluster.deleted" || e.kind === "rolebinding.deleted") {
-      principals.clear();
-      void recheckConnections().catch(() => {});
-    }
-  });
+  // Not awaited: the server starts (and /readyz reports) even while Redis is unreachable. The
+  // subscription fails only when the server closes before Redis ever answered.
+  bus
+    .listen((e) => {
+      // A new token or binding may turn a refusal remembered a moment ago into a principal.
+      if (e.kind === "token.created" || e.kind === "rolebinding.created") principals.clear();
+      if (e.kind === "token.revoked" || e.kind === "cluster.deleted" || e.kind === "rolebinding.deleted") {
+        principals.clear();
+        void recheckConnections().catch(() => {});
+      }
+    })
+    .catch(() => {});
   const principalFor = async (header: unknown): Promise<Principal | null> => {
     const secret = bearerSecret(header);
     return secret ? principals.principalFor(secret) : null;
