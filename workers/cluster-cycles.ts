@@ -1,72 +1,65 @@
-// One serial cycle task per registered cluster (BullMQ queue `<prefix>cycle:<cluster>` with global
-// concurrency 1): started when a cluster appears, stopped — and its timer removed — when it is
-// deleted. Every worker process runs them all; BullMQ hands each run to exactly one process.
+// The scheduling cycles of the clusters this worker owns: one LocalTask per cluster (one cycle at
+// a time, on the cycle timer and soon after triggers), started when ownership hands the cluster
+// over and stopped — the running cycle finished — before the cluster moves on. A trigger for a
+// cluster another worker owns goes to that worker as a signal.
 import type { Logger } from "pino";
-import { clusterSummaries, type Store } from "../src/store/index.js";
-import { SerialTask, type SerialTaskOptions } from "./serial-task.js";
+import { LocalTask } from "./local-task.js";
 
-export type CycleTaskOptions = Omit<SerialTaskOptions, "name" | "run" | "log">;
+export interface CycleTaskOptions {
+  intervalMs: number;
+  triggerDelayMs: number;
+}
 
 export class ClusterCycles {
-  private readonly tasks = new Map<string, SerialTask>();
-  private refreshing: Promise<void> = Promise.resolve();
-  private stopped = false;
+  private readonly tasks = new Map<string, LocalTask>();
 
   constructor(
-    private readonly store: Store,
     private readonly options: CycleTaskOptions,
     private readonly run: (cluster: string, reason: string) => Promise<void>,
+    /** Asks the other workers for these clusters' cycles. */
+    private readonly forward: (clusters: string[] | "all", reason: string) => Promise<void>,
     private readonly log: Logger,
   ) {}
 
+  /** The clusters whose cycles run here. */
   get clusters(): string[] {
     return [...this.tasks.keys()].sort();
   }
 
-  /** Re-reads the cluster list (calls are serialised). */
-  refresh(): Promise<void> {
-    this.refreshing = this.refreshing
-      .then(() => this.sync())
-      .catch((err) => {
-        this.log.warn({ err: (err as Error).message }, "could not refresh the cluster list");
-      });
-    return this.refreshing;
+  /** Cycles of the cluster run here from now on; the first at once. */
+  start(cluster: string, reason: string): void {
+    if (this.tasks.has(cluster)) return;
+    const task = new LocalTask({
+      name: `cycle:${cluster}`,
+      ...this.options,
+      log: this.log,
+      run: (why) => this.run(cluster, why),
+    });
+    this.tasks.set(cluster, task);
+    task.trigger(reason);
   }
 
-  private async sync(): Promise<void> {
-    if (this.stopped) return;
-    const names = new Set((await clusterSummaries(this.store)).map((c) => c.name));
-    for (const name of names) {
-      if (this.tasks.has(name)) continue;
-      const task = await SerialTask.start({
-        ...this.options,
-        name,
-        log: this.log,
-        run: (reason) => this.run(name, reason),
-      });
-      this.tasks.set(name, task);
-      this.log.info({ cluster: name }, "scheduling cycles started");
-    }
-    for (const [name, task] of this.tasks) {
-      if (names.has(name)) continue;
-      this.tasks.delete(name);
-      await task.removeSchedule();
-      await task.stop();
-      this.log.info({ cluster: name }, "cluster deleted: scheduling cycles stopped");
-    }
+  /** No more cycles of the cluster here; resolves once the running one has finished. */
+  async stop(cluster: string): Promise<void> {
+    const task = this.tasks.get(cluster);
+    this.tasks.delete(cluster);
+    await task?.stop();
   }
 
-  /** Asks for a cycle of these clusters (all: every cluster) soon. */
+  /** Asks for a cycle of these clusters (all: every cluster) soon, wherever they are owned. */
   async trigger(clusters: readonly string[] | "all", reason: string): Promise<void> {
-    const names = clusters === "all" ? this.clusters : clusters;
-    if (names.some((c) => !this.tasks.has(c))) await this.refresh();
-    await Promise.all(names.map((c) => this.tasks.get(c)?.trigger(reason)));
+    this.triggerHere(clusters, reason);
+    const elsewhere = clusters === "all" ? "all" : clusters.filter((c) => !this.tasks.has(c));
+    if (elsewhere === "all" || elsewhere.length) await this.forward(elsewhere, reason);
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.refreshing;
-    await Promise.all([...this.tasks.values()].map((t) => t.stop()));
-    this.tasks.clear();
+  /** The same for the clusters owned here only (every worker hears the events that ask). */
+  triggerHere(clusters: readonly string[] | "all", reason: string): void {
+    const names = clusters === "all" ? this.clusters : clusters;
+    for (const c of names) this.tasks.get(c)?.trigger(reason);
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all(this.clusters.map((c) => this.stop(c)));
   }
 }

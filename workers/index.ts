@@ -1,8 +1,10 @@
-// The workers: per-cluster scheduling cycles, admission, the BindRequest outbox sweeper, the
-// usage recorder, run-time limits (jobs past maxRuntimeSeconds stopped) and retention (old history pruned), each a BullMQ queue of its own that runs one job at a time across every worker
-// process (serial-task.ts). Timers (BullMQ job schedulers) run them regularly; committed events
-// (Redis pub/sub from the store) trigger them sooner, deduplicated. Run as many worker processes
-// as you like: different clusters' cycles run in parallel, one cluster's never overlap.
+// The workers. Each cluster is owned by one worker at a time (a lease in PostgreSQL,
+// ownership/): its scheduling cycles, start-time estimates and usage history run there, from that
+// worker's cache of it, and move with the lease. Admission, the BindRequest outbox sweeper,
+// lost-cluster checks, run-time limits, gang restarts and retention are fleet-wide: each a BullMQ
+// queue that runs one job at a time across every worker process (serial-task.ts). Timers run them
+// regularly; committed events (Redis pub/sub from the store) trigger them sooner. Run as many
+// worker processes as you like: clusters spread evenly over them, one cluster's cycles never overlap.
 //
 //   const workers = await startWorkers({ databaseUrl, redisUrl });   // options: see options.ts
 //   …
@@ -21,7 +23,10 @@ import {
 import { runAdmission } from "./admission/run-admission.js";
 import { AdmissionState } from "./admission/state.js";
 import { ClusterCycles } from "./cluster-cycles.js";
-import { runCycle } from "./cycle/run-cycle.js";
+import { type CycleDeps, runCycle } from "./cycle/run-cycle.js";
+import { LocalTask } from "./local-task.js";
+import { ClusterOwnership } from "./ownership/cluster-ownership.js";
+import { type WorkerSignal, WorkerSignals } from "./signals.js";
 import { SearchCursorStore } from "./cycle/search-cursor-store.js";
 import { BindDispatcher } from "./dispatch/bind-dispatcher.js";
 import { sweepOutbox } from "./dispatch/sweep-outbox.js";
@@ -69,7 +74,7 @@ const ESTIMATE_TRIGGERS = new Set([
 export interface RunningWorkers {
   /** The store the workers use (their database and event bus). */
   store: Store;
-  /** Clusters this process runs cycles for. */
+  /** Clusters this process owns (runs the cycles of). */
   clusters(): string[];
   /** Waits for running cycles/passes to finish, then closes every connection. */
   stop(): Promise<void>;
@@ -104,7 +109,11 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     }
   };
 
-  const cycleDeps = {
+  let signals: WorkerSignals | null = null;
+  const signal = async (sig: WorkerSignal) => {
+    await signals?.send(sig);
+  };
+  const cycleDeps: CycleDeps = {
     store,
     config,
     dispatcher,
@@ -122,31 +131,53 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     memory: new Map(),
     carries: new Map(),
     searchCursors: new SearchCursorStore(connection, o.prefix, log),
+    lease: (cluster) => ownership.lease(cluster),
   };
   const cycles = new ClusterCycles(
-    store,
-    { ...task, prefix: `${o.prefix}cycle`, intervalMs: o.cycleIntervalMs },
+    { intervalMs: o.cycleIntervalMs, triggerDelayMs: o.triggerDelayMs },
     // A LOST cluster gets no placements (nor evictions) until its agent reports again.
     async (cluster, reason) => {
       if (await clusterIsLost(store, cluster)) return;
       const report = await runCycle(cycleDeps, cluster, reason);
       // It committed what it placed so far; the rest of the backlog is the next cycle's.
-      if (report.stoppedAtLimit) await cycles.trigger([cluster], PLACEMENT_LIMIT_TRIGGER);
+      if (report.stoppedAtLimit) cycles.triggerHere([cluster], PLACEMENT_LIMIT_TRIGGER);
+    },
+    (clusters, reason) => signal({ kind: "cycles", clusters, reason }),
+    log,
+  );
+  // Each cluster's cycles, and everything kept for them, live on the worker that owns it.
+  const ownership = new ClusterOwnership(
+    store,
+    { workerId: o.workerId, leaseMs: o.clusterLeaseMs, renewMs: o.clusterLeaseRenewMs },
+    {
+      acquired: (cluster) => cycles.start(cluster, "takeover"),
+      released: async (cluster) => {
+        await cycles.stop(cluster);
+        cycleDeps.cache.forget(cluster);
+        cycleDeps.memory.delete(cluster);
+        cycleDeps.carries.delete(cluster);
+      },
+      changed: () => signal({ kind: "ownership", from: o.workerId }),
     },
     log,
   );
   const workersPrefix = `${o.prefix}workers`;
-  // The tasks beside the cycles (estimates, usage history) read clusters through the cycles' cache.
+  // The tasks beside the cycles (estimates, usage history) run for the clusters owned here,
+  // reading them through the cycles' cache.
   const views: ClusterViews = { cache: cycleDeps.cache, usage: usageWindow ?? undefined };
   // Admission keeps its cluster bases and undecided jobs between passes (on this process).
   // Its own cache: `unchanged` is relative to the cache's previous refresh, which must be its own.
   const admissionState = new AdmissionState(new ClusterCache(store));
   let admission: SerialTask | null = null;
-  let estimates: SerialTask | null = null;
+  let estimates: LocalTask | null = null;
+  const local: LocalTask[] = [];
   let restarts: SerialTask | null = null;
   const tasks: SerialTask[] = [];
   try {
-    await cycles.refresh();
+    signals = await WorkerSignals.open(connection, o.redisUrl, o.prefix, log, (s) => {
+      if (s.kind === "cycles") cycles.triggerHere(s.clusters, s.reason);
+      else if (s.from !== o.workerId) void ownership.tick();
+    });
     admission = await SerialTask.start({
       ...task,
       prefix: workersPrefix,
@@ -229,26 +260,30 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
       }),
     });
     tasks.push(restarts);
-    tasks.push(
-      await SerialTask.start({
-        ...task,
-        prefix: workersPrefix,
+    // Usage history of the clusters owned here: each interval recorded once per cluster, by its owner.
+    local.push(
+      new LocalTask({
         name: "usage",
         intervalMs: o.usageIntervalMs,
+        triggerDelayMs: 0,
         log,
         run: guarded("usage", () =>
-          recordUsage(store, config, o.usageIntervalMs / 1000, { window: usageWindow ?? undefined, views }),
+          recordUsage(store, config, o.usageIntervalMs / 1000, {
+            window: usageWindow ?? undefined,
+            views,
+            clusters: cycles.clusters,
+          }),
         ),
       }),
     );
     if (o.estimateIntervalMs > 0) {
-      // Budgets are a share of the time since the previous run of this process began.
+      // Estimates of the clusters owned here. Budgets are a share of the time since the previous
+      // run began.
       let estimatedAt = Date.now();
-      estimates = await SerialTask.start({
-        ...task,
-        prefix: workersPrefix,
+      estimates = new LocalTask({
         name: "estimates",
         intervalMs: o.estimateIntervalMs,
+        triggerDelayMs: 0,
         log,
         run: guarded("estimates", async () => {
           const started = Date.now();
@@ -260,10 +295,11 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
             budgetMs,
             usageWindow,
             views,
+            clusters: cycles.clusters,
           });
         }),
       });
-      tasks.push(estimates);
+      local.push(estimates);
     }
     if (o.retentionDays > 0) {
       tasks.push(
@@ -282,18 +318,20 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
         }),
       );
     }
+    await ownership.start();
   } catch (err) {
-    await Promise.allSettled([cycles.stop(), ...tasks.map((t) => t.stop())]);
+    await ownership.stop();
+    await Promise.allSettled([...tasks.map((t) => t.stop()), ...local.map((t) => t.stop())]);
     await closeConnections();
     throw err;
   }
 
   const coalescer = new TriggerCoalescer(
     {
-      cycles: (clusters, reason) => cycles.trigger(clusters, reason),
+      cycles: async (clusters, reason) => cycles.triggerHere(clusters, reason),
       admission: (reason) => admission!.trigger(reason),
       restarts: (reason) => restarts!.trigger(reason),
-      clusterList: () => cycles.refresh(),
+      clusterList: () => ownership.tick(),
     },
     (err) => log.warn({ err: err.message }, "could not trigger work"),
   );
@@ -304,16 +342,16 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     if (!estimates || !ESTIMATE_TRIGGERS.has(e.kind) || Date.now() - estimateAsked < o.estimateMinGapMs)
       return;
     estimateAsked = Date.now();
-    estimates.trigger("change").catch((err) => log.warn({ err: err.message }, "could not trigger estimates"));
+    estimates.trigger("change");
   });
   const unlisten = () => {
     unlistenCycles();
     unlistenEstimates();
   };
-  const refresher = setInterval(() => void cycles.refresh(), o.clusterRefreshMs);
-  log.info({ clusters: cycles.clusters, actions: config.actions }, "workers started");
+  log.info({ actions: config.actions, leaseMs: o.clusterLeaseMs }, "workers started");
 
   async function closeConnections(): Promise<void> {
+    signals?.close();
     await dispatcher.close();
     await bus.close();
     connection.disconnect();
@@ -326,9 +364,10 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     clusters: () => cycles.clusters,
     stop: () => {
       stopping ??= (async () => {
-        clearInterval(refresher);
         unlisten();
-        await Promise.allSettled([cycles.stop(), ...tasks.map((t) => t.stop())]);
+        // The clusters go first, so other workers take them over while the rest stops.
+        await ownership.stop();
+        await Promise.allSettled([...tasks.map((t) => t.stop()), ...local.map((t) => t.stop())]);
         await closeConnections();
         log.info("workers stopped");
       })();

@@ -95,3 +95,17 @@ export const jobsPastRuntimeLimit = new Counter({
   help: "Jobs stopped (FAILED, pods evicted) because they ran past their maxRuntimeSeconds",
   registers: [metrics],
 });
+
+export const clusterOwned = new Gauge({
+  name: "fleetq_cluster_owned",
+  help: "1 for each cluster this worker owns (runs the cycles of), by cluster and worker",
+  labelNames: ["cluster", "worker"] as const,
+  registers: [metrics],
+});
+
+export const clusterTakeovers = new Counter({
+  name: "fleetq_cluster_takeovers_total",
+  help: "Clusters this worker took over (a lease acquired: at start, on rebalance, after a worker left or died)",
+  labelNames: ["worker"] as const,
+  registers: [metrics],
+});

@@ -59,8 +59,8 @@ export interface WorkerOptions {
   bindBackoff?: { baseMs: number; maxMs: number };
   /** A cycle whose snapshot went stale before its commit is re-run at most this often (default 5). */
   staleRetries?: number;
-  /** BullMQ lock of a running cycle/pass (default 30 000 ms): a dead worker's job is taken over
-   * only after it expires, so it bounds how long a crash stalls one cluster. */
+  /** BullMQ lock of a running admission pass, sweep or other fleet-wide task (default 30 000 ms):
+   * a dead worker's run is taken over only after it expires. */
   lockDurationMs?: number;
   /** How often BullMQ looks for jobs of dead workers (default 15 000 ms). */
   stalledIntervalMs?: number;
@@ -80,8 +80,15 @@ export interface WorkerOptions {
   restartHoldIntervalMs?: number;
   /** Triggered cycles wait this long so a burst of work makes one cycle (default 0). */
   triggerDelayMs?: number;
-  /** How often the cluster list is re-read (default 10 000 ms; cluster events re-read it at once). */
-  clusterRefreshMs?: number;
+  /** Each cluster's cycles run on one worker, which holds the cluster's lease and renews it; a
+   * lease not renewed for this long lapses and another worker takes the cluster over (default
+   * 10 000 ms): it bounds how long a killed worker's clusters wait. A worker that stops hands
+   * its clusters over at once. */
+  clusterLeaseMs?: number;
+  /** How often a worker renews its leases and looks at the clusters' spread over the live
+   * workers again (default 1000 ms; less than half of clusterLeaseMs). Cluster events make it
+   * look at once. */
+  clusterLeaseRenewMs?: number;
   /** Start-time estimates (Job.estimatedStart) are recomputed at least this often (default
    * 30 000 ms; 0 = never), and after changes (submissions, pods ending, quotas) at most every
    * `estimateMinGapMs` (default 10 000 ms). */
@@ -142,7 +149,8 @@ const DEFAULTS = {
   lostCheckIntervalMs: 5000,
   runtimeLimitIntervalMs: 5000,
   restartHoldIntervalMs: 1000,
-  clusterRefreshMs: 10_000,
+  clusterLeaseMs: 10_000,
+  clusterLeaseRenewMs: 1000,
   logIdleCycles: false,
   estimateIntervalMs: 30_000,
   estimateMinGapMs: 10_000,
@@ -183,7 +191,8 @@ export function resolveOptions(o: WorkerOptions): ResolvedOptions {
     "retentionIntervalMs",
     "lockDurationMs",
     "stalledIntervalMs",
-    "clusterRefreshMs",
+    "clusterLeaseMs",
+    "clusterLeaseRenewMs",
     "clusterLostAfterMs",
     "estimateBudgetMs",
     "lostCheckIntervalMs",
@@ -231,6 +240,11 @@ export function resolveOptions(o: WorkerOptions): ResolvedOptions {
     Number.isInteger(r.admissionBatchPods) && r.admissionBatchPods > 0,
     "admissionBatchPods",
     "must be a positive integer",
+  );
+  check(
+    r.clusterLeaseRenewMs * 2 < r.clusterLeaseMs,
+    "clusterLeaseRenewMs",
+    `must be less than half of clusterLeaseMs (got ${r.clusterLeaseRenewMs} and ${r.clusterLeaseMs})`,
   );
   positive(r.bindBackoff.baseMs, "bindBackoff.baseMs");
   check(r.bindBackoff.maxMs >= r.bindBackoff.baseMs, "bindBackoff.maxMs", "must be >= bindBackoff.baseMs");

@@ -4,6 +4,7 @@ import {
   allocationByCluster,
   capacityOfClusters,
   type ClusterCapacity,
+  clusterOwners,
   allocationByNode,
   type BindRequest,
   bindRequestsOfJobs,
@@ -64,7 +65,13 @@ export function createLoaders(store: Store) {
     }
     return l;
   };
+  let owners: ReturnType<typeof clusterOwners> | null = null;
   return {
+    /** Each cluster's owning worker, as of the first use in this request. */
+    clusterOwners: () => {
+      owners ??= clusterOwners(store);
+      return owners;
+    },
     /** The queue tree as of the first use in this request. */
     queueTree: () => {
       tree ??= queueTreeRows(store).then((q) => new QueueTree(q));

@@ -7,7 +7,8 @@
 //   FLEETQ_STALLED_INTERVAL_MS, FLEETQ_TRIGGER_DELAY_MS, FLEETQ_CLUSTER_LOST_AFTER_MS,
 //   FLEETQ_REQUEUE_LOST_AFTER_MS, FLEETQ_RUNTIME_LIMIT_INTERVAL_MS, FLEETQ_LOG_IDLE_CYCLES=1,
 //   FLEETQ_ESTIMATE_INTERVAL_MS, FLEETQ_ESTIMATE_HORIZON_SECONDS, FLEETQ_ESTIMATE_MAX_SESSIONS,
-//   FLEETQ_ESTIMATE_BUDGET_MS, FLEETQ_ESTIMATE_CPU_SHARE, FLEETQ_MAX_PLACEMENTS_PER_CYCLE.
+//   FLEETQ_ESTIMATE_BUDGET_MS, FLEETQ_ESTIMATE_CPU_SHARE, FLEETQ_MAX_PLACEMENTS_PER_CYCLE,
+//   FLEETQ_CLUSTER_LEASE_MS, FLEETQ_CLUSTER_LEASE_RENEW_MS.
 import type { Logger } from "pino";
 import type { WorkerOptions } from "../../workers/index.js";
 import { numberEnv } from "./env.js";
@@ -36,6 +37,8 @@ export function workerOptionsFromEnv(
     stalledIntervalMs: numberEnv("FLEETQ_STALLED_INTERVAL_MS", env),
     triggerDelayMs: numberEnv("FLEETQ_TRIGGER_DELAY_MS", env),
     clusterLostAfterMs: numberEnv("FLEETQ_CLUSTER_LOST_AFTER_MS", env),
+    clusterLeaseMs: numberEnv("FLEETQ_CLUSTER_LEASE_MS", env),
+    clusterLeaseRenewMs: numberEnv("FLEETQ_CLUSTER_LEASE_RENEW_MS", env),
     requeueLostAfterMs: numberEnv("FLEETQ_REQUEUE_LOST_AFTER_MS", env),
     runtimeLimitIntervalMs: numberEnv("FLEETQ_RUNTIME_LIMIT_INTERVAL_MS", env),
     restartHoldIntervalMs: numberEnv("FLEETQ_RESTART_HOLD_INTERVAL_MS", env),

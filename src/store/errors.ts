@@ -37,6 +37,25 @@ export class ConflictError extends Error {
   }
 }
 
+/** The worker no longer holds the cluster's lease (it lapsed, or another worker took it): its
+ * commit is refused. */
+export class LeaseLostError extends Error {
+  constructor(
+    readonly cluster: string,
+    readonly worker: string,
+    readonly epoch: number,
+    readonly currentOwner: string | null,
+    readonly currentEpoch: number | null,
+  ) {
+    super(
+      `worker "${worker}" no longer holds cluster "${cluster}" (its lease of epoch ${epoch}; now ` +
+        (currentOwner ? `"${currentOwner}" at epoch ${currentEpoch}` : "no live owner") +
+        ")",
+    );
+    this.name = "LeaseLostError";
+  }
+}
+
 /** The cluster's generation moved since the snapshot a session ran on: its result is refused. */
 export class StaleSnapshotError extends Error {
   constructor(

@@ -9,6 +9,7 @@ export {
   InvalidInputError,
   NotFoundError,
   StaleSnapshotError,
+  LeaseLostError,
 } from "./errors.js";
 export { migrateDeploy } from "./migrate/index.js";
 
@@ -27,6 +28,16 @@ export {
 } from "./cache/cluster-cache.js";
 export { pruneChangeTombstones } from "./operations/change-tombstones.js";
 export { commitSession, type CommitResult } from "./operations/commit-session.js";
+export {
+  acquireClusterLeases,
+  clusterOwners,
+  type HeldLease,
+  leaveWorkers,
+  type OwnershipView,
+  ownershipView,
+  releaseClusterLeases,
+  renewWorkerLeases,
+} from "./operations/cluster-leases.js";
 
 export { createQueue, deleteQueue, setQueueQuota, updateQueue } from "./operations/queues.js";
 export { cordonCluster, deleteCluster, registerCluster } from "./operations/clusters.js";

@@ -134,6 +134,8 @@ export class ControlPlane {
       redispatchAfterMs: 5000,
       lockDurationMs: 5000,
       stalledIntervalMs: 1000,
+      clusterLeaseMs: 3000,
+      clusterLeaseRenewMs: 300,
       logger: silent,
       ...extra,
     };
@@ -167,6 +169,8 @@ export class ControlPlane {
         FLEETQ_REDISPATCH_AFTER_MS: String(o.redispatchAfterMs),
         FLEETQ_LOCK_DURATION_MS: String(o.lockDurationMs),
         FLEETQ_STALLED_INTERVAL_MS: String(o.stalledIntervalMs),
+        FLEETQ_CLUSTER_LEASE_MS: String(o.clusterLeaseMs),
+        FLEETQ_CLUSTER_LEASE_RENEW_MS: String(o.clusterLeaseRenewMs),
         FLEETQ_LOG_LEVEL: "info",
         // The shared test Redis has no password; the worker signs binds as this process's API does.
         FLEETQ_INSECURE_REDIS: "1",

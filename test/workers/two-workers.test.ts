@@ -1,6 +1,6 @@
-// Two worker processes share the work: both run cycles of the same clusters, never two of one
-// cluster at once. Read back from the event log: every cycle records its start and end, and per
-// cluster the intervals must not overlap.
+// Two worker processes share the work: each owns some clusters, and when one stops the other
+// takes its clusters over; never two cycles of one cluster at once. Read back from the event log:
+// every cycle records its start and end, and per cluster the intervals must not overlap.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { cycleInterval } from "../../workers/index.js";
 import { until } from "../agent/until.js";
@@ -55,8 +55,6 @@ const count = (cycles: Map<string, Cycle[]>, worker: string) =>
   [...cycles.values()].flat().filter((c) => c.worker === worker).length;
 
 it("never runs two cycles of one cluster at once", async () => {
-  // Both processes compete for every cycle (BullMQ lets a process that is free take the next
-  // run; one may win most races while the other is idle).
   await submitAndRun(0, 20);
   const first = await until(async () => {
     const byCluster = await cyclesByCluster();
@@ -64,7 +62,7 @@ it("never runs two cycles of one cluster at once", async () => {
     return byCluster;
   }, 120_000);
   // The busier one stops (SIGTERM: it finishes its cycle first); the other takes over every
-  // cluster it was not already running, with more work arriving.
+  // cluster it did not own, with more work arriving.
   const busier = count(first, "w1") >= count(first, "w2") ? 0 : 1;
   const stopped = cp.children[busier]!;
   const exited = new Promise((r) => stopped.once("exit", r));

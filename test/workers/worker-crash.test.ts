@@ -1,6 +1,7 @@
 // A worker process killed (SIGKILL) right after a cycle committed its placements — before or while
 // sending them to the agent — loses nothing and binds nothing twice: the next worker takes the
-// cycle over once the dead one's lock expires, the outbox sweeper sends what was committed but
+// clusters over once the dead one's leases lapse (its first cycle there after a takeover is the
+// next one killed), the outbox sweeper sends what was committed but
 // never sent, and agents ignore repeats. Three such kills, then every job must run, every pod
 // exactly once, and every BindRequest must have reached its agent.
 import type { ChildProcess } from "node:child_process";

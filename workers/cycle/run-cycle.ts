@@ -54,6 +54,9 @@ export interface CycleDeps {
   carries: Map<string, SessionCarry>;
   /** The victim searches the last cycle's budget stopped, per cluster. */
   searchCursors: SearchCursorStore;
+  /** The lease this worker holds on the cluster (its commits carry it); null: not (surely) its
+   * own any more, so no cycle runs. Absent: cycles without ownership (tests, tools). */
+  lease?: (cluster: string) => { owner: string; epoch: number } | null;
 }
 
 export interface CycleReport {
@@ -98,6 +101,10 @@ export async function runCycle(deps: CycleDeps, cluster: string, reason: string)
     error: null,
   };
   try {
+    if (deps.lease && !deps.lease(cluster)) {
+      report.skipped = true;
+      return report;
+    }
     const decided = await decideAndCommit(deps, cluster, report);
     if (!decided) {
       report.skipped = true;
@@ -192,7 +199,11 @@ async function decideOn(
   phase = performance.now();
   let commit: CommitResult;
   try {
-    commit = await commitSession(deps.store, cluster, generation, result, rows);
+    const lease = deps.lease?.(cluster);
+    if (deps.lease && !lease) throw new Error(`cluster "${cluster}" is no longer owned here`);
+    commit = await commitSession(deps.store, cluster, generation, result, rows, {
+      lease: lease ?? undefined,
+    });
   } finally {
     t.commitMs += performance.now() - phase;
   }

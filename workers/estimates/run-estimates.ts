@@ -1,7 +1,8 @@
 // The start-time estimates: each cluster's live snapshot is simulated forward with the scheduling
 // core (src/estimate), running jobs ending at their expected end, and the estimated start of every
-// pending job on it is stored for the API (Job.estimatedStart / estimatedCluster). One run at a
-// time across every worker (a serial task), on a timer and soon after changes.
+// pending job on it is stored for the API (Job.estimatedStart / estimatedCluster). Each worker
+// estimates the clusters it owns, on a timer and soon after changes; a job waiting for admission
+// is estimated on every cluster that may take it, and keeps the earliest start any gave.
 //
 // Run times, in this order: the job's expectedRuntimeSeconds, else its maxRuntimeSeconds, else its
 // queue's running estimate from the run times of its last 50 jobs that succeeded in the last 7 days
@@ -44,6 +45,8 @@ export interface EstimateOptions {
   /** The cycles' cached views: each cluster is brought up to date from what changed since instead
    * of read in full. Absent = a full read per cluster. */
   views?: ClusterViews;
+  /** Only these clusters (the worker's own); absent: every cluster. */
+  clusters?: readonly string[];
 }
 
 export const DEFAULT_BUDGET_MS = 5_000;
@@ -83,10 +86,10 @@ export async function runEstimates(
     store,
     (await unadmittedJobs(store)).slice(0, MAX_UNADMITTED_ESTIMATED).map((j) => j.id),
   );
-  const best = new Map<string, { cluster: string | null; start: number | null }>(
-    unadmitted.map((c) => [c.spec.uid, { cluster: null, start: null }]),
-  );
+  const waitingIds = new Set(unadmitted.map((c) => c.spec.uid));
+  const only = opts.clusters ? new Set(opts.clusters) : null;
   for (const cluster of await clusterSummaries(store)) {
+    if (only && !only.has(cluster.name)) continue;
     // A lost cluster places nothing until its agent is back: no estimate holds there.
     if (cluster.lost) {
       await replaceJobEstimates(store, cluster.name, [], now);
@@ -145,31 +148,21 @@ export async function runEstimates(
       await new Promise((resolve) => setImmediate(resolve));
     }
     const rows = [...r.starts]
-      .filter(([jobId]) => !best.has(jobId))
+      .filter(([jobId]) => !waitingIds.has(jobId))
       .map(([jobId, start]) => ({
         jobId,
         cluster: cluster.name,
         start: start === null ? null : new Date(start),
       }));
-    await replaceJobEstimates(store, cluster.name, rows, now);
-    for (const c of extra) {
+    const offers = extra.map((c) => {
       const start = r.starts.get(c.spec.uid) ?? null;
-      const b = best.get(c.spec.uid)!;
-      if (start !== null && (b.start === null || start < b.start))
-        best.set(c.spec.uid, { cluster: cluster.name, start });
-    }
+      return { jobId: c.spec.uid, cluster: cluster.name, start: start === null ? null : new Date(start) };
+    });
+    await replaceJobEstimates(store, cluster.name, rows, now, offers);
     report.clusters++;
-    report.jobs += rows.length;
-    report.estimated += rows.filter((x) => x.start !== null).length;
+    report.jobs += rows.length + offers.length;
+    report.estimated += [...rows, ...offers].filter((x) => x.start !== null).length;
     report.sessions += r.sessions;
   }
-  const waiting = [...best].map(([jobId, b]) => ({
-    jobId,
-    cluster: b.cluster,
-    start: b.start === null ? null : new Date(b.start),
-  }));
-  await replaceJobEstimates(store, null, waiting, now);
-  report.jobs += waiting.length;
-  report.estimated += waiting.filter((x) => x.start !== null).length;
   return report;
 }

@@ -1,6 +1,6 @@
 // Usage history for time-based fair share: what each queue (leaves and their ancestors) holds on
-// each cluster, as the proportion plugin counts it, recorded for the interval just past. One run
-// per interval across all workers (a serial task on a timer), so each interval is counted once.
+// each cluster, as the proportion plugin counts it, recorded for the interval just past. Each
+// worker records the clusters it owns, once per interval.
 import { computeFairShare, type SchedulerConfig } from "../../src/core/index.js";
 import {
   DEFAULT_USAGE_WINDOW,
@@ -18,6 +18,8 @@ export interface RecordUsageOptions {
   now?: Date;
   /** The cycles' cached views, instead of a full read per cluster. */
   views?: ClusterViews;
+  /** Only these clusters (the worker's own); absent: every cluster. */
+  clusters?: readonly string[];
 }
 
 export async function recordUsage(
@@ -28,7 +30,9 @@ export async function recordUsage(
 ): Promise<number> {
   const now = opts.now ?? new Date();
   let recorded = 0;
+  const only = opts.clusters ? new Set(opts.clusters) : null;
   for (const cluster of await clusterSummaries(store)) {
+    if (only && !only.has(cluster.name)) continue;
     const { snapshot } = await clusterView(store, cluster.name, now.getTime(), opts.views);
     const shares = computeFairShare(snapshot, fairShareConfig(config));
     await recordQueueUsage(

@@ -89,6 +89,10 @@ export const clusterResolvers = {
       return resourcesOf(freeOf(capacity, allocated));
     },
     heartbeatAt: (c: Cluster) => iso(c.heartbeatAt),
+    owner: async (c: Cluster, _a: unknown, ctx: ApiContext) => {
+      const o = (await ctx.loaders.clusterOwners()).get(c.name);
+      return o ? { worker: o.owner, since: o.since.toISOString() } : null;
+    },
     generation: (c: Cluster) => Number(c.generation),
     podPolicy: (c: Cluster) => clusterPodPolicyOf(c.podPolicy),
   },

@@ -53,10 +53,10 @@ export const UPDATE_QUEUE = `mutation($name: String!, $input: UpdateQueueInput!)
   updateQueue(name: $name, input: $input) { ${QUEUE_FIELDS} } }`;
 export const SET_QUOTA = `mutation($input: SetQueueQuotaInput!) { setQueueQuota(input: $input) { ${QUEUE_FIELDS} } }`;
 
-export const LIST_CLUSTERS = `query { clusters { name state cordoned heartbeatAt labels { key value } nodeCount
+export const LIST_CLUSTERS = `query { clusters { name state cordoned heartbeatAt owner { worker since } labels { key value } nodeCount
   capacity ${RESOURCES} allocated ${RESOURCES} } }`;
 /** A cluster with its first GET_CLUSTER_NODES_PAGE nodes; CLUSTER_NODES for the next pages. */
-export const GET_CLUSTER = `query($name: String!, $first: Int) { cluster(name: $name) { name state cordoned heartbeatAt
+export const GET_CLUSTER = `query($name: String!, $first: Int) { cluster(name: $name) { name state cordoned heartbeatAt owner { worker since }
   labels { key value } capacity ${RESOURCES} allocated ${RESOURCES} nodeCount
   nodes(first: $first) { name gpuModel unschedulable ready capacity ${RESOURCES} allocated ${RESOURCES} } } }`;
 export const CLUSTER_NODES = `query($name: String!, $first: Int, $after: String) { cluster(name: $name) {

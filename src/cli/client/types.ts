@@ -97,6 +97,7 @@ export interface ClusterView {
   state: string;
   cordoned: boolean;
   heartbeatAt: string | null;
+  owner: { worker: string; since: string } | null;
   labels: { key: string; value: string }[];
   nodeCount: number;
   capacity: Resources;

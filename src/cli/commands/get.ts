@@ -183,6 +183,7 @@ export function registerGet(program: Command): void {
                     header: "HEARTBEAT",
                     value: (c) => (c.heartbeatAt ? `${formatAge(c.heartbeatAt)} ago` : "-"),
                   },
+                  { header: "OWNER", value: (c) => c.owner?.worker ?? "-" },
                   { header: "LABELS", value: (c) => c.labels.map((l) => `${l.key}=${l.value}`).join(",") },
                 ],
                 clusters,

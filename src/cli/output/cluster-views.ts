@@ -13,6 +13,7 @@ export function clusterDetailView(c: ClusterDetail): string {
     `Cluster:    ${c.name}`,
     `State:      ${c.state}${c.cordoned ? " (cordoned: takes no new pods)" : ""}`,
     `Heartbeat:  ${c.heartbeatAt ? `${formatAge(c.heartbeatAt)} ago` : "never"}`,
+    `Owner:      ${c.owner ? `${c.owner.worker} (since ${formatAge(c.owner.since)} ago)` : "none (no worker holds its lease)"}`,
     `Labels:     ${c.labels.map((l) => `${l.key}=${l.value}`).join(", ") || "-"}`,
     `Allocated:  GPU ${used(c, "gpu")}, CPU ${used(c, "cpu")}, memory ${used(c, "memory")}`,
     "",

@@ -13,6 +13,7 @@ import type { JobState, PodState } from "../generated/prisma/enums.js";
 import type { SnapshotRows } from "../snapshot/rows.js";
 import { type Actor, type Store, transact } from "../store.js";
 import { bumpGeneration, lockCluster } from "./cluster-fence.js";
+import { checkLease } from "./cluster-leases.js";
 import { type CommitPlan, planCommit } from "./commit-plan.js";
 import { type RefreshedJob, refreshJobs } from "./job-refresh.js";
 import { writePodChanges } from "./pod-changes.js";
@@ -35,7 +36,12 @@ export async function commitSession(
   seenGeneration: number,
   result: SessionResult,
   rows: SnapshotRows,
-  opts: { now?: Date; actor?: Actor } = {},
+  opts: {
+    now?: Date;
+    actor?: Actor;
+    /** The lease the session was planned under: refused (LeaseLostError) unless still current. */
+    lease?: { owner: string; epoch: number };
+  } = {},
 ): Promise<CommitResult> {
   const now = opts.now ?? new Date();
   const plan = planCommit(cluster, result, rows);
@@ -47,6 +53,7 @@ export async function commitSession(
       if (!fence || fence.generation !== seenGeneration) {
         throw new StaleSnapshotError(cluster, seenGeneration, fence?.generation ?? null);
       }
+      if (opts.lease) await checkLease(tx, cluster, opts.lease);
       const current = await lockJobs(tx, plan);
       const allowed = withoutRefusedJobs(plan, current, rows, cluster);
       return writeCommitPlan(tx, cluster, fence.generation, allowed, now, record);
