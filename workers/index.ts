@@ -21,7 +21,8 @@ import {
   type Store,
 } from "../src/store/index.js";
 import { runAdmission } from "./admission/run-admission.js";
-import { AdmissionState } from "./admission/state.js";
+import { DigestServer, OwnerDigests } from "./admission/owner-digests.js";
+import { AdmissionState, fullReads, localDigests } from "./admission/state.js";
 import { ClusterCycles } from "./cluster-cycles.js";
 import { type CycleDeps, runCycle } from "./cycle/run-cycle.js";
 import { LocalTask } from "./local-task.js";
@@ -154,6 +155,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
       released: async (cluster) => {
         await cycles.stop(cluster);
         cycleDeps.cache.forget(cluster);
+        digestServer.forget(cluster);
         cycleDeps.memory.delete(cluster);
         cycleDeps.carries.delete(cluster);
       },
@@ -165,9 +167,30 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
   // The tasks beside the cycles (estimates, usage history) run for the clusters owned here,
   // reading them through the cycles' cache.
   const views: ClusterViews = { cache: cycleDeps.cache, usage: usageWindow ?? undefined };
-  // Admission keeps its cluster bases and undecided jobs between passes (on this process).
-  // Its own cache: `unchanged` is relative to the cache's previous refresh, which must be its own.
-  const admissionState = new AdmissionState(new ClusterCache(store));
+  // Admission keeps its cluster bases and undecided jobs between passes (on this process), built
+  // from digests the clusters' owners compute from their caches.
+  const digestServer = new DigestServer(
+    connection,
+    o.prefix,
+    o.workerId,
+    cycleDeps.cache,
+    usageWindow ?? undefined,
+    config,
+    (cluster) => ownership.lease(cluster),
+  );
+  const waiting = new Redis(o.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  waiting.on("error", (err) => log.warn({ err: err.message }, "redis connection error (digests)"));
+  const admissionState = new AdmissionState(
+    new OwnerDigests(
+      connection,
+      waiting,
+      o.prefix,
+      signal,
+      localDigests(fullReads(store)),
+      o.admissionDigestTimeoutMs,
+      log,
+    ),
+  );
   let admission: SerialTask | null = null;
   let estimates: LocalTask | null = null;
   const local: LocalTask[] = [];
@@ -176,6 +199,8 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
   try {
     signals = await WorkerSignals.open(connection, o.redisUrl, o.prefix, log, (s) => {
       if (s.kind === "cycles") cycles.triggerHere(s.clusters, s.reason);
+      else if (s.kind === "digests")
+        digestServer.answer(s).catch((err) => log.warn({ err: err.message }, "could not answer for digests"));
       else if (s.from !== o.workerId) void ownership.tick();
     });
     admission = await SerialTask.start({
@@ -352,6 +377,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
 
   async function closeConnections(): Promise<void> {
     signals?.close();
+    waiting.disconnect();
     await dispatcher.close();
     await bus.close();
     connection.disconnect();

@@ -57,6 +57,9 @@ export interface WorkerOptions {
   /** After a failed bind the pod waits base·2^(failures−1) ms, at most max, before a retry
    * (default 2000 and 60 000). */
   bindBackoff?: { baseMs: number; maxMs: number };
+  /** An admission pass waits this long for the clusters' owners to send their digests (default
+   * 10 000 ms); a cluster whose owner has not answered keeps the base of the previous pass. */
+  admissionDigestTimeoutMs?: number;
   /** A cycle whose snapshot went stale before its commit is re-run at most this often (default 5). */
   staleRetries?: number;
   /** BullMQ lock of a running admission pass, sweep or other fleet-wide task (default 30 000 ms):
@@ -141,6 +144,7 @@ const DEFAULTS = {
   admissionBatchPods: 2000,
   bindBackoff: { baseMs: 2000, maxMs: 60_000 },
   staleRetries: 5,
+  admissionDigestTimeoutMs: 10_000,
   lockDurationMs: 30_000,
   stalledIntervalMs: 15_000,
   triggerDelayMs: 0,
@@ -192,6 +196,7 @@ export function resolveOptions(o: WorkerOptions): ResolvedOptions {
     "lockDurationMs",
     "stalledIntervalMs",
     "clusterLeaseMs",
+    "admissionDigestTimeoutMs",
     "clusterLeaseRenewMs",
     "clusterLostAfterMs",
     "estimateBudgetMs",

@@ -1,13 +1,16 @@
 // What workers tell each other, over Redis pub/sub (`<prefix>workers:signals`): "ownership moved,
-// look again" (a worker joined, left or gave clusters up) and "run these clusters' cycles soon"
-// (work found by a fleet-wide task, for clusters another worker owns). Fire-and-forget: the
+// look again" (a worker joined, left or gave clusters up), "run these clusters' cycles soon"
+// (work found by a fleet-wide task, for clusters another worker owns) and "the digests of these
+// clusters, please" (admission, to the clusters' owners). Fire-and-forget: the
 // leases' renewal and the cycles' timers catch up with a signal lost.
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
 
 export type WorkerSignal =
   | { kind: "ownership"; from: string }
-  | { kind: "cycles"; clusters: string[] | "all"; reason: string };
+  | { kind: "cycles"; clusters: string[] | "all"; reason: string }
+  /** Admission asks the owners of these clusters for their digests (owner-digests.ts). */
+  | { kind: "digests"; clusters: string[]; known: Record<string, string>; reply: string };
 
 export class WorkerSignals {
   private readonly channel: string;

@@ -157,7 +157,7 @@ describe("compact snapshot", () => {
         cordoned: false,
         podPolicy: { extendedResources: [], resourceClaims: false },
       };
-      const base = new ClusterBase(summary, { ...snapshot, jobs: [...held, ...waiting] }, config);
+      const base = ClusterBase.of(summary, { ...snapshot, jobs: [...held, ...waiting] }, config);
       reserved += base.queueJobs.length;
       partly += base.queueJobs.filter((j) => base.pending.some((w) => w.uid === j.uid)).length;
       const view = new ClusterView(base);

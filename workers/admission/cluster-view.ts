@@ -5,7 +5,6 @@
 // pass sent there.
 import {
   computeFairShare,
-  holdsNode,
   type NodeSpec,
   type Placement,
   type PodGroupSpec,
@@ -25,67 +24,20 @@ import {
   fairShareConfig,
 } from "../../src/store/index.js";
 import { admissionDryRunsTotal } from "../metrics.js";
-import { type Amounts, add, nodeAmounts, podAmounts, positive, sub, within, zero } from "./amounts.js";
-import { capacityNode, compactHeld, HELD_JOB } from "./compact.js";
+import { type Amounts, add, podAmounts, sub, within, zero } from "./amounts.js";
+import {
+  allocateOnly,
+  type ClusterDigest,
+  digestCluster,
+  heldOnly,
+  withPlacements,
+} from "./cluster-digest.js";
+import { compactHeld, HELD_JOB } from "./compact.js";
 
 export interface FitResult {
   fits: boolean;
   /** Why not, in the core's words. */
   fitErrors: string[];
-}
-
-/** A job reduced to the pods that hold node resources: it takes space, asks for nothing. */
-function heldOnly(job: PodGroupSpec): PodGroupSpec | null {
-  const pods = job.pods.filter((p) => holdsNode(p.status));
-  if (!pods.length) return null;
-  return {
-    ...job,
-    minMember: pods.length,
-    subGroups: [],
-    topology: null,
-    pods: pods.map((p) => ({ ...p, subGroup: null })),
-  };
-}
-
-/** The job with the placed pods holding their nodes (status Binding, node and devices set). */
-function withPlacements(job: PodGroupSpec, where: ReadonlyMap<string, Placement> | undefined): PodGroupSpec {
-  if (!where?.size) return job;
-  return {
-    ...job,
-    pods: job.pods.map((p) => {
-      const b = where.get(p.uid);
-      if (!b) return p;
-      const devices = b.gpuDevices?.length ? { gpuDevices: b.gpuDevices } : {};
-      return { ...p, status: "Binding", node: b.node, gpuGroups: b.gpuGroups, ...devices };
-    }),
-  };
-}
-
-/** The job's pods that wait (Pending), or null when none does. */
-function pendingOnly(job: PodGroupSpec): PodGroupSpec | null {
-  const pods = job.pods.filter((p) => p.status === "Pending");
-  return pods.length ? { ...job, pods } : null;
-}
-
-const hasPending = (j: PodGroupSpec) => j.pods.some((p) => p.status === "Pending");
-
-/** Per job, where an allocate dry run places the waiting jobs' pending pods on `compact` (the
- * jobs with nothing waiting, compacted). */
-function reservations(
-  compact: Snapshot,
-  waiting: readonly PodGroupSpec[],
-  config: SchedulerConfig,
-  carry: SessionCarry,
-): Map<string, Map<string, Placement>> {
-  const out = new Map<string, Map<string, Placement>>();
-  if (!waiting.length) return out;
-  admissionDryRunsTotal.inc({ kind: "reserve" });
-  for (const b of runSession({ ...compact, jobs: [...compact.jobs, ...waiting] }, config, { carry }).binds) {
-    const m = out.get(b.job) ?? new Map<string, Placement>();
-    m.set(b.pod, b);
-    out.set(b.job, m);
-  }
-  return out;
 }
 
 function mergeTopologies(...lists: readonly TopologySpec[][]): TopologySpec[] {
@@ -128,7 +80,6 @@ function queueKey(queues: ReadonlyMap<string, QueueSpec>, parents: ReadonlySet<s
 const emptyKey = (base: ClusterBase, job: PodGroupSpec) =>
   shapeKey(job) + queueKey(base.queues, base.parents, job);
 
-const allocateOnly = (config: SchedulerConfig): SchedulerConfig => ({ ...config, actions: ["allocate"] });
 /** Fair-share sessions of at most this many candidates take the base's share carry. */
 const SHARE_CARRY_MAX_CANDIDATES = 16;
 
@@ -144,7 +95,9 @@ export class ClusterBase {
   /** Pending pods waiting on this cluster. */
   readonly backlog: Amounts;
   /** Per queue: what waits here that the cluster cannot place now. */
-  readonly waitingByQueue = new Map<string, Amounts>();
+  readonly waitingByQueue: ReadonlyMap<string, Amounts>;
+  /** The cluster without its jobs: nodes, queues as configured (the empty-cluster check). */
+  readonly shell: Snapshot;
   /** The nodes with what holds resources there compacted (compact.ts), the pods the cluster
    * would place now included: every dry run starts from it. */
   readonly compact: Snapshot;
@@ -175,88 +128,41 @@ export class ClusterBase {
   /** The largest of the ready, schedulable nodes' allocatable, per resource. */
   readonly largestNode: Amounts;
   /** Per node what is free (cpu, memory, GPUs, pods), to tell whether a later base has more room. */
-  private readonly roomByNode: Map<string, number[]>;
-  private readonly queueDemand: Map<string, number[]>;
+  private readonly roomByNode: ReadonlyMap<string, number[]>;
+  private readonly queueDemand: ReadonlyMap<string, number[]>;
   private readonly fingerprint: string;
 
   constructor(
     summary: ClusterSummary,
-    readonly snapshot: Snapshot,
+    digest: ClusterDigest,
     readonly config: SchedulerConfig,
   ) {
     this.name = summary.name;
     this.labels = summary.labels;
     this.podPolicy = summary.podPolicy;
-    this.queues = new Map(snapshot.queues.map((q) => [q.name, q]));
-    this.parents = new Set(snapshot.queues.flatMap((q) => (q.parent === null ? [] : [q.parent])));
-    // Jobs already sent here but not placed yet get their room first: an allocate dry run of the
-    // cluster as it is places what its own cycle would place, and those pods then hold their nodes
-    // in every later dry run, so no job is told it fits on room they will take. Jobs with pods
-    // waiting stay whole in that run (gangs); the others only take room and are compacted.
-    const waiting = snapshot.jobs.filter(hasPending);
-    const settled = compactHeld(
-      snapshot,
-      waiting.length ? snapshot.jobs.filter((j) => !hasPending(j)) : snapshot.jobs,
-    );
-    const reserved = reservations(settled, waiting, allocateOnly(config), this.carry);
-    const present = waiting.map((j) => withPlacements(j, reserved.get(j.uid)));
-    const heldOfWaiting = present.map(heldOnly).filter((j): j is PodGroupSpec => j !== null);
-    this.compact = { ...settled, jobs: [...settled.jobs, ...heldOfWaiting] };
+    this.shell = digest.shell;
+    this.queues = new Map(digest.shell.queues.map((q) => [q.name, q]));
+    this.parents = new Set(digest.shell.queues.flatMap((q) => (q.parent === null ? [] : [q.parent])));
+    this.compact = digest.compact;
     this.queueJobs = this.compact.jobs.filter((j) => j.uid !== HELD_JOB);
-    this.pending = present.map(pendingOnly).filter((j): j is PodGroupSpec => j !== null);
-    // The fair-share session has one job per uid: a job's waiting part (in `pending`, after it)
-    // replaces its held part, so that part never counts and is left out. The other held parts
-    // (pods the cluster would place now) count for their queues like the folded per-node pods.
-    const waitingUids = new Set(this.pending.map((j) => j.uid));
-    const counted = this.queueJobs.filter((j) => !waitingUids.has(j.uid));
-    const forShares = compactHeld({ ...this.compact, jobs: counted }, counted);
-    this.shareJobs = forShares.jobs.filter((j) => j.uid !== HELD_JOB);
-    this.shareQueues = forShares.queues;
-    // What waits here unplaced counts against its queue's headroom, like what a pass sends.
-    for (const job of this.pending) for (const p of job.pods) this.addWaiting(job.queue, podAmounts(p));
-    const tally = tallyPods(snapshot);
-    this.backlog = tally.backlog;
-    this.queueDemand = tally.demand;
-    this.capacity = snapshot.nodes
-      .filter((n) => n.ready)
-      .map(nodeAmounts)
-      .reduce(add, zero());
-    this.free = snapshot.nodes
-      .filter((n) => n.ready && !n.unschedulable)
-      .map((n) => positive(sub(nodeAmounts(n), tally.used.get(n.name) ?? zero())))
-      .reduce(add, zero());
-    this.roomByNode = roomByNode(this.compact);
-    const takers = snapshot.nodes.filter((n) => n.ready && !n.unschedulable).map(nodeAmounts);
-    this.largestNode = {
-      gpu: Math.max(0, ...takers.map((a) => a.gpu)),
-      cpuMillis: Math.max(0, ...takers.map((a) => a.cpuMillis)),
-      memory: Math.max(0, ...takers.map((a) => a.memory)),
-    };
-    this.room = snapshot.nodes
-      .filter((n) => n.ready && !n.unschedulable)
-      .map((n) => {
-        const r = this.roomByNode.get(n.name);
-        return r ? positive({ cpuMillis: r[0]!, memory: r[1]!, gpu: r[2]! }) : zero();
-      })
-      .reduce(add, zero());
-    this.capacityNode = capacityNode(snapshot.nodes);
-    this.fingerprint = JSON.stringify([
-      summary.labels,
-      snapshot.nodes.map((n) => [
-        n.name,
-        n.labels,
-        n.taints,
-        n.unschedulable,
-        n.ready,
-        n.allocatable,
-        n.gpuModel,
-      ]),
-      snapshot.queues.map((q) => ({ ...q, heldElsewhere: null })),
-    ]);
+    this.pending = digest.pending;
+    this.shareJobs = digest.shareJobs;
+    this.shareQueues = digest.shareQueues;
+    this.waitingByQueue = new Map(digest.waitingByQueue);
+    this.backlog = digest.backlog;
+    this.queueDemand = new Map(digest.queueDemand);
+    this.capacity = digest.capacity;
+    this.free = digest.free;
+    this.roomByNode = new Map(digest.roomByNode);
+    this.largestNode = digest.largestNode;
+    this.room = digest.room;
+    this.capacityNode = digest.capacityNode;
+    this.fingerprint = JSON.stringify([summary.labels, digest.fingerprint]);
   }
 
-  private addWaiting(queue: string, amounts: Amounts): void {
-    this.waitingByQueue.set(queue, add(this.waitingByQueue.get(queue) ?? zero(), amounts));
+  /** The base of a snapshot read here (no owner computed its digest). */
+  static of(summary: ClusterSummary, snapshot: Snapshot, config: SchedulerConfig): ClusterBase {
+    return new ClusterBase(summary, digestCluster(snapshot, config), config);
   }
 
   /** Takes over the empty-cluster answers of an earlier base of the same nodes and queues. */
@@ -282,56 +188,6 @@ export class ClusterBase {
     }
     return false;
   }
-}
-
-/** Per node: cpu, memory, GPUs and pods not held (what the compact snapshot's pods leave). */
-function roomByNode(compact: Snapshot): Map<string, number[]> {
-  const room = new Map(
-    compact.nodes.map((n) => [
-      n.name,
-      [n.allocatable.cpuMillis, n.allocatable.memory, n.allocatable.gpus, n.allocatable.pods],
-    ]),
-  );
-  for (const job of compact.jobs)
-    for (const p of job.pods) {
-      const r = p.node ? room.get(p.node) : undefined;
-      if (!r || !holdsNode(p.status)) continue;
-      const a = podAmounts(p);
-      r[0]! -= a.cpuMillis;
-      r[1]! -= a.memory;
-      r[2]! -= a.gpu;
-      r[3]! -= 1;
-    }
-  return room;
-}
-
-/** In one walk over the pods: what they hold per node, what waits (backlog), and per queue what
- * its pods hold or wait for (cpu, memory, GPUs). */
-function tallyPods(snapshot: Snapshot) {
-  const used = new Map<string, Amounts>();
-  const backlog = zero();
-  const demand = new Map<string, number[]>();
-  for (const job of snapshot.jobs) {
-    const d = demand.get(job.queue) ?? [0, 0, 0];
-    demand.set(job.queue, d);
-    for (const p of job.pods) {
-      const a = podAmounts(p);
-      d[0]! += a.cpuMillis;
-      d[1]! += a.memory;
-      d[2]! += a.gpu;
-      let on: Amounts | undefined;
-      if (holdsNode(p.status) && p.node) {
-        on = used.get(p.node) ?? zero();
-        used.set(p.node, on);
-      } else if (p.status === "Pending") on = backlog;
-      if (on) {
-        on.gpu += a.gpu;
-        on.cpuMillis += a.cpuMillis;
-        on.memory += a.memory;
-      }
-    }
-  }
-  return { used, backlog, demand };
 }
 
 /** One pass's look at a cluster: its base and what this pass sent there. */
@@ -478,7 +334,7 @@ export class ClusterView {
     if (!fit) {
       admissionDryRunsTotal.inc({ kind: "empty" });
       const result = runSession(
-        { ...base.snapshot, jobs: [c.spec], topologies: mergeTopologies(c.topologies) },
+        { ...base.shell, jobs: [c.spec], topologies: mergeTopologies(c.topologies) },
         allocateOnly(base.config),
       );
       fit = {

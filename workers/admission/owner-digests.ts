@@ -1,0 +1,126 @@
+// Admission's cluster digests from the clusters' owners, so that the process running a pass keeps
+// no copy of any cluster's rows. The pass sends one request to every worker (a signal) naming the
+// clusters and the token of each digest it holds; each owner brings its cached view of the
+// clusters it owns up to date — from PostgreSQL, so the digest includes everything committed
+// before the request, the pass's own earlier assignments too — and answers on the request's reply
+// list with a token (worker, lease epoch, view version) and, when the asker's token is not current,
+// the key of the digest it stored in Redis (v8 serialisation). A cluster no owner answers for in
+// time (none yet, or its owner gone) keeps the base the pass has; with none, it is read here once
+// (`fallback`) and only its digest is kept.
+import { randomUUID } from "node:crypto";
+import { deserialize, serialize } from "node:v8";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { SchedulerConfig } from "../../src/core/index.js";
+import type { ClusterCache, UsageWindow } from "../../src/store/index.js";
+import type { WorkerSignal } from "../signals.js";
+import { type ClusterDigest, digestCluster } from "./cluster-digest.js";
+import type { DigestAnswer, DigestRequest, DigestSource } from "./state.js";
+
+/** A stored digest and the reply lists live this long: a pass reads them within it. */
+const KEEP_MS = 60_000;
+
+interface Answer {
+  cluster: string;
+  token: string;
+  /** Where the digest is; null: the asker's is current. */
+  key: string | null;
+}
+
+export class OwnerDigests implements DigestSource {
+  constructor(
+    private readonly redis: Redis,
+    /** A connection of its own: it blocks while waiting for answers. */
+    private readonly blocking: Redis,
+    private readonly prefix: string,
+    private readonly send: (s: WorkerSignal) => Promise<void>,
+    private readonly fallback: DigestSource,
+    private readonly timeoutMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  async digests(
+    clusters: readonly string[],
+    known: ReadonlyMap<string, string>,
+    req: DigestRequest,
+  ): Promise<Map<string, DigestAnswer>> {
+    const out = new Map<string, DigestAnswer>();
+    if (!clusters.length) return out;
+    const reply = `${this.prefix}admission:replies:${randomUUID()}`;
+    await this.send({ kind: "digests", clusters: [...clusters], known: Object.fromEntries(known), reply });
+    const answers = await this.collect(reply, clusters.length);
+    const stored = answers.filter((a) => a.key !== null);
+    const blobs = stored.length ? await this.redis.mgetBuffer(...stored.map((a) => a.key!)) : [];
+    for (const [i, a] of stored.entries()) {
+      const blob = blobs[i];
+      if (blob) out.set(a.cluster, { token: a.token, digest: deserialize(blob) as ClusterDigest });
+    }
+    for (const a of answers) if (a.key === null) out.set(a.cluster, { token: a.token, digest: null });
+    const unread = clusters.filter((c) => !out.has(c) && !known.has(c));
+    if (unread.length) {
+      this.log.info({ clusters: unread }, "no owner answered for these clusters' digests: read here");
+      for (const [c, a] of await this.fallback.digests(unread, new Map(), req)) out.set(c, a);
+    }
+    return out;
+  }
+
+  private async collect(reply: string, expected: number): Promise<Answer[]> {
+    const answers = new Map<string, Answer>();
+    const deadline = Date.now() + this.timeoutMs;
+    while (answers.size < expected) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      const r = await this.blocking.blpop(reply, Math.max(0.01, left / 1000));
+      if (!r) break;
+      const a = JSON.parse(r[1]) as Answer;
+      answers.set(a.cluster, a);
+    }
+    await this.redis.del(reply);
+    return [...answers.values()];
+  }
+}
+
+/** The owner's side: answers digest requests for the clusters this worker owns. */
+export class DigestServer {
+  /** Per cluster, the token of the last digest stored and where. */
+  private readonly stored = new Map<string, { token: string; key: string }>();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly workerId: string,
+    private readonly cache: ClusterCache,
+    /** The cycles' usage window: another would make every refresh a change for them. */
+    private readonly usage: UsageWindow | undefined,
+    private readonly config: SchedulerConfig,
+    private readonly lease: (cluster: string) => { epoch: number } | null,
+  ) {}
+
+  async answer(req: { clusters: string[]; known: Record<string, string>; reply: string }): Promise<void> {
+    await Promise.all(
+      req.clusters.map(async (cluster) => {
+        const lease = this.lease(cluster);
+        if (!lease) return;
+        const view = await this.cache.refresh(cluster, { now: Date.now(), usage: this.usage });
+        const token = `${this.workerId}:${lease.epoch}:${view.version}`;
+        let key: string | null = null;
+        if (req.known[cluster] !== token) {
+          const last = this.stored.get(cluster);
+          if (last?.token === token && (await this.redis.pexpire(last.key, KEEP_MS)) === 1) key = last.key;
+          else {
+            key = `${this.prefix}admission:digest:${cluster}:${token}`;
+            await this.redis.set(key, serialize(digestCluster(view.snapshot, this.config)), "PX", KEEP_MS);
+            this.stored.set(cluster, { token, key });
+          }
+        }
+        const answer: Answer = { cluster, token, key };
+        await this.redis.multi().rpush(req.reply, JSON.stringify(answer)).pexpire(req.reply, KEEP_MS).exec();
+      }),
+    );
+  }
+
+  /** The cluster moved to another worker. */
+  forget(cluster: string): void {
+    this.stored.delete(cluster);
+  }
+}
