@@ -1,6 +1,7 @@
 // Benchmark of a worker's scheduling cycle at cluster scale (not a test): one cluster seeded with
 // bulk SQL (bench/seed-cluster.ts), then the cycle function of the workers (runCycle: cached view
-// → session → fenced commit → dispatch) timed per step, as a worker process runs it:
+// → session → fenced commit → dispatch) timed per step, as a worker process runs it on a cluster
+// it owns (every commit carries the cluster's lease):
 //   first                the process's first cycle of the cluster (full load; the pending gangs
 //                        that fit are placed)
 //   unchanged            after the cycle that follows a commit, nothing changed (skipped)
@@ -17,7 +18,14 @@ import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { defaultSchedulerConfig } from "../src/core/index.js";
-import { ClusterCache, createStore, openDatabase, reportPodStatus, submitJob } from "../src/store/index.js";
+import {
+  acquireClusterLeases,
+  ClusterCache,
+  createStore,
+  openDatabase,
+  reportPodStatus,
+  submitJob,
+} from "../src/store/index.js";
 import { admin, createTestDatabase } from "../test/helpers/db.js";
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../test/helpers/redis.js";
 import { type CycleReport, runCycle } from "../workers/cycle/run-cycle.js";
@@ -72,6 +80,8 @@ async function runOnce(url: string): Promise<Line[]> {
   const prefix = testRedisPrefix("fleetq-bench-cycle");
   const log = pino({ level: "silent" });
   const dispatcher = new BindDispatcher(store, redis, `${prefix}bind`);
+  // The cluster is owned, as in a worker: every commit carries the lease.
+  const [lease] = await acquireClusterLeases(store, "bench", [CLUSTER], 3_600_000);
   const deps = {
     store,
     config: defaultSchedulerConfig(),
@@ -88,6 +98,7 @@ async function runOnce(url: string): Promise<Line[]> {
     memory: new Map(),
     carries: new Map(),
     searchCursors: new SearchCursorStore(redis, prefix, log),
+    lease: () => ({ owner: "bench", epoch: lease!.epoch }),
   };
   const lines: Line[] = [];
   const measure = async (cycle: CycleName): Promise<Line> => {

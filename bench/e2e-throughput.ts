@@ -20,7 +20,7 @@
 // --batch N: each client submits N jobs per `submitJobs` call instead of one `submitJob` per job
 // (a pipeline that submits a whole sweep at once); 0, the default, is one job per call.
 import type { ChildProcess } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { Queue } from "bullmq";
@@ -46,6 +46,7 @@ import {
   saveResult,
   startProcess,
 } from "./processes.js";
+import { preloadRunningPods } from "./preload.js";
 import { type ClusterShape, clusterShape, leafQueue, POD, plan, seedCluster } from "./seed-cluster.js";
 import { median } from "./timing.js";
 
@@ -147,69 +148,6 @@ async function cyclesAtRest(prefix: string): Promise<void> {
 
 const queueOf = (n: number) => (BIG ? leafQueue(n % bigShape.leafQueues) : "bench");
 
-/** The seeded running pods, started on the simulated cluster before its agent runs. */
-async function preloadPods(url: string, backend: SimulatedBackend): Promise<number> {
-  const { rows } = await admin(
-    (c) =>
-      c.query<{
-        job: string;
-        job_name: string;
-        queue: string;
-        pod: string;
-        node: string;
-        cpu: number;
-        memory: string;
-        gpus: number;
-      }>(
-        `SELECT j.id::text AS job, j.name AS job_name, j.queue_name AS queue, p.name AS pod, p.node_name AS node,
-                p.cpu_millis AS cpu, p.memory::text AS memory, p.gpus
-         FROM pod p JOIN job j ON j.id = p.job_id WHERE p.state = 'RUNNING'`,
-      ),
-    url,
-  );
-  const now = Date.now();
-  for (const r of rows) {
-    const effect = backend.cluster.bind(
-      {
-        id: randomUUID(),
-        kind: "bind",
-        cluster: "big",
-        generation: 1,
-        job: {
-          id: r.job,
-          name: r.job_name,
-          namespace: "default",
-          queue: r.queue,
-          createdInCluster: false,
-          restarts: 0,
-          workload: null,
-        },
-        pod: {
-          name: r.pod,
-          task: "worker",
-          resources: {
-            cpuMillis: r.cpu,
-            memory: Number(r.memory),
-            gpus: r.gpus,
-            gpuFraction: 0,
-            gpuMemory: 0,
-          },
-          durationSeconds: 365 * 86_400,
-          exitFailure: false,
-        },
-        node: r.node,
-        gpuGroups: [],
-        gpuDevices: [],
-        reason: "",
-        attempt: 1,
-      },
-      now,
-    );
-    if (!effect.outcome.ok) throw new Error(`preloading ${r.job_name}/${r.pod}: ${effect.outcome.message}`);
-  }
-  return rows.length;
-}
-
 interface Submission {
   name: string;
   queue: string;
@@ -304,7 +242,8 @@ async function oneRun(run: number): Promise<RunResult> {
       const backend = SimulatedBackend.fromClusterFile(
         parseClusterFile(`${c}.yaml`, BIG ? bigYaml : clusterYaml),
       );
-      if (PRELOAD) console.error(`run ${run}: ${await preloadPods(db.url, backend)} pods running on ${c}`);
+      if (PRELOAD)
+        console.error(`run ${run}: ${await preloadRunningPods(db.url, c, backend)} pods running on ${c}`);
       agents.push(
         await runAgent({
           cluster: c,

@@ -12,6 +12,10 @@ export interface CycleTaskOptions {
 
 export class ClusterCycles {
   private readonly tasks = new Map<string, LocalTask>();
+  /** Clusters taken whose first cycle (a full load) has not finished yet. */
+  private readonly loading = new Set<string>();
+  /** Told when a cluster's first cycle has finished (ownership may take the next one). */
+  loaded: (() => void) | null = null;
 
   constructor(
     private readonly options: CycleTaskOptions,
@@ -26,14 +30,23 @@ export class ClusterCycles {
     return [...this.tasks.keys()].sort();
   }
 
+  /** How many clusters taken here are still in their first cycle. */
+  get loadingCount(): number {
+    return this.loading.size;
+  }
+
   /** Cycles of the cluster run here from now on; the first at once. */
   start(cluster: string, reason: string): void {
     if (this.tasks.has(cluster)) return;
+    this.loading.add(cluster);
     const task = new LocalTask({
       name: `cycle:${cluster}`,
       ...this.options,
       log: this.log,
-      run: (why) => this.run(cluster, why),
+      run: (why) =>
+        this.run(cluster, why).finally(() => {
+          if (this.loading.delete(cluster)) this.loaded?.();
+        }),
     });
     this.tasks.set(cluster, task);
     task.trigger(reason);
@@ -44,6 +57,7 @@ export class ClusterCycles {
     const task = this.tasks.get(cluster);
     this.tasks.delete(cluster);
     await task?.stop();
+    this.loading.delete(cluster);
   }
 
   /** Asks for a cycle of these clusters (all: every cluster) soon, wherever they are owned. */

@@ -160,9 +160,11 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
         cycleDeps.carries.delete(cluster);
       },
       changed: () => signal({ kind: "ownership", from: o.workerId }),
+      loading: () => cycles.loadingCount,
     },
     log,
   );
+  cycles.loaded = () => void ownership.tick();
   const workersPrefix = `${o.prefix}workers`;
   // The tasks beside the cycles (estimates, usage history) run for the clusters owned here,
   // reading them through the cycles' cache.
@@ -312,7 +314,13 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
         log,
         run: guarded("estimates", async () => {
           const started = Date.now();
-          const budgetMs = runBudgetMs(o.estimateBudgetMs, o.estimateCpuShare, started - estimatedAt);
+          const owned = cycles.clusters;
+          const budgetMs = runBudgetMs(
+            o.estimateBudgetMs,
+            o.estimateCpuShare,
+            started - estimatedAt,
+            owned.length,
+          );
           estimatedAt = started;
           await runEstimates(store, config, {
             horizonMs: o.estimateHorizonSeconds * 1000,
@@ -320,7 +328,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
             budgetMs,
             usageWindow,
             views,
-            clusters: cycles.clusters,
+            clusters: owned,
           });
         }),
       });

@@ -104,9 +104,9 @@ export interface WorkerOptions {
   /** …and at most this much computation per cluster per run (default 5000 ms), giving way to the
    * process's cycles between sessions… */
   estimateBudgetMs?: number;
-  /** …and at most this share of the time since the process's previous run began (default 0.1):
-   * estimates following every change of a busy cluster take at most a tenth of a core from its
-   * cycles. */
+  /** …and at most this share of the time since the process's previous run began, over all the
+   * clusters it owns (default 0.1): estimates following every change of busy clusters take at most
+   * a tenth of a core from their cycles (a run always gets 250 ms per cluster). */
   estimateCpuShare?: number;
   /** Write an event for every cycle, even one that decided nothing (default false: busy cycles only). */
   logIdleCycles?: boolean;

@@ -115,7 +115,7 @@ export async function runAgent(options: AgentOptions): Promise<RunningAgent> {
         connection,
         cluster: options.cluster,
         prefix: options.queuePrefix,
-        concurrency: options.concurrency ?? 32,
+        concurrency: options.concurrency ?? backend.defaultConcurrency,
         lockDurationMs: options.lockDurationMs ?? 30_000,
         stalledIntervalMs: options.stalledIntervalMs ?? 15_000,
         maxStalledCount: options.maxStalledCount ?? 20,

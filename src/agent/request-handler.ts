@@ -28,10 +28,12 @@ export function requestHandler(deps: RequestHandlerDeps): (request: BindRequestM
   return async (request) => {
     let result = await outcomes.get(request.id, signal);
     if (result) {
-      log.info({ request: request.id }, "request already executed; reporting its recorded outcome");
+      log.debug({ request: request.id }, "request already executed; reporting its recorded outcome");
     } else {
       result = await order.run(request, () => executeRequest(backend, cluster, request, jobs));
-      log.info(
+      // One line per request at debug level: at thousands of binds a second, info would be the
+      // agent's main work.
+      log.debug(
         { request: request.id, kind: request.kind, pod: request.pod.name, node: request.node, ...result },
         "request done",
       );

@@ -11,6 +11,8 @@ it("a run computes at most its share of the time since the previous run, within 
   expect(runBudgetMs(5000, 0.5, 4000)).toBe(2000);
   // Never more than the budget set…
   expect(runBudgetMs(5000, 0.1, 600_000)).toBe(5000);
+  // Shared by the clusters a run estimates: a worker owning four gets a quarter each.
+  expect(runBudgetMs(5000, 0.1, 40_000, 4)).toBe(1000);
   // …and always enough for a session or two, however soon it follows.
   expect(runBudgetMs(5000, 0.1, 100)).toBe(MIN_BUDGET_MS);
   expect(runBudgetMs(100, 0.1, 100)).toBe(100);

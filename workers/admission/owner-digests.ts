@@ -97,12 +97,21 @@ export class DigestServer {
   ) {}
 
   async answer(req: { clusters: string[]; known: Record<string, string>; reply: string }): Promise<void> {
+    const mine = req.clusters.filter((c) => this.lease(c));
+    // One read tells which of the asker's digests surely still hold (no usage window: usage
+    // changes with time); those are answered without waiting for the cluster's cycle.
+    const known = mine.filter((c) => req.known[c] !== undefined);
+    const quiet =
+      known.length && !this.usage ? await this.cache.unchangedSinceRefresh(known) : new Set<string>();
     await Promise.all(
-      req.clusters.map(async (cluster) => {
+      mine.map(async (cluster) => {
         const lease = this.lease(cluster);
         if (!lease) return;
+        const held = quiet.has(cluster) ? this.tokenOf(lease.epoch, this.cache.versionOf(cluster)) : null;
+        if (held !== null && held === req.known[cluster])
+          return this.reply(req.reply, { cluster, token: held, key: null });
         const view = await this.cache.refresh(cluster, { now: Date.now(), usage: this.usage });
-        const token = `${this.workerId}:${lease.epoch}:${view.version}`;
+        const token = this.tokenOf(lease.epoch, view.version)!;
         let key: string | null = null;
         if (req.known[cluster] !== token) {
           const last = this.stored.get(cluster);
@@ -113,10 +122,17 @@ export class DigestServer {
             this.stored.set(cluster, { token, key });
           }
         }
-        const answer: Answer = { cluster, token, key };
-        await this.redis.multi().rpush(req.reply, JSON.stringify(answer)).pexpire(req.reply, KEEP_MS).exec();
+        await this.reply(req.reply, { cluster, token, key });
       }),
     );
+  }
+
+  private tokenOf(epoch: number, version: number | undefined): string | null {
+    return version === undefined ? null : `${this.workerId}:${epoch}:${version}`;
+  }
+
+  private async reply(list: string, answer: Answer): Promise<void> {
+    await this.redis.multi().rpush(list, JSON.stringify(answer)).pexpire(list, KEEP_MS).exec();
   }
 
   /** The cluster moved to another worker. */

@@ -61,6 +61,8 @@ export interface AdmissionReport {
   clusters: string[];
   /** Nothing to decide: no job not looked at yet, no cluster change that can make room. */
   skipped?: boolean;
+  /** How long bringing the clusters' bases up to date took (their digests), ms. */
+  basesMs?: number;
 }
 
 const ADMISSION = { name: "admission" };
@@ -95,7 +97,9 @@ export async function runAdmission(deps: AdmissionDeps): Promise<AdmissionReport
   ).next().value;
   const prefetched = early ? admissionCandidatesByIds(deps.store, early) : undefined;
   prefetched?.catch(() => {}); // a failed read is seen where it is used; unused, it is dropped
+  const refreshing = performance.now();
   await state.refresh(clusters, deps.config, { now: now.getTime(), usage: deps.usageWindow ?? undefined });
+  report.basesMs = Math.round(performance.now() - refreshing);
   // After a cluster change that can make room, every job is looked at again.
   const todo = found.jobs.filter((j) => !state.unplaced.has(j.id));
   const waiting = found.readmit.filter((c) => !state.unplaced.has(c.spec.uid));
@@ -125,10 +129,17 @@ export async function runAdmission(deps: AdmissionDeps): Promise<AdmissionReport
     if (decided.clusters.length) await deps.onAssigned?.(decided.clusters);
   }
   report.clusters = [...new Set([...report.assigned, ...report.reassigned].map((d) => d.cluster))].sort();
-  end();
+  const seconds = end();
   if (report.assigned.length || report.reassigned.length || report.unplaced)
     deps.log.info(
-      { assigned: report.assigned.length, reassigned: report.reassigned.length, unplaced: report.unplaced },
+      {
+        considered: report.considered,
+        assigned: report.assigned.length,
+        reassigned: report.reassigned.length,
+        unplaced: report.unplaced,
+        ms: Math.round(seconds * 1000),
+        basesMs: report.basesMs,
+      },
       "admission pass",
     );
   return report;

@@ -56,10 +56,11 @@ export const MIN_BUDGET_MS = 250;
 /**
  * The computation a run may spend per cluster: `share` of the time since the previous run began
  * (estimates follow every change, at most every few seconds, of a cluster whose sessions may take
- * a second each), at least MIN_BUDGET_MS, at most `maxMs`.
+ * a second each), split over the `clusters` the run estimates, at least MIN_BUDGET_MS, at most
+ * `maxMs`.
  */
-export function runBudgetMs(maxMs: number, share: number, sincePreviousMs: number): number {
-  return Math.min(maxMs, Math.max(MIN_BUDGET_MS, share * sincePreviousMs));
+export function runBudgetMs(maxMs: number, share: number, sincePreviousMs: number, clusters = 1): number {
+  return Math.min(maxMs, Math.max(MIN_BUDGET_MS, (share * sincePreviousMs) / Math.max(1, clusters)));
 }
 /** Jobs submitted this long before a run are the pattern of those still to come. */
 export const RECENT_WINDOW_MS = 3_600_000;

@@ -31,7 +31,15 @@ export interface OwnershipHooks {
   released(cluster: string, why: "rebalance" | "lost" | "stopping"): Promise<void>;
   /** Ownership changed here: other workers should look again now. */
   changed(): Promise<void>;
+  /** How many clusters taken here are still loading (their first cycle runs). */
+  loading(): number;
 }
+
+/** Clusters a worker loads at once: a full load is the largest read and build a worker does, and
+ * several at once only share the same cores (and hold their memory together). A worker started
+ * alone takes no more than this before the workers started with it are seen, so clusters are
+ * not taken only to be given up. */
+export const MAX_LOADING = 2;
 
 interface Held {
   epoch: number;
@@ -100,8 +108,9 @@ export class ClusterOwnership {
       await releaseClusterLeases(this.store, this.o.workerId, plan.release);
       await this.hooks.changed();
     }
-    if (!plan.acquire.length || this.stopped) return;
-    const taken = await acquireClusterLeases(this.store, this.o.workerId, plan.acquire, this.o.leaseMs);
+    const acquire = plan.acquire.slice(0, Math.max(0, MAX_LOADING - this.hooks.loading()));
+    if (!acquire.length || this.stopped) return;
+    const taken = await acquireClusterLeases(this.store, this.o.workerId, acquire, this.o.leaseMs);
     for (const l of taken) {
       this.held.set(l.cluster, { epoch: l.epoch, validUntil: sent + this.o.leaseMs });
       clusterOwned.set({ cluster: l.cluster, worker: this.o.workerId }, 1);

@@ -123,6 +123,10 @@ export interface RequestOutcome {
 
 export interface ClusterBackend {
   readonly kind: "kubernetes" | "simulated";
+  /** How many BindRequests it carries out at once unless the agent's configuration says: what
+   * the backend itself can take (the simulated cluster is memory; an API server takes a few
+   * dozen writes at once from one client and answers 429 past that, which the backend retries). */
+  readonly defaultConcurrency: number;
   /** Starts watching the cluster; resolves once the first complete inventory was delivered. */
   start(events: BackendEvents): Promise<void>;
   /** The cluster's key (agentBindKey), before start: what the backend seals as its own with it

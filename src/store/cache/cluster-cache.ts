@@ -153,6 +153,11 @@ export class ClusterCache {
     return out;
   }
 
+  /** The version of the view the cluster's last refresh returned; undefined when not held. */
+  versionOf(cluster: string): number | undefined {
+    return this.entries.has(cluster) ? this.versions.get(cluster) : undefined;
+  }
+
   /** Drops what is held of a cluster (the next refresh loads it in full). */
   forget(cluster: string): void {
     this.entries.delete(cluster);

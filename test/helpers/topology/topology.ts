@@ -61,6 +61,8 @@ const WORKER_ENV = {
   FLEETQ_REDISPATCH_AFTER_MS: "5000",
   FLEETQ_LOCK_DURATION_MS: "5000",
   FLEETQ_STALLED_INTERVAL_MS: "2000",
+  FLEETQ_CLUSTER_LEASE_MS: "3000",
+  FLEETQ_CLUSTER_LEASE_RENEW_MS: "500",
 };
 
 export interface AgentSlot {
@@ -188,6 +190,8 @@ export class Topology {
         FLEETQ_API_URL: `http://127.0.0.1:${slot.apiProxy.port}/graphql`,
         FLEETQ_REDIS_URL: `redis://127.0.0.1:${slot.redisProxy.port}`,
         FLEETQ_SIMULATED_STATE_FILE: slot.stateFile,
+        // Its per-request lines ("request done") are what faults wait for.
+        FLEETQ_LOG_LEVEL: "debug",
       },
     );
     slot.proc = proc;

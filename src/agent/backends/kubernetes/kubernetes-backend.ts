@@ -62,6 +62,7 @@ const WORKLOAD_POD_WAIT_MS = 10_000;
 
 export class KubernetesBackend implements ClusterBackend {
   readonly kind = "kubernetes";
+  readonly defaultConcurrency = 64;
   readonly rendersPods = true;
   private readonly api: CoreV1Api;
   private readonly watch: Watch;

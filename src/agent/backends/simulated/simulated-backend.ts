@@ -34,6 +34,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class SimulatedBackend implements ClusterBackend {
   readonly kind = "simulated";
+  readonly defaultConcurrency = 512;
   private events: BackendEvents | null = null;
   private timer: NodeJS.Timeout | null = null;
   private armedFor: number | null = null;
