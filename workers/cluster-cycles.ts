@@ -15,7 +15,7 @@ export class ClusterCycles {
   /** Clusters taken whose first cycle (a full load) has not finished yet. */
   private readonly loading = new Set<string>();
   /** Told when a cluster's first cycle has finished (ownership may take the next one). */
-  loaded: (() => void) | null = null;
+  onLoaded: (() => void) | null = null;
 
   constructor(
     private readonly options: CycleTaskOptions,
@@ -28,6 +28,11 @@ export class ClusterCycles {
   /** The clusters whose cycles run here. */
   get clusters(): string[] {
     return [...this.tasks.keys()].sort();
+  }
+
+  /** The clusters whose cycles run here and whose first cycle has finished (their view loaded). */
+  get loaded(): string[] {
+    return this.clusters.filter((c) => !this.loading.has(c));
   }
 
   /** How many clusters taken here are still in their first cycle. */
@@ -45,7 +50,7 @@ export class ClusterCycles {
       log: this.log,
       run: (why) =>
         this.run(cluster, why).finally(() => {
-          if (this.loading.delete(cluster)) this.loaded?.();
+          if (this.loading.delete(cluster)) this.onLoaded?.();
         }),
     });
     this.tasks.set(cluster, task);

@@ -164,7 +164,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     },
     log,
   );
-  cycles.loaded = () => void ownership.tick();
+  cycles.onLoaded = () => void ownership.tick();
   const workersPrefix = `${o.prefix}workers`;
   // The tasks beside the cycles (estimates, usage history) run for the clusters owned here,
   // reading them through the cycles' cache.
@@ -298,7 +298,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
           recordUsage(store, config, o.usageIntervalMs / 1000, {
             window: usageWindow ?? undefined,
             views,
-            clusters: cycles.clusters,
+            clusters: cycles.loaded,
           }),
         ),
       }),
@@ -314,7 +314,8 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
         log,
         run: guarded("estimates", async () => {
           const started = Date.now();
-          const owned = cycles.clusters;
+          // A cluster's first cycle loads it; estimates wait for that rather than load it themselves.
+          const owned = cycles.loaded;
           const budgetMs = runBudgetMs(
             o.estimateBudgetMs,
             o.estimateCpuShare,

@@ -216,10 +216,23 @@ describe("jobs", () => {
   it("get clusters and get cluster NAME", async () => {
     const r = await member(["get", "clusters"]);
     expect(r.code).toBe(0);
-    expectAligned(r.stdout, ["CLUSTER", "STATE", "NODES>", "GPU>", "CPU>", "MEMORY>", "HEARTBEAT", "LABELS"]);
+    expectAligned(r.stdout, [
+      "CLUSTER",
+      "STATE",
+      "NODES>",
+      "GPU>",
+      "CPU>",
+      "MEMORY>",
+      "HEARTBEAT",
+      "OWNER",
+      "LABELS",
+    ]);
     expect(r.stdout).toMatch(/^sim\s+READY\s+2\s+2\/16\s+/m);
+    // The workers of this control plane (one process) own the cluster: its id is host:pid.
+    expect(r.stdout).toMatch(/^sim\s.*\s\S+:\d+\s/m);
     const one = await member(["get", "cluster", "sim"]);
     expect(one.stdout).toContain("State:      READY");
+    expect(one.stdout).toMatch(/Owner:\s+\S+:\d+ \(since /);
     expect(one.stdout).toMatch(/gpu-0\s+yes\s+NVIDIA-A100-SXM4-80GB/);
     const unknown = await member(["get", "cluster", "nope"]);
     expect(unknown.code).toBe(3);
