@@ -23,8 +23,6 @@ import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { Queue } from "bullmq";
-import { Redis } from "ioredis";
 import { pino } from "pino";
 import { type RunningAgent, runAgent } from "../src/agent/agent.js";
 import { parseClusterFile } from "../src/agent/backends/simulated/cluster-file.js";
@@ -36,6 +34,7 @@ import {
   API_READY,
   cpuSeconds,
   createQueue,
+  cyclesRun,
   gql,
   httpAgent,
   loadAverage,
@@ -128,21 +127,17 @@ const bigYaml = `
 nodeGroups:
   - { name: node, count: ${bigShape.nodes}, cpu: 128, memory: 1Ti, gpus: 8, gpuModel: A100, gpuMemoryMiB: 81920 }
 `;
-/** Waits until no cycle of any cluster runs or waits (BullMQ's cycle queues; the timer's next run
- * is delayed and not counted), seen twice in a row; at most 10 s. */
-async function cyclesAtRest(prefix: string): Promise<void> {
-  const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-  const queues = CLUSTERS.map((c) => new Queue(c, { connection, prefix: `${prefix}cycle` }));
-  try {
-    let quiet = 0;
-    for (const deadline = Date.now() + 10_000; quiet < 2 && Date.now() < deadline; ) {
-      const busy = await Promise.all(queues.map((q) => q.getJobCountByTypes("active", "waiting")));
-      quiet = busy.every((n) => n === 0) ? quiet + 1 : 0;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  } finally {
-    await Promise.all(queues.map((q) => q.close()));
-    connection.disconnect();
+/** Waits until the worker's cycles that decide something stop (its count of cycles not skipped
+ * unchanged over 200 ms, twice in a row); at most 10 s. */
+async function cyclesAtRest(metricsPort: number): Promise<void> {
+  const total = async () => [...(await cyclesRun(metricsPort)).values()].reduce((a, b) => a + b, 0);
+  let quiet = 0;
+  let last = await total();
+  for (const deadline = Date.now() + 10_000; quiet < 2 && Date.now() < deadline; ) {
+    await new Promise((r) => setTimeout(r, 200));
+    const now = await total();
+    quiet = now === last ? quiet + 1 : 0;
+    last = now;
   }
 }
 
@@ -279,7 +274,7 @@ async function oneRun(run: number): Promise<RunResult> {
         FLEETQ_WORKER_ID: "bench",
         FLEETQ_INSECURE_REDIS: "1",
       },
-      /"msg":"workers running"/,
+      /"metricsPort":(\d+)[^\n]*"msg":"workers running"/,
     );
     procs.push(workers.proc);
 
@@ -314,7 +309,7 @@ async function oneRun(run: number): Promise<RunResult> {
       );
     await warm;
     // The clock starts with the workers at rest, not while a cycle of the warm-up still runs.
-    await cyclesAtRest(prefix);
+    await cyclesAtRest(Number(workers.match[1]));
 
     const cpuBefore = [cpuSeconds(api.proc.pid), cpuSeconds(workers.proc.pid), ownCpuSeconds()];
     const start = performance.now();

@@ -21,7 +21,6 @@
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
-import http from "node:http";
 import { parseArgs } from "node:util";
 import { pino } from "pino";
 import { type RunningAgent, runAgent } from "../src/agent/agent.js";
@@ -34,6 +33,7 @@ import { preloadRunningPods } from "./preload.js";
 import {
   API_READY,
   cpuSeconds,
+  cyclesRun,
   gql,
   machine,
   ownCpuSeconds,
@@ -107,29 +107,6 @@ function rssOf(pid: number | undefined): { peak: number; now: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
   return { peak: kb("VmHWM") / 1024 ** 2, now: kb("VmRSS") / 1024 ** 2 };
-}
-
-function getText(url: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, (res) => {
-        let text = "";
-        res.on("data", (d) => {
-          text += d;
-        });
-        res.on("end", () => resolve(text));
-      })
-      .on("error", reject);
-  });
-}
-
-/** Per cluster, the cycles a worker ran that were not skipped (its /metrics). */
-async function cyclesRun(metricsPort: number): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  const text = await getText(`http://127.0.0.1:${metricsPort}/metrics`);
-  for (const m of text.matchAll(/^fleetq_cycles_total\{cluster="([^"]+)",outcome="([^"]+)"\} (\d+)/gm))
-    if (m[2] !== "skipped") out.set(m[1]!, (out.get(m[1]!) ?? 0) + Number(m[3]));
-  return out;
 }
 
 interface Worker {

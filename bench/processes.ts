@@ -217,3 +217,27 @@ export async function registerClusterWithNodes(url: string, adminToken: string, 
     { n: reports },
   );
 }
+
+function getText(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (d: string) => {
+          text += d;
+        });
+        res.on("end", () => resolve(text));
+      })
+      .on("error", reject);
+  });
+}
+
+/** Per cluster, the cycles a `fleetq worker` ran that were not skipped (from its /metrics). */
+export async function cyclesRun(metricsPort: number): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  const text = await getText(`http://127.0.0.1:${metricsPort}/metrics`);
+  for (const m of text.matchAll(/^fleetq_cycles_total\{cluster="([^"]+)",outcome="([^"]+)"\} (\d+)/gm))
+    if (m[2] !== "skipped") out.set(m[1]!, (out.get(m[1]!) ?? 0) + Number(m[3]));
+  return out;
+}
