@@ -192,6 +192,7 @@ export function digestCluster(snapshot: Snapshot, config: SchedulerConfig): Clus
       waitingByQueue.set(job.queue, add(waitingByQueue.get(job.queue) ?? zero(), podAmounts(p)));
   const tally = tallyPods(snapshot);
   const takers = snapshot.nodes.filter((n) => n.ready && !n.unschedulable);
+  const takerAmounts = takers.map(nodeAmounts);
   const room = roomByNode(compact);
   return {
     shell: { ...snapshot, jobs: [] },
@@ -207,13 +208,13 @@ export function digestCluster(snapshot: Snapshot, config: SchedulerConfig): Clus
       .map(nodeAmounts)
       .reduce(add, zero()),
     free: takers
-      .map((n) => positive(sub(nodeAmounts(n), tally.used.get(n.name) ?? zero())))
+      .map((n, i) => positive(sub(takerAmounts[i]!, tally.used.get(n.name) ?? zero())))
       .reduce(add, zero()),
     roomByNode: [...room],
     largestNode: {
-      gpu: Math.max(0, ...takers.map((n) => nodeAmounts(n).gpu)),
-      cpuMillis: Math.max(0, ...takers.map((n) => nodeAmounts(n).cpuMillis)),
-      memory: Math.max(0, ...takers.map((n) => nodeAmounts(n).memory)),
+      gpu: Math.max(0, ...takerAmounts.map((a) => a.gpu)),
+      cpuMillis: Math.max(0, ...takerAmounts.map((a) => a.cpuMillis)),
+      memory: Math.max(0, ...takerAmounts.map((a) => a.memory)),
     },
     room: takers
       .map((n) => {
