@@ -6,8 +6,10 @@
 // Each run is on a fresh database and fresh processes; the figures are medians over --runs.
 //
 //   npm run bench:e2e -- [--runs 3] [--jobs 500] [--pods 8] [--concurrency 32] [--named 0]
-//                        [--preload-nodes 4000] [--fill 4000] [--batch 0]
+//                        [--preload-nodes 4000] [--fill 4000] [--batch 0] [--agent-concurrency N]
 //
+// The agents run as `fleetq agent` starts them: their backend's requests in flight, their log at
+// its default level; --agent-concurrency N sets the requests in flight (a tuned run).
 // --named: the share of jobs (0..1) that name their cluster; the rest go through admission.
 // --preload-nodes N: one cluster instead of three, already busy: N nodes' worth of running pods
 // (bench/seed-cluster.ts: at 4,000, 24,000 one-GPU and 76,000 one-CPU pods over 200 leaf queues),
@@ -23,7 +25,6 @@ import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { pino } from "pino";
 import { type RunningAgent, runAgent } from "../src/agent/agent.js";
 import { parseClusterFile } from "../src/agent/backends/simulated/cluster-file.js";
 import { SimulatedBackend } from "../src/agent/backends/simulated/simulated-backend.js";
@@ -32,6 +33,8 @@ import { admin, createTestDatabase, type TestDatabase } from "../test/helpers/db
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../test/helpers/redis.js";
 import {
   API_READY,
+  agentConcurrency,
+  agentLogger,
   cpuSeconds,
   createQueue,
   cyclesRun,
@@ -59,6 +62,7 @@ const { values: opt } = parseArgs({
     "preload-nodes": { type: "string", default: "0" },
     fill: { type: "string", default: "0" },
     batch: { type: "string", default: "0" },
+    "agent-concurrency": { type: "string" },
   },
 });
 const PRELOAD = Number(opt["preload-nodes"]);
@@ -75,6 +79,7 @@ const BATCH = Number(opt.batch);
 if (!Number.isInteger(BATCH) || BATCH < 0) throw new Error("--batch must be a whole number ≥ 0");
 for (const [k, v] of Object.entries({ RUNS, JOBS, PODS, CONCURRENCY }))
   if (!Number.isInteger(v) || v <= 0) throw new Error(`--${k.toLowerCase()} must be a positive integer`);
+const AGENT_CONCURRENCY = agentConcurrency(opt["agent-concurrency"]);
 if (!(NAMED >= 0 && NAMED <= 1)) throw new Error("--named must be between 0 and 1");
 
 /** Warm-up jobs per run (not measured): JIT, prepared statements, pools, every cluster's queues. */
@@ -248,11 +253,10 @@ async function oneRun(run: number): Promise<RunResult> {
           queuePrefix: `${prefix}bind`,
           backend,
           register: false,
-          // Simulated binds are instant: let many wait on their report at once.
-          concurrency: 256,
+          ...(AGENT_CONCURRENCY ? { concurrency: AGENT_CONCURRENCY } : {}),
           // A long run (a big preloaded cluster) must not be taken for lost (2 min without one).
           heartbeatSeconds: BIG ? 30 : 3600,
-          logger: pino({ level: "warn" }),
+          logger: agentLogger(),
         }),
       );
     }
@@ -387,6 +391,7 @@ async function main() {
     jobs: TOTAL_JOBS,
     pods: TOTAL_PODS,
     concurrency: CONCURRENCY,
+    agentConcurrency: AGENT_CONCURRENCY ?? "default",
     named: NAMED,
     batch: BATCH,
     preloadNodes: PRELOAD,

@@ -22,7 +22,6 @@ import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import { parseArgs } from "node:util";
-import { pino } from "pino";
 import { type RunningAgent, runAgent } from "../src/agent/agent.js";
 import { parseClusterFile } from "../src/agent/backends/simulated/cluster-file.js";
 import { SimulatedBackend } from "../src/agent/backends/simulated/simulated-backend.js";
@@ -32,6 +31,7 @@ import { deleteTestKeys, TEST_REDIS_URL, testRedisPrefix } from "../test/helpers
 import { preloadRunningPods } from "./preload.js";
 import {
   API_READY,
+  agentLogger,
   cpuSeconds,
   cyclesRun,
   gql,
@@ -198,8 +198,7 @@ async function oneRun(run: number): Promise<RunResult> {
           queuePrefix: `${prefix}bind`,
           backend,
           register: false,
-          // The agent's default level, written nowhere (a process's stdout would be a file).
-          logger: pino({ level: "info" }, pino.destination("/dev/null")),
+          logger: agentLogger(),
         }),
       );
     }

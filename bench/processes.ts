@@ -6,6 +6,7 @@ import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
+import { type Logger, pino } from "pino";
 import { TEST_REDIS_URL, testRedisPrefix } from "../test/helpers/redis.js";
 
 export const root = path.resolve(import.meta.dirname, "..");
@@ -241,3 +242,15 @@ export async function cyclesRun(metricsPort: number): Promise<Map<string, number
     if (m[2] !== "skipped") out.set(m[1]!, (out.get(m[1]!) ?? 0) + Number(m[3]));
   return out;
 }
+
+/** `--agent-concurrency`: unset, the agent's backend default (as `fleetq agent` starts it). */
+export function agentConcurrency(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new Error("--agent-concurrency must be a positive integer");
+  return n;
+}
+
+/** An in-process agent's log at the agent's default level, written nowhere (a process's stdout
+ * would be a file): the lines are formatted as `fleetq agent` formats them. */
+export const agentLogger = (): Logger => pino({ level: "info" }, pino.destination("/dev/null"));

@@ -4,8 +4,10 @@
 // SUCCEEDED and every pod is RUNNING in the database: binds/s through the agent and the API.
 // Each run is on a fresh database; the figures are medians over --runs.
 //
-//   npm run bench:reports -- [--runs 3] [--binds 10000] [--concurrency 1000] [--cpu-profile FILE]
+//   npm run bench:reports -- [--runs 3] [--binds 10000] [--agent-concurrency N] [--cpu-profile FILE]
 //
+// The agent runs as `fleetq agent` starts it (its backend's requests in flight, its log at its
+// default level); --agent-concurrency N sets the requests in flight (a tuned run).
 // --cpu-profile: this process's (the agent's) CPU profile over the measured window of the last run.
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
@@ -13,7 +15,6 @@ import { Session } from "node:inspector/promises";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
-import { pino } from "pino";
 import { runAgent } from "../src/agent/agent.js";
 import { parseClusterFile } from "../src/agent/backends/simulated/cluster-file.js";
 import { SimulatedBackend } from "../src/agent/backends/simulated/simulated-backend.js";
@@ -24,6 +25,8 @@ import { deleteTestKeys, TEST_REDIS_URL, testRedisPrefix } from "../test/helpers
 import { BindDispatcher } from "../workers/dispatch/bind-dispatcher.js";
 import {
   API_READY,
+  agentConcurrency,
+  agentLogger,
   cpuSeconds,
   createQueue,
   gql,
@@ -37,14 +40,14 @@ const { values: opt } = parseArgs({
   options: {
     runs: { type: "string", default: "3" },
     binds: { type: "string", default: "10000" },
-    concurrency: { type: "string", default: "1000" },
+    "agent-concurrency": { type: "string" },
     "cpu-profile": { type: "string" },
   },
 });
 const RUNS = Number(opt.runs);
 const BINDS = Number(opt.binds);
-const CONCURRENCY = Number(opt.concurrency);
-for (const [k, v] of Object.entries({ RUNS, BINDS, CONCURRENCY }))
+const AGENT_CONCURRENCY = agentConcurrency(opt["agent-concurrency"]);
+for (const [k, v] of Object.entries({ RUNS, BINDS }))
   if (!Number.isInteger(v) || v <= 0) throw new Error(`--${k.toLowerCase()} must be a positive integer`);
 
 const PODS_PER_JOB = 8;
@@ -103,9 +106,9 @@ async function oneRun(): Promise<RunResult> {
         ),
       ),
       register: false,
-      concurrency: CONCURRENCY,
+      ...(AGENT_CONCURRENCY ? { concurrency: AGENT_CONCURRENCY } : {}),
       heartbeatSeconds: 3600,
-      logger: pino({ level: "warn" }),
+      logger: agentLogger(),
     });
   })();
   try {
@@ -193,7 +196,7 @@ for (let run = 1; run <= RUNS; run++) {
 }
 console.log(
   `median of ${RUNS}: ${median(results.map((r) => r.bindsPerSecond)).toFixed(0)} binds/s ` +
-    `(${BINDS} binds, agent concurrency ${CONCURRENCY}; load average ${os
+    `(${BINDS} binds, agent concurrency ${AGENT_CONCURRENCY ?? "default"}; load average ${os
       .loadavg()
       .map((l) => l.toFixed(2))
       .join(" ")})`,
