@@ -251,6 +251,13 @@ export function agentConcurrency(value: string | undefined): number | undefined 
   return n;
 }
 
-/** An in-process agent's log at the agent's default level, written nowhere (a process's stdout
- * would be a file): the lines are formatted as `fleetq agent` formats them. */
-export const agentLogger = (): Logger => pino({ level: "info" }, pino.destination("/dev/null"));
+/** An in-process agent's log at the agent's default level, formatted as `fleetq agent` formats it:
+ * written nowhere (a process's stdout would be a file) but for warnings and errors, on stderr. */
+export const agentLogger = (): Logger =>
+  pino(
+    { level: "info" },
+    pino.multistream([
+      { level: "info", stream: pino.destination("/dev/null") },
+      { level: "warn", stream: process.stderr },
+    ]),
+  );

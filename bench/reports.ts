@@ -66,6 +66,8 @@ async function oneRun(): Promise<RunResult> {
   const db = await createTestDatabase();
   const prefix = testRedisPrefix("fleetq-reports");
   const adminToken = `fq_bench_${randomBytes(16).toString("hex")}`;
+  // The API hands the agent its key from this secret; the dispatch here signs with the same.
+  const bindSecret = randomBytes(32).toString("hex");
   const api = await startProcess(
     ["serve"],
     {
@@ -75,6 +77,7 @@ async function oneRun(): Promise<RunResult> {
       FLEETQ_PORT: "0",
       FLEETQ_HOST: "127.0.0.1",
       FLEETQ_ADMIN_TOKEN: adminToken,
+      FLEETQ_BIND_SECRET: bindSecret,
     },
     API_READY,
   );
@@ -82,7 +85,7 @@ async function oneRun(): Promise<RunResult> {
   const { prisma } = database;
   const store = createStore(prisma);
   const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-  const dispatcher = new BindDispatcher(store, redis, `${prefix}bind`);
+  const dispatcher = new BindDispatcher(store, redis, `${prefix}bind`, bindSecret);
   const url = api.match[1]!;
   const agent = await (async () => {
     await createQueue(url, adminToken);
