@@ -7,6 +7,7 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts"],
+    globalSetup: ["test/helpers/template-db.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

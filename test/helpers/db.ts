@@ -41,9 +41,20 @@ export function reserveTestDatabase(): TestDatabase {
   };
 }
 
+/** Names the run's migrated template database (set by test/helpers/template-db.ts). */
+export const TEMPLATE_ENV = "FLEETQ_TEST_TEMPLATE_DB";
+
+/** A fresh database with every migration applied (a copy of the run's migrated template when
+ * there is one: test/helpers/template-db.ts), or empty with `migrate: false`. */
 export async function createTestDatabase(opts: { migrate?: boolean } = {}): Promise<TestDatabase> {
   const db = reserveTestDatabase();
+  const migrate = opts.migrate ?? true;
+  const template = process.env[TEMPLATE_ENV];
+  if (migrate && template) {
+    await admin((c) => c.query(`CREATE DATABASE "${db.name}" TEMPLATE "${template}"`));
+    return db;
+  }
   await admin((c) => c.query(`CREATE DATABASE "${db.name}"`));
-  if (opts.migrate ?? true) await migrateDeploy({ url: db.url });
+  if (migrate) await migrateDeploy({ url: db.url });
   return db;
 }
