@@ -70,7 +70,7 @@ function advance(s: Scenario, ssn: Session): Scenario {
 
 /**
  * `outcomes: false`: the caller prints no outcome, so a plain scenario without expectations is
- * run without building one (tens of thousands of tasks cost as much as the session).
+ * run without building one (on a large scenario that costs about as much as the session).
  */
 export function runScenario(s: Scenario, opts: { outcomes?: boolean } = {}): ScenarioRun {
   const failures: string[] = [];

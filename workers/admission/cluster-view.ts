@@ -304,7 +304,7 @@ export class ClusterView {
       },
       fairShareConfig(base.config),
       // With many candidates, building them dominates, and the carry would keep them all until
-      // the next session (more to collect; measured slower): only small batches take it.
+      // the next session (more to collect than it saves): only small batches take it.
       candidates.length <= SHARE_CARRY_MAX_CANDIDATES ? { carry: base.shareCarry } : {},
     );
     this.shares = new Map(shares.map((s) => [s.queue, s]));

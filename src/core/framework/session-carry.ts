@@ -1,6 +1,6 @@
 // What one session hands the next on the same cluster: the jobs and nodes it built. A job
 // whose spec is the very same object in the next snapshot and whose pods kept their statuses
-// through the session is renewed and used again instead of being built anew — at 100,000 pods,
+// through the session is renewed and used again instead of being built anew — on a large cluster,
 // building jobs and pods is most of opening a session and of its garbage. A node whose spec is
 // the very same object, that the session left untouched, and that gets the very same pods
 // again (all of carried jobs, so unchanged) is renewed too instead of adding every pod again.

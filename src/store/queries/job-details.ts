@@ -5,8 +5,8 @@ import type { EventRow } from "../events.js";
 import type { BindRequest, Pod } from "../types.js";
 import type { Store } from "../store.js";
 
-/** A page of 1,000 pods keeps the API's event loop for tens of milliseconds (10,000: most of a
- * second); larger jobs are read a page at a time (`after`). */
+/** A page of pods keeps the API's event loop in proportion to its length (docs/benchmarks.md,
+ * `bench:api-query-weight`); larger jobs are read a page at a time (`after`). */
 export const MAX_PODS_PAGE = 1_000;
 export const MAX_EVENTS_PAGE = 1_000;
 export const MAX_BIND_REQUESTS_PAGE = 1_000;

@@ -89,7 +89,7 @@ export class TopologyRegistry {
 }
 
 // One collator for every comparison: localeCompare with a locale argument builds one per call,
-// which dominated loading a snapshot of a few thousand pods.
+// which is costly when every pod of a snapshot is compared.
 const numericOrder = new Intl.Collator("en", { numeric: true });
 /** Where the maximal run of digits that ends `s` starts (s.length when it ends in no digit). */
 function trailingDigits(s: string): number {
