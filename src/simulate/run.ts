@@ -2,8 +2,7 @@
 // snapshot advanced between them (and the victim searches a budget stopped going on), a
 // check on the advanced snapshot, then M more sessions each of which must also meet the
 // expectations.
-import { createAction } from "../core/actions/registry.js";
-import { type SearchCursor, type Session, isAllocated, openSession } from "../core/index.js";
+import { type SearchCursor, type Session, createAction, isAllocated, openSession } from "../core/index.js";
 import { checkBounds, checkOutcome } from "./check.js";
 import { type Outcome, outcomeOf } from "./outcome.js";
 import type { Scenario, ScenarioTask } from "./scenario.js";

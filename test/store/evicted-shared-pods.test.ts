@@ -6,7 +6,7 @@
 // 81,920 MiB at 163,840 in the books, never in the cluster) and left their own device free for
 // the next cycle to bind onto while they still ran on it.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { SessionResult } from "../../src/core/api/result.js";
+import type { SessionResult } from "../../src/core/index.js";
 import { registerCluster } from "../../src/store/operations/clusters.js";
 import { commitSession } from "../../src/store/operations/commit-session.js";
 import { createQueue } from "../../src/store/operations/queues.js";

@@ -3,8 +3,7 @@
 // fence: a result computed on a snapshot older than the cluster's generation is refused whole.
 import { PrismaPg } from "@prisma/adapter-pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runSession } from "../../src/core/index.js";
-import type { SessionResult } from "../../src/core/api/result.js";
+import { type SessionResult, runSession } from "../../src/core/index.js";
 import { StaleSnapshotError } from "../../src/store/errors.js";
 import { PrismaClient } from "../../src/store/generated/prisma/client.js";
 import { registerCluster, cordonCluster } from "../../src/store/operations/clusters.js";

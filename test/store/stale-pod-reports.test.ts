@@ -3,7 +3,7 @@
 // PIPELINED: only nominated) reported RUNNING stays where the books have it; a RELEASING pod
 // reported RUNNING is still being evicted and keeps holding its node as RELEASING.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { SessionResult } from "../../src/core/api/result.js";
+import type { SessionResult } from "../../src/core/index.js";
 import { commitSession } from "../../src/store/operations/commit-session.js";
 import { cancelJob } from "../../src/store/operations/jobs.js";
 import { reportBindResult, reportPodStatus } from "../../src/store/operations/report-pods.js";

@@ -1,6 +1,6 @@
 // Effective quotas: per resource, a cluster's override row wins field by field over the default
 // row (scope "*"); a field set nowhere takes the built-in default.
-import type { QuotaVector } from "../../core/api/spec.js";
+import type { QuotaVector } from "../../core/index.js";
 import type { QuotaResource } from "../types.js";
 
 /** The scope of the default quota row, which applies to every cluster. */

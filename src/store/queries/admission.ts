@@ -3,7 +3,7 @@
 // comes as the core's PodGroupSpec (every pod Pending), ready to be added to a cluster's snapshot
 // for a dry run.
 import { type PodNeeds, podNeedsOf } from "../validation/extended-resources.js";
-import type { PodGroupSpec, TopologySpec } from "../../core/api/spec.js";
+import type { PodGroupSpec, TopologySpec } from "../../core/index.js";
 import { groupBy } from "../collections.js";
 import type { PrismaClient } from "../db.js";
 import type { PendingReason } from "../domain/pending-reason.js";

@@ -1,7 +1,11 @@
 // The fair-share view: per queue and cluster, what the core's proportion plugin computes on the
 // cluster's current snapshot (never a second implementation), plus a total row per queue.
-import { computeFairShare, defaultSchedulerConfig, type SchedulerConfig } from "../../core/index.js";
-import type { QuotaVector } from "../../core/api/spec.js";
+import {
+  type QuotaVector,
+  type SchedulerConfig,
+  computeFairShare,
+  defaultSchedulerConfig,
+} from "../../core/index.js";
 import type { PrismaClient } from "../db.js";
 import type { UsageWindow } from "../domain/usage.js";
 import { NotFoundError } from "../errors.js";

@@ -1,18 +1,18 @@
 // Database rows → the core's snapshot types (src/core/api/spec.ts), one mapping per kind. The
 // rows are compact records (snapshot/records.ts) read by one SQL reader, so the full loader and
 // the workers' cluster caches build exactly the same specs from the same rows.
-import type {
-  GpuDeviceSpec,
-  LabelRequirement,
-  NodeSpec,
-  PodGroupSpec,
-  PodSpec,
-  QueueSpec,
-  Taint,
-  TopologyConstraintSpec,
-  TopologySpec,
-} from "../../core/api/spec.js";
-import { holdsNode } from "../../core/api/status.js";
+import {
+  type GpuDeviceSpec,
+  type LabelRequirement,
+  type NodeSpec,
+  type PodGroupSpec,
+  type PodSpec,
+  type QueueSpec,
+  type Taint,
+  type TopologyConstraintSpec,
+  type TopologySpec,
+  holdsNode,
+} from "../../core/index.js";
 import { isFinished } from "../domain/job-state.js";
 import { CORE_POD_STATUS } from "../domain/pod-states.js";
 import type { EffectiveQuota } from "../domain/quotas.js";
