@@ -80,7 +80,7 @@ async function oneRun(): Promise<RunResult> {
   );
   const database = await openDatabase(db.url);
   const { prisma } = database;
-  const store = createStore(prisma);
+  const store = createStore(database);
   const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   const dispatcher = new BindDispatcher(store, redis, `${prefix}bind`);
   const url = api.match[1]!;
@@ -130,7 +130,7 @@ async function oneRun(): Promise<RunResult> {
         ],
       });
     }
-    const { snapshot, generation, rows } = await loadSnapshot(prisma, CLUSTER);
+    const { snapshot, generation, rows } = await loadSnapshot(store, CLUSTER);
     const commit = await commitSession(
       store,
       CLUSTER,
