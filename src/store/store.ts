@@ -17,9 +17,9 @@ export interface Store {
   events: EventSink;
 }
 
-/** The store over an open database (or, inside the store and its tests, a Prisma client). */
-export function createStore(db: Database | PrismaClient, events: EventSink = discardEvents): Store {
-  return { prisma: "prisma" in db ? db.prisma : db, events };
+/** The store over an open database. */
+export function createStore(db: Database, events: EventSink = discardEvents): Store {
+  return { prisma: db.prisma, events };
 }
 
 /** Who asks for a change: recorded with its events (a token's name, "scheduler", "agent:<cluster>"). */

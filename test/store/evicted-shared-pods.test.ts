@@ -89,7 +89,7 @@ it("a pod moved to another device of its node and evicted there stays RELEASING 
   // The session the core decides on this snapshot in such a cycle: consolidation moves a's pods
   // onto b's device (pipelined there, as b's pods are moved away in the same pass), and reclaim
   // then evicts them there, so they end releasing in b's group.
-  const { generation, rows } = await loadSnapshot(t.db.prisma, "c1");
+  const { generation, rows } = await loadSnapshot(t.store, "c1");
   const result: SessionResult = {
     binds: [],
     pipelines: aPods.map((p) => ({

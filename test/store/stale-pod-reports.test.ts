@@ -104,7 +104,7 @@ it("a late report that a pod left its node does not take it off the node it is b
 
 /** A cycle that evicts one running pod from n1 and does nothing else. */
 async function evictCycle(cluster: string, jobId: string, podId: string): Promise<void> {
-  const { generation, rows } = await loadSnapshot(t.db.prisma, cluster);
+  const { generation, rows } = await loadSnapshot(t.store, cluster);
   const result: SessionResult = {
     binds: [],
     pipelines: [],

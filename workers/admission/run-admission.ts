@@ -8,7 +8,7 @@ import type { SchedulerConfig } from "../../src/core/index.js";
 import {
   type AdmissionCandidate,
   admissionCandidatesByIds,
-  admissionClusters,
+  clusterSummaries,
   assignJobClusters,
   type ClusterSummary,
   type PendingReason,
@@ -86,7 +86,7 @@ export async function runAdmission(deps: AdmissionDeps): Promise<AdmissionReport
     end();
     return { ...report, skipped: true };
   };
-  const [found, clusters] = await Promise.all([lookForJobs(deps, state, now), admissionClusters(deps.store)]);
+  const [found, clusters] = await Promise.all([lookForJobs(deps, state, now), clusterSummaries(deps.store)]);
   if (!found.jobs.length && !found.readmit.length) return skipped();
   // The first chunk is read while the clusters are brought up to date: the same chunk unless the
   // refresh brings back jobs held as unplaced.

@@ -2,7 +2,7 @@
 // lists of the API are capped per job, so a page of jobs never reads every row of its jobs.
 import { groupBy, naturalCompare } from "../collections.js";
 import type { EventRow } from "../events.js";
-import type { BindRequest, Pod } from "../types.js";
+import type { BindRequestWithPod, Pod } from "../types.js";
 import type { Store } from "../store.js";
 
 /** A page of pods keeps the API's event loop in proportion to its length (docs/benchmarks.md,
@@ -74,7 +74,7 @@ export async function bindRequestsOfJobs(
   store: Store,
   jobIds: string[],
   first: number,
-): Promise<Map<string, (BindRequest & { pod: { name: string } })[]>> {
+): Promise<Map<string, BindRequestWithPod[]>> {
   const ids = await store.prisma.$queryRaw<{ id: string }[]>`
     SELECT id FROM (
       SELECT id, row_number() OVER (PARTITION BY job_id ORDER BY created_at, id) AS n
