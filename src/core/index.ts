@@ -15,7 +15,7 @@ export {
 } from "./framework/config.js";
 export { Session, type Plugin, type Action } from "./framework/session.js";
 export { Statement } from "./framework/statement.js";
-export { SessionCarry } from "./framework/session-carry.js";
+export { SessionCarry } from "./framework/carry/session-carry.js";
 export { searchCursorError } from "./framework/search-cursors.js";
 export { PluginRegistry, defaultPluginRegistry, type PluginFactory } from "./plugins/registry.js";
 export { runSession, computeFairShare, openSession, sessionResult, type RunOptions } from "./scheduler.js";
