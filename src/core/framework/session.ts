@@ -1,7 +1,7 @@
 // The session: one scheduling cycle's working state and the plugin bus. Built from a
-// snapshot, opened by the configured plugins (each registers its callbacks in
-// onSessionOpen), acted on by the configured actions through statements, closed into a
-// SessionResult. Nothing here reads a clock or does I/O.
+// snapshot (its jobs and nodes by carry/build.ts), opened by the configured plugins (each
+// registers its callbacks in onSessionOpen), acted on by the configured actions through
+// statements, closed into a SessionResult. Nothing here reads a clock or does I/O.
 import type { NodeInfo } from "../api/node-info.js";
 import type { PodInfo } from "../api/pod-info.js";
 import type { JobInfo, PodSet, SubGroupSet } from "../api/podgroup-info.js";
