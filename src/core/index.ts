@@ -15,7 +15,7 @@ export {
 } from "./framework/config.js";
 export { Session, type Plugin, type Action } from "./framework/session.js";
 export { Statement } from "./framework/statement.js";
-export { SessionCarry } from "./framework/session-carry.js";
+export { SessionCarry } from "./framework/carry/session-carry.js";
 export { searchCursorError } from "./framework/search-cursors.js";
 export { PluginRegistry, defaultPluginRegistry, type PluginFactory } from "./plugins/registry.js";
 // An action by name, for callers that run a cycle's actions themselves (simulations, estimates).
