@@ -328,7 +328,7 @@ function offerRounds(
       // A job that can never fit a cluster is not offered there (it would hold up the jobs after it).
       while (!best) {
         for (const { summary, view } of open) {
-          if (no.has(view.name) || !mayGo(view, c) || !within(need, view.room)) continue;
+          if (no.has(view.name) || !mayGo(view, c) || !within(need, view.unclaimed)) continue;
           const a = fitsNowAssessment(summary, view, c);
           if (!best || byPreference(a, best) < 0) {
             best = a;
