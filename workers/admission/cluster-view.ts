@@ -22,7 +22,6 @@ import {
   type ClusterSummary,
   fairShareConfig,
 } from "../../src/store/index.js";
-import { admissionDryRunsTotal } from "../metrics.js";
 import { type Amounts, add, anyAbove, type NodeRoom, podAmounts, sub, within, zero } from "./amounts.js";
 import {
   allocateOnly,
@@ -169,6 +168,12 @@ export class ClusterBase {
   }
 }
 
+/** Dry runs of the core a view ran, by kind (the metrics' labels). */
+export interface DryRunCounts {
+  now: number;
+  empty: number;
+}
+
 /** One pass's look at a cluster: its base and what this pass sent there. */
 export class ClusterView {
   readonly name: string;
@@ -193,6 +198,7 @@ export class ClusterView {
   private placements = new Map<string, Placement[]>();
   /** What `offer` changed, to put back before the offered jobs' dry run. */
   private beforeOffers: { unheld: Amounts; unclaimed: Amounts; placed: Map<string, Amounts> } | null = null;
+  private dryRuns: DryRunCounts = { now: 0, empty: 0 };
 
   constructor(readonly base: ClusterBase) {
     this.name = base.name;
@@ -202,6 +208,13 @@ export class ClusterView {
     this.unclaimed = base.digest.unclaimed;
     this.backlog = base.digest.backlog;
     this.waitingByQueue = new Map(base.waitingByQueue);
+  }
+
+  /** The dry runs since the last call. */
+  takeDryRuns(): DryRunCounts {
+    const counts = this.dryRuns;
+    this.dryRuns = { now: 0, empty: 0 };
+    return counts;
   }
 
   /**
@@ -241,7 +254,7 @@ export class ClusterView {
     }
     const compact = this.base.compact;
     const topologies = mergeTopologies(compact.topologies, ...candidates.map((c) => c.topologies));
-    admissionDryRunsTotal.inc({ kind: "now" });
+    this.dryRuns.now++;
     const result = runSession(
       { ...compact, jobs: [...compact.jobs, ...this.placed, ...jobs], topologies },
       allocateOnly(this.base.config),
@@ -310,7 +323,7 @@ export class ClusterView {
     const key = emptyKey(base, c.spec);
     let fit = base.emptyFits.get(key);
     if (!fit) {
-      admissionDryRunsTotal.inc({ kind: "empty" });
+      this.dryRuns.empty++;
       const result = runSession(
         { ...base.digest.shell, jobs: [c.spec], topologies: mergeTopologies(c.topologies) },
         allocateOnly(base.config),
