@@ -169,7 +169,7 @@ async function run(): Promise<Timed[]> {
   await client.connect();
   try {
     await seed(client);
-    const store = createStore(db.prisma);
+    const store = createStore(db);
     const state = new AdmissionState(new ClusterCache(store));
     const pass = async (name: Pass): Promise<Timed> => {
       const inspector = name === PROFILE ? new Session() : null;

@@ -5,13 +5,13 @@
 //
 //   npm run bench:convergence -- [--shape kai-1000-contention|kai-4000-contention]
 //     [--configs unbounded,128/1024,JOB/ACTION,...] [--cycles 30] [--period 10] [--json]
-import { createAction } from "../src/core/actions/registry.js";
 import {
   type QueueShare,
   type SessionParams,
   type Snapshot,
   advanceSnapshot,
   computeFairShare,
+  createAction,
   defaultSchedulerConfig,
   openSession,
   sessionResult,

@@ -6,8 +6,13 @@
 //   npm run bench:core -- --shape NAME --json  one shape, JSON lines
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { createAction } from "../src/core/actions/registry.js";
-import { type SessionParams, type Snapshot, defaultSchedulerConfig, openSession } from "../src/core/index.js";
+import {
+  type SessionParams,
+  type Snapshot,
+  createAction,
+  defaultSchedulerConfig,
+  openSession,
+} from "../src/core/index.js";
 import { greedyFirstFit } from "./greedy.js";
 import { armadaShape, kaiShape, largeShape, mixedShape } from "./generate.js";
 import { median, time } from "./timing.js";

@@ -75,7 +75,7 @@ const round = (ms: number) => Math.round(ms * 10) / 10;
 /** One run, in this (child) process, on the database at `url`. */
 async function runOnce(url: string): Promise<Line[]> {
   const db = await openDatabase(url);
-  const store = createStore(db.prisma);
+  const store = createStore(db);
   const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   const prefix = testRedisPrefix("fleetq-bench-cycle");
   const log = pino({ level: "silent" });

@@ -23,15 +23,15 @@
 //                              [--seeds 3] [--sessions 200] [--only declared|history] [--foresight]
 //                              [--halfway] [--scenarios 4] [--recent-window 60] [--json]
 import { parseArgs } from "node:util";
-import { createAction } from "../src/core/actions/registry.js";
 import {
-  advanceSnapshot,
-  defaultSchedulerConfig,
   type NodeSpec,
-  openSession,
   type PodGroupSpec,
   type QueueSpec,
   type Snapshot,
+  advanceSnapshot,
+  createAction,
+  defaultSchedulerConfig,
+  openSession,
   sessionResult,
 } from "../src/core/index.js";
 import type { JobRuntime } from "../src/estimate/estimate-starts.js";

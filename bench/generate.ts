@@ -1,7 +1,13 @@
 // Seeded synthetic cluster snapshots for the core benchmark (no I/O, no randomness
 // beyond the seed): the same seed and shape always give the same snapshot.
-import type { NodeSpec, PodGroupSpec, PodSpec, QueueSpec, Snapshot } from "../src/core/index.js";
-import { seededRandom as prng } from "../src/core/util/random.js";
+import {
+  type NodeSpec,
+  type PodGroupSpec,
+  type PodSpec,
+  type QueueSpec,
+  type Snapshot,
+  seededRandom as prng,
+} from "../src/core/index.js";
 
 export { prng };
 

@@ -83,7 +83,7 @@ async function oneRun(): Promise<RunResult> {
   );
   const database = await openDatabase(db.url);
   const { prisma } = database;
-  const store = createStore(prisma);
+  const store = createStore(database);
   const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   const dispatcher = new BindDispatcher(store, redis, `${prefix}bind`, bindSecret);
   const url = api.match[1]!;
@@ -133,7 +133,7 @@ async function oneRun(): Promise<RunResult> {
         ],
       });
     }
-    const { snapshot, generation, rows } = await loadSnapshot(prisma, CLUSTER);
+    const { snapshot, generation, rows } = await loadSnapshot(store, CLUSTER);
     const commit = await commitSession(
       store,
       CLUSTER,

@@ -4,7 +4,7 @@
 // tsc, then copies what the compiled code reads beside itself: schema.graphql and the dashboard's
 // files, with the dashboard's scripts bundled (graphql-ws included) so the server needs no bundler.
 // Last, the compiled CLI is bundled into dist/cli/ (what bin/fleetq.mjs runs): one file to load
-// instead of hundreds starts `fleetq` several times faster; the commands' lazy imports stay
+// instead of hundreds starts `fleetq` much faster (`bench:cli`); the commands' lazy imports stay
 // separate chunks, and every package but the few the everyday commands need stays in node_modules.
 // `fleetq simulate`'s code is bundled once more on its own, with V8's compiled code for it.
 import { execFileSync } from "node:child_process";

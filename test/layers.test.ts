@@ -1,5 +1,10 @@
 // The layers of the code base, checked on every import of every .ts file under src/ and workers/:
 //   - src/core imports nothing else of the project (a pure library);
+//   - outside src/core, the core is reached through its index (src/core/index.ts) only; the
+//     benchmarks, scripts and tests are held to it too, except the core's own tests (test/core),
+//     which check its internals, and the few imports CORE_LEAVES names with their reason;
+//   - src/core/actions does not import src/core/plugins: what both need lives in the core's
+//     api, framework or util;
 //   - src/agent does not import the store, the API or the workers (it speaks GraphQL and Redis);
 //   - src/store does not import the API, the CLI or the workers;
 //   - outside src/store, the store is reached through its index (src/store/index.ts) only,
@@ -92,6 +97,22 @@ function prismaReexports(index: string, text: string, read: (file: string) => st
   return out;
 }
 
+/** Imports of a dependency-free core module where importing the index would cost, as file → module. */
+const CORE_LEAVES: Record<string, string> = {
+  // The CLI's everyday commands read durations; the index would load the whole core at every start.
+  "src/cli/duration.ts": "src/core/util/duration.ts",
+};
+
+/** An import of the core's internals from a file that must reach the core through its index. */
+function coreInternalsError(file: string, spec: string): string | null {
+  const t = target(file, spec);
+  if (t === null || under(file, "src/core") || under(file, "test/core") || CORE_LEAVES[file] === t)
+    return null;
+  return under(t, "src/core") && t !== "src/core/index.ts"
+    ? `${file} imports ${spec}: outside the core, only src/core/index.ts`
+    : null;
+}
+
 /** The rules a file breaks with one import (messages name the file, the import and the rule). */
 function violations(file: string, spec: string): string[] {
   const out: string[] = [];
@@ -102,6 +123,10 @@ function violations(file: string, spec: string): string[] {
   if (t === null) return out;
   if (under(file, "src/core") && !under(t, "src/core"))
     out.push(`${file} imports ${spec}: src/core imports nothing else of the project`);
+  const internals = coreInternalsError(file, spec);
+  if (internals) out.push(internals);
+  if (under(file, "src/core/actions") && under(t, "src/core/plugins"))
+    out.push(`${file} imports ${spec}: src/core/actions does not import src/core/plugins`);
   if (under(file, "src/agent") && ["src/store", "src/api", "workers"].some((d) => under(t, d)))
     out.push(`${file} imports ${spec}: src/agent does not import the store, the API or the workers`);
   if (!outsideStore && ["src/api", "src/cli", "workers"].some((d) => under(t, d)))
@@ -146,6 +171,16 @@ describe("layers", () => {
     expect(uses).toEqual([]);
   });
 
+  it("benchmarks, scripts and tests other than the core's own reach the core through its index", () => {
+    const others = [...sources("bench"), ...sources("scripts"), ...sources("test")];
+    const uses = others.flatMap((file) =>
+      importsOf(readFileSync(path.join(ROOT, file), "utf8")).flatMap(
+        (spec) => coreInternalsError(file, spec) ?? [],
+      ),
+    );
+    expect(uses).toEqual([]);
+  });
+
   it("the store's index, and the modules it hands on, export plain types only, never Prisma's", () => {
     const read = (file: string) => readFileSync(path.join(ROOT, file), "utf8");
     expect(prismaReexports("src/store/index.ts", read("src/store/index.ts"), read)).toEqual([]);
@@ -162,6 +197,18 @@ describe("layers", () => {
     expect(violations("src/api/a.ts", "../store/generated/prisma/client.js")).toHaveLength(1);
     expect(violations("workers/a.ts", "@prisma/client/runtime/client")).toHaveLength(1);
     expect(violations("src/store/a.ts", "./generated/prisma/client.js")).toEqual([]);
+    expect(violations("src/api/a.ts", "../core/api/spec.js")).toHaveLength(1);
+    expect(violations("src/store/x/a.ts", "../../core/api/spec.js")).toHaveLength(1);
+    expect(violations("workers/x/a.ts", "../../src/core/index.js")).toEqual([]);
+    expect(violations("src/core/x/a.ts", "../api/spec.js")).toEqual([]);
+    expect(violations("src/core/actions/x/a.ts", "../../plugins/predicates/index.js")).toHaveLength(1);
+    expect(violations("src/core/plugins/x/a.ts", "../../framework/session.js")).toEqual([]);
+    expect(coreInternalsError("bench/a.ts", "../src/core/util/random.js")).not.toBeNull();
+    expect(coreInternalsError("test/store/a.test.ts", "../../src/core/api/result.js")).not.toBeNull();
+    expect(coreInternalsError("test/core/a.test.ts", "../../src/core/api/result.js")).toBeNull();
+    expect(coreInternalsError("test/simulate/a.test.ts", "../core/helpers.js")).toBeNull();
+    expect(coreInternalsError("src/cli/duration.ts", "../core/util/duration.js")).toBeNull();
+    expect(coreInternalsError("src/cli/duration.ts", "../core/util/random.js")).not.toBeNull();
     expect(isPrismaImport("test/api/a.test.ts", "../../src/store/generated/prisma/client.js")).toBe(true);
     expect(isPrismaImport("bench/a.ts", "../src/store/index.js")).toBe(false);
     const files: Record<string, string> = {

@@ -3,7 +3,7 @@
 // every refresh a change for the cycles' skip check), or a full read when they run without one.
 import {
   type ClusterCache,
-  clusterSnapshot,
+  loadSnapshot,
   type LoadedSnapshot,
   type Store,
   type UsageWindow,
@@ -25,5 +25,5 @@ export function clusterView(
 ): Promise<LoadedSnapshot> {
   return views
     ? views.cache.refresh(cluster, { now, usage: views.usage })
-    : clusterSnapshot(store, cluster, { now, usage });
+    : loadSnapshot(store, cluster, { now, usage });
 }

@@ -72,6 +72,21 @@ const ESTIMATE_TRIGGERS = new Set([
   "queue.deleted",
 ]);
 
+/** A task beside the cycles, as startWorkers starts it. */
+interface TaskSpec {
+  /** "fleet": one run at a time across every worker process, its name the BullMQ queue's;
+   * "local": this process's own, for the clusters it owns. */
+  scope: "fleet" | "local";
+  name: string;
+  /** Its failures' `task` label in fleetq_worker_errors_total, when not its name. */
+  errorLabel?: string;
+  intervalMs: number;
+  /** false: not started. */
+  enabled?: boolean;
+  /** `reason`: "timer" or what triggered it. A throw is counted and logged; the next run comes as usual. */
+  run: (reason: string) => Promise<unknown>;
+}
+
 export interface RunningWorkers {
   /** The store the workers use (their database and event bus). */
   store: Store;
@@ -193,25 +208,16 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
       log,
     ),
   );
-  let admission: SerialTask | null = null;
-  let estimates: LocalTask | null = null;
-  const local: LocalTask[] = [];
-  let restarts: SerialTask | null = null;
-  const tasks: SerialTask[] = [];
-  try {
-    signals = await WorkerSignals.open(connection, o.redisUrl, o.prefix, log, (s) => {
-      if (s.kind === "cycles") cycles.triggerHere(s.clusters, s.reason);
-      else if (s.kind === "digests")
-        digestServer.answer(s).catch((err) => log.warn({ err: err.message }, "could not answer for digests"));
-      else if (s.from !== o.workerId) void ownership.tick();
-    });
-    admission = await SerialTask.start({
-      ...task,
-      prefix: workersPrefix,
+  // The tasks beside the cycles, started in this order: fleet-wide ones run one at a time across
+  // every worker process (SerialTask), local ones for the clusters owned here (LocalTask).
+  // When the estimates' previous run began: a run's budget is a share of the time since.
+  let estimatedAt = Date.now();
+  const specs: TaskSpec[] = [
+    {
+      scope: "fleet",
       name: "admission",
       intervalMs: o.admissionIntervalMs,
-      log,
-      run: guarded("admission", async () => {
+      run: async () => {
         await runAdmission({
           store,
           config,
@@ -224,138 +230,130 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
           state: admissionState,
           log,
         });
-      }),
-    });
-    tasks.push(admission);
-    tasks.push(
-      await SerialTask.start({
-        ...task,
-        prefix: workersPrefix,
-        name: "outbox",
-        intervalMs: o.sweepIntervalMs,
-        log,
-        run: guarded("sweep", async () => {
-          const r = await sweepOutbox(store, dispatcher, {
-            pendingGraceMs: o.pendingDispatchGraceMs,
-            redispatchAfterMs: o.redispatchAfterMs,
-          });
-          if (r.sent || r.resent) log.warn(r, "outbox sweeper sent BindRequests a cycle had not");
-        }),
-      }),
-    );
-    tasks.push(
-      await SerialTask.start({
-        ...task,
-        prefix: workersPrefix,
-        name: "lost-clusters",
-        intervalMs: o.lostCheckIntervalMs,
-        log,
-        run: guarded("lost-clusters", async () => {
-          const r = await checkLostClusters(
-            store,
-            { lostAfterMs: o.clusterLostAfterMs, requeueAfterMs: o.requeueLostAfterMs },
-            log,
-          );
-          if (r.readmitted || r.requeued) await admission?.trigger("lost cluster");
-        }),
-      }),
-    );
-    tasks.push(
-      await SerialTask.start({
-        ...task,
-        prefix: workersPrefix,
-        name: "runtime-limits",
-        intervalMs: o.runtimeLimitIntervalMs,
-        log,
-        run: guarded("runtime-limits", async () => {
-          const r = await checkRuntimeLimits(store, log);
-          // The evictions go out with the clusters' next cycle; the freed resources go to others.
-          if (r.clusters.length) await cycles.trigger(r.clusters, "run-time limit");
-          if (r.stopped.length) await admission?.trigger("run-time limit");
-        }),
-      }),
-    );
-    restarts = await SerialTask.start({
-      ...task,
-      prefix: workersPrefix,
+      },
+    },
+    {
+      scope: "fleet",
+      name: "outbox",
+      errorLabel: "sweep",
+      intervalMs: o.sweepIntervalMs,
+      run: async () => {
+        const r = await sweepOutbox(store, dispatcher, {
+          pendingGraceMs: o.pendingDispatchGraceMs,
+          redispatchAfterMs: o.redispatchAfterMs,
+        });
+        if (r.sent || r.resent) log.warn(r, "outbox sweeper sent BindRequests a cycle had not");
+      },
+    },
+    {
+      scope: "fleet",
+      name: "lost-clusters",
+      intervalMs: o.lostCheckIntervalMs,
+      run: async () => {
+        const r = await checkLostClusters(
+          store,
+          { lostAfterMs: o.clusterLostAfterMs, requeueAfterMs: o.requeueLostAfterMs },
+          log,
+        );
+        if (r.readmitted || r.requeued) await fleet.get("admission")?.trigger("lost cluster");
+      },
+    },
+    {
+      scope: "fleet",
+      name: "runtime-limits",
+      intervalMs: o.runtimeLimitIntervalMs,
+      run: async () => {
+        const r = await checkRuntimeLimits(store, log);
+        // The evictions go out with the clusters' next cycle; the freed resources go to others.
+        if (r.clusters.length) await cycles.trigger(r.clusters, "run-time limit");
+        if (r.stopped.length) await fleet.get("admission")?.trigger("run-time limit");
+      },
+    },
+    {
+      scope: "fleet",
       name: "restarts",
       intervalMs: o.restartHoldIntervalMs,
-      log,
-      run: guarded("restarts", async () => {
+      run: async () => {
         const r = await releaseRestartedGangs(store, log);
         if (r.clusters.length) await cycles.trigger(r.clusters, "gang restart");
-      }),
+      },
+    },
+    {
+      // Each interval recorded once per cluster, by its owner.
+      scope: "local",
+      name: "usage",
+      intervalMs: o.usageIntervalMs,
+      run: () =>
+        recordUsage(store, config, o.usageIntervalMs / 1000, {
+          window: usageWindow ?? undefined,
+          views,
+          clusters: cycles.loaded,
+        }),
+    },
+    {
+      scope: "local",
+      name: "estimates",
+      intervalMs: o.estimateIntervalMs,
+      enabled: o.estimateIntervalMs > 0,
+      run: async () => {
+        const started = Date.now();
+        // A cluster's first cycle loads it; estimates wait for that rather than load it themselves.
+        const owned = cycles.loaded;
+        const budgetMs = runBudgetMs(
+          o.estimateBudgetMs,
+          o.estimateCpuShare,
+          started - estimatedAt,
+          owned.length,
+        );
+        estimatedAt = started;
+        await runEstimates(store, config, {
+          horizonMs: o.estimateHorizonSeconds * 1000,
+          maxSessions: o.estimateMaxSessions,
+          budgetMs,
+          usageWindow,
+          views,
+          clusters: owned,
+        });
+      },
+    },
+    {
+      scope: "fleet",
+      name: "retention",
+      intervalMs: o.retentionIntervalMs,
+      enabled: o.retentionDays > 0,
+      run: async () => {
+        const before = new Date(Date.now() - o.retentionDays * 86_400_000);
+        const pruned = await pruneHistory(store, before);
+        if (pruned.events || pruned.bindRequests || pruned.jobs)
+          log.info({ ...pruned, before }, "pruned history past the retention period");
+      },
+    },
+  ];
+  const fleet = new Map<string, SerialTask>();
+  const local = new Map<string, LocalTask>();
+  const stopTasks = () => Promise.allSettled([...fleet.values(), ...local.values()].map((t) => t.stop()));
+  try {
+    signals = await WorkerSignals.open(connection, o.redisUrl, o.prefix, log, (s) => {
+      if (s.kind === "cycles") cycles.triggerHere(s.clusters, s.reason);
+      else if (s.kind === "digests")
+        digestServer.answer(s).catch((err) => log.warn({ err: err.message }, "could not answer for digests"));
+      else if (s.from !== o.workerId) void ownership.tick();
     });
-    tasks.push(restarts);
-    // Usage history of the clusters owned here: each interval recorded once per cluster, by its owner.
-    local.push(
-      new LocalTask({
-        name: "usage",
-        intervalMs: o.usageIntervalMs,
-        triggerDelayMs: 0,
-        log,
-        run: guarded("usage", () =>
-          recordUsage(store, config, o.usageIntervalMs / 1000, {
-            window: usageWindow ?? undefined,
-            views,
-            clusters: cycles.loaded,
-          }),
-        ),
-      }),
-    );
-    if (o.estimateIntervalMs > 0) {
-      // Estimates of the clusters owned here. Budgets are a share of the time since the previous
-      // run began.
-      let estimatedAt = Date.now();
-      estimates = new LocalTask({
-        name: "estimates",
-        intervalMs: o.estimateIntervalMs,
-        triggerDelayMs: 0,
-        log,
-        run: guarded("estimates", async () => {
-          const started = Date.now();
-          // A cluster's first cycle loads it; estimates wait for that rather than load it themselves.
-          const owned = cycles.loaded;
-          const budgetMs = runBudgetMs(
-            o.estimateBudgetMs,
-            o.estimateCpuShare,
-            started - estimatedAt,
-            owned.length,
-          );
-          estimatedAt = started;
-          await runEstimates(store, config, {
-            horizonMs: o.estimateHorizonSeconds * 1000,
-            maxSessions: o.estimateMaxSessions,
-            budgetMs,
-            usageWindow,
-            views,
-            clusters: owned,
-          });
-        }),
-      });
-      local.push(estimates);
-    }
-    if (o.retentionDays > 0) {
-      tasks.push(
-        await SerialTask.start({
-          ...task,
-          prefix: workersPrefix,
-          name: "retention",
-          intervalMs: o.retentionIntervalMs,
-          log,
-          run: guarded("retention", async () => {
-            const before = new Date(Date.now() - o.retentionDays * 86_400_000);
-            const pruned = await pruneHistory(store, before);
-            if (pruned.events || pruned.bindRequests || pruned.jobs)
-              log.info({ ...pruned, before }, "pruned history past the retention period");
-          }),
-        }),
-      );
+    for (const spec of specs) {
+      if (spec.enabled === false) continue;
+      const run = guarded(spec.errorLabel ?? spec.name, spec.run);
+      const { name, intervalMs } = spec;
+      if (spec.scope === "fleet")
+        fleet.set(
+          name,
+          await SerialTask.start({ ...task, prefix: workersPrefix, name, intervalMs, log, run }),
+        );
+      else local.set(name, new LocalTask({ name, intervalMs, triggerDelayMs: 0, log, run }));
     }
     await ownership.start();
   } catch (err) {
     await ownership.stop();
-    await Promise.allSettled([...tasks.map((t) => t.stop()), ...local.map((t) => t.stop())]);
+    await stopTasks();
     await closeConnections();
     throw err;
   }
@@ -363,8 +361,8 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
   const coalescer = new TriggerCoalescer(
     {
       cycles: async (clusters, reason) => cycles.triggerHere(clusters, reason),
-      admission: (reason) => admission!.trigger(reason),
-      restarts: (reason) => restarts!.trigger(reason),
+      admission: (reason) => fleet.get("admission")!.trigger(reason),
+      restarts: (reason) => fleet.get("restarts")!.trigger(reason),
       clusterList: () => ownership.tick(),
     },
     (err) => log.warn({ err: err.message }, "could not trigger work"),
@@ -372,6 +370,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
   const unlistenCycles = await bus.listen((e) => coalescer.add(triggersFor(e)));
   // Estimates follow changes, at most every estimateMinGapMs.
   let estimateAsked = 0;
+  const estimates = local.get("estimates");
   const unlistenEstimates = await bus.listen((e) => {
     if (!estimates || !ESTIMATE_TRIGGERS.has(e.kind) || Date.now() - estimateAsked < o.estimateMinGapMs)
       return;
@@ -402,7 +401,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
         unlisten();
         // The clusters go first, so other workers take them over while the rest stops.
         await ownership.stop();
-        await Promise.allSettled([...tasks.map((t) => t.stop()), ...local.map((t) => t.stop())]);
+        await stopTasks();
         await closeConnections();
         log.info("workers stopped");
       })();

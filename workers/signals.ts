@@ -10,7 +10,7 @@ export type WorkerSignal =
   | { kind: "ownership"; from: string }
   | { kind: "cycles"; clusters: string[] | "all"; reason: string }
   /** Admission asks the owners of these clusters for their digests (owner-digests.ts). */
-  | { kind: "digests"; clusters: string[]; known: Record<string, string>; reply: string };
+  | { kind: "digests"; clusters: string[]; known: Record<string, string>; reply: string; format?: number };
 
 export class WorkerSignals {
   private readonly channel: string;

@@ -30,10 +30,10 @@ export const MAX_QUERY_COST = 20_000;
 
 /**
  * Points per row of a type (other types: 1). Pods, nodes, events and BindRequests are read row by
- * row through the database client and resolved field by field: a row of them keeps the event loop
- * about 12 µs, so a query at the cost limit (at most 2,000 of them) holds it for about 25 ms at a
- * stretch (docs/benchmarks.md, `bench:api-query-weight`). A job row, resolved from one row read
- * with its page, costs a few µs.
+ * row through the database client and resolved field by field, so a row of them keeps the event
+ * loop far longer than a job row (resolved from one row read with its page); weighed so,
+ * a query at the cost limit holds the event loop only briefly at a stretch (docs/benchmarks.md,
+ * `bench:api-query-weight`).
  */
 export const ROW_WEIGHTS: Readonly<Record<string, number>> = {
   Pod: 10,

@@ -41,8 +41,9 @@ export interface RateLimits {
 /**
  * The defaults (FLEETQ_API_RATE and the other variables of src/cli/api-options.ts change them).
  * A MEMBER or VIEWER token may run two of the heaviest allowed queries (20,000 each) with a full
- * bucket and about one such query every 10 s after that: a query of that cost keeps the event loop for up to
- * about 30 ms, and submissions of other tokens wait behind it. The dashboard's four queries
+ * bucket and about one such query every 10 s after that: a query of that cost keeps the event loop
+ * busy at a stretch, and submissions of other tokens wait behind it (docs/benchmarks.md,
+ * `bench:api-query-weight`). The dashboard's four queries
  * cost about 9,000 with 10 clusters (the bucket holds the first load and the one the live
  * updates start with). An agent's requests cost 1 (reports) to about 10 (templates), with up to
  * 32 binds worked on at once: its budget leaves it far from any limit.
@@ -56,7 +57,7 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
 export const RATE_LIMITED = "RATE_LIMITED";
 
 /** Operations costing at least this much are a token's heavy ones, run one at a time (heavyTurn):
- * about 7 ms of the event loop at a stretch and more. */
+ * each holds the event loop long enough that several at once would hold up other tokens. */
 export const HEAVY_OPERATION_COST = 5_000;
 
 /** A request over HTTP sent before the retryAfter of its token's last cost refusal is answered

@@ -1,5 +1,5 @@
 // Database rows → the shapes of schema.graphql (units, labels, times).
-import type { QuotaVector } from "../core/api/spec.js";
+import type { QuotaVector } from "../core/index.js";
 import { type ClusterCondition, clusterCondition, type ResourceSum } from "../store/index.js";
 
 export interface ResourcesView {

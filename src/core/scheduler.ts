@@ -6,7 +6,7 @@ import type { JobOutcome, QueueShare, SessionResult } from "./api/result.js";
 import type { Snapshot } from "./api/spec.js";
 import { type SchedulerConfig, configuredPlugins, defaultSchedulerConfig } from "./framework/config.js";
 import { Session } from "./framework/session.js";
-import type { SessionCarry } from "./framework/session-carry.js";
+import type { SessionCarry } from "./framework/carry/session-carry.js";
 import { type PluginRegistry, defaultPluginRegistry } from "./plugins/registry.js";
 
 export interface RunOptions {

@@ -3,15 +3,15 @@
 // ends at its expected end and frees its pods' room, the next session places what fits, and the
 // first session that binds a pending job's pods is its estimated start. Pure and deterministic:
 // a function of the snapshot, the configuration and the run times; no clock, no I/O.
-import { createAction } from "../core/actions/registry.js";
-import { isActiveAllocated } from "../core/api/status.js";
 import {
-  advanceSnapshot,
   type PodGroupSpec,
-  resultHoldsUntil,
   type SchedulerConfig,
   type Snapshot,
+  advanceSnapshot,
+  createAction,
+  isActiveAllocated,
   openSession,
+  resultHoldsUntil,
   sessionResult,
 } from "../core/index.js";
 

@@ -4,8 +4,7 @@
 // (its queue, shape and run time). A job's estimate is the median of its starts over the
 // scenarios, the one without arrivals included: the start it is as likely to beat as to miss.
 // Pure and deterministic: the draws are seeded by the snapshot's time.
-import type { PodGroupSpec, SchedulerConfig, Snapshot } from "../core/index.js";
-import { seededRandom } from "../core/util/random.js";
+import { type PodGroupSpec, type SchedulerConfig, type Snapshot, seededRandom } from "../core/index.js";
 import {
   type EstimateOptions,
   type EstimateResult,

@@ -1,6 +1,6 @@
 // Checking an outcome against a scenario's `expect` block (the rules of
 // scenario-format.md, "Meaning of the expected outcome").
-import { isAllocated } from "../core/api/status.js";
+import { isAllocated } from "../core/index.js";
 import type { Outcome } from "./outcome.js";
 import type { ExpectEntry, Scenario } from "./scenario.js";
 

@@ -1,16 +1,16 @@
 // A core snapshot (and the configuration it is scheduled with) → a scenario document that
 // `fleetq simulate` reads back into the same snapshot: what `fleetq snapshot export` writes.
 // Pure: the live cluster's snapshot comes from the store's loader.
-import type {
-  NodeSpec,
-  PodGroupSpec,
-  PodSpec,
-  QuotaVector,
-  SchedulerConfig,
-  Snapshot,
-  TopologyConstraintSpec,
+import {
+  type NodeSpec,
+  type PodGroupSpec,
+  type PodSpec,
+  type QuotaVector,
+  type SchedulerConfig,
+  type Snapshot,
+  type TopologyConstraintSpec,
+  isActiveUsed,
 } from "../core/index.js";
-import { isActiveUsed } from "../core/api/status.js";
 import type { Scenario, ScenarioJob, ScenarioTask } from "./scenario.js";
 
 const MINUTE = 60_000;

@@ -2,8 +2,7 @@
 // snapshot advanced between them (and the victim searches a budget stopped going on), a
 // check on the advanced snapshot, then M more sessions each of which must also meet the
 // expectations.
-import { createAction } from "../core/actions/registry.js";
-import { type SearchCursor, type Session, isAllocated, openSession } from "../core/index.js";
+import { type SearchCursor, type Session, createAction, isAllocated, openSession } from "../core/index.js";
 import { checkBounds, checkOutcome } from "./check.js";
 import { type Outcome, outcomeOf } from "./outcome.js";
 import type { Scenario, ScenarioTask } from "./scenario.js";
@@ -70,7 +69,7 @@ function advance(s: Scenario, ssn: Session): Scenario {
 
 /**
  * `outcomes: false`: the caller prints no outcome, so a plain scenario without expectations is
- * run without building one (tens of thousands of tasks cost as much as the session).
+ * run without building one (on a large scenario that costs about as much as the session).
  */
 export function runScenario(s: Scenario, opts: { outcomes?: boolean } = {}): ScenarioRun {
   const failures: string[] = [];

@@ -1,6 +1,6 @@
 // The scenario file contract (docs/scenario-format.md) as strict checks: unknown keys and wrong
 // types are refused with the field's path.
-import { isActiveUsed } from "../core/api/status.js";
+import { isActiveUsed } from "../core/index.js";
 import {
   anything,
   array,

@@ -1,7 +1,7 @@
 // A small strict validator for scenario documents: each check returns the value it was given
 // (no copy) or throws ShapeError with the path of the first bad field. Hand-written rather than a
-// schema library so that `fleetq simulate` loads little code and checks tens of thousands of
-// jobs in a few milliseconds; the types of valid documents are inferred from the checks.
+// schema library so that `fleetq simulate` loads little code and checks large scenarios
+// quickly (docs/benchmarks.md, `bench:cli`); the types of valid documents are inferred from the checks.
 
 /** A path inside the document: keys and array indices, outermost first. */
 export type ShapePath = (string | number)[];

@@ -11,8 +11,8 @@ import {
   type TopologyConstraintSpec,
   defaultSchedulerConfig,
   loadSchedulerConfig,
+  parseDurationSeconds,
 } from "../core/index.js";
-import { parseDurationSeconds } from "../core/util/duration.js";
 import type { Scenario, ScenarioJob } from "./scenario.js";
 
 /** The simulated clock: a fixed instant, so outcomes never depend on when they run. */

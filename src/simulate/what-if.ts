@@ -1,15 +1,15 @@
 // What one scheduling cycle would do on a snapshot with some queues' quotas changed: which jobs
 // would start, which pods would be evicted, and how each queue's fair share would move. Pure: the
 // live snapshot comes from the store's loader and nothing is written anywhere.
-import { createAction } from "../core/actions/registry.js";
 import {
-  advanceSnapshot,
-  computeFairShare,
-  openSession,
   type QueueShare,
   type QuotaVector,
   type SchedulerConfig,
   type Snapshot,
+  advanceSnapshot,
+  computeFairShare,
+  createAction,
+  openSession,
   sessionResult,
 } from "../core/index.js";
 

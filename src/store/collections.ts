@@ -15,5 +15,5 @@ export function groupBy<T, K>(items: readonly T[], key: (t: T) => K): Map<K, T[]
 const natural = new Intl.Collator("en", { numeric: true });
 
 /** Natural name order ("w-2" before "w-10"). One collator for all: `localeCompare` with options
- * builds one per call, which made sorting a page of 10,000 pods take about a second. */
+ * builds one per call, which makes sorting a large page of pods slow. */
 export const naturalCompare = (a: string, b: string): number => natural.compare(a, b);

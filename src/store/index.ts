@@ -1,37 +1,25 @@
-// The store's public surface: what the API, workers, agents' reports and the CLI use.
+// The store's public surface: what the API, workers, agents' reports and the CLI use. README.md
+// lists each operation and query with its arguments.
 export { DEFAULT_DATABASE_URL, openDatabase, type Database } from "./db.js";
-export { createStore, transact, type Actor, type Store } from "./store.js";
-export { discardEvents, type EventSink, type NewEvent, type StoreEvent } from "./events.js";
-export { RedisEventBus, type EventListener } from "./redis-events.js";
+export { createStore, type Actor, type Store } from "./store.js";
+export type { StoreEvent } from "./events.js";
+export { RedisEventBus } from "./redis-events.js";
 export {
   ConflictError,
   ForbiddenError,
   InvalidInputError,
   NotFoundError,
   StaleSnapshotError,
-  LeaseLostError,
 } from "./errors.js";
 export { migrateDeploy } from "./migrate/index.js";
 
-export {
-  loadSnapshot,
-  snapshotJobFilter,
-  type LoadedSnapshot,
-} from "./snapshot/load-snapshot.js";
-export type { JobRow, PodRow, SnapshotRows } from "./snapshot/rows.js";
-export {
-  type CachedCluster,
-  ClusterCache,
-  type ClusterCacheOptions,
-  type RefreshKind,
-  type RefreshOptions,
-} from "./cache/cluster-cache.js";
-export { pruneChangeTombstones } from "./operations/change-tombstones.js";
+// Scheduling cycles: a cluster's snapshot, read in full or kept by a cache, and a session's commit.
+export { loadSnapshot, type LoadedSnapshot } from "./snapshot/load-snapshot.js";
+export { type CachedCluster, ClusterCache } from "./cache/cluster-cache.js";
 export { commitSession, type CommitResult } from "./operations/commit-session.js";
 export {
   acquireClusterLeases,
   clusterOwners,
-  type HeldLease,
   leaveWorkers,
   type OwnershipView,
   ownershipView,
@@ -39,34 +27,33 @@ export {
   renewWorkerLeases,
 } from "./operations/cluster-leases.js";
 
+// Operations of the API (users and admins) and of the agents' reports.
 export { createQueue, deleteQueue, setQueueQuota, updateQueue } from "./operations/queues.js";
 export { cordonCluster, deleteCluster, registerCluster } from "./operations/clusters.js";
-export { PREVIEW_JOB_ID, previewJob, submitJob, type SubmitResult } from "./operations/submit-job.js";
-export { MAX_BATCH_JOBS, MAX_BATCH_PODS, submitJobs } from "./operations/submit-jobs.js";
+export { previewJob, submitJob } from "./operations/submit-job.js";
+export { MAX_BATCH_JOBS, submitJobs } from "./operations/submit-jobs.js";
 export { submitWorkload, submitWorkloads } from "./operations/submit-workload.js";
 export { type ReportWorkloadStatusInput, reportWorkloadStatus } from "./operations/workload-status.js";
 export { type SubmitWorkloadInput, workloadQueueOf } from "./validation/submit-workload.js";
-export { assignJobCluster, cancelJob, setJobPendingReason, type CancelResult } from "./operations/jobs.js";
+export { assignJobCluster, cancelJob } from "./operations/jobs.js";
 export { reportNodes } from "./operations/report-nodes.js";
 export { reportBindResult, reportPodStatus } from "./operations/report-pods.js";
 export { reportPodGroups } from "./operations/report-pod-groups.js";
 export { reportPodInventory, type ReportPodInventoryInput } from "./operations/reconcile-pods.js";
-export { jobTemplates, type JobTemplates } from "./queries/job-templates.js";
+export { jobTemplates } from "./queries/job-templates.js";
 export {
   bindRequestMessages,
   bindRequestsToDispatch,
   markBindRequestsDispatched,
   openBindRequests,
 } from "./operations/dispatch.js";
-export { recordQueueUsage, type UsageRecord } from "./operations/usage.js";
+export { recordQueueUsage } from "./operations/usage.js";
 // Start-time estimates: what the estimator reads, what it writes, what the API shows.
-export { replaceJobEstimates, type JobEstimateRow } from "./operations/job-estimates.js";
+export { replaceJobEstimates } from "./operations/job-estimates.js";
 export {
   type JobEstimate,
   jobEstimatesOf,
   jobRuntimeHints,
-  QUEUE_RUNTIME_DAYS,
-  QUEUE_RUNTIME_SAMPLE,
   queueRuntimeSamples,
 } from "./queries/estimates.js";
 export {
@@ -89,9 +76,8 @@ export {
   principalOfIdentity,
 } from "./operations/role-bindings.js";
 
-export { deriveJobState } from "./domain/job-state.js";
-export type { ClusterShortfall, PendingReason, ResourceAmount } from "./domain/pending-reason.js";
-export { submitJobInputSchema, type JobSpec, type SubmitJobInput } from "./validation/submit-job.js";
+export type { PendingReason, ResourceAmount } from "./domain/pending-reason.js";
+export { submitJobInputSchema, type SubmitJobInput } from "./validation/submit-job.js";
 export type { ReportPodGroupsInput } from "./validation/pod-group-report.js";
 
 // For the workers: admission, re-admission, bind backoff, cycle events, usage history.
@@ -100,73 +86,37 @@ export { recordEvents } from "./operations/record-events.js";
 export {
   type AdmissionCandidate,
   admissionCandidatesByIds,
-  admissionClusters,
-  admissionSnapshot,
   type LabelMatch,
   readmissionCandidates,
   type UnadmittedJob,
   unadmittedJobs,
 } from "./queries/admission.js";
 export { pendingPodBindFailures, type BindFailure } from "./queries/bind-failures.js";
-export {
-  clusterGeneration,
-  clusterIsLost,
-  hasPendingPods,
-  listClusters,
-  type ClusterSummary,
-} from "./queries/clusters.js";
+export { clusterIsLost, clusterSummaries, type ClusterSummary } from "./queries/clusters.js";
 export { markLostClusters, type LostClusterReport } from "./operations/lost-clusters.js";
-export {
-  type RuntimeLimitReport,
-  runtimeLimitReason,
-  type StoppedJob,
-  stopJobsPastRuntimeLimit,
-} from "./operations/runtime-limits.js";
+export { type RuntimeLimitReport, stopJobsPastRuntimeLimit } from "./operations/runtime-limits.js";
 export { type ReleasedHolds, releaseRestartHolds } from "./operations/gang-restarts.js";
-export { type RestartPolicy, restartPolicyOf } from "./domain/gang-restart.js";
+export { restartPolicyOf } from "./domain/gang-restart.js";
 export {
   type ClusterCondition,
   clusterCondition,
   DEFAULT_CLUSTER_LOST_AFTER_MS,
 } from "./domain/cluster-state.js";
-export { fairShareConfig, fairShareRows, type FairShareRow } from "./queries/fair-share.js";
+export { fairShare, fairShareConfig, type FairShareRow } from "./queries/fair-share.js";
 export { DEFAULT_USAGE_WINDOW, type UsageWindow } from "./domain/usage.js";
-export { awaitingAdmission, shortAmounts } from "./domain/pending-reason.js";
+export { shortAmounts } from "./domain/pending-reason.js";
 export { assignJobClusters, setJobPendingReasons } from "./operations/admission-decisions.js";
 
 // Queue policy: namespaces and pod security levels (effective, inherited down the tree).
-export {
-  FLEET_DEFAULT_REQUEST,
-  ownNamespace,
-  type QueuePolicy,
-} from "./domain/queue-policy.js";
-export { queuePolicies, queuePolicy } from "./queries/queue-policy.js";
-// A job against its queue's policy and its cluster's pod policy (at submit and at admission).
-export {
-  jobPolicyError,
-  type PolicyJob,
-  type PolicyTask,
-  storedJobPolicyError,
-  withQueueNamespace,
-} from "./validation/job-policy.js";
+export { FLEET_DEFAULT_REQUEST, ownNamespace, type QueuePolicy } from "./domain/queue-policy.js";
+export { queuePolicies } from "./queries/queue-policy.js";
 export {
   type ClusterPodPolicy,
   clusterPodPolicyOf,
   DEFAULT_QUEUE_POD_POLICY,
-  NO_CLUSTER_POD_POLICY,
-  type QueuePodPolicy,
 } from "./validation/pod-policy.js";
-export {
-  extendedResourcesOf,
-  type PodNeeds,
-  podPolicyRefusal,
-} from "./validation/extended-resources.js";
-export {
-  DEFAULT_POD_SECURITY,
-  POD_SECURITY_LEVELS,
-  type PodSecurityLevel,
-  podSecurityViolation,
-} from "./validation/pod-security/index.js";
+export { extendedResourcesOf, podPolicyRefusal } from "./validation/extended-resources.js";
+export { DEFAULT_POD_SECURITY } from "./validation/pod-security/index.js";
 export {
   bindRequestsOfJobs,
   jobPod,
@@ -184,12 +134,9 @@ export {
   bindLatency,
   bindRequestsOfCluster,
   capacityOfClusters,
-  clusterSnapshot,
-  clusterSummaries,
   clustersNamed,
   databaseAnswers,
   dispatchBacklog,
-  fairShare,
   fleetSize,
   jobById,
   jobsById,
@@ -205,32 +152,24 @@ export {
   queuesNamed,
   quotasOf,
   tasksOf,
-  type BindRequestWithPod,
-  type Cluster,
-  type JobTask,
-  type Node,
-  type Queue,
-  type QueueQuota,
 } from "./queries/reads.js";
-export { addSums, type ClusterCapacity, type ResourceSum, zeroSum } from "./queries/allocation.js";
+export { type ClusterCapacity, type ResourceSum, zeroSum } from "./queries/allocation.js";
 export type { EventRow } from "./events.js";
 export { groupBy, naturalCompare } from "./collections.js";
 export { QueueTree } from "./domain/queue-tree.js";
 export { DEFAULT_QUOTA_SCOPE } from "./domain/quotas.js";
 export { parseBytes } from "./domain/quantities.js";
 export type {
-  ApiToken,
   BindRequest,
-  BindRequestKind,
   BindRequestState,
-  ClusterState,
+  Cluster,
   Job,
   JobState,
-  JsonValue,
+  JobTask,
+  Node,
   Pod,
-  PodState,
-  QuotaResource,
-  Role,
+  Queue,
+  QueueQuota,
   RoleBinding,
 } from "./types.js";
 export type { SubGroupRow, TopologyConstraint } from "./validation/submit-job.js";
@@ -239,4 +178,4 @@ export type { RegisterClusterInput } from "./operations/clusters.js";
 export type { ReportNodesInput } from "./operations/report-nodes.js";
 export type { ReportBindResultInput, ReportPodStatusInput } from "./operations/report-pods.js";
 export type { CreateTokenInput } from "./operations/tokens.js";
-export { pruneHistory, type PruneReport } from "./operations/prune-history.js";
+export { pruneHistory } from "./operations/prune-history.js";

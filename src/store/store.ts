@@ -17,9 +17,9 @@ export interface Store {
   events: EventSink;
 }
 
-/** The store over an open database (or, inside the store and its tests, a Prisma client). */
-export function createStore(db: Database | PrismaClient, events: EventSink = discardEvents): Store {
-  return { prisma: "prisma" in db ? db.prisma : db, events };
+/** The store over an open database. */
+export function createStore(db: Database, events: EventSink = discardEvents): Store {
+  return { prisma: db.prisma, events };
 }
 
 /** Who asks for a change: recorded with its events (a token's name, "scheduler", "agent:<cluster>"). */
@@ -61,7 +61,7 @@ export async function publishCommitted(store: Store, rows: EventRow[]): Promise<
 }
 
 /** One INSERT … SELECT over a JSON array: a session commit records hundreds of events, and
- * Prisma's createManyAndReturn spent ~0.3 s of CPU on 250 of them (this: ~15 ms). */
+ * Prisma's createManyAndReturn spends many times the CPU on each row. */
 async function insertEvents(tx: Tx, events: readonly NewEvent[], actor: Actor) {
   const rows = events.map((e) => ({
     kind: e.kind,

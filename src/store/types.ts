@@ -166,6 +166,9 @@ export interface BindRequest {
   completedAt: Date | null;
 }
 
+/** A BindRequest as the API lists it: with its pod's name. */
+export type BindRequestWithPod = BindRequest & { pod: { name: string } };
+
 export interface ApiToken {
   id: string;
   name: string;

@@ -116,7 +116,7 @@ describe("GPU devices", () => {
       `{ cluster(name: "c1") { nodes { gpuDevices { index nvlinkDomain numaNode } } } }`,
     );
     expect(c.cluster.nodes[0]!.gpuDevices).toEqual(DEVICES);
-    const { snapshot } = await loadSnapshot(t.server.store.prisma, "c1");
+    const { snapshot } = await loadSnapshot(t.server.store, "c1");
     expect(snapshot.nodes[0]!.gpuDevices).toEqual(DEVICES);
   });
 
@@ -145,7 +145,7 @@ describe("GPU devices", () => {
       },
     );
     const held = (await podOf(single)).gpuDevices;
-    const { snapshot } = await loadSnapshot(t.server.store.prisma, "c1");
+    const { snapshot } = await loadSnapshot(t.server.store, "c1");
     const running = snapshot.jobs.flatMap((j) => j.pods).find((p) => p.status === "Running")!;
     expect(running.gpuDevices).toEqual(held);
 

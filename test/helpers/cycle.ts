@@ -10,6 +10,6 @@ export async function runCycle(
   cluster: string,
   config: SchedulerConfig = defaultSchedulerConfig(),
 ): Promise<CommitResult> {
-  const { snapshot, generation, rows } = await loadSnapshot(store.prisma, cluster);
+  const { snapshot, generation, rows } = await loadSnapshot(store, cluster);
   return commitSession(store, cluster, generation, runSession(snapshot, config), rows);
 }

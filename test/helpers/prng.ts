@@ -1,5 +1,5 @@
 // A small seeded generator (mulberry32) for random test sequences that a failure can replay.
-import { seededRandom } from "../../src/core/util/random.js";
+import { seededRandom } from "../../src/core/index.js";
 
 export interface Prng {
   next(): number;

@@ -24,7 +24,7 @@ export async function openTestStore(): Promise<TestStore> {
   const published: StoreEvent[] = [];
   await bus.listen((e) => published.push(e));
   return {
-    store: createStore(db.prisma, bus),
+    store: createStore(db, bus),
     db,
     testDb,
     bus,

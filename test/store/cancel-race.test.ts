@@ -56,7 +56,7 @@ describe("cancel racing admission and a cycle", () => {
       const admitted = assignJobClusters(t.store, { name: "admission" }, [{ job: j.id, cluster: "c1" }]);
       await Promise.race([admitted, lockWaiters(2)]);
       // … and a cycle plans on a snapshot read now.
-      const snap = await loadSnapshot(t.db.prisma, "c1");
+      const snap = await loadSnapshot(t.store, "c1");
       const result = runSession(snap.snapshot);
       await holder.query("COMMIT");
       await cancelled;
@@ -74,7 +74,7 @@ describe("cancel racing admission and a cycle", () => {
 
   it("the commit places no pod of a job cancelled after its snapshot was read", async () => {
     const { job: j } = await submitJob(t.store, admin, job({ name: "late-cancel", cluster: "c1" }));
-    const snap = await loadSnapshot(t.db.prisma, "c1");
+    const snap = await loadSnapshot(t.store, "c1");
     const result = runSession(snap.snapshot);
     expect(result.binds.some((b) => b.job === j.id)).toBe(true);
     // The job ends without the cluster's generation moving (as a cancel that read the job

@@ -31,7 +31,7 @@ it("keeps a cluster's view on PGlite equal to a fresh full load", async () => {
   const url = `pglite:${dir}`;
   await migrateDeploy({ url });
   db = await openDatabase(url);
-  const store = createStore(db.prisma);
+  const store = createStore(db);
   await createQueue(store, admin, { name: "team-a" });
   await registerCluster(store, admin, { name: "c1" });
   await reportNodes(
@@ -47,7 +47,7 @@ it("keeps a cluster's view on PGlite equal to a fresh full load", async () => {
   await cancelJob(store, admin, { id: first.job.id });
   const after = await cache.refresh("c1", { now: 1 });
   expect(cache.lastRefresh.get("c1")).toBe("delta");
-  const full = await loadSnapshot(db.prisma, "c1", { now: 1 });
+  const full = await loadSnapshot(store, "c1", { now: 1 });
   expect(after.snapshot).toEqual(full.snapshot);
   expect([...after.rows.pods.keys()].sort()).toEqual([...full.rows.pods.keys()].sort());
   expect(after.snapshot.jobs.map((j) => j.name)).toEqual(["y"]);

@@ -65,7 +65,7 @@ const carries = new WeakMap<ClusterCache, Map<string, SessionCarry>>();
 async function cycle(cache: ClusterCache, cluster: string): Promise<void> {
   const now = Date.now();
   const view = await cache.refresh(cluster, { now });
-  const fresh = await loadSnapshot(t.db.prisma, cluster, { now });
+  const fresh = await loadSnapshot(t.store, cluster, { now });
   const byCluster = carries.get(cache) ?? new Map<string, SessionCarry>();
   carries.set(cache, byCluster);
   const carry = byCluster.get(cluster) ?? new SessionCarry();
@@ -164,7 +164,7 @@ describe("ClusterCache", () => {
       // The worker's cache too: its specs went through sessions, which must not have changed them.
       const caches = step % 7 === 6 ? [eager, lazy, checked, worker] : [eager, checked];
       for (const cluster of CLUSTERS) {
-        const fresh = comparable(await loadSnapshot(t.db.prisma, cluster, { now: NOW }));
+        const fresh = comparable(await loadSnapshot(t.store, cluster, { now: NOW }));
         for (const cache of caches) {
           const view: CachedCluster = await cache.refresh(cluster, { now: NOW });
           expect(comparable(view), `after step ${step} (${op}) on ${cluster}`).toEqual(fresh);
@@ -190,7 +190,7 @@ describe("ClusterCache", () => {
       const op = await randomStep(r, worker, seed * 1000 + step);
       const same = await told.unchangedSinceRefresh(CLUSTERS);
       for (const cluster of CLUSTERS) {
-        const fresh = comparable(await loadSnapshot(t.db.prisma, cluster, { now: NOW }));
+        const fresh = comparable(await loadSnapshot(t.store, cluster, { now: NOW }));
         if (same.has(cluster)) skipped++;
         else last.set(cluster, comparable(await told.refresh(cluster, { now: NOW })));
         const said = same.has(cluster) ? "said unchanged" : "refreshed";

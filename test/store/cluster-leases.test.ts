@@ -82,7 +82,7 @@ it("gives each cluster to one worker at a time, renews, lapses and releases", as
 it("refuses the commit of a worker whose lease lapsed or was taken over, and takes the owner's", async () => {
   const { job: j } = await submitJob(t.store, admin, job({ name: "a", cluster: "c1" }));
   const [mine] = await acquireClusterLeases(t.store, "old", ["c1"], 200);
-  const loaded = await loadSnapshot(t.db.prisma, "c1");
+  const loaded = await loadSnapshot(t.store, "c1");
   const result = runSession(loaded.snapshot);
   expect(result.binds.length).toBeGreaterThan(0);
   await sleep(300);

@@ -1,7 +1,7 @@
 // The commit planner without a database: a session result and the snapshot's rows → exactly the
 // pod changes, BindRequests, events and jobs to refresh; nothing at all when nothing changed.
 import { describe, expect, it } from "vitest";
-import type { JobOutcome, SessionResult } from "../../src/core/api/result.js";
+import type { JobOutcome, SessionResult } from "../../src/core/index.js";
 import { pendingReasonFromOutcome } from "../../src/store/domain/pending-reason.js";
 import { planCommit } from "../../src/store/operations/commit-plan.js";
 import type { JobRow, PodRow, SnapshotRows } from "../../src/store/snapshot/rows.js";

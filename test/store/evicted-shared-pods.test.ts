@@ -6,7 +6,7 @@
 // 81,920 MiB at 163,840 in the books, never in the cluster) and left their own device free for
 // the next cycle to bind onto while they still ran on it.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { SessionResult } from "../../src/core/api/result.js";
+import type { SessionResult } from "../../src/core/index.js";
 import { registerCluster } from "../../src/store/operations/clusters.js";
 import { commitSession } from "../../src/store/operations/commit-session.js";
 import { createQueue } from "../../src/store/operations/queues.js";
@@ -89,7 +89,7 @@ it("a pod moved to another device of its node and evicted there stays RELEASING 
   // The session the core decides on this snapshot in such a cycle: consolidation moves a's pods
   // onto b's device (pipelined there, as b's pods are moved away in the same pass), and reclaim
   // then evicts them there, so they end releasing in b's group.
-  const { generation, rows } = await loadSnapshot(t.db.prisma, "c1");
+  const { generation, rows } = await loadSnapshot(t.store, "c1");
   const result: SessionResult = {
     binds: [],
     pipelines: aPods.map((p) => ({

@@ -3,9 +3,9 @@
 // fence: a result computed on a snapshot older than the cluster's generation is refused whole.
 import { PrismaPg } from "@prisma/adapter-pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runSession } from "../../src/core/index.js";
-import type { SessionResult } from "../../src/core/api/result.js";
+import { type SessionResult, runSession } from "../../src/core/index.js";
 import { StaleSnapshotError } from "../../src/store/errors.js";
+import { discardEvents } from "../../src/store/events.js";
 import { PrismaClient } from "../../src/store/generated/prisma/client.js";
 import { registerCluster, cordonCluster } from "../../src/store/operations/clusters.js";
 import { commitSession } from "../../src/store/operations/commit-session.js";
@@ -60,7 +60,7 @@ describe("loadSnapshot", () => {
     );
     await submitJob(t.store, admin, job({ name: "elsewhere", cluster: "c2" }));
     await submitJob(t.store, admin, job({ name: "unassigned" }));
-    const { snapshot, generation, rows } = await loadSnapshot(t.db.prisma, "c1", { now: 1_000 });
+    const { snapshot, generation, rows } = await loadSnapshot(t.store, "c1", { now: 1_000 });
     expect(generation).toBe(await clusterGeneration());
     // The rows it was built from: the cluster's job and all its pods, nothing else.
     expect([...rows.jobs.values()]).toEqual([
@@ -123,11 +123,12 @@ describe("loadSnapshot", () => {
     });
     prisma.$on("query", (e) => queries.push(e.query));
     try {
-      await loadSnapshot(prisma, "c1");
+      const store = { prisma, events: discardEvents };
+      await loadSnapshot(store, "c1");
       const few = queries.length;
       for (let i = 0; i < 15; i++) await submitJob(t.store, admin, job({ name: `many-${i}`, cluster: "c1" }));
       queries.length = 0;
-      const { snapshot } = await loadSnapshot(prisma, "c1");
+      const { snapshot } = await loadSnapshot(store, "c1");
       expect(snapshot.jobs.length).toBeGreaterThan(15);
       expect(queries.length).toBe(few);
       expect(
@@ -151,7 +152,7 @@ describe("commitSession", () => {
         tasks: [{ name: "w", replicas: 3, resources: { gpu: 4, cpu: 1000 } }],
       }),
     );
-    const { snapshot, generation, rows } = await loadSnapshot(t.db.prisma, "c1");
+    const { snapshot, generation, rows } = await loadSnapshot(t.store, "c1");
     const result = runSession(snapshot);
     expect(result.binds.filter((b) => b.job === j.id)).toHaveLength(3);
     const committed = await commitSession(t.store, "c1", generation, result, rows);
@@ -217,7 +218,7 @@ describe("commitSession", () => {
       admin,
       job({ name: "too-big", cluster: "c1", tasks: [{ name: "w", replicas: 1, resources: { gpu: 16 } }] }),
     );
-    const { snapshot, generation, rows } = await loadSnapshot(t.db.prisma, "c1");
+    const { snapshot, generation, rows } = await loadSnapshot(t.store, "c1");
     const result = runSession(snapshot);
     const outcome = result.jobs.find((o) => o.uid === big.id)!;
     expect(outcome.fitErrors.length).toBeGreaterThan(0);
@@ -230,7 +231,7 @@ describe("commitSession", () => {
     });
     // Unchanged reason in the next cycle: no new event.
     const events = await t.db.prisma.event.count({ where: { jobId: big.id, kind: "job.pending" } });
-    const again = await loadSnapshot(t.db.prisma, "c1");
+    const again = await loadSnapshot(t.store, "c1");
     await commitSession(t.store, "c1", again.generation, runSession(again.snapshot), again.rows);
     expect(await t.db.prisma.event.count({ where: { jobId: big.id, kind: "job.pending" } })).toBe(events);
     await cancelJob(t.store, admin, { id: big.id });
@@ -250,7 +251,7 @@ describe("commitSession", () => {
     const vPod = await t.db.prisma.pod.findFirstOrThrow({ where: { jobId: victim.id } });
     const wPod = await t.db.prisma.pod.findFirstOrThrow({ where: { jobId: waiter.id } });
     await t.db.prisma.pod.update({ where: { id: vPod.id }, data: { state: "RUNNING", nodeName: "n1" } });
-    const { generation, rows } = await loadSnapshot(t.db.prisma, "c1");
+    const { generation, rows } = await loadSnapshot(t.store, "c1");
     // A hand-written result in the core's contract: reclaim evicts the victim, pipelines the waiter.
     const result: SessionResult = {
       binds: [],
@@ -281,7 +282,7 @@ describe("commitSession", () => {
     });
 
     // Loaded again, the pipelined pod is Pending (the nomination is session-only) …
-    const next = await loadSnapshot(t.db.prisma, "c1");
+    const next = await loadSnapshot(t.store, "c1");
     const loaded = next.snapshot.jobs.find((x) => x.uid === waiter.id)!.pods[0]!;
     expect([loaded.status, loaded.node]).toEqual(["Pending", null]);
     // … and a session that does not pipeline it again returns it to PENDING.
@@ -318,7 +319,7 @@ describe("commitSession", () => {
     const [m, d, k] = await Promise.all(
       [moved, dropped, kept].map((j) => t.db.prisma.pod.findFirstOrThrow({ where: { jobId: j.id } })),
     );
-    const { generation, rows } = await loadSnapshot(t.db.prisma, "c1");
+    const { generation, rows } = await loadSnapshot(t.store, "c1");
     const bind = (jobId: string, pod: string) => ({
       job: jobId,
       pod,
@@ -370,7 +371,7 @@ describe("commitSession", () => {
       admin,
       job({ name: "late", cluster: "c1", tasks: [{ name: "w", replicas: 1, resources: { gpu: 1 } }] }),
     );
-    const { snapshot, generation, rows } = await loadSnapshot(t.db.prisma, "c1");
+    const { snapshot, generation, rows } = await loadSnapshot(t.store, "c1");
     const result = runSession(snapshot);
     expect(result.binds.some((b) => b.job === j.id)).toBe(true);
     // Meanwhile the agent reports a node change: the generation moves.
@@ -413,7 +414,7 @@ describe("commitSession", () => {
     expect(await clusterGeneration()).toBe(g);
     await cordonCluster(t.store, admin, { name: "c1", cordoned: true });
     expect(await clusterGeneration()).toBe(g + 1);
-    const { snapshot } = await loadSnapshot(t.db.prisma, "c1");
+    const { snapshot } = await loadSnapshot(t.store, "c1");
     expect(snapshot.nodes.every((n) => n.unschedulable)).toBe(true);
     await cordonCluster(t.store, admin, { name: "c1", cordoned: false });
   });

@@ -3,7 +3,7 @@
 // PIPELINED: only nominated) reported RUNNING stays where the books have it; a RELEASING pod
 // reported RUNNING is still being evicted and keeps holding its node as RELEASING.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { SessionResult } from "../../src/core/api/result.js";
+import type { SessionResult } from "../../src/core/index.js";
 import { commitSession } from "../../src/store/operations/commit-session.js";
 import { cancelJob } from "../../src/store/operations/jobs.js";
 import { reportBindResult, reportPodStatus } from "../../src/store/operations/report-pods.js";
@@ -104,7 +104,7 @@ it("a late report that a pod left its node does not take it off the node it is b
 
 /** A cycle that evicts one running pod from n1 and does nothing else. */
 async function evictCycle(cluster: string, jobId: string, podId: string): Promise<void> {
-  const { generation, rows } = await loadSnapshot(t.db.prisma, cluster);
+  const { generation, rows } = await loadSnapshot(t.store, cluster);
   const result: SessionResult = {
     binds: [],
     pipelines: [],

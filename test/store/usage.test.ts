@@ -5,7 +5,7 @@ import { registerCluster } from "../../src/store/operations/clusters.js";
 import { createQueue } from "../../src/store/operations/queues.js";
 import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { recordQueueUsage } from "../../src/store/operations/usage.js";
-import { fairShareRows } from "../../src/store/queries/fair-share.js";
+import { fairShare } from "../../src/store/queries/fair-share.js";
 import { recentUsage, usageKey } from "../../src/store/queries/usage.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 import { admin, gpuNode } from "./fixtures.js";
@@ -71,7 +71,7 @@ describe("usage history", () => {
     const now = new Date("2026-01-01T12:00:00Z");
     const usage = await recentUsage(t.db.prisma, now);
     expect(usage.get(usageKey("team-a", "c1"))!.gpu).toBeGreaterThan(0);
-    const rows = await fairShareRows(t.db.prisma, { now });
+    const rows = await fairShare(t.store, { now });
     const teamA = rows.filter((r) => r.queue === "team-a");
     expect(teamA.map((r) => r.cluster)).toEqual(["c1", null]);
     expect(teamA[0]!.usage!.gpu).toBeCloseTo(usage.get(usageKey("team-a", "c1"))!.gpu);

@@ -79,7 +79,7 @@ afterAll(async () => {
 it("answers with the owner's digest, then unchanged, then a new one after a change", async () => {
   const first = (await owners.digests(["alpha"], new Map(), req)).get("alpha")!;
   expect(first.token).toMatch(/^w1:3:\d+$/);
-  const fresh = digestCluster((await loadSnapshot(t.db.prisma, "alpha")).snapshot, config);
+  const fresh = digestCluster((await loadSnapshot(t.store, "alpha")).snapshot, config);
   // The same digest as one computed here from a fresh read (the clock aside).
   expect({
     ...first.digest!,

@@ -56,9 +56,9 @@ it("records usage and feeds it, decayed, into the fair shares", async () => {
       }),
     );
 
-  const plain = await loadSnapshot(t.db.prisma, "c1", { now: now.getTime() });
+  const plain = await loadSnapshot(t.store, "c1", { now: now.getTime() });
   expect(plain.snapshot.queues.every((q) => q.usage === null)).toBe(true);
-  const timed = await loadSnapshot(t.db.prisma, "c1", { now: now.getTime(), usage: DEFAULT_USAGE_WINDOW });
+  const timed = await loadSnapshot(t.store, "c1", { now: now.getTime(), usage: DEFAULT_USAGE_WINDOW });
   const usage = new Map(timed.snapshot.queues.map((q) => [q.name, q.usage]));
   const expected =
     decayedAverage(

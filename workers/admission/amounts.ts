@@ -8,6 +8,11 @@ export interface Amounts {
   memory: number;
 }
 
+/** What a node has left: the amounts, and room for this many more pods. */
+export interface NodeRoom extends Amounts {
+  pods: number;
+}
+
 export const zero = (): Amounts => ({ gpu: 0, cpuMillis: 0, memory: 0 });
 
 export const add = (a: Amounts, b: Amounts): Amounts => ({
@@ -25,6 +30,10 @@ export const sub = (a: Amounts, b: Amounts): Amounts => ({
 /** Every entry of `need` within `room`. */
 export const within = (need: Amounts, room: Amounts): boolean =>
   need.gpu <= room.gpu && need.cpuMillis <= room.cpuMillis && need.memory <= room.memory;
+
+/** Whether some entry of `a` is above `b`'s. */
+export const anyAbove = (a: Amounts, b: Amounts): boolean =>
+  a.gpu > b.gpu || a.cpuMillis > b.cpuMillis || a.memory > b.memory;
 
 /** The positive part of each entry. */
 export const positive = (a: Amounts): Amounts => ({

@@ -81,7 +81,7 @@ export function assess(
     0,
     `busy: ${busy}; queue ${c.spec.queue} would exceed its fair share here ` +
       `(${fmt(r, headroom ? headroom[r] : 0)} of headroom for ${fmt(r, total[r])})`,
-    positive(sub(minimum, view.free)),
+    positive(sub(minimum, view.unheld)),
   );
 }
 
@@ -113,7 +113,7 @@ export function scoreOf(view: ClusterView, c: AdmissionCandidate): number {
   const headroom = view.headroom(c.spec.queue);
   const headroomAfter = headroom ? headroom[r] - total[r] : -total[r];
   return capacity > 0
-    ? round(headroomAfter / capacity + (view.free[r] - view.backlog[r] - total[r]) / capacity)
+    ? round(headroomAfter / capacity + (view.unheld[r] - view.backlog[r] - total[r]) / capacity)
     : 0;
 }
 

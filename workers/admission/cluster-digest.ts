@@ -15,10 +15,14 @@ import {
   type Snapshot,
 } from "../../src/core/index.js";
 import { admissionDryRunsTotal } from "../metrics.js";
-import { type Amounts, add, nodeAmounts, podAmounts, positive, sub, zero } from "./amounts.js";
+import { type Amounts, add, type NodeRoom, nodeAmounts, podAmounts, positive, sub, zero } from "./amounts.js";
 import { capacityNode, compactHeld, HELD_JOB } from "./compact.js";
 
+/** The digest's shape: a pass takes digests of its own shape only (owners may run another version). */
+export const DIGEST_FORMAT = 2;
+
 export interface ClusterDigest {
+  format: typeof DIGEST_FORMAT;
   /** The cluster without its jobs: nodes, queues as configured, topologies. */
   shell: Snapshot;
   /** The nodes with what holds resources there compacted, the pods the cluster would place now
@@ -34,18 +38,18 @@ export interface ClusterDigest {
   waitingByQueue: [string, Amounts][];
   /** Pending pods waiting on this cluster. */
   backlog: Amounts;
-  /** Per queue, what its pods hold or wait for (cpu, memory, GPUs). */
-  queueDemand: [string, number[]][];
+  /** Per queue, what its pods hold or wait for. */
+  queueDemand: [string, Amounts][];
   /** Ready nodes' capacity. */
   capacity: Amounts;
-  /** Free on ready, schedulable nodes. */
-  free: Amounts;
-  /** Per node what `compact` leaves free (cpu, memory, GPUs, pods). */
-  roomByNode: [string, number[]][];
+  /** Free on ready, schedulable nodes, waiting pods taking nothing (the score subtracts `backlog`). */
+  unheld: Amounts;
+  /** Free on ready, schedulable nodes once the pods the cluster would place now hold theirs too. */
+  unclaimed: Amounts;
+  /** Per node what `compact` leaves free (what `unclaimed` sums over the ready, schedulable ones). */
+  unclaimedByNode: [string, NodeRoom][];
   /** The largest of the ready, schedulable nodes' allocatable, per resource. */
   largestNode: Amounts;
-  /** What the ready, schedulable nodes leave free once every pod of `compact` holds its node. */
-  room: Amounts;
   /** The ready nodes' total as one node. */
   capacityNode: NodeSpec;
   /** The nodes and queues as configured (equal: the same empty-cluster answers). */
@@ -114,12 +118,17 @@ function reservations(
   return out;
 }
 
-/** Per node: cpu, memory, GPUs and pods not held (what the compact snapshot's pods leave). */
-function roomByNode(compact: Snapshot): Map<string, number[]> {
-  const room = new Map(
+/** Per node, what the compact snapshot's pods leave. */
+function unclaimedByNode(compact: Snapshot): Map<string, NodeRoom> {
+  const room = new Map<string, NodeRoom>(
     compact.nodes.map((n) => [
       n.name,
-      [n.allocatable.cpuMillis, n.allocatable.memory, n.allocatable.gpus, n.allocatable.pods],
+      {
+        gpu: n.allocatable.gpus,
+        cpuMillis: n.allocatable.cpuMillis,
+        memory: n.allocatable.memory,
+        pods: n.allocatable.pods,
+      },
     ]),
   );
   for (const job of compact.jobs)
@@ -127,28 +136,28 @@ function roomByNode(compact: Snapshot): Map<string, number[]> {
       const r = p.node ? room.get(p.node) : undefined;
       if (!r || !holdsNode(p.status)) continue;
       const a = podAmounts(p);
-      r[0]! -= a.cpuMillis;
-      r[1]! -= a.memory;
-      r[2]! -= a.gpu;
-      r[3]! -= 1;
+      r.cpuMillis -= a.cpuMillis;
+      r.memory -= a.memory;
+      r.gpu -= a.gpu;
+      r.pods -= 1;
     }
   return room;
 }
 
 /** In one walk over the pods: what they hold per node, what waits (backlog), and per queue what
- * its pods hold or wait for (cpu, memory, GPUs). */
+ * its pods hold or wait for. */
 function tallyPods(snapshot: Snapshot) {
   const used = new Map<string, Amounts>();
   const backlog = zero();
-  const demand = new Map<string, number[]>();
+  const demand = new Map<string, Amounts>();
   for (const job of snapshot.jobs) {
-    const d = demand.get(job.queue) ?? [0, 0, 0];
+    const d = demand.get(job.queue) ?? zero();
     demand.set(job.queue, d);
     for (const p of job.pods) {
       const a = podAmounts(p);
-      d[0]! += a.cpuMillis;
-      d[1]! += a.memory;
-      d[2]! += a.gpu;
+      d.cpuMillis += a.cpuMillis;
+      d.memory += a.memory;
+      d.gpu += a.gpu;
       let on: Amounts | undefined;
       if (holdsNode(p.status) && p.node) {
         on = used.get(p.node) ?? zero();
@@ -193,8 +202,9 @@ export function digestCluster(snapshot: Snapshot, config: SchedulerConfig): Clus
   const tally = tallyPods(snapshot);
   const takers = snapshot.nodes.filter((n) => n.ready && !n.unschedulable);
   const takerAmounts = takers.map(nodeAmounts);
-  const room = roomByNode(compact);
+  const room = unclaimedByNode(compact);
   return {
+    format: DIGEST_FORMAT,
     shell: { ...snapshot, jobs: [] },
     compact,
     pending,
@@ -207,21 +217,21 @@ export function digestCluster(snapshot: Snapshot, config: SchedulerConfig): Clus
       .filter((n) => n.ready)
       .map(nodeAmounts)
       .reduce(add, zero()),
-    free: takers
+    unheld: takers
       .map((n, i) => positive(sub(takerAmounts[i]!, tally.used.get(n.name) ?? zero())))
       .reduce(add, zero()),
-    roomByNode: [...room],
+    unclaimed: takers
+      .map((n) => {
+        const r = room.get(n.name);
+        return r ? positive(r) : zero();
+      })
+      .reduce(add, zero()),
+    unclaimedByNode: [...room],
     largestNode: {
       gpu: Math.max(0, ...takerAmounts.map((a) => a.gpu)),
       cpuMillis: Math.max(0, ...takerAmounts.map((a) => a.cpuMillis)),
       memory: Math.max(0, ...takerAmounts.map((a) => a.memory)),
     },
-    room: takers
-      .map((n) => {
-        const r = room.get(n.name);
-        return r ? positive({ cpuMillis: r[0]!, memory: r[1]!, gpu: r[2]! }) : zero();
-      })
-      .reduce(add, zero()),
     capacityNode: capacityNode(snapshot.nodes),
     fingerprint: JSON.stringify([
       snapshot.nodes.map((n) => [

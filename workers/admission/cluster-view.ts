@@ -5,7 +5,6 @@
 // pass sent there.
 import {
   computeFairShare,
-  type NodeSpec,
   type Placement,
   type PodGroupSpec,
   type QueueShare,
@@ -23,8 +22,7 @@ import {
   type ClusterSummary,
   fairShareConfig,
 } from "../../src/store/index.js";
-import { admissionDryRunsTotal } from "../metrics.js";
-import { type Amounts, add, podAmounts, sub, within, zero } from "./amounts.js";
+import { type Amounts, add, anyAbove, type NodeRoom, podAmounts, sub, within, zero } from "./amounts.js";
 import {
   allocateOnly,
   type ClusterDigest,
@@ -83,38 +81,24 @@ const emptyKey = (base: ClusterBase, job: PodGroupSpec) =>
 /** Fair-share sessions of at most this many candidates take the base's share carry. */
 const SHARE_CARRY_MAX_CANDIDATES = 16;
 
-/** What admission keeps of a cluster between passes; built from one snapshot of it. */
+/**
+ * What admission keeps of a cluster between passes: its digest as it came, the lookups over it
+ * built once, and the answers and session carries that hold as long as the digest does.
+ */
 export class ClusterBase {
   readonly name: string;
   readonly labels: Record<string, string>;
   readonly podPolicy: ClusterPodPolicy;
-  /** Ready nodes' capacity (what fair shares divide). */
-  readonly capacity: Amounts;
-  /** Free on ready, schedulable nodes. */
-  readonly free: Amounts;
-  /** Pending pods waiting on this cluster. */
-  readonly backlog: Amounts;
-  /** Per queue: what waits here that the cluster cannot place now. */
-  readonly waitingByQueue: ReadonlyMap<string, Amounts>;
-  /** The cluster without its jobs: nodes, queues as configured (the empty-cluster check). */
-  readonly shell: Snapshot;
-  /** The nodes with what holds resources there compacted (compact.ts), the pods the cluster
-   * would place now included: every dry run starts from it. */
-  readonly compact: Snapshot;
-  /** The pods that wait and that the cluster cannot place now (demand for fair shares). */
-  readonly pending: PodGroupSpec[];
-  /** The ready nodes' total as one node (compact.ts). */
-  readonly capacityNode: NodeSpec;
-  /** The compacted jobs that count for queues (the per-node pods count through the queues). */
-  readonly queueJobs: PodGroupSpec[];
-  /** For fair shares: the queue jobs left holding nodes once their plain pods are folded into their
-   * queues too (usually none: then the session needs only the capacity node), and those queues. */
-  readonly shareJobs: PodGroupSpec[];
-  readonly shareQueues: QueueSpec[];
   /** The queues as configured, nothing held (for the empty-cluster check). */
   readonly queues: ReadonlyMap<string, QueueSpec>;
   /** Queues that have children (not leaves: their jobs are never scheduled). */
   readonly parents: ReadonlySet<string>;
+  /** Per queue: what waits here that the cluster cannot place now. */
+  readonly waitingByQueue: ReadonlyMap<string, Amounts>;
+  private readonly unclaimedByNode: ReadonlyMap<string, NodeRoom>;
+  private readonly queueDemand: ReadonlyMap<string, Amounts>;
+  private readonly fingerprint: string;
+
   readonly emptyFits = new Map<string, FitResult>();
   /** The jobs the last dry run on `compact` built (the per-node pods' job above all, and the
    * candidates it left untouched): the next dry run takes them instead of building them again. */
@@ -122,47 +106,41 @@ export class ClusterBase {
   /** The same for the fair-share sessions of a few candidates, whose other jobs are `shareJobs`
    * and `pending` each time. */
   readonly shareCarry = new SessionCarry();
-  /** What the nodes that take pods (ready, schedulable) leave free once every pod of `compact`
-   * holds its node: the pods the cluster would place now count, unlike in `free`. */
-  readonly room: Amounts;
-  /** The largest of the ready, schedulable nodes' allocatable, per resource. */
-  readonly largestNode: Amounts;
-  /** Per node what is free (cpu, memory, GPUs, pods), to tell whether a later base has more room. */
-  private readonly roomByNode: ReadonlyMap<string, number[]>;
-  private readonly queueDemand: ReadonlyMap<string, number[]>;
-  private readonly fingerprint: string;
 
   constructor(
     summary: ClusterSummary,
-    digest: ClusterDigest,
+    readonly digest: ClusterDigest,
     readonly config: SchedulerConfig,
   ) {
     this.name = summary.name;
     this.labels = summary.labels;
     this.podPolicy = summary.podPolicy;
-    this.shell = digest.shell;
     this.queues = new Map(digest.shell.queues.map((q) => [q.name, q]));
     this.parents = new Set(digest.shell.queues.flatMap((q) => (q.parent === null ? [] : [q.parent])));
-    this.compact = digest.compact;
-    this.queueJobs = this.compact.jobs.filter((j) => j.uid !== HELD_JOB);
-    this.pending = digest.pending;
-    this.shareJobs = digest.shareJobs;
-    this.shareQueues = digest.shareQueues;
     this.waitingByQueue = new Map(digest.waitingByQueue);
-    this.backlog = digest.backlog;
+    this.unclaimedByNode = new Map(digest.unclaimedByNode);
     this.queueDemand = new Map(digest.queueDemand);
-    this.capacity = digest.capacity;
-    this.free = digest.free;
-    this.roomByNode = new Map(digest.roomByNode);
-    this.largestNode = digest.largestNode;
-    this.room = digest.room;
-    this.capacityNode = digest.capacityNode;
     this.fingerprint = JSON.stringify([summary.labels, digest.fingerprint]);
   }
 
   /** The base of a snapshot read here (no owner computed its digest). */
   static of(summary: ClusterSummary, snapshot: Snapshot, config: SchedulerConfig): ClusterBase {
     return new ClusterBase(summary, digestCluster(snapshot, config), config);
+  }
+
+  /** The nodes with what holds resources there compacted: every dry run starts from it. */
+  get compact(): Snapshot {
+    return this.digest.compact;
+  }
+
+  /** The pods that wait and that the cluster cannot place now (demand for fair shares). */
+  get pending(): PodGroupSpec[] {
+    return this.digest.pending;
+  }
+
+  /** The compacted jobs that count for queues (the per-node pods count through the queues). */
+  get queueJobs(): PodGroupSpec[] {
+    return this.digest.compact.jobs.filter((j) => j.uid !== HELD_JOB);
   }
 
   /** Takes over the empty-cluster answers of an earlier base of the same nodes and queues. */
@@ -178,16 +156,22 @@ export class ClusterBase {
    */
   mayHaveMoreRoomThan(before: ClusterBase): boolean {
     if (before.fingerprint !== this.fingerprint) return true;
-    for (const [node, free] of this.roomByNode) {
-      const was = before.roomByNode.get(node);
-      if (!was || free.some((x, i) => x > was[i]!)) return true;
+    for (const [node, now] of this.unclaimedByNode) {
+      const was = before.unclaimedByNode.get(node);
+      if (!was || now.pods > was.pods || anyAbove(now, was)) return true;
     }
     for (const [queue, was] of before.queueDemand) {
       const now = this.queueDemand.get(queue);
-      if (!now || was.some((x, i) => x > now[i]!)) return true;
+      if (!now || anyAbove(was, now)) return true;
     }
     return false;
   }
+}
+
+/** Dry runs of the core a view ran, by kind (the metrics' labels). */
+export interface DryRunCounts {
+  now: number;
+  empty: number;
 }
 
 /** One pass's look at a cluster: its base and what this pass sent there. */
@@ -195,12 +179,12 @@ export class ClusterView {
   readonly name: string;
   readonly labels: Record<string, string>;
   readonly capacity: Amounts;
-  /** Free on ready, schedulable nodes now, less what this pass placed here. */
-  free: Amounts;
+  /** Free on ready, schedulable nodes, waiting pods taking nothing, less what this pass placed or offered here. */
+  unheld: Amounts;
+  /** `unheld` less what the pods the cluster would place now will take: the room a new job can get now. */
+  unclaimed: Amounts;
   /** Pending pods already waiting on this cluster, plus what this pass sent here unplaced. */
   backlog: Amounts;
-  /** The base's room less what this pass placed or offered here (see `offer`). */
-  room: Amounts;
   /** Jobs this pass placed here (their placed pods hold their nodes for the rest of the pass). */
   private readonly placed: PodGroupSpec[] = [];
   /** Jobs this pass sent here to wait for room (demand in the fair-share computation). */
@@ -213,16 +197,24 @@ export class ClusterView {
   /** The last evaluation's placements, per job. */
   private placements = new Map<string, Placement[]>();
   /** What `offer` changed, to put back before the offered jobs' dry run. */
-  private beforeOffers: { free: Amounts; room: Amounts; placed: Map<string, Amounts> } | null = null;
+  private beforeOffers: { unheld: Amounts; unclaimed: Amounts; placed: Map<string, Amounts> } | null = null;
+  private dryRuns: DryRunCounts = { now: 0, empty: 0 };
 
   constructor(readonly base: ClusterBase) {
     this.name = base.name;
     this.labels = base.labels;
-    this.capacity = base.capacity;
-    this.free = base.free;
-    this.backlog = base.backlog;
-    this.room = base.room;
+    this.capacity = base.digest.capacity;
+    this.unheld = base.digest.unheld;
+    this.unclaimed = base.digest.unclaimed;
+    this.backlog = base.digest.backlog;
     this.waitingByQueue = new Map(base.waitingByQueue);
+  }
+
+  /** The dry runs since the last call. */
+  takeDryRuns(): DryRunCounts {
+    const counts = this.dryRuns;
+    this.dryRuns = { now: 0, empty: 0 };
+    return counts;
   }
 
   /**
@@ -230,24 +222,21 @@ export class ClusterView {
    * round see, before any dry run says whether it fits; `withdrawOffers` puts all that back.
    */
   offer(c: AdmissionCandidate, amounts: Amounts): void {
-    this.beforeOffers ??= { free: this.free, room: this.room, placed: new Map(this.placedSinceEvaluation) };
-    const queue = c.spec.queue;
-    this.placedSinceEvaluation.set(queue, add(this.placedSinceEvaluation.get(queue) ?? zero(), amounts));
-    this.free = sub(this.free, amounts);
-    this.room = sub(this.room, amounts);
+    this.beforeOffers ??= {
+      unheld: this.unheld,
+      unclaimed: this.unclaimed,
+      placed: new Map(this.placedSinceEvaluation),
+    };
+    this.countPlaced(c.spec.queue, amounts);
   }
 
   withdrawOffers(): void {
     const b = this.beforeOffers;
     if (!b) return;
-    this.free = b.free;
-    this.room = b.room;
+    this.unheld = b.unheld;
+    this.unclaimed = b.unclaimed;
     this.placedSinceEvaluation = b.placed;
     this.beforeOffers = null;
-  }
-
-  private addWaiting(queue: string, amounts: Amounts): void {
-    this.waitingByQueue.set(queue, add(this.waitingByQueue.get(queue) ?? zero(), amounts));
   }
 
   /**
@@ -265,7 +254,7 @@ export class ClusterView {
     }
     const compact = this.base.compact;
     const topologies = mergeTopologies(compact.topologies, ...candidates.map((c) => c.topologies));
-    admissionDryRunsTotal.inc({ kind: "now" });
+    this.dryRuns.now++;
     const result = runSession(
       { ...compact, jobs: [...compact.jobs, ...this.placed, ...jobs], topologies },
       allocateOnly(this.base.config),
@@ -283,28 +272,29 @@ export class ClusterView {
   /** Fair shares as if the candidates' demand came here (what waits here counts too). */
   evaluateShares(candidates: readonly AdmissionCandidate[]): void {
     const base = this.base;
+    const digest = base.digest;
     const jobs = candidates.map((c) => c.spec);
     // What this pass placed here counts for its queues like what the cluster would place now.
-    let queues = base.shareQueues;
+    let queues = digest.shareQueues;
     let placed: PodGroupSpec[] = [];
     if (this.placed.length) {
-      const folded = compactHeld({ ...base.compact, queues, jobs: this.placed }, this.placed);
+      const folded = compactHeld({ ...digest.compact, queues, jobs: this.placed }, this.placed);
       queues = folded.queues;
       placed = folded.jobs.filter((j) => j.uid !== HELD_JOB);
     }
     // With no pod holding a node in it, the fair-share session needs only the total capacity.
-    const nodes = base.shareJobs.length || placed.length ? base.compact.nodes : [base.capacityNode];
+    const nodes = digest.shareJobs.length || placed.length ? digest.compact.nodes : [digest.capacityNode];
     const shares = computeFairShare(
       {
-        ...base.compact,
+        ...digest.compact,
         nodes,
         queues,
-        jobs: [...base.shareJobs, ...base.pending, ...placed, ...this.waiting, ...jobs],
-        topologies: mergeTopologies(base.compact.topologies, ...candidates.map((c) => c.topologies)),
+        jobs: [...digest.shareJobs, ...digest.pending, ...placed, ...this.waiting, ...jobs],
+        topologies: mergeTopologies(digest.compact.topologies, ...candidates.map((c) => c.topologies)),
       },
       fairShareConfig(base.config),
       // With many candidates, building them dominates, and the carry would keep them all until
-      // the next session (more to collect; measured slower): only small batches take it.
+      // the next session (more to collect than it saves): only small batches take it.
       candidates.length <= SHARE_CARRY_MAX_CANDIDATES ? { carry: base.shareCarry } : {},
     );
     this.shares = new Map(shares.map((s) => [s.queue, s]));
@@ -322,7 +312,8 @@ export class ClusterView {
     const base = this.base;
     const known = base.emptyFits.get(emptyKey(base, c.spec));
     if (known) return known.fits;
-    return c.spec.pods.every((p) => within(podAmounts(p), base.largestNode));
+    const largest = base.digest.largestNode;
+    return c.spec.pods.every((p) => within(podAmounts(p), largest));
   }
 
   /** Whether the gang fits this cluster's nodes at all (every node empty). Cached per shape (and
@@ -332,9 +323,9 @@ export class ClusterView {
     const key = emptyKey(base, c.spec);
     let fit = base.emptyFits.get(key);
     if (!fit) {
-      admissionDryRunsTotal.inc({ kind: "empty" });
+      this.dryRuns.empty++;
       const result = runSession(
-        { ...base.shell, jobs: [c.spec], topologies: mergeTopologies(c.topologies) },
+        { ...base.digest.shell, jobs: [c.spec], topologies: mergeTopologies(c.topologies) },
         allocateOnly(base.config),
       );
       fit = {
@@ -367,13 +358,18 @@ export class ClusterView {
       const where = new Map((this.placements.get(c.spec.uid) ?? []).map((b) => [b.pod, b]));
       const job = heldOnly(withPlacements(c.spec, where));
       if (job) this.placed.push(job);
-      this.placedSinceEvaluation.set(queue, add(this.placedSinceEvaluation.get(queue) ?? zero(), amounts));
-      this.free = sub(this.free, amounts);
-      this.room = sub(this.room, amounts);
+      this.countPlaced(queue, amounts);
     } else {
       this.waiting.push(c.spec);
-      this.addWaiting(queue, amounts);
+      this.waitingByQueue.set(queue, add(this.waitingByQueue.get(queue) ?? zero(), amounts));
       this.backlog = add(this.backlog, amounts);
     }
+  }
+
+  /** What a job placed (or offered) here takes: from the room, and for its queue's headroom. */
+  private countPlaced(queue: string, amounts: Amounts): void {
+    this.placedSinceEvaluation.set(queue, add(this.placedSinceEvaluation.get(queue) ?? zero(), amounts));
+    this.unheld = sub(this.unheld, amounts);
+    this.unclaimed = sub(this.unclaimed, amounts);
   }
 }

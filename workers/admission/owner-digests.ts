@@ -14,7 +14,7 @@ import type { Logger } from "pino";
 import type { SchedulerConfig } from "../../src/core/index.js";
 import type { ClusterCache, UsageWindow } from "../../src/store/index.js";
 import type { WorkerSignal } from "../signals.js";
-import { type ClusterDigest, digestCluster } from "./cluster-digest.js";
+import { type ClusterDigest, DIGEST_FORMAT, digestCluster } from "./cluster-digest.js";
 import type { DigestAnswer, DigestRequest, DigestSource } from "./state.js";
 
 /** A stored digest and the reply lists live this long: a pass reads them within it. */
@@ -47,13 +47,21 @@ export class OwnerDigests implements DigestSource {
     const out = new Map<string, DigestAnswer>();
     if (!clusters.length) return out;
     const reply = `${this.prefix}admission:replies:${randomUUID()}`;
-    await this.send({ kind: "digests", clusters: [...clusters], known: Object.fromEntries(known), reply });
+    await this.send({
+      kind: "digests",
+      clusters: [...clusters],
+      known: Object.fromEntries(known),
+      reply,
+      format: DIGEST_FORMAT,
+    });
     const answers = await this.collect(reply, clusters.length);
     const stored = answers.filter((a) => a.key !== null);
     const blobs = stored.length ? await this.redis.mgetBuffer(...stored.map((a) => a.key!)) : [];
     for (const [i, a] of stored.entries()) {
       const blob = blobs[i];
-      if (blob) out.set(a.cluster, { token: a.token, digest: deserialize(blob) as ClusterDigest });
+      const digest = blob ? (deserialize(blob) as ClusterDigest) : null;
+      // Another format (an owner of another version) counts as no answer.
+      if (digest?.format === DIGEST_FORMAT) out.set(a.cluster, { token: a.token, digest });
     }
     for (const a of answers) if (a.key === null) out.set(a.cluster, { token: a.token, digest: null });
     const unread = clusters.filter((c) => !out.has(c) && !known.has(c));
@@ -96,7 +104,14 @@ export class DigestServer {
     private readonly lease: (cluster: string) => { epoch: number } | null,
   ) {}
 
-  async answer(req: { clusters: string[]; known: Record<string, string>; reply: string }): Promise<void> {
+  async answer(req: {
+    clusters: string[];
+    known: Record<string, string>;
+    reply: string;
+    format?: number;
+  }): Promise<void> {
+    // A pass of another version could not read this digest: to it, this owner does not answer.
+    if (req.format !== DIGEST_FORMAT) return;
     const mine = req.clusters.filter((c) => this.lease(c));
     // One read tells which of the asker's digests surely still hold (no usage window: usage
     // changes with time); those are answered without waiting for the cluster's cycle.

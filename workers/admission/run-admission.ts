@@ -1,18 +1,17 @@
 // One admission pass: every PENDING job without a cluster gets the best cluster for it (assess.ts)
 // or stays unadmitted with the reason, per cluster, why none fits; a job that has waited long and
-// entirely unplaced on its cluster moves to another where it fits now. Jobs are decided one at a
-// time (highest priority, then oldest, first) against views that remember what the pass already
-// sent where; the decisions are then persisted, each kind in one transaction.
+// entirely unplaced on its cluster moves to another where it fits now. Per chunk of jobs (highest
+// priority, then oldest, first): read the candidates, decide (decide.ts, against views that
+// remember what the pass already sent where), persist the decisions, each kind in one
+// transaction, and count them.
 import type { Logger } from "pino";
 import type { SchedulerConfig } from "../../src/core/index.js";
 import {
   type AdmissionCandidate,
   admissionCandidatesByIds,
-  admissionClusters,
+  clusterSummaries,
   assignJobClusters,
   type ClusterSummary,
-  type PendingReason,
-  podPolicyRefusal,
   readmissionCandidates,
   reassignJobCluster,
   setJobPendingReasons,
@@ -21,12 +20,10 @@ import {
   type UsageWindow,
   unadmittedJobs,
 } from "../../src/store/index.js";
-import { admissionDecisionsTotal, admissionDuration } from "../metrics.js";
-import { gangMinimum, jobTotal, within } from "./amounts.js";
-import { type Assessment, assess, byPreference, fitsNowAssessment, scoreOf, takesJobs } from "./assess.js";
+import { admissionDecisionsTotal, admissionDryRunsTotal, admissionDuration } from "../metrics.js";
 import { ClusterView } from "./cluster-view.js";
+import { type AdmissionDecision, type Decisions, decide } from "./decide.js";
 import { AdmissionState, fullReads } from "./state.js";
-import { matchesSelector } from "./selector.js";
 
 export interface AdmissionDeps {
   store: Store;
@@ -45,13 +42,6 @@ export interface AdmissionDeps {
   log: Logger;
 }
 
-export interface AdmissionDecision {
-  job: string;
-  cluster: string;
-  tier: 1 | 2;
-  message: string;
-}
-
 export interface AdmissionReport {
   considered: number;
   assigned: AdmissionDecision[];
@@ -66,10 +56,6 @@ export interface AdmissionReport {
 }
 
 const ADMISSION = { name: "admission" };
-/** Dry-run rounds per chunk: each places what fits now; few are ever needed. */
-const MAX_ROUNDS = 5;
-/** Rounds of offers per chunk (offerRounds) before the full rounds. */
-const MAX_OFFER_ROUNDS = 5;
 
 /**
  * A pass goes through the unadmitted jobs it has not decided yet (every one after a cluster
@@ -79,56 +65,29 @@ const MAX_OFFER_ROUNDS = 5;
  */
 export async function runAdmission(deps: AdmissionDeps): Promise<AdmissionReport> {
   const end = admissionDuration.startTimer();
-  const now = new Date();
   const state = deps.state ?? new AdmissionState(fullReads(deps.store));
   const report: AdmissionReport = { considered: 0, assigned: [], reassigned: [], unplaced: 0, clusters: [] };
-  const skipped = () => {
+  const { work, basesMs } = await findWork(deps, state);
+  if (basesMs !== undefined) report.basesMs = basesMs;
+  if (!work) {
     end();
     return { ...report, skipped: true };
-  };
-  const [found, clusters] = await Promise.all([lookForJobs(deps, state, now), admissionClusters(deps.store)]);
-  if (!found.jobs.length && !found.readmit.length) return skipped();
-  // The first chunk is read while the clusters are brought up to date: the same chunk unless the
-  // refresh brings back jobs held as unplaced.
-  const early = chunks(
-    found.jobs.filter((j) => !state.unplaced.has(j.id)),
-    deps.batch,
-    deps.batchPods,
-  ).next().value;
-  const prefetched = early ? admissionCandidatesByIds(deps.store, early) : undefined;
-  prefetched?.catch(() => {}); // a failed read is seen where it is used; unused, it is dropped
-  const refreshing = performance.now();
-  await state.refresh(clusters, deps.config, { now: now.getTime(), usage: deps.usageWindow ?? undefined });
-  report.basesMs = Math.round(performance.now() - refreshing);
-  // After a cluster change that can make room, every job is looked at again.
-  const todo = found.jobs.filter((j) => !state.unplaced.has(j.id));
-  const waiting = found.readmit.filter((c) => !state.unplaced.has(c.spec.uid));
-  if (!todo.length && !waiting.length) return skipped();
+  }
   const views = new Map([...state.bases].map(([name, base]) => [name, new ClusterView(base)]));
-  let first = true;
-  for (const ids of chunks(todo, deps.batch, deps.batchPods)) {
-    const read =
-      first && prefetched && sameList(ids, early!) ? prefetched : admissionCandidatesByIds(deps.store, ids);
-    // Re-admission candidates come with the first chunk only.
-    const chunk = [...(await read), ...(first ? waiting : [])];
-    first = false;
-    if (!chunk.length) continue;
-    const decided = await decideChunk(deps, clusters, views, chunk);
-    report.considered += chunk.length;
-    report.assigned.push(...decided.assigned);
-    report.reassigned.push(...decided.reassigned);
-    report.unplaced += decided.unplaced;
-    for (const job of decided.unplacedJobs) state.unplaced.add(job);
-    if (decided.clusters.length) await deps.onAssigned?.(decided.clusters);
+  for await (const candidates of candidateChunks(deps, work)) {
+    if (!candidates.length) continue;
+    const decisions = decide(candidates, views, work.clusters);
+    countDryRuns(views.values());
+    const landed = await persist(deps, decisions);
+    countDecisions(landed);
+    report.considered += candidates.length;
+    report.assigned.push(...landed.assigned);
+    report.reassigned.push(...landed.reassigned);
+    report.unplaced += landed.unplaced;
+    for (const job of decisions.unplaced) state.unplaced.add(job);
+    if (landed.clusters.length) await deps.onAssigned?.(landed.clusters);
   }
-  if (first && waiting.length) {
-    const decided = await decideChunk(deps, clusters, views, waiting);
-    report.considered += waiting.length;
-    report.reassigned.push(...decided.reassigned);
-    for (const job of decided.unplacedJobs) state.unplaced.add(job);
-    if (decided.clusters.length) await deps.onAssigned?.(decided.clusters);
-  }
-  report.clusters = [...new Set([...report.assigned, ...report.reassigned].map((d) => d.cluster))].sort();
+  report.clusters = clustersOf(report);
   const seconds = end();
   if (report.assigned.length || report.reassigned.length || report.unplaced)
     deps.log.info(
@@ -143,6 +102,47 @@ export async function runAdmission(deps: AdmissionDeps): Promise<AdmissionReport
       "admission pass",
     );
   return report;
+}
+
+/** What a pass has to decide, on which clusters. */
+interface Work {
+  clusters: ClusterSummary[];
+  /** The unadmitted jobs not decided yet, in admission's order. */
+  todo: UnadmittedJob[];
+  /** The re-admission candidates not decided yet. */
+  readmit: AdmissionCandidate[];
+  /** The first chunk's read, started early. */
+  prefetched?: { ids: string[]; read: Promise<AdmissionCandidate[]> };
+}
+
+/**
+ * The jobs to decide, with the clusters' bases brought up to date (how long that took, `basesMs`);
+ * null when there is nothing to decide.
+ */
+async function findWork(
+  deps: AdmissionDeps,
+  state: AdmissionState,
+): Promise<{ work: Work | null; basesMs?: number }> {
+  const now = new Date();
+  const [found, clusters] = await Promise.all([lookForJobs(deps, state, now), clusterSummaries(deps.store)]);
+  if (!found.jobs.length && !found.readmit.length) return { work: null };
+  // The first chunk is read while the clusters are brought up to date: the same chunk unless the
+  // refresh brings back jobs held as unplaced.
+  const early = chunks(
+    found.jobs.filter((j) => !state.unplaced.has(j.id)),
+    deps.batch,
+    deps.batchPods,
+  ).next().value;
+  const prefetched = early ? { ids: early, read: admissionCandidatesByIds(deps.store, early) } : undefined;
+  prefetched?.read.catch(() => {}); // a failed read is seen where it is used; unused, it is dropped
+  const refreshing = performance.now();
+  await state.refresh(clusters, deps.config, { now: now.getTime(), usage: deps.usageWindow ?? undefined });
+  const basesMs = Math.round(performance.now() - refreshing);
+  // After a cluster change that can make room, every job is looked at again.
+  const todo = found.jobs.filter((j) => !state.unplaced.has(j.id));
+  const readmit = found.readmit.filter((c) => !state.unplaced.has(c.spec.uid));
+  if (!todo.length && !readmit.length) return { work: null, basesMs };
+  return { work: { clusters, todo, readmit, prefetched }, basesMs };
 }
 
 /**
@@ -173,6 +173,24 @@ async function lookForJobs(
 const sameList = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((x, i) => x === b[i]);
 
+/** The candidates of each chunk of `todo` (the first one's read may be under way already), the
+ * re-admission candidates with the first chunk only, or alone when there is no chunk. */
+async function* candidateChunks(
+  deps: AdmissionDeps,
+  { todo, readmit, prefetched }: Work,
+): AsyncGenerator<AdmissionCandidate[]> {
+  let first = true;
+  for (const ids of chunks(todo, deps.batch, deps.batchPods)) {
+    const read =
+      first && prefetched && sameList(ids, prefetched.ids)
+        ? prefetched.read
+        : admissionCandidatesByIds(deps.store, ids);
+    yield [...(await read), ...(first ? readmit : [])];
+    first = false;
+  }
+  if (first && readmit.length) yield [...readmit];
+}
+
 /** Ids in chunks of at most `jobs` jobs and about `pods` pods (always at least one job). */
 function* chunks(list: readonly UnadmittedJob[], jobs: number, pods: number): Generator<string[]> {
   let chunk: string[] = [];
@@ -189,244 +207,56 @@ function* chunks(list: readonly UnadmittedJob[], jobs: number, pods: number): Ge
   if (chunk.length) yield chunk;
 }
 
-/** Decides one chunk against the views (which keep what earlier chunks placed) and commits it. */
-async function decideChunk(
-  deps: AdmissionDeps,
-  clusters: readonly ClusterSummary[],
-  views: Map<string, ClusterView>,
-  candidates: readonly AdmissionCandidate[],
-): Promise<AdmissionReport & { unplacedJobs: string[] }> {
-  const report: AdmissionReport = {
-    considered: candidates.length,
-    assigned: [],
-    reassigned: [],
-    unplaced: 0,
-    clusters: [],
-  };
-  const reasons: { job: string; reason: PendingReason }[] = [];
-  const admit = (c: AdmissionCandidate, best: Assessment) => {
-    const decision = {
-      job: c.spec.uid,
-      cluster: best.cluster,
-      tier: best.tier as 1 | 2,
-      message: best.message,
-    };
-    views.get(best.cluster)!.admit(c, jobTotal(c.spec), best.tier === 2);
-    if (c.cluster === null) report.assigned.push(decision);
-    else report.reassigned.push({ ...decision, from: c.cluster });
-  };
+/** What of a chunk's decisions landed. */
+interface Landed {
+  assigned: AdmissionDecision[];
+  reassigned: (AdmissionDecision & { from: string })[];
+  unplaced: number;
+  /** Clusters that got jobs. */
+  clusters: string[];
+}
 
-  // Rounds: evaluate the undecided jobs on every cluster, send those that fit now where they fit
-  // best; what the round placed stays placed in the views, so the next round sees the room left.
-  // Offer rounds come first and place most of a backlog at a fraction of the cost; the full
-  // rounds then look at every job left on every cluster, so a job is only ever found to fit
-  // nowhere by dry runs that had it on every cluster it may go to.
-  // One job alone needs no round: clusters are tried best score first, the first where it fits wins.
-  let undecided = candidates;
-  const one = candidates.length === 1 ? candidates[0]! : null;
-  const alone = one ? bestNowAlone(clusters, views, one) : undefined;
-  if (one && alone) {
-    admit(one, alone);
-    undecided = [];
-  }
-  if (!one) undecided = offerRounds(clusters, views, undecided, admit);
-  for (let round = 0; round < MAX_ROUNDS && undecided.length && !one; round++) {
-    evaluate(views, undecided);
-    const before = undecided.length;
-    undecided = undecided.filter((c) => {
-      const best = bestNow(clusters, views, c);
-      if (best) admit(c, best);
-      return !best;
-    });
-    if (undecided.length === before) break;
-  }
-  // The rest fit nowhere now: new jobs may still go where reclaim will make room (tier 1).
-  const unplacedJobs: string[] = [];
-  for (const c of undecided) {
-    if (c.cluster !== null) {
-      unplacedJobs.push(c.spec.uid); // re-admission only moves jobs that fit now
-      continue;
-    }
-    const ranked = clusters.map((s) => assess(s, views.get(s.name), c)).sort(byPreference);
-    const best = ranked[0];
-    if (best && best.tier > 0) admit(c, best);
-    else {
-      reasons.push({ job: c.spec.uid, reason: unplacedReason(ranked) });
-      unplacedJobs.push(c.spec.uid);
-    }
-  }
-
-  const assigned = await assignJobClusters(
-    deps.store,
-    ADMISSION,
-    report.assigned.map((d) => ({ job: d.job, cluster: d.cluster, message: d.message })),
+/**
+ * Writes a chunk's decisions: the assignments in one transaction, each move in its own, the
+ * pending reasons in one. A job changed meanwhile (admitted elsewhere, cancelled) is left out.
+ */
+async function persist(deps: AdmissionDeps, d: Decisions): Promise<Landed> {
+  const landed = new Set(
+    await assignJobClusters(
+      deps.store,
+      ADMISSION,
+      d.assigned.map((x) => ({ job: x.job, cluster: x.cluster, message: x.message })),
+    ),
   );
-  const landed = new Set(assigned);
-  report.assigned = report.assigned.filter((d) => landed.has(d.job));
-  const moved: AdmissionReport["reassigned"] = [];
-  for (const d of report.reassigned) {
-    const message = `waited ${Math.round(deps.readmitAfterMs / 1000)} s or more unplaced; ${d.message}`;
-    if (await reassignJobCluster(deps.store, ADMISSION, { job: d.job, from: d.from, to: d.cluster, message }))
-      moved.push(d);
+  const assigned = d.assigned.filter((x) => landed.has(x.job));
+  const reassigned: Landed["reassigned"] = [];
+  for (const x of d.reassigned) {
+    const message = `waited ${Math.round(deps.readmitAfterMs / 1000)} s or more unplaced; ${x.message}`;
+    if (await reassignJobCluster(deps.store, ADMISSION, { job: x.job, from: x.from, to: x.cluster, message }))
+      reassigned.push(x);
   }
-  report.reassigned = moved;
-  await setJobPendingReasons(deps.store, ADMISSION, reasons);
-  report.unplaced = reasons.length;
-  report.clusters = [...new Set([...report.assigned, ...report.reassigned].map((d) => d.cluster))].sort();
+  await setJobPendingReasons(deps.store, ADMISSION, d.reasons);
+  return { assigned, reassigned, unplaced: d.reasons.length, clusters: clustersOf({ assigned, reassigned }) };
+}
 
-  for (const d of report.assigned) admissionDecisionsTotal.inc({ outcome: "assigned", cluster: d.cluster });
-  for (const d of report.reassigned)
+const clustersOf = (r: Pick<AdmissionReport, "assigned" | "reassigned">): string[] =>
+  [...new Set([...r.assigned, ...r.reassigned].map((d) => d.cluster))].sort();
+
+function countDecisions(landed: Landed): void {
+  for (const d of landed.assigned) admissionDecisionsTotal.inc({ outcome: "assigned", cluster: d.cluster });
+  for (const d of landed.reassigned)
     admissionDecisionsTotal.inc({ outcome: "reassigned", cluster: d.cluster });
-  admissionDecisionsTotal.inc({ outcome: "unplaced", cluster: "" }, reasons.length);
-  return { ...report, unplacedJobs };
+  admissionDecisionsTotal.inc({ outcome: "unplaced", cluster: "" }, landed.unplaced);
 }
 
-/** Whether the job may go to the view's cluster (its selector, the cluster's pod policy; not the
- * cluster it waits on). */
-const mayGo = (view: ClusterView, c: AdmissionCandidate) =>
-  c.cluster !== view.name &&
-  matchesSelector(view.labels, c.clusterSelector) &&
-  podPolicyRefusal(view.base.podPolicy, c.podNeeds) === null;
-
-/** Each view's dry run with the candidates that may go there. */
-function evaluate(views: Map<string, ClusterView>, candidates: readonly AdmissionCandidate[]): void {
-  for (const view of views.values()) view.evaluate(candidates.filter((c) => mayGo(view, c)));
-}
-
-/**
- * Offer rounds: each job in turn is offered to the best-scoring cluster whose free room (in sum
- * over its nodes, less what the round offered there before) holds its gang's minimum — the score
- * counting what was offered like what was placed — and each cluster then has one dry run with the
- * jobs offered to it. Those it places fit now, all together with the others offered there, and
- * go there, in the order of the jobs up to the first one refused; the rest are offered again in
- * the next round, a refused job never again where it was refused. So each job goes to the
- * best-scoring cluster where it fits once the jobs before it are sent, and a cluster's dry run
- * holds about what its room takes instead of every job of the chunk. Returns the jobs left.
- */
-function offerRounds(
-  clusters: readonly ClusterSummary[],
-  views: Map<string, ClusterView>,
-  candidates: readonly AdmissionCandidate[],
-  admit: (c: AdmissionCandidate, best: Assessment) => void,
-): readonly AdmissionCandidate[] {
-  const refused = new Map<string, Set<string>>();
-  const open = clusters.filter(takesJobs).flatMap((summary) => {
-    const view = views.get(summary.name);
-    return view ? [{ summary, view }] : [];
-  });
-  let undecided = candidates;
-  for (let round = 0; round < MAX_OFFER_ROUNDS && undecided.length; round++) {
-    for (const { view } of open) view.evaluateShares(undecided.filter((c) => mayGo(view, c)));
-    const offers = new Map<ClusterView, AdmissionCandidate[]>();
-    const chosen = new Map<string, Assessment>();
-    for (const c of undecided) {
-      const need = gangMinimum(c.spec);
-      const no = refused.get(c.spec.uid) ?? new Set<string>();
-      refused.set(c.spec.uid, no);
-      let best: Assessment | undefined;
-      let where: ClusterView | undefined;
-      // A job that can never fit a cluster is not offered there (it would hold up the jobs after it).
-      while (!best) {
-        for (const { summary, view } of open) {
-          if (no.has(view.name) || !mayGo(view, c) || !within(need, view.room)) continue;
-          const a = fitsNowAssessment(summary, view, c);
-          if (!best || byPreference(a, best) < 0) {
-            best = a;
-            where = view;
-          }
-        }
-        if (!best || !where || where.mayFitEmpty(c)) break;
-        no.add(where.name);
-        best = where = undefined;
-      }
-      if (!best || !where) continue;
-      where.offer(c, jobTotal(c.spec));
-      chosen.set(c.spec.uid, best);
-      const list = offers.get(where);
-      if (list) list.push(c);
-      else offers.set(where, [c]);
-    }
-    if (!offers.size) break;
-    for (const [view, list] of offers) {
-      view.withdrawOffers();
-      view.evaluate(list, { shares: false });
-    }
-    const placed = new Set<string>();
-    let refusals = 0;
-    for (const [view, list] of offers)
-      for (const c of list) {
-        if (view.fitsNow(c.spec.uid).fits) {
-          placed.add(c.spec.uid);
-          continue;
-        }
-        refused.get(c.spec.uid)!.add(view.name);
-        refusals++;
-      }
-    // In the order of the jobs, up to the first refused: the jobs after it were scored with it
-    // counted where it does not fit, and are offered again.
-    const sent = new Set<string>();
-    for (const c of undecided) {
-      const at = chosen.get(c.spec.uid);
-      if (!at) continue;
-      if (!placed.has(c.spec.uid)) break;
-      admit(c, at);
-      sent.add(c.spec.uid);
-    }
-    if (!sent.size && !refusals) break;
-    undecided = undecided.filter((c) => !sent.has(c.spec.uid));
+function countDryRuns(views: Iterable<ClusterView>): void {
+  let now = 0;
+  let empty = 0;
+  for (const view of views) {
+    const runs = view.takeDryRuns();
+    now += runs.now;
+    empty += runs.empty;
   }
-  return undecided;
-}
-
-/**
- * The best cluster where one job fits now, dry-running clusters in the order of their score (which
- * does not depend on the fit) and stopping at the first where it fits: what bestNow would choose.
- * When it fits nowhere, every cluster it may go to has been evaluated with it.
- */
-function bestNowAlone(
-  clusters: readonly ClusterSummary[],
-  views: Map<string, ClusterView>,
-  c: AdmissionCandidate,
-): Assessment | undefined {
-  const ranked: { summary: ClusterSummary; view: ClusterView; score: number }[] = [];
-  for (const summary of clusters) {
-    const view = views.get(summary.name);
-    if (!view) continue;
-    if (!mayGo(view, c)) {
-      view.evaluate([]);
-      continue;
-    }
-    view.evaluateShares([c]);
-    ranked.push({ summary, view, score: scoreOf(view, c) });
-  }
-  ranked.sort((a, b) => b.score - a.score || (a.summary.name < b.summary.name ? -1 : 1));
-  for (const { summary, view } of ranked) {
-    view.evaluate([c], { shares: false });
-    if (view.fitsNow(c.spec.uid).fits) return assess(summary, view, c);
-  }
-  return undefined;
-}
-
-/** The best cluster where the job fits now, if any (never the one a re-admission candidate waits on). */
-function bestNow(
-  clusters: readonly ClusterSummary[],
-  views: Map<string, ClusterView>,
-  c: AdmissionCandidate,
-): Assessment | undefined {
-  return clusters
-    .filter((s) => s.name !== c.cluster && views.get(s.name)?.fitsNow(c.spec.uid).fits)
-    .map((s) => assess(s, views.get(s.name), c))
-    .sort(byPreference)[0];
-}
-
-function unplacedReason(ranked: readonly Assessment[]): PendingReason {
-  const clusters = [...ranked]
-    .sort((a, b) => (a.cluster < b.cluster ? -1 : 1))
-    .map((a) => ({ cluster: a.cluster, message: a.message, short: a.short }));
-  return {
-    message: clusters.length
-      ? `no cluster can run the gang now (${clusters.length} considered)`
-      : "no cluster is registered yet",
-    clusters,
-  };
+  if (now) admissionDryRunsTotal.inc({ kind: "now" }, now);
+  if (empty) admissionDryRunsTotal.inc({ kind: "empty" }, empty);
 }

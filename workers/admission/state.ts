@@ -5,12 +5,7 @@
 // clusters' owners compute them from their caches (owner-digests.ts); here, from a source of
 // snapshots read in this process.
 import type { SchedulerConfig, Snapshot } from "../../src/core/index.js";
-import {
-  admissionSnapshot,
-  type ClusterSummary,
-  type Store,
-  type UsageWindow,
-} from "../../src/store/index.js";
+import { loadSnapshot, type ClusterSummary, type Store, type UsageWindow } from "../../src/store/index.js";
 import { type ClusterDigest, digestCluster } from "./cluster-digest.js";
 import { ClusterBase } from "./cluster-view.js";
 
@@ -54,7 +49,7 @@ export interface DigestSource {
 /** Reads each cluster in full on every refresh (never `unchanged`): for a worker with no cache. */
 export const fullReads = (store: Store): ClusterSource => ({
   refresh: async (cluster, opts) => ({
-    ...(await admissionSnapshot(store, cluster, opts)),
+    ...(await loadSnapshot(store, cluster, opts)),
     unchanged: false,
   }),
 });

@@ -10,7 +10,7 @@ import {
 } from "../../core/index.js";
 import { snapshotScenario } from "../../simulate/from-snapshot.js";
 import { type QuotaChange, type QuotaKey, WhatIfInputError, whatIf } from "../../simulate/what-if.js";
-import { clusterSnapshot } from "../../store/index.js";
+import { loadSnapshot } from "../../store/index.js";
 import { adminOnly, guarded } from "../auth.js";
 import type { ApiContext } from "../context.js";
 import { asArgs, badInput } from "../errors.js";
@@ -38,7 +38,7 @@ function configOf(doc: unknown, ctx: ApiContext): SchedulerConfig {
 export const whatIfResolvers = {
   Query: {
     clusterScenario: guarded(adminOnly, asArgs, async (a: { cluster: string }, ctx: ApiContext) => {
-      const { snapshot } = await clusterSnapshot(ctx.store, a.cluster);
+      const { snapshot } = await loadSnapshot(ctx.store, a.cluster);
       return snapshotScenario(snapshot, ctx.schedulerConfig ?? defaultSchedulerConfig(), {
         name: `cluster ${a.cluster} at ${new Date(snapshot.now).toISOString()}`,
         source: "fleetq snapshot export",
@@ -56,7 +56,7 @@ export const whatIfResolvers = {
           limit: q.limit,
         }));
         // Time-based fair share as the workers' cycles see it.
-        const { snapshot } = await clusterSnapshot(ctx.store, a.cluster, {
+        const { snapshot } = await loadSnapshot(ctx.store, a.cluster, {
           usage: ctx.usageWindow ?? undefined,
         });
         let report: ReturnType<typeof whatIf>;

@@ -58,12 +58,6 @@ export class NodeInfo {
   legacyMigPods = 0;
   /** Bumped on every change; per-node caches compare against it. */
   version = 0;
-  /** The version when its session opened (untouched while equal). */
-  openedAt = -1;
-  /** The pods its session opened it with, in the order they were added. */
-  openedWith: readonly PodInfo[] | null = null;
-  /** The same pods in the order the session met them (snapshot order), before sorting. */
-  arrival: readonly PodInfo[] | null = null;
   /** Index in the session's node list (stable, name order). */
   index = -1;
   /** Told of every change (the session's change log). */
@@ -347,41 +341,6 @@ export class NodeInfo {
     this.onChange?.(this);
   }
 
-  /** The session opens with the node as built: what it holds now is what `pods` gave it. */
-  opened(pods: readonly PodInfo[] | null = null): void {
-    this.openedAt = this.version;
-    this.openedWith = pods;
-  }
-
-  /** No pod was added, removed or put back since the session opened (not even by a statement undone). */
-  get untouched(): boolean {
-    return this.version === this.openedAt;
-  }
-
-  /**
-   * Make an untouched node of an ended session the node its spec and pods give, for the next
-   * session, when the same pods (the very same objects, of jobs renewed from unchanged specs) are
-   * on it in the same order: its accounting is already theirs, and so is the share each pod holds
-   * (JobInfo.renew). The version moves to a value no per-node cache has seen. Not for nodes that
-   * report their devices: adding a pod may pick its devices.
-   */
-  renew(pods: readonly PodInfo[]): boolean {
-    if (this.devices || !this.untouched || pods.length !== this.pods.size) return false;
-    // The very list it was opened with: untouched since, it holds exactly these entries (pods of
-    // carried jobs, whose statuses come from the same specs as when they were added).
-    if (pods !== this.openedWith) {
-      let i = 0;
-      for (const entry of this.pods.values()) {
-        const pod = pods[i++]!;
-        if (entry.pod !== pod || entry.status !== pod.status) return false;
-      }
-    }
-    // Each pod still holds the share it was accepted with here: no statement changed it (its job
-    // is untouched) and only this node, the one it is on, set it.
-    this.version = this.openedAt = ++renewals;
-    return true;
-  }
-
   /** Idle and releasing device counts, as KAI's tests read them (whole devices). */
   idleGpus(): number {
     return this.idle.gpus;
@@ -391,9 +350,6 @@ export class NodeInfo {
     return this.releasing.gpus;
   }
 }
-
-/** Versions given to renewed nodes: above any a node reaches by changes in between. */
-let renewals = 2 ** 40;
 
 function copyInto(to: Resource, from: Resource): void {
   to.cpu = from.cpu;

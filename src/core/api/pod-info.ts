@@ -1,5 +1,5 @@
 // A pod as the session sees it: its spec plus mutable placement state.
-import { type TaskRequest, taskRequestOf } from "./resources.js";
+import { TaskRequest, type TaskRequests } from "./resources.js";
 import type { PodSpec, PodStatus } from "./spec.js";
 
 export const DEFAULT_SUB_GROUP = "default";
@@ -59,14 +59,15 @@ export class PodInfo {
   /** GPU memory (MiB) per device on the node it was accepted on (shared pods). */
   acceptedGpuMemory = 0;
 
-  constructor(spec: PodSpec, jobUid: string) {
+  /** `requests`: one TaskRequest for pods of equal requests (memos key on the request object). */
+  constructor(spec: PodSpec, jobUid: string, requests?: TaskRequests) {
     this.spec = spec;
     this.uid = spec.uid;
     this.name = spec.name;
     this.namespace = spec.namespace;
     this.jobUid = jobUid;
     this.subGroup = spec.subGroup || DEFAULT_SUB_GROUP;
-    this.req = taskRequestOf(spec.request);
+    this.req = requests ? requests.of(spec.request) : new TaskRequest(spec.request);
     this.createdAt = spec.createdAt ?? Number.POSITIVE_INFINITY;
     this.reset();
   }

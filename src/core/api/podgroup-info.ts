@@ -111,28 +111,11 @@ export class JobInfo {
   allocatedMemory = 0;
   /** Job-level "why not placed" messages, in the order they were recorded. */
   readonly fitErrors: string[] = [];
-  /** Bumped on every status change; caches keyed on it stay valid while it holds. */
-  version = 0;
-  /** The next attempt's tasks as framework/tasks-to-allocate.ts keeps them (checked against `version`). */
-  attemptCache: object | null = null;
-  /** `version` when the session opened: a job whose version moved had a pod change status. */
-  private openedAt = 0;
   /**
-   * The job's state when its session opened, as an id: its pods' statuses and the shares they
-   * were accepted with on their nodes. A job carried into the next session whose placed pods
-   * all sit on renewed nodes keeps it (see Session); one built, or with a pod on a node built
-   * anew or missing, gets a new one. What a session computes at open from the job's pods may be
-   * kept under it.
+   * Status changes since it was built from its spec (and a few more a statement counts): what is
+   * derived from its pods stays valid while this holds. 0: its pods have their specs' statuses.
    */
-  openedAs = ++openings;
-  /** Its position among the jobs of the last session kept in a carry (SessionCarry). */
-  place = -1;
-  /** Its position among the jobs of the session it was last opened in. */
-  opening = -1;
-  /** The session a carry last took it for, as the carry's id of it (SessionCarry). */
-  takenAt = -1;
-  /** The fair-share plugin's sums of the job's pods at open, kept under `openedAs`. */
-  usageCache: object | null = null;
+  version = 0;
 
   constructor(spec: PodGroupSpec) {
     this.spec = spec;
@@ -337,35 +320,8 @@ export class JobInfo {
     this.fitErrors.push(message);
   }
 
-  /** No pod changed status since the session opened: its counters still hold for its spec. */
+  /** No pod changed status since it was built: its counters still hold for its spec. */
   get untouched(): boolean {
-    return this.version === this.openedAt;
-  }
-
-  /** Its pods may open with other shares than at the last open: a new `openedAs`. */
-  reopened(): void {
-    this.openedAs = ++openings;
-  }
-
-  /**
-   * Make an untouched job of an ended session the job its spec gives, for the next session:
-   * what a session sets on the job is reset, and the version moves to a value no cache keyed on
-   * this job has seen (what they hold was computed in another session). Its pods are left as
-   * they are: no statement changed them (each would have moved the version), so they differ
-   * from their specs only in what adding them to their nodes set when the session opened (the
-   * accepted share, devices on a node that reports them). The next session keeps that where the
-   * node is renewed and resets the pod where it is added to a node built anew or to none.
-   */
-  renew(): void {
-    this.version = this.openedAt = ++renewals;
-    if (this.fitErrors.length > 0) this.fitErrors.length = 0;
-    this.lastStartAt = this.spec.lastStartAt;
-    this.staleSince = this.spec.staleSince;
+    return this.version === 0;
   }
 }
-
-/** Ids of jobs' states at open (`openedAs`). */
-let openings = 0;
-
-/** Versions given to renewed jobs: above any a job reaches by status changes in between. */
-let renewals = 2 ** 40;

@@ -98,13 +98,7 @@ function nonZero(o: Record<string, number> | undefined): [string, number][] {
 
 export type GpuRequestKind = "none" | "regular" | "fraction" | "memory" | "mig";
 
-/** One TaskRequest per distinct request: requests are immutable, and most pods share one. */
-const interned = new Map<string, TaskRequest>();
-
-/** The common request (no MIG, no extended resource) by its five numbers, without building a key string. */
 type Level<T> = Map<number, T>;
-const plain: Level<Level<Level<Level<Level<TaskRequest>>>>> = new Map();
-let plainCount = 0;
 
 function hasKeys(o: Record<string, number> | undefined): boolean {
   if (o) for (const _ in o) return true;
@@ -121,30 +115,41 @@ function level<T>(m: Level<Level<T>>, k: number): Level<T> {
   return v;
 }
 
-export function taskRequestOf(r: PodRequest): TaskRequest {
-  if (!hasKeys(r.mig) && !hasKeys(r.extended)) {
-    const byGpuMemory = level(level(level(level(plain, r.cpuMillis), r.memory), r.gpus), r.gpuFraction);
-    let t = byGpuMemory.get(r.gpuMemory);
-    if (!t) {
-      if (plainCount++ > 100_000) {
-        plain.clear();
-        plainCount = 0;
+/** One TaskRequest per distinct request: requests are immutable, and most pods share one. */
+export class TaskRequests {
+  private readonly interned = new Map<string, TaskRequest>();
+  /** The common request (no MIG, no extended resource) by its five numbers, without building a key string. */
+  private readonly plain: Level<Level<Level<Level<Level<TaskRequest>>>>> = new Map();
+  private plainCount = 0;
+
+  of(r: PodRequest): TaskRequest {
+    if (!hasKeys(r.mig) && !hasKeys(r.extended)) {
+      const byGpuMemory = level(
+        level(level(level(this.plain, r.cpuMillis), r.memory), r.gpus),
+        r.gpuFraction,
+      );
+      let t = byGpuMemory.get(r.gpuMemory);
+      if (!t) {
+        if (this.plainCount++ > 100_000) {
+          this.plain.clear();
+          this.plainCount = 0;
+        }
+        t = new TaskRequest(r);
+        byGpuMemory.set(r.gpuMemory, t);
       }
+      return t;
+    }
+    let k = `${r.cpuMillis}|${r.memory}|${r.gpus}|${r.gpuFraction}|${r.gpuMemory}`;
+    if (r.mig) for (const m in r.mig) k += `|m:${m}=${r.mig[m]}`;
+    if (r.extended) for (const e in r.extended) k += `|e:${e}=${r.extended[e]}`;
+    let t = this.interned.get(k);
+    if (!t) {
       t = new TaskRequest(r);
-      byGpuMemory.set(r.gpuMemory, t);
+      if (this.interned.size > 100_000) this.interned.clear();
+      this.interned.set(k, t);
     }
     return t;
   }
-  let k = `${r.cpuMillis}|${r.memory}|${r.gpus}|${r.gpuFraction}|${r.gpuMemory}`;
-  if (r.mig) for (const m in r.mig) k += `|m:${m}=${r.mig[m]}`;
-  if (r.extended) for (const e in r.extended) k += `|e:${e}=${r.extended[e]}`;
-  let t = interned.get(k);
-  if (!t) {
-    t = new TaskRequest(r);
-    if (interned.size > 100_000) interned.clear();
-    interned.set(k, t);
-  }
-  return t;
 }
 
 /** What one pod asks for, normalised for the scheduler. */

@@ -84,8 +84,9 @@ export function defaultSessionParams(): SessionParams {
     stalenessGracePeriodSeconds: 60,
     minNodeGpuMemory: 100,
     useSchedulingSignatures: true,
-    // Bounded so that a contended cycle at 4,000 nodes stays under a second; over a few
-    // cycles the cursors reach the state an unbounded search reaches in one (bench/convergence.ts).
+    // Bounded so that a contended cycle on a large cluster stays within its target
+    // (docs/benchmarks.md, `bench:core`); over a few cycles the cursors reach the state an
+    // unbounded search reaches in one (`bench:convergence`).
     maxScenariosPerJob: 128,
     maxScenariosPerAction: 1024,
     searchCursorIdleSeconds: 300,

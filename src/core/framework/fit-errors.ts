@@ -1,6 +1,8 @@
 // Why a task found no node: per-node reasons, summarised the way KAI words them. The
 // reason histogram is kept as nodes are recorded, since thousands of nodes can fail
 // for one task and the summary is read on every failed attempt.
+import type { PodInfo } from "../api/pod-info.js";
+import type { JobInfo } from "../api/podgroup-info.js";
 
 export const RESOURCES_NOT_FOUND = "no nodes with enough resources were found";
 export const DEFAULT_POD_ERROR = "Unable to schedule pod";
@@ -104,5 +106,37 @@ export class TaskFitErrors {
     const out: Record<string, number> = {};
     for (const [r, n] of this.counts) if (n > 0) out[r] = n;
     return out;
+  }
+}
+
+/** Per job and task: the task's fit errors (KAI: TasksFitErrors), each created empty on first use. */
+export class TasksFitErrors {
+  private readonly byJob = new Map<string, Map<string, TaskFitErrors>>();
+  /** The pod whose fit errors were asked for last (a failed scan asks once per node). */
+  private last: { job: JobInfo; task: PodInfo; errors: TaskFitErrors } | null = null;
+
+  /** `nodes`: the session's node count. */
+  constructor(private readonly nodes: number) {}
+
+  of(job: JobInfo, task: PodInfo): TaskFitErrors {
+    const last = this.last;
+    if (last && last.job === job && last.task === task) return last.errors;
+    let m = this.byJob.get(job.uid);
+    if (!m) {
+      m = new Map();
+      this.byJob.set(job.uid, m);
+    }
+    let errors = m.get(task.uid);
+    if (!errors) {
+      errors = new TaskFitErrors(this.nodes);
+      m.set(task.uid, errors);
+    }
+    this.last = { job, task, errors };
+    return errors;
+  }
+
+  /** The fit errors recorded for `task`, if any. */
+  get(job: JobInfo, task: PodInfo): TaskFitErrors | undefined {
+    return this.byJob.get(job.uid)?.get(task.uid);
   }
 }

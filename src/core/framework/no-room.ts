@@ -10,6 +10,8 @@ import type { TaskRequest } from "../api/resources.js";
 import type { NodeErrors } from "./fit-errors.js";
 
 export class NoRoomMemo {
+  /** Nodes short of the same things share one reasons array (thousands of nodes, few distinct lists). */
+  private readonly interned = new Map<string, string[]>(SHORTAGE_KEYS);
   /** Per node index: the request last found without room there, at which node version. */
   private readonly req: (TaskRequest | undefined)[] = [];
   private readonly version: number[] = [];
@@ -32,10 +34,59 @@ export class NoRoomMemo {
     const i = node.index;
     let r = this.short[i];
     if (r === undefined) {
-      r = node.isTaskAllocatable(task) ? null : insufficientResources(task, node);
+      r = node.isTaskAllocatable(task) ? null : this.insufficientResources(task, node);
       this.short[i] = r;
     }
     return r;
+  }
+
+  /** One shared array per distinct predicate reason. */
+  internReason(reason: string): string[] {
+    return this.intern([reason]);
+  }
+
+  private intern(reasons: string[]): string[] {
+    const k = reasons.join("\u0000");
+    let v = this.interned.get(k);
+    if (!v) {
+      v = reasons;
+      if (this.interned.size < 1024) this.interned.set(k, v);
+    }
+    return v;
+  }
+
+  /** Short reasons a node lacks room for the task (KAI: NewFitErrorInsufficientResource). */
+  private insufficientResources(task: PodInfo, node: NodeInfo): string[] {
+    const req = task.req;
+    const freeGpus = node.allocatable.gpus - node.used.gpus - node.shared.usedGroupCount();
+    // The common case, once per node of every failed scan: no strings, no arrays.
+    if (!req.mig && !req.extended) {
+      const mask =
+        (req.gpus > freeGpus ? 1 : 0) |
+        (req.gpuMemory > node.gpuMemory ? 2 : 0) |
+        (Math.trunc(req.cpu) > Math.trunc(node.allocatable.cpu - node.used.cpu) ? 4 : 0) |
+        (req.memory > node.allocatable.memory - node.used.memory ? 8 : 0) |
+        (node.allocatable.pods - node.used.pods < 1 ? 16 : 0);
+      return byShortage[mask]!;
+    }
+    const out: string[] = [];
+    if (req.mig) {
+      for (const [k, v] of req.mig)
+        if (node.allocatable.scalar(k) - node.used.scalar(k) < v)
+          out.push(`node(s) didn't have enough of mig profile: ${k}`);
+    } else {
+      if (req.gpus > freeGpus) out.push(BASIC_SHORTAGES[0]!);
+      if (req.gpuMemory > node.gpuMemory) out.push(BASIC_SHORTAGES[1]!);
+    }
+    if (Math.trunc(req.cpu) > Math.trunc(node.allocatable.cpu - node.used.cpu)) out.push(BASIC_SHORTAGES[2]!);
+    if (req.memory > node.allocatable.memory - node.used.memory) out.push(BASIC_SHORTAGES[3]!);
+    if (node.allocatable.pods - node.used.pods < 1) out.push(BASIC_SHORTAGES[4]!);
+    if (req.extended)
+      for (const [k, v] of req.extended)
+        if (node.allocatable.scalar(k) - node.used.scalar(k) < v)
+          out.push(`node(s) didn't have enough resources: ${k}`);
+    if (out.length === 0) out.push("node(s) didn't have enough resources");
+    return this.intern(out);
   }
 }
 
@@ -78,18 +129,6 @@ export class FailedScans {
 /** How many node changes FailedScans.find looks through before leaving it to a scan. */
 const MAX_CHANGED = 256;
 
-// Nodes short of the same things share one reasons array (thousands of nodes, few distinct lists).
-const interned = new Map<string, string[]>();
-function intern(reasons: string[]): string[] {
-  const k = reasons.join("\u0000");
-  let v = interned.get(k);
-  if (!v) {
-    v = reasons;
-    if (interned.size < 1024) interned.set(k, v);
-  }
-  return v;
-}
-
 const BASIC_SHORTAGES = [
   "node(s) didn't have enough resources: GPUs",
   "node(s) didn't have enough resources: GPU memory",
@@ -100,44 +139,7 @@ const BASIC_SHORTAGES = [
 /** Reason lists of pods without MIG or extended requests, by bit mask of BASIC_SHORTAGES. */
 const byShortage: string[][] = Array.from({ length: 1 << BASIC_SHORTAGES.length }, (_, mask) => {
   const out = BASIC_SHORTAGES.filter((_, i) => mask & (1 << i));
-  return intern(out.length ? out : ["node(s) didn't have enough resources"]);
+  return out.length ? out : ["node(s) didn't have enough resources"];
 });
-
-/** Short reasons a node lacks room for the task (KAI: NewFitErrorInsufficientResource). */
-export function insufficientResources(task: PodInfo, node: NodeInfo): string[] {
-  const req = task.req;
-  const freeGpus = node.allocatable.gpus - node.used.gpus - node.shared.usedGroupCount();
-  // The common case, once per node of every failed scan: no strings, no arrays.
-  if (!req.mig && !req.extended) {
-    const mask =
-      (req.gpus > freeGpus ? 1 : 0) |
-      (req.gpuMemory > node.gpuMemory ? 2 : 0) |
-      (Math.trunc(req.cpu) > Math.trunc(node.allocatable.cpu - node.used.cpu) ? 4 : 0) |
-      (req.memory > node.allocatable.memory - node.used.memory ? 8 : 0) |
-      (node.allocatable.pods - node.used.pods < 1 ? 16 : 0);
-    return byShortage[mask]!;
-  }
-  const out: string[] = [];
-  if (req.mig) {
-    for (const [k, v] of req.mig)
-      if (node.allocatable.scalar(k) - node.used.scalar(k) < v)
-        out.push(`node(s) didn't have enough of mig profile: ${k}`);
-  } else {
-    if (req.gpus > freeGpus) out.push(BASIC_SHORTAGES[0]!);
-    if (req.gpuMemory > node.gpuMemory) out.push(BASIC_SHORTAGES[1]!);
-  }
-  if (Math.trunc(req.cpu) > Math.trunc(node.allocatable.cpu - node.used.cpu)) out.push(BASIC_SHORTAGES[2]!);
-  if (req.memory > node.allocatable.memory - node.used.memory) out.push(BASIC_SHORTAGES[3]!);
-  if (node.allocatable.pods - node.used.pods < 1) out.push(BASIC_SHORTAGES[4]!);
-  if (req.extended)
-    for (const [k, v] of req.extended)
-      if (node.allocatable.scalar(k) - node.used.scalar(k) < v)
-        out.push(`node(s) didn't have enough resources: ${k}`);
-  if (out.length === 0) out.push("node(s) didn't have enough resources");
-  return intern(out);
-}
-
-/** One shared array per distinct predicate reason. */
-export function internReason(reason: string): string[] {
-  return intern([reason]);
-}
+/** The lists of `byShortage` by key, to start each memo's interned lists with. */
+const SHORTAGE_KEYS: readonly [string, string[]][] = byShortage.map((l) => [l.join("\u0000"), l]);

@@ -11,7 +11,7 @@ import type { NodeInfo } from "../api/node-info.js";
 import type { PodInfo } from "../api/pod-info.js";
 import type { JobInfo } from "../api/podgroup-info.js";
 import { WHOLE_GPU } from "./callbacks.js";
-import { FailedScans, NoRoomMemo, internReason } from "./no-room.js";
+import { FailedScans, NoRoomMemo } from "./no-room.js";
 import { NodeOrderCache } from "./node-order-cache.js";
 import type { Session } from "./session.js";
 
@@ -151,7 +151,7 @@ export class NodeOrdering {
     }
     const err = ssn.predicate(task, job, node);
     if (err) {
-      if (record) ssn.fitErrorsFor(job, task).setNodeError(node.index, internReason(err));
+      if (record) ssn.fitErrorsFor(job, task).setNodeError(node.index, this.noRoom.internReason(err));
       return false;
     }
     return true;

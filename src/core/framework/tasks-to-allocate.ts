@@ -24,17 +24,22 @@ export function tasksToAllocate(ssn: Session, job: JobInfo, real: boolean): PodI
   return cachedFor(ssn, job, real).tasks;
 }
 
-/**
- * The job's cache entry, kept on the job object (a copy of a job has its own), recomputed when
- * its version moved (updated in place).
- */
+/** Per session (orders are the session's plugins'), per job object (a copy of a job has its own). */
+const cache = new WeakMap<Session, WeakMap<JobInfo, Cached>>();
+
+/** The job's cache entry, recomputed when its version moved (updated in place). */
 function cachedFor(ssn: Session, job: JobInfo, real: boolean): Cached {
-  const c = job.attemptCache as Cached | null;
+  let jobs = cache.get(ssn);
+  if (!jobs) {
+    jobs = new WeakMap();
+    cache.set(ssn, jobs);
+  }
+  const c = jobs.get(job);
   if (c && c.version === job.version) return c;
   const tasks = computeTasks(ssn, job, real);
   if (!c) {
     const fresh: Cached = { version: job.version, tasks, resources: null };
-    job.attemptCache = fresh;
+    jobs.set(job, fresh);
     return fresh;
   }
   c.version = job.version;

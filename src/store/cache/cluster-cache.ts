@@ -7,7 +7,7 @@
 // counts that differ from the database's. PostgreSQL stays the truth: a cached snapshot may be
 // stale, and the commit's generation fence refuses what was decided on it.
 import { queueUsageFractions, usageFrom } from "../snapshot/queue-usage.js";
-import type { QuotaVector } from "../../core/api/spec.js";
+import type { QuotaVector } from "../../core/index.js";
 import type { UsageBucket, UsageWindow } from "../domain/usage.js";
 import { NotFoundError } from "../errors.js";
 import { pruneChangeTombstones } from "../operations/change-tombstones.js";

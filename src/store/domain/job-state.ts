@@ -41,9 +41,3 @@ export function deriveJobState(
   if (n("BINDING") + n("RUNNING") + n("SUCCEEDED") >= minMember) return "ADMITTED";
   return "PENDING";
 }
-
-export function countPodStates(states: readonly PodState[]): PodStateCounts {
-  const counts: PodStateCounts = {};
-  for (const s of states) counts[s] = (counts[s] ?? 0) + 1;
-  return counts;
-}

@@ -1,8 +1,7 @@
 // Why a job is pending, in the shape of the API's PendingReason: an overall message and, per
 // cluster that was considered, what stood in the way and which resources were short.
 import { isDeepStrictEqual } from "node:util";
-import type { QuotaVector } from "../../core/api/spec.js";
-import type { JobOutcome } from "../../core/api/result.js";
+import type { JobOutcome, QuotaVector } from "../../core/index.js";
 import type { QuotaResource } from "../types.js";
 
 export interface ResourceAmount {

@@ -1,7 +1,6 @@
 // What a stored pod state means. Which states hold a node is the core's definition (holdsNode):
 // a stored state holds one when the status it is loaded as does.
-import { holdsNode } from "../../core/api/status.js";
-import type { PodStatus } from "../../core/api/spec.js";
+import { type PodStatus, holdsNode } from "../../core/index.js";
 import type { PodState } from "../types.js";
 
 /** The status a stored pod is loaded into a session as. PIPELINED is session-only in the core: a

@@ -4,19 +4,7 @@
 
 export { parseBytes } from "../../protocol/quantity.js";
 
-/** A pod's request in the store's (and the core's) terms. */
-export interface PodRequestColumns {
-  cpuMillis: number;
-  memory: bigint;
-  gpus: number;
-  gpuFraction: number;
-  gpuMemory: number;
-}
-
 /** gpu: a whole number of devices, or a fraction (0,1) of one device. Validated by the caller. */
 export function splitGpu(gpu: number): { gpus: number; gpuFraction: number } {
   return Number.isInteger(gpu) ? { gpus: gpu, gpuFraction: 0 } : { gpus: 0, gpuFraction: gpu };
 }
-
-/** The GPU amount of a request as the API shows it (devices, fractions included). */
-export const gpuAmount = (r: { gpus: number; gpuFraction: number }): number => r.gpus + r.gpuFraction;

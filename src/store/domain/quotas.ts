@@ -1,21 +1,15 @@
 // Effective quotas: per resource, a cluster's override row wins field by field over the default
 // row (scope "*"); a field set nowhere takes the built-in default.
-import type { QuotaVector } from "../../core/api/spec.js";
-import type { QuotaResource } from "../types.js";
+import type { QuotaVector } from "../../core/index.js";
+import type { QueueQuota, QuotaResource } from "../types.js";
 
 /** The scope of the default quota row, which applies to every cluster. */
 export const DEFAULT_QUOTA_SCOPE = "*";
 
 export const BUILTIN_QUOTA = { deserved: 0, limit: -1, overQuotaWeight: 1 } as const;
 
-export interface QuotaRow {
-  queueName: string;
-  scope: string;
-  resource: QuotaResource;
-  deserved: number | null;
-  limit: number | null;
-  overQuotaWeight: number | null;
-}
+/** What a quota row decides (its time of change aside). */
+export type QuotaRow = Omit<QueueQuota, "updatedAt">;
 
 export interface EffectiveQuota {
   deserved: QuotaVector;

@@ -1,6 +1,6 @@
 // Recent usage: resource-seconds per queue and cluster in fixed buckets, read back as a decayed
 // average allocation (a resource amount: "held 3.2 GPUs lately"), recent buckets weighing most.
-import type { QuotaVector } from "../../core/api/spec.js";
+import type { QuotaVector } from "../../core/index.js";
 
 export const USAGE_BUCKET_SECONDS = 300;
 

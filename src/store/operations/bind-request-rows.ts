@@ -1,6 +1,6 @@
 // Creating BindRequest rows (the outbox): committed with the decision, dispatched afterwards.
-// One INSERT … SELECT over a JSON array (a session commit creates thousands at once: Prisma's
-// createManyAndReturn spent ~0.4 s of CPU on 800 rows). Ids are UUIDv7 like Prisma's
+// One INSERT … SELECT over a JSON array (a session commit creates thousands at once, and Prisma's
+// createManyAndReturn spends many times the CPU on each row). Ids are UUIDv7 like Prisma's
 // @default(uuid(7)), increasing in the order of `requests`; rows come back in that order.
 import type { Tx } from "../db.js";
 import type { BindRequest } from "../types.js";

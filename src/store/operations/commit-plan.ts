@@ -2,8 +2,7 @@
 // exactly what changes (pod states, BindRequests, expired pipelines, jobs to refresh with their
 // notes, events). Nothing is read: the rows are current for every pod of the cluster when the
 // generation still matches, which the writer checks before applying the plan.
-import type { PodStatus } from "../../core/api/spec.js";
-import type { SessionResult } from "../../core/api/result.js";
+import type { PodStatus, SessionResult } from "../../core/index.js";
 import { holdsNodeState, keepsNodeName } from "../domain/pod-states.js";
 import { pendingReasonFromOutcome } from "../domain/pending-reason.js";
 import type { NewEvent } from "../events.js";

@@ -3,7 +3,7 @@
 // first checks the cluster's generation against the snapshot's (and bumps it), so a result
 // computed on a stale snapshot is refused whole, never half-applied. Only what the session
 // changed is written, each kind in one set-based statement.
-import type { SessionResult } from "../../core/api/result.js";
+import type { SessionResult } from "../../core/index.js";
 import type { Tx } from "../db.js";
 import { isFinished } from "../domain/job-state.js";
 import { StaleSnapshotError } from "../errors.js";

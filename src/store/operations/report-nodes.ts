@@ -3,7 +3,7 @@
 // periodic unchanged report never disturbs a scheduling cycle.
 import { isDeepStrictEqual } from "node:util";
 import { z } from "zod";
-import type { GpuDeviceSpec, Taint } from "../../core/api/spec.js";
+import type { GpuDeviceSpec, Taint } from "../../core/index.js";
 import { ConflictError, NotFoundError } from "../errors.js";
 import { toJson } from "../json.js";
 import { type Actor, type Store, transact } from "../store.js";

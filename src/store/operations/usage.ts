@@ -1,6 +1,6 @@
 // Usage history: a scheduling cycle records what each queue held on the cluster since the last
 // record (the allocation × the seconds it was held). No events: this is bookkeeping, not a change.
-import type { QuotaVector } from "../../core/api/spec.js";
+import type { QuotaVector } from "../../core/index.js";
 import { bucketStart, DEFAULT_USAGE_WINDOW, type UsageWindow } from "../domain/usage.js";
 import type { Store } from "../store.js";
 

@@ -3,16 +3,13 @@
 // comes as the core's PodGroupSpec (every pod Pending), ready to be added to a cluster's snapshot
 // for a dry run.
 import { type PodNeeds, podNeedsOf } from "../validation/extended-resources.js";
-import type { PodGroupSpec, TopologySpec } from "../../core/api/spec.js";
+import type { PodGroupSpec, TopologySpec } from "../../core/index.js";
 import { groupBy } from "../collections.js";
 import type { PrismaClient } from "../db.js";
 import type { PendingReason } from "../domain/pending-reason.js";
 import type { Job, JobTask, Pod } from "../types.js";
-import type { UsageWindow } from "../domain/usage.js";
-import { loadSnapshot } from "../snapshot/load-snapshot.js";
 import { podGroupSpec, TopologyRegistry } from "../snapshot/map-rows.js";
 import type { Store } from "../store.js";
-import { listClusters } from "./clusters.js";
 
 export interface LabelMatch {
   key: string;
@@ -77,16 +74,6 @@ export async function admissionCandidatesByIds(
   const jobs = ids.map((id) => byId.get(id)).filter((j): j is Job => j !== undefined);
   return candidatesOf(jobs, tasks, pods, new Map());
 }
-
-/** The clusters admission chooses among. */
-export const admissionClusters = (store: Store) => listClusters(store.prisma);
-
-/** One cluster's snapshot read in full (when no cache of it is kept). */
-export const admissionSnapshot = (
-  store: Store,
-  cluster: string,
-  opts: { now?: number; usage?: UsageWindow },
-) => loadSnapshot(store.prisma, cluster, opts);
 
 /** Highest priority first, then oldest (the order admission decides in). */
 const ORDER = [{ priority: "desc" as const }, { createdAt: "asc" as const }, { id: "asc" as const }];

@@ -1,11 +1,15 @@
 // The fair-share view: per queue and cluster, what the core's proportion plugin computes on the
 // cluster's current snapshot (never a second implementation), plus a total row per queue.
-import { computeFairShare, defaultSchedulerConfig, type SchedulerConfig } from "../../core/index.js";
-import type { QuotaVector } from "../../core/api/spec.js";
-import type { PrismaClient } from "../db.js";
+import {
+  computeFairShare,
+  defaultSchedulerConfig,
+  type QuotaVector,
+  type SchedulerConfig,
+} from "../../core/index.js";
 import type { UsageWindow } from "../domain/usage.js";
 import { NotFoundError } from "../errors.js";
 import { loadSnapshot } from "../snapshot/load-snapshot.js";
+import type { Store } from "../store.js";
 import { recentUsage, usageKey } from "./usage.js";
 
 export interface FairShareRow {
@@ -34,8 +38,9 @@ function sumVectors(vs: readonly QuotaVector[]): QuotaVector {
   return { gpu: sum("gpu"), cpuMillis: sum("cpuMillis"), memory: sum("memory") };
 }
 
-export async function fairShareRows(
-  prisma: PrismaClient,
+/** The fair-share view, per cluster (or of one cluster) and in total per queue. */
+export async function fairShare(
+  store: Store,
   opts: {
     cluster?: string | null;
     config?: SchedulerConfig;
@@ -47,20 +52,20 @@ export async function fairShareRows(
   const now = opts.now ?? new Date();
   let clusters: string[];
   if (opts.cluster) {
-    if (!(await prisma.cluster.findUnique({ where: { name: opts.cluster }, select: { name: true } }))) {
+    if (!(await store.prisma.cluster.findUnique({ where: { name: opts.cluster }, select: { name: true } }))) {
       throw new NotFoundError("cluster", opts.cluster, "cluster");
     }
     clusters = [opts.cluster];
   } else {
-    clusters = (await prisma.cluster.findMany({ select: { name: true }, orderBy: { name: "asc" } })).map(
-      (c) => c.name,
-    );
+    clusters = (
+      await store.prisma.cluster.findMany({ select: { name: true }, orderBy: { name: "asc" } })
+    ).map((c) => c.name);
   }
   const config = fairShareConfig(opts.config);
-  const usage = await recentUsage(prisma, now, clusters);
+  const usage = await recentUsage(store.prisma, now, clusters);
   const rows: FairShareRow[] = [];
   for (const cluster of clusters) {
-    const { snapshot } = await loadSnapshot(prisma, cluster, {
+    const { snapshot } = await loadSnapshot(store, cluster, {
       now: now.getTime(),
       usage: opts.usageWindow ?? undefined,
     });

@@ -2,11 +2,11 @@
 // lists of the API are capped per job, so a page of jobs never reads every row of its jobs.
 import { groupBy, naturalCompare } from "../collections.js";
 import type { EventRow } from "../events.js";
-import type { BindRequest, Pod } from "../types.js";
+import type { BindRequestWithPod, Pod } from "../types.js";
 import type { Store } from "../store.js";
 
-/** A page of 1,000 pods keeps the API's event loop for tens of milliseconds (10,000: most of a
- * second); larger jobs are read a page at a time (`after`). */
+/** A page of pods keeps the API's event loop in proportion to its length (docs/benchmarks.md,
+ * `bench:api-query-weight`); larger jobs are read a page at a time (`after`). */
 export const MAX_PODS_PAGE = 1_000;
 export const MAX_EVENTS_PAGE = 1_000;
 export const MAX_BIND_REQUESTS_PAGE = 1_000;
@@ -74,7 +74,7 @@ export async function bindRequestsOfJobs(
   store: Store,
   jobIds: string[],
   first: number,
-): Promise<Map<string, (BindRequest & { pod: { name: string } })[]>> {
+): Promise<Map<string, BindRequestWithPod[]>> {
   const ids = await store.prisma.$queryRaw<{ id: string }[]>`
     SELECT id FROM (
       SELECT id, row_number() OVER (PARTITION BY job_id ORDER BY created_at, id) AS n

@@ -1,9 +1,6 @@
 // The reads of the API, the metrics and the CLI: named queries returning plain rows, so that no
 // code outside the store holds the Prisma client. Lookups by key take many keys at once (the
 // API's per-request loaders batch them) and return rows in a stable order.
-import { naturalCompare } from "../collections.js";
-import type { EventRow } from "../events.js";
-import { loadSnapshot, type LoadedSnapshot } from "../snapshot/load-snapshot.js";
 import type { Store } from "../store.js";
 import {
   allocatedByCluster,
@@ -12,24 +9,18 @@ import {
   capacityByCluster,
   type ResourceSum,
 } from "./allocation.js";
-import { type ClusterSummary, listClusters } from "./clusters.js";
-import { type FairShareRow, fairShareRows } from "./fair-share.js";
 import { type JobListFilter, type JobPage, listJobs } from "./jobs.js";
 import type {
   ApiToken,
-  BindRequest,
   BindRequestState,
+  BindRequestWithPod,
   Cluster,
   Job,
   JobTask,
   Node,
-  Pod,
   Queue,
   QueueQuota,
 } from "../types.js";
-
-export type { ApiToken, Cluster, JobTask, Node, Queue, QueueQuota };
-export type BindRequestWithPod = BindRequest & { pod: { name: string } };
 
 /** PostgreSQL answers (readiness). */
 export async function databaseAnswers(store: Store): Promise<boolean> {
@@ -112,28 +103,8 @@ export async function jobById(store: Store, id: string): Promise<Job | null> {
   return store.prisma.job.findUnique({ where: { id } });
 }
 
-/** These jobs' pods, in natural name order (w-2 before w-10). */
-export async function podsOf(store: Store, jobs: string[]): Promise<Pod[]> {
-  const rows = await store.prisma.pod.findMany({ where: { jobId: { in: jobs } } });
-  return rows.sort((a, b) => naturalCompare(a.name, b.name));
-}
-
 export function tasksOf(store: Store, jobs: string[]): Promise<JobTask[]> {
   return store.prisma.jobTask.findMany({ where: { jobId: { in: jobs } } });
-}
-
-/** These jobs' events, oldest first. */
-export function jobEvents(store: Store, jobs: string[]): Promise<EventRow[]> {
-  return store.prisma.event.findMany({ where: { jobId: { in: jobs } }, orderBy: { id: "asc" } });
-}
-
-/** These jobs' BindRequests with their pod's name, oldest first. */
-export function bindRequestsOfJobs(store: Store, jobs: string[]): Promise<BindRequestWithPod[]> {
-  return store.prisma.bindRequest.findMany({
-    where: { jobId: { in: jobs } },
-    include: { pod: { select: { name: true } } },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-  });
 }
 
 /** A cluster's BindRequests (optionally in one state), oldest first, at most `first`. */
@@ -200,14 +171,6 @@ export function bindLatency(
     GROUP BY cluster_name`;
 }
 
-/** The fair-share view (per cluster and in total): see fair-share.ts. */
-export function fairShare(
-  store: Store,
-  opts: Parameters<typeof fairShareRows>[1] = {},
-): Promise<FairShareRow[]> {
-  return fairShareRows(store.prisma, opts);
-}
-
 /** One page of jobs, newest first: see jobs.ts. */
 export function jobsPage(
   store: Store,
@@ -240,18 +203,4 @@ export function capacityOfClusters(
   clusters: readonly string[],
 ): Promise<Map<string, ClusterCapacity>> {
   return capacityByCluster(store.prisma, clusters);
-}
-
-/** Every cluster's name, state and labels. */
-export function clusterSummaries(store: Store): Promise<ClusterSummary[]> {
-  return listClusters(store.prisma);
-}
-
-/** A cluster's current snapshot, as a scheduling cycle would load it. */
-export function clusterSnapshot(
-  store: Store,
-  cluster: string,
-  opts: Parameters<typeof loadSnapshot>[2] = {},
-): Promise<LoadedSnapshot> {
-  return loadSnapshot(store.prisma, cluster, opts);
 }

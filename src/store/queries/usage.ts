@@ -1,5 +1,5 @@
 // Recent usage per queue and cluster, decayed (domain/usage.ts), for the fair-share view.
-import type { QuotaVector } from "../../core/api/spec.js";
+import type { QuotaVector } from "../../core/index.js";
 import type { PrismaClient } from "../db.js";
 import { DEFAULT_USAGE_WINDOW, decayedAverage, type UsageBucket, type UsageWindow } from "../domain/usage.js";
 

@@ -9,7 +9,7 @@ import type {
   QuotaVector,
   Snapshot,
   TopologySpec,
-} from "../../core/api/spec.js";
+} from "../../core/index.js";
 import { groupBy } from "../collections.js";
 import { effectiveQuota } from "../domain/quotas.js";
 import { jobSpec, nodeSpec, queueSpec, TopologyRegistry } from "./map-rows.js";

@@ -1,10 +1,9 @@
 // The snapshot loader: one cluster's rows → the core's Snapshot, read in one REPEATABLE READ
 // transaction (a consistent view) with a fixed handful of set queries, whatever the cluster's
 // size. The workers' cluster caches (src/store/cache) read and build the same way.
-import type { Prisma, PrismaClient } from "../db.js";
-import { RESOURCE_HOLDING_POD_STATES, UNFINISHED_JOB_STATES } from "../domain/job-state.js";
 import type { UsageWindow } from "../domain/usage.js";
 import { NotFoundError } from "../errors.js";
+import type { Store } from "../store.js";
 import { ClusterState, type LoadedSnapshot } from "./cluster-state.js";
 import { queueUsageFractions, usageFrom } from "./queue-usage.js";
 import {
@@ -18,15 +17,6 @@ import {
 } from "./read-rows.js";
 
 export type { LoadedSnapshot } from "./cluster-state.js";
-
-/** The snapshot's jobs (read-rows.ts SNAPSHOT_JOB) as a Prisma filter, for Prisma queries. */
-export const snapshotJobFilter = (cluster: string): Prisma.JobWhereInput => ({
-  clusterName: cluster,
-  OR: [
-    { state: { in: UNFINISHED_JOB_STATES } },
-    { pods: { some: { state: { in: RESOURCE_HOLDING_POD_STATES } } } },
-  ],
-});
 
 export interface LoadOptions {
   now?: number;
@@ -54,13 +44,13 @@ export async function readAll(q: Query, state: ClusterState, now: number, usage?
 }
 
 export async function loadSnapshot(
-  prisma: PrismaClient,
+  store: Store,
   cluster: string,
   opts: LoadOptions = {},
 ): Promise<LoadedSnapshot> {
   const now = opts.now ?? Date.now();
   const state = new ClusterState(cluster);
-  const apply = await readConsistent(prisma, (q) => readAll(q, state, now, opts.usage));
+  const apply = await readConsistent(store.prisma, (q) => readAll(q, state, now, opts.usage));
   const buckets = apply();
   const usage =
     buckets && opts.usage

@@ -1,18 +1,19 @@
 // Database rows → the core's snapshot types (src/core/api/spec.ts), one mapping per kind. The
 // rows are compact records (snapshot/records.ts) read by one SQL reader, so the full loader and
 // the workers' cluster caches build exactly the same specs from the same rows.
-import type {
-  GpuDeviceSpec,
-  LabelRequirement,
-  NodeSpec,
-  PodGroupSpec,
-  PodSpec,
-  QueueSpec,
-  Taint,
-  TopologyConstraintSpec,
-  TopologySpec,
-} from "../../core/api/spec.js";
-import { holdsNode } from "../../core/api/status.js";
+import {
+  type GpuDeviceSpec,
+  type LabelRequirement,
+  type NodeSpec,
+  type PodGroupSpec,
+  type PodSpec,
+  type QueueSpec,
+  type Taint,
+  type TopologyConstraintSpec,
+  type TopologySpec,
+  holdsNode,
+} from "../../core/index.js";
+import { naturalCompare } from "../collections.js";
 import { isFinished } from "../domain/job-state.js";
 import { CORE_POD_STATUS } from "../domain/pod-states.js";
 import type { EffectiveQuota } from "../domain/quotas.js";
@@ -88,9 +89,6 @@ export class TopologyRegistry {
   }
 }
 
-// One collator for every comparison: localeCompare with a locale argument builds one per call,
-// which dominated loading a snapshot of a few thousand pods.
-const numericOrder = new Intl.Collator("en", { numeric: true });
 /** Where the maximal run of digits that ends `s` starts (s.length when it ends in no digit). */
 function trailingDigits(s: string): number {
   let i = s.length;
@@ -102,7 +100,7 @@ function trailingDigits(s: string): number {
   return i;
 }
 
-/** The collator's order, without it for the common case: names that differ only in the number
+/** `naturalCompare`'s order, without its collator for the common case: names that differ only in the number
  * that ends them ("worker-9" < "worker-10"), numbers without leading zeros. */
 export function podNameOrder(a: string, b: string): number {
   if (a === b) return 0;
@@ -121,7 +119,7 @@ export function podNameOrder(a: string, b: string): number {
     if (da !== db) return da < db ? -1 : 1;
     return a < b ? -1 : 1;
   }
-  return numericOrder.compare(a, b);
+  return naturalCompare(a, b);
 }
 const podOrder = (a: PodRecord, b: PodRecord) => podNameOrder(a.name, b.name);
 

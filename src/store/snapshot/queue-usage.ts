@@ -1,7 +1,7 @@
 // Time-based fair share: each queue's decayed recent usage on a cluster, as the proportion plugin
 // wants it — a fraction of the cluster's capacity per resource (0.25 gpu = "held a quarter of the
 // cluster's GPUs lately"). The buckets are read with the snapshot, so they match it.
-import type { QuotaVector } from "../../core/api/spec.js";
+import type { QuotaVector } from "../../core/index.js";
 import { decayedAverage, type UsageBucket, type UsageWindow } from "../domain/usage.js";
 
 /** Capacity of the nodes the proportion plugin counts (ready ones). */

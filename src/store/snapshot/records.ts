@@ -1,9 +1,10 @@
 // The rows a cluster's snapshot is built from, as compact records: only the columns the
 // snapshot and the committer need, numbers for times (ms since the epoch) and amounts.
-import type { JobState, PodState, QuotaResource } from "../types.js";
+import type { JobState, Pod } from "../types.js";
 import type { PendingReason } from "../domain/pending-reason.js";
+import type { QuotaRow } from "../domain/quotas.js";
 import type { SubGroupRow, TopologyConstraint } from "../validation/submit-job.js";
-import type { JobRow } from "./rows.js";
+import type { JobRow, PodRow } from "./rows.js";
 
 export interface NodeRecord {
   name: string;
@@ -27,14 +28,8 @@ export interface QueueRecord {
   createdAt: number;
 }
 
-export interface QuotaRecord {
-  queueName: string;
-  scope: string;
-  resource: QuotaResource;
-  deserved: number | null;
-  limit: number | null;
-  overQuotaWeight: number | null;
-}
+/** A quota row as the snapshot reads it: every column but its time of change. */
+export type QuotaRecord = QuotaRow;
 
 export interface JobRecord {
   id: string;
@@ -78,20 +73,10 @@ export interface TaskRecord {
   gpuModel: string | null;
 }
 
-export interface PodRecord {
-  id: string;
-  jobId: string;
-  taskName: string;
-  name: string;
-  state: PodState;
-  nodeName: string | null;
-  gpuGroups: string[];
-  gpuDevices: number[];
-  message: string | null;
-  cpuMillis: number;
-  memory: number;
-  gpus: number;
-  gpuFraction: number;
-  gpuMemory: number;
-  createdAt: number;
-}
+/** The committer's columns of a pod (snapshot/rows.ts) and its request, memory and creation
+ * time as numbers. */
+export type PodRecord = PodRow &
+  Pick<Pod, "taskName" | "cpuMillis" | "gpus" | "gpuFraction" | "gpuMemory"> & {
+    memory: number;
+    createdAt: number;
+  };

@@ -1,19 +1,13 @@
 // The rows a snapshot was built from, kept beside it so the commit can plan from them without
 // reading the cluster again. A generation match at commit time means they are still current for
 // every pod of the cluster (each change of pod state on a cluster bumps its generation).
-import type { Job, JobState, Pod, PodState } from "../types.js";
+import type { Job, JobState, Pod } from "../types.js";
 import type { PendingReason } from "../domain/pending-reason.js";
 
-export interface PodRow {
-  id: string;
-  jobId: string;
-  name: string;
-  state: PodState;
-  nodeName: string | null;
-  gpuGroups: string[];
-  gpuDevices: number[];
-  message: string | null;
-}
+export type PodRow = Pick<
+  Pod,
+  "id" | "jobId" | "name" | "state" | "nodeName" | "gpuGroups" | "gpuDevices" | "message"
+>;
 
 export interface JobRow {
   id: string;

@@ -2,7 +2,7 @@
 // short run times at a fixed rate, some cancelled soon after, and quotas changed now and then.
 // Every submission carries an idempotency key and is retried until an API replica takes it, so
 // each accepted one must exist exactly once. Bounded by a count and by `stop()`.
-import { seededRandom } from "../../../src/core/util/random.js";
+import { seededRandom } from "../../../src/core/index.js";
 import { ApiError, type ApiClient } from "./client.js";
 import { FAULT_QUEUES, LIMITED_QUEUE } from "./topology.js";
 

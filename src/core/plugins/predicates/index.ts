@@ -7,7 +7,12 @@ import type { PodInfo } from "../../api/pod-info.js";
 import type { Plugin, Session } from "../../framework/session.js";
 import { chooseSharedDevices } from "../../framework/shared-gpu-choice.js";
 import { maxNodeResourcesError } from "./max-node-resources.js";
-import { gpuModelError, nodeAffinityError, nodeConditionError, taintError } from "./node-selection.js";
+import {
+  gpuModelError,
+  nodeAffinityError,
+  nodeConditionError,
+  taintError,
+} from "../../framework/node-selection.js";
 import { PodAffinity } from "./pod-affinity.js";
 
 export const name = "predicates";

@@ -6,6 +6,7 @@ import type { PodInfo } from "../../api/pod-info.js";
 import type { JobInfo } from "../../api/podgroup-info.js";
 import type { QueueShare as QueueShareResult } from "../../api/result.js";
 import { isAllocated } from "../../api/status.js";
+import type { SessionCarry } from "../../framework/carry/session-carry.js";
 import type { PluginArguments } from "../../framework/config.js";
 import type { Plugin, Session } from "../../framework/session.js";
 import { tasksToAllocateResources } from "../../framework/tasks-to-allocate.js";
@@ -38,8 +39,7 @@ export function acceptedQuantities(p: PodInfo): Quantities {
 
 /** A job's pods summed as countWholeJob adds them, at its session's open. */
 interface JobSums {
-  /** The job's `openedAs` and the GPU memory per GPU they were summed with. */
-  openedAs: number;
+  /** The GPU memory per GPU they were summed with. */
   minMem: number;
   /** Every amount a whole number (else the sums are not used). */
   whole: boolean;
@@ -53,14 +53,13 @@ interface JobSums {
 
 /**
  * The sums of the job's placed (accepted shares) and pending (requests) pods. They depend only
- * on what `openedAs` stands for, so they are kept on the job under it and summed again only for
- * a job built, changed or placed anew.
+ * on the job's state at open, so a carry keeps them with the job while it opens alike (see
+ * SessionCarry.keptAtOpen): they are summed again only for a job built, changed or placed anew.
  */
-export function jobSums(job: JobInfo, minMem: number): JobSums {
-  const kept = job.usageCache as JobSums | null;
-  if (kept && kept.openedAs === job.openedAs && kept.minMem === minMem) return kept;
+export function jobSums(job: JobInfo, minMem: number, carry: SessionCarry | null): JobSums {
+  const kept = carry?.keptAtOpen(job) as JobSums | null | undefined;
+  if (kept && kept.minMem === minMem) return kept;
   const s: JobSums = {
-    openedAs: job.openedAs,
     minMem,
     whole: false,
     aCpu: 0,
@@ -70,7 +69,7 @@ export function jobSums(job: JobInfo, minMem: number): JobSums {
     rMem: 0,
     rGpu: 0,
   };
-  job.usageCache = s;
+  carry?.keepAtOpen(job, s);
   for (const p of job.pods) {
     if (isAllocated(p.status)) {
       if (!p.hasAccepted) continue;
@@ -178,7 +177,7 @@ export class ProportionPlugin implements Plugin {
     const minMem = ssn.params.minNodeGpuMemory;
     for (const job of ssn.jobs.values()) {
       const chain = this.chain(job.queue);
-      if (!this.countWholeJob(job, chain, minMem)) this.countJobPods(job, chain, minMem);
+      if (!this.countWholeJob(job, chain, minMem, ssn.carry)) this.countJobPods(job, chain, minMem);
     }
   }
 
@@ -219,8 +218,13 @@ export class ProportionPlugin implements Plugin {
    * the grid's exact range), so no partial sum is ever rounded. Returns false, having changed
    * nothing, otherwise.
    */
-  private countWholeJob(job: JobInfo, chain: readonly QueueShare[], minMem: number): boolean {
-    const sums = jobSums(job, minMem);
+  private countWholeJob(
+    job: JobInfo,
+    chain: readonly QueueShare[],
+    minMem: number,
+    carry: SessionCarry | null,
+  ): boolean {
+    const sums = jobSums(job, minMem, carry);
     if (!sums.whole) return false;
     const { aCpu, aMem, aGpu, rCpu, rMem, rGpu } = sums;
     const safe = Number.isSafeInteger;

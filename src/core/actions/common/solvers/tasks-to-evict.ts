@@ -13,17 +13,23 @@ export interface TasksToEvict {
   hasMore: boolean;
 }
 
-const cache = new WeakMap<JobInfo, { version: number; result: TasksToEvict }>();
+/** Per session (orders are the session's plugins'), per job. */
+const cache = new WeakMap<Session, WeakMap<JobInfo, { version: number; result: TasksToEvict }>>();
 
 /**
  * Kept per job until one of its pods changes status (the victim queue of every prefix of an
  * attempt offers the same jobs again). Shared: do not modify.
  */
 export function tasksToEvict(ssn: Session, job: JobInfo): TasksToEvict {
-  const c = cache.get(job);
+  let jobs = cache.get(ssn);
+  if (!jobs) {
+    jobs = new WeakMap();
+    cache.set(ssn, jobs);
+  }
+  const c = jobs.get(job);
   if (c && c.version === job.version) return c.result;
   const result = computeTasksToEvict(ssn, job);
-  cache.set(job, { version: job.version, result });
+  jobs.set(job, { version: job.version, result });
   return result;
 }
 

@@ -5,7 +5,7 @@
 import type { NodeInfo } from "../../../../api/node-info.js";
 import type { PodInfo } from "../../../../api/pod-info.js";
 import type { Session } from "../../../../framework/session.js";
-import { nodeAffinityError } from "../../../../plugins/predicates/node-selection.js";
+import { nodeAffinityError } from "../../../../framework/node-selection.js";
 import type { VictimScenario } from "../victim-scenario.js";
 import type { ScenarioFilter } from "./scenario-filter.js";
 

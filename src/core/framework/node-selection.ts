@@ -1,8 +1,9 @@
 // Kubernetes node filters fleetq models: node names (affinity), label requirements
-// (node selector / required node affinity), taints and tolerations, GPU model.
-import type { NodeInfo } from "../../api/node-info.js";
-import type { PodInfo } from "../../api/pod-info.js";
-import type { LabelRequirement, Taint, Toleration } from "../../api/spec.js";
+// (node selector / required node affinity), taints and tolerations, GPU model. The predicates
+// plugin and the actions' scenario filters both judge nodes by them.
+import type { NodeInfo } from "../api/node-info.js";
+import type { PodInfo } from "../api/pod-info.js";
+import type { LabelRequirement, Taint, Toleration } from "../api/spec.js";
 
 export function matchesRequirement(labels: Record<string, string>, r: LabelRequirement): boolean {
   const v = labels[r.key];
