@@ -2,7 +2,7 @@
 // lists each operation and query with its arguments.
 export { DEFAULT_DATABASE_URL, openDatabase, type Database } from "./db.js";
 export { createStore, type Actor, type Store } from "./store.js";
-export type { StoreEvent } from "./events.js";
+export type { CycleEventData, EventData, StoreEvent } from "./events.js";
 export { RedisEventBus } from "./redis-events.js";
 export {
   ConflictError,
@@ -154,7 +154,6 @@ export {
   tasksOf,
 } from "./queries/reads.js";
 export { type ClusterCapacity, type ResourceSum, zeroSum } from "./queries/allocation.js";
-export type { EventRow } from "./events.js";
 export { groupBy, naturalCompare } from "./collections.js";
 export { QueueTree } from "./domain/queue-tree.js";
 export { DEFAULT_QUOTA_SCOPE } from "./domain/quotas.js";
