@@ -6,7 +6,8 @@
 //   - src/core/actions does not import src/core/plugins: what both need lives in the core's
 //     api, framework or util;
 //   - src/agent does not import the store, the API or the workers (it speaks GraphQL and Redis);
-//   - src/store does not import the API, the CLI or the workers;
+//   - src/store does not import the API, the CLI or the workers, nor what runs the core's
+//     scheduling (a session, fair shares): it gives the core its input and commits its result;
 //   - outside src/store, the store is reached through its index (src/store/index.ts) only,
 //     nothing imports Prisma's generated client or types or @prisma/client, and nothing touches
 //     the Prisma client a Store holds (`store.prisma`): the store's named queries and operations
@@ -136,6 +137,37 @@ function violations(file: string, spec: string): string[] {
   return out;
 }
 
+/** What runs the core's scheduling: the store's callers do, on what the store reads. */
+const SCHEDULER_RUNS = new Set([
+  "runSession",
+  "computeFairShare",
+  "openSession",
+  "sessionResult",
+  "createAction",
+  "advanceSnapshot",
+]);
+
+/** Imports into the store of what runs the core's scheduling. */
+function schedulerRuns(file: string, text: string): string[] {
+  if (!under(file, "src/store")) return [];
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+  const out: string[] = [];
+  for (const m of code.matchAll(/\bimport\s+(?:type\s+)?\{([^}]*)\}\s*from\s*["']([^"']+)["']/g)) {
+    const t = target(file, m[2]!);
+    if (t === null || !under(t, "src/core")) continue;
+    const names = m[1]!.split(",").map(
+      (n) =>
+        n
+          .replace(/^\s*type\s+/, "")
+          .trim()
+          .split(/\s+as\s+/)[0]!,
+    );
+    for (const n of names.filter((n) => SCHEDULER_RUNS.has(n)))
+      out.push(`${file} imports ${n}: the store gives the core its input, its callers run it`);
+  }
+  return out;
+}
+
 /** Uses of the Prisma client outside the store (`x.prisma`, `x.prisma.model…`). */
 function prismaUses(file: string, text: string): string[] {
   if (under(file, "src/store")) return [];
@@ -151,7 +183,11 @@ describe("layers", () => {
   const found = new Map<string, string[]>();
   for (const file of files) {
     const text = readFileSync(path.join(ROOT, file), "utf8");
-    const v = [...importsOf(text).flatMap((spec) => violations(file, spec)), ...prismaUses(file, text)];
+    const v = [
+      ...importsOf(text).flatMap((spec) => violations(file, spec)),
+      ...prismaUses(file, text),
+      ...schedulerRuns(file, text),
+    ];
     if (v.length) found.set(file, v);
   }
 
@@ -229,6 +265,12 @@ describe("layers", () => {
     expect(prismaUses("src/api/a.ts", "await ctx.store.prisma.job.findMany()")).toHaveLength(1);
     expect(prismaUses("src/api/a.ts", "// store.prisma in a comment\nconst prismaLike = 1;")).toEqual([]);
     expect(prismaUses("src/store/a.ts", "store.prisma.job")).toEqual([]);
+    const fromCore = 'import { computeFairShare, type Snapshot } from "../../core/index.js";';
+    expect(schedulerRuns("src/store/queries/a.ts", fromCore)).toHaveLength(1);
+    expect(schedulerRuns("src/api/a.ts", fromCore)).toEqual([]);
+    expect(
+      schedulerRuns("src/store/queries/a.ts", 'import type { Snapshot } from "../../core/index.js";'),
+    ).toEqual([]);
     expect(
       importsOf('import type { A } from "./a.js";\nexport { b } from "./b.js";\nawait import("./c.js");'),
     ).toEqual(["./a.js", "./b.js", "./c.js"]);

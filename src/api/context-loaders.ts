@@ -10,7 +10,6 @@ import {
   bindRequestsOfJobs,
   type Cluster,
   clustersNamed,
-  type EventRow,
   eventsOfJobs,
   groupBy,
   type Job,
@@ -34,6 +33,7 @@ import {
   quotasOf,
   type ResourceSum,
   type Store,
+  type StoreEvent,
   zeroSum,
   tasksOf,
 } from "../store/index.js";
@@ -140,7 +140,7 @@ export function createLoaders(store: Store) {
     ),
     /** A job's first `first` events (oldest first). */
     events: perPage(
-      (first) => new BatchLoader<string, EventRow[]>((jobs) => eventsOfJobs(store, jobs, first), []),
+      (first) => new BatchLoader<string, StoreEvent[]>((jobs) => eventsOfJobs(store, jobs, first), []),
     ),
     /** A job's first `first` BindRequests (oldest first). */
     bindRequests: perPage(

@@ -2,7 +2,8 @@
 // many fields of a request (aliases) or concurrent requests ask, and the answer kept briefly,
 // so readers cannot take the database's connections away from submissions.
 import type { SchedulerConfig } from "../core/index.js";
-import { type FairShareRow, fairShare, type Store, type UsageWindow } from "../store/index.js";
+import { type FairShareRow, fairShare } from "../fair-share/fair-share.js";
+import type { Store, UsageWindow } from "../store/index.js";
 
 /** How long an answer is served again: fair shares move at the pace of scheduling cycles. */
 export const FAIR_SHARE_TTL_MS = 2_000;

@@ -1,16 +1,10 @@
 // Prometheus gauges read from the database at scrape time, so every API replica reports the
 // same truth: pending pods per queue, fair share vs allocated per queue and cluster (the core's
-// proportion plugin via the store's fair-share view), recent bind latency, dispatch backlog.
+// proportion plugin via the fair-share view), recent bind latency, dispatch backlog.
 import { Gauge, type Registry } from "prom-client";
 import type { SchedulerConfig } from "../core/index.js";
-import {
-  bindLatency,
-  dispatchBacklog,
-  type FairShareRow,
-  fairShare,
-  pendingPodsByQueue,
-  type Store,
-} from "../store/index.js";
+import { type FairShareRow, fairShare } from "../fair-share/fair-share.js";
+import { bindLatency, dispatchBacklog, pendingPodsByQueue, type Store } from "../store/index.js";
 
 interface Sample {
   pendingPods: { queue: string; n: number }[];

@@ -1,6 +1,21 @@
 // Events: the audit log rows every operation writes in its transaction, and what is published
 // (after commit) to the subscribers — Job.events, jobUpdated, queueEvents.
 
+/** What a scheduling cycle's event (cycle.completed, cycle.failed) carries besides its message. */
+export interface CycleEventData {
+  /** The worker that ran the cycle. */
+  worker: string;
+  /** ISO-8601 */
+  startedAt: string;
+  /** ISO-8601 */
+  endedAt: string;
+  /** Where the time went (ms, over every attempt). */
+  timings: { loadMs: number; sessionMs: number; commitMs: number; dispatchMs: number };
+}
+
+/** The structured part of an event, one shape per kind that has one. */
+export type EventData = CycleEventData;
+
 /** An event as stored and as published. */
 export interface StoreEvent {
   id: string;
@@ -12,6 +27,7 @@ export interface StoreEvent {
   queue: string | null;
   cluster: string | null;
   actor: string | null;
+  data: EventData | null;
 }
 
 /** What an operation records; the row gets its id and time from the database. */
@@ -21,6 +37,7 @@ export interface NewEvent {
   job?: string | null;
   queue?: string | null;
   cluster?: string | null;
+  data?: EventData | null;
 }
 
 export type RecordEvent = (e: NewEvent) => void;
@@ -42,6 +59,8 @@ export interface EventRow {
   queueName: string | null;
   clusterName: string | null;
   actor: string | null;
+  /** Absent where a statement writes only kinds without data. */
+  data?: unknown;
 }
 
 export function toStoreEvent(row: EventRow): StoreEvent {
@@ -54,5 +73,9 @@ export function toStoreEvent(row: EventRow): StoreEvent {
     queue: row.queueName,
     cluster: row.clusterName,
     actor: row.actor,
+    data: eventData(row.data),
   };
 }
+
+/** A row's JSON as the data of its kind: the store writes it only from a typed NewEvent. */
+export const eventData = (json: unknown): EventData | null => (json ?? null) as EventData | null;

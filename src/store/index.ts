@@ -2,7 +2,7 @@
 // lists each operation and query with its arguments.
 export { DEFAULT_DATABASE_URL, openDatabase, type Database } from "./db.js";
 export { createStore, type Actor, type Store } from "./store.js";
-export type { StoreEvent } from "./events.js";
+export type { CycleEventData, EventData, StoreEvent } from "./events.js";
 export { RedisEventBus } from "./redis-events.js";
 export {
   ConflictError,
@@ -102,7 +102,7 @@ export {
   clusterCondition,
   DEFAULT_CLUSTER_LOST_AFTER_MS,
 } from "./domain/cluster-state.js";
-export { fairShare, fairShareConfig, type FairShareRow } from "./queries/fair-share.js";
+export { type FairShareInput, fairShareInputs } from "./queries/fair-share.js";
 export { DEFAULT_USAGE_WINDOW, type UsageWindow } from "./domain/usage.js";
 export { shortAmounts } from "./domain/pending-reason.js";
 export { assignJobClusters, setJobPendingReasons } from "./operations/admission-decisions.js";
@@ -154,7 +154,6 @@ export {
   tasksOf,
 } from "./queries/reads.js";
 export { type ClusterCapacity, type ResourceSum, zeroSum } from "./queries/allocation.js";
-export type { EventRow } from "./events.js";
 export { groupBy, naturalCompare } from "./collections.js";
 export { QueueTree } from "./domain/queue-tree.js";
 export { DEFAULT_QUOTA_SCOPE } from "./domain/quotas.js";

@@ -69,15 +69,16 @@ async function insertEvents(tx: Tx, events: readonly NewEvent[], actor: Actor) {
     job_id: e.job ?? null,
     queue_name: e.queue ?? null,
     cluster_name: e.cluster ?? null,
+    data: e.data ?? null,
   }));
   const inserted = await tx.$queryRaw<Parameters<typeof toStoreEvent>[0][]>`
-    INSERT INTO event (kind, message, job_id, queue_name, cluster_name, actor)
-    SELECT v.kind, v.message, v.job_id, v.queue_name, v.cluster_name, ${actor.name}
+    INSERT INTO event (kind, message, job_id, queue_name, cluster_name, actor, data)
+    SELECT v.kind, v.message, v.job_id, v.queue_name, v.cluster_name, ${actor.name}, v.data
     FROM ROWS FROM (jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-      AS (kind text, message text, job_id uuid, queue_name text, cluster_name text)) WITH ORDINALITY
-      AS v(kind, message, job_id, queue_name, cluster_name, n)
+      AS (kind text, message text, job_id uuid, queue_name text, cluster_name text, data jsonb))
+      WITH ORDINALITY AS v(kind, message, job_id, queue_name, cluster_name, data, n)
     ORDER BY v.n
     RETURNING id, at, kind, message, job_id::text AS "jobId", queue_name AS "queueName",
-      cluster_name AS "clusterName", actor`;
+      cluster_name AS "clusterName", actor, data`;
   return inserted.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

@@ -202,7 +202,7 @@ describe("a team submits and watches", () => {
       t.url,
       viewer,
       `query($id: ID!) { job(id: $id) { state pendingReason { message } startedAt
-      pods { name state node } bindRequests { kind state node pod attempts generation cluster job } events { kind message job queue cluster actor } } }`,
+      pods { name state node } bindRequests { kind state node pod attempts generation cluster job } events { kind message job queue cluster actor data } } }`,
       { id: jobId },
     );
     expect(r.job.state).toBe("ADMITTED");
@@ -230,6 +230,7 @@ describe("a team submits and watches", () => {
       queue: "team-a",
       cluster: "c1",
       actor: "team-a-ci",
+      data: null,
     });
     const outbox = await gqlOk<{ bindRequests: { id: string; state: string }[] }>(
       t.url,

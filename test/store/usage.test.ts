@@ -1,11 +1,11 @@
 // Usage history: recorded per queue and cluster in buckets, read back decayed, shown by fairShare.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fairShare } from "../../src/fair-share/fair-share.js";
 import { DEFAULT_USAGE_WINDOW, USAGE_BUCKET_SECONDS, decayedAverage } from "../../src/store/domain/usage.js";
 import { registerCluster } from "../../src/store/operations/clusters.js";
 import { createQueue } from "../../src/store/operations/queues.js";
 import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { recordQueueUsage } from "../../src/store/operations/usage.js";
-import { fairShare } from "../../src/store/queries/fair-share.js";
 import { recentUsage, usageKey } from "../../src/store/queries/usage.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 import { admin, gpuNode } from "./fixtures.js";

@@ -13,7 +13,7 @@ import {
   runSession,
   type Snapshot,
 } from "../../src/core/index.js";
-import { fairShareConfig } from "../../src/store/index.js";
+import { fairShareConfig } from "../../src/fair-share/fair-share.js";
 import { ClusterBase, ClusterView } from "../../workers/admission/cluster-view.js";
 import { capacityNode, compactHeld, HELD_JOB } from "../../workers/admission/compact.js";
 import { job, NOW, node, pod, prng, queue } from "../../bench/generate.js";

@@ -12,6 +12,7 @@ import { expect } from "vitest";
 import { until } from "../agent/until.js";
 import { gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
 import { TEST_REDIS_URL, deleteTestKeys } from "../helpers/redis.js";
+import type { EventData } from "../../src/store/index.js";
 import { defaultBindSecret } from "../../src/protocol/bind-request.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -28,6 +29,15 @@ export interface JobView {
   cluster: { name: string } | null;
   pods: PodView[];
   pendingReason: { message: string; clusters: { cluster: string; message: string }[] } | null;
+}
+
+export interface EventView {
+  at: Date;
+  kind: string;
+  message: string;
+  cluster: string | null;
+  job: string | null;
+  data: EventData | null;
 }
 
 const JOB_FIELDS =
@@ -225,9 +235,7 @@ export class ControlPlane {
     }, timeoutMs);
   }
 
-  async events(
-    kind?: string,
-  ): Promise<{ at: Date; kind: string; message: string; cluster: string | null; job: string | null }[]> {
+  async events(kind?: string): Promise<EventView[]> {
     const rows = await this.api.server.store.prisma.event.findMany({
       where: kind ? { kind } : {},
       orderBy: { id: "asc" },
@@ -238,6 +246,7 @@ export class ControlPlane {
       message: r.message,
       cluster: r.clusterName,
       job: r.jobId,
+      data: r.data as EventData | null,
     }));
   }
 

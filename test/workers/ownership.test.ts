@@ -95,7 +95,7 @@ it("spreads clusters evenly, hands them over on SIGTERM at once, takes a killed 
   // Per cluster, no two cycles overlapped, whoever ran them.
   const byCluster = new Map<string, { worker: string; start: number; end: number }[]>();
   for (const e of [...(await cp.events("cycle.completed")), ...(await cp.events("cycle.failed"))]) {
-    const i = cycleInterval(e.message);
+    const i = cycleInterval(e);
     if (!i || !e.cluster) continue;
     byCluster.set(e.cluster, [...(byCluster.get(e.cluster) ?? []), i]);
   }

@@ -33,7 +33,7 @@ interface Cycle {
 async function cyclesByCluster(): Promise<Map<string, Cycle[]>> {
   const out = new Map<string, Cycle[]>(CLUSTERS.map((c) => [c, []]));
   for (const e of [...(await cp.events("cycle.completed")), ...(await cp.events("cycle.failed"))]) {
-    const interval = cycleInterval(e.message);
+    const interval = cycleInterval(e);
     if (interval && e.cluster) out.get(e.cluster)?.push(interval);
   }
   for (const list of out.values()) list.sort((a, b) => a.start - b.start);

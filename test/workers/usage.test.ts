@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { computeFairShare, defaultSchedulerConfig } from "../../src/core/index.js";
 import { decayedAverage, DEFAULT_USAGE_WINDOW } from "../../src/store/domain/usage.js";
-import { ClusterCache, fairShareConfig, loadSnapshot } from "../../src/store/index.js";
+import { fairShareConfig } from "../../src/fair-share/fair-share.js";
+import { ClusterCache, loadSnapshot } from "../../src/store/index.js";
 import { createQueue, setQueueQuota } from "../../src/store/operations/queues.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { recordUsage } from "../../workers/index.js";

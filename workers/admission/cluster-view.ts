@@ -16,12 +16,8 @@ import {
   type Snapshot,
   type TopologySpec,
 } from "../../src/core/index.js";
-import {
-  type AdmissionCandidate,
-  type ClusterPodPolicy,
-  type ClusterSummary,
-  fairShareConfig,
-} from "../../src/store/index.js";
+import { fairShareConfig } from "../../src/fair-share/fair-share.js";
+import type { AdmissionCandidate, ClusterPodPolicy, ClusterSummary } from "../../src/store/index.js";
 import { type Amounts, add, anyAbove, type NodeRoom, podAmounts, sub, within, zero } from "./amounts.js";
 import {
   allocateOnly,

@@ -4,7 +4,7 @@
 // generation (a view gone stale meanwhile is refreshed and the session re-run) → send the new
 // BindRequests to the cluster's agent. Victim searches the last cycle's budget stopped go on.
 // Recorded as metrics and, when it did something or failed, as a "cycle.completed"/"cycle.failed"
-// event whose message carries its start and end.
+// event that carries its worker, start, end and timings as data.
 import type { Logger } from "pino";
 import { runSession, type SchedulerConfig, SessionCarry, type SessionResult } from "../../src/core/index.js";
 import {
@@ -12,6 +12,8 @@ import {
   type ClusterCache,
   type CommitResult,
   commitSession,
+  type CycleEventData,
+  type EventData,
   pendingPodBindFailures,
   recordEvents,
   StaleSnapshotError,
@@ -228,6 +230,7 @@ async function recordCycle(deps: CycleDeps, r: CycleReport, reason: string): Pro
         kind: r.error ? "cycle.failed" : "cycle.completed",
         cluster: r.cluster,
         message: cycleMessage(deps, r, reason),
+        data: cycleData(deps, r),
       },
     ]);
   } catch (err) {
@@ -235,8 +238,8 @@ async function recordCycle(deps: CycleDeps, r: CycleReport, reason: string): Pro
   }
 }
 
-/** "cycle on c1 by host:42 [start → end] 12 ms (trigger: timer): 3 bind(s), …; load 4 ms, …" — the bracketed
- * ISO times are what tools (and tests) read back. */
+/** "cycle on c1 by host:42 [start → end] 12 ms (trigger: timer): 3 bind(s), …; load 4 ms, …", for people;
+ * tools read the event's data (cycleData). */
 export function cycleMessage(deps: Pick<CycleDeps, "workerId">, r: CycleReport, reason: string): string {
   const ms = r.endedAt.getTime() - r.startedAt.getTime();
   const head = `cycle on ${r.cluster} by ${deps.workerId} [${r.startedAt.toISOString()} → ${r.endedAt.toISOString()}] ${ms} ms (trigger: ${reason})`;
@@ -253,8 +256,30 @@ const timingsText = (t: CycleReport["timings"]) =>
   `load ${Math.round(t.loadMs)} ms, session ${Math.round(t.sessionMs)} ms, ` +
   `commit ${Math.round(t.commitMs)} ms, dispatch ${Math.round(t.dispatchMs)} ms`;
 
-/** Parses the interval back out of a cycle event's message (null when it is not one). */
-export function cycleInterval(message: string): { worker: string; start: number; end: number } | null {
-  const m = /^cycle on \S+ by (\S+) \[(\S+) → (\S+)\]/.exec(message);
-  return m ? { worker: m[1]!, start: Date.parse(m[2]!), end: Date.parse(m[3]!) } : null;
+/** The event's data: what tools read instead of the message. */
+function cycleData(deps: Pick<CycleDeps, "workerId">, r: CycleReport): CycleEventData {
+  const t = r.timings;
+  return {
+    worker: deps.workerId,
+    startedAt: r.startedAt.toISOString(),
+    endedAt: r.endedAt.toISOString(),
+    timings: {
+      loadMs: Math.round(t.loadMs),
+      sessionMs: Math.round(t.sessionMs),
+      commitMs: Math.round(t.commitMs),
+      dispatchMs: Math.round(t.dispatchMs),
+    },
+  };
+}
+
+const CYCLE_KINDS = new Set(["cycle.completed", "cycle.failed"]);
+
+/** A cycle event's worker and interval (epoch ms); null when the event is not a cycle's. */
+export function cycleInterval(e: {
+  kind: string;
+  data?: EventData | null;
+}): { worker: string; start: number; end: number } | null {
+  if (!CYCLE_KINDS.has(e.kind) || !e.data) return null;
+  const d = e.data;
+  return { worker: d.worker, start: Date.parse(d.startedAt), end: Date.parse(d.endedAt) };
 }

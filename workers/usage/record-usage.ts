@@ -2,9 +2,9 @@
 // each cluster, as the proportion plugin counts it, recorded for the interval just past. Each
 // worker records the clusters it owns, once per interval.
 import { computeFairShare, type SchedulerConfig } from "../../src/core/index.js";
+import { fairShareConfig } from "../../src/fair-share/fair-share.js";
 import {
   DEFAULT_USAGE_WINDOW,
-  fairShareConfig,
   clusterSummaries,
   recordQueueUsage,
   type Store,

@@ -1,4 +1,4 @@
-// fairShare: the core's proportion plugin on each cluster's current snapshot (src/store/queries),
+// fairShare: the core's proportion plugin on each cluster's current snapshot (src/fair-share),
 // through the server's short-lived cache (fair-share-cache.ts).
 import { anyRole, guarded } from "../auth.js";
 import { asArgs } from "../errors.js";

@@ -3,7 +3,6 @@ import { z } from "zod";
 import {
   type BindRequest,
   cancelJob,
-  type EventRow,
   type Job,
   type JobState,
   type JobTask,
@@ -162,7 +161,7 @@ export const jobResolvers = {
       ctx.loaders.pods(pageSize(a, MAX_PODS_PAGE), a.after ?? null).load(j.id),
     podStates: (j: Job, _a: unknown, ctx: ApiContext) => ctx.loaders.podStates.load(j.id),
     events: async (j: Job, a: PageArgs, ctx: ApiContext) =>
-      (await ctx.loaders.events(pageSize(a, MAX_EVENTS_PAGE)).load(j.id)).map(eventView),
+      ctx.loaders.events(pageSize(a, MAX_EVENTS_PAGE)).load(j.id),
     pendingReason: (j: Job) => (j.state === "PENDING" ? j.pendingReason : null),
     // In the order of their pods' names ("<task>-<index>"), without reading the pods.
     tasks: async (j: Job, _a: unknown, ctx: ApiContext) =>
@@ -210,17 +209,6 @@ export const jobResolvers = {
     },
   },
 };
-
-export const eventView = (e: EventRow) => ({
-  id: e.id.toString(),
-  at: e.at.toISOString(),
-  kind: e.kind,
-  message: e.message,
-  job: e.jobId,
-  queue: e.queueName,
-  cluster: e.clusterName,
-  actor: e.actor,
-});
 
 export const bindRequestView = (b: BindRequest & { pod: { name: string } }) => ({
   id: b.id,

@@ -1,54 +1,29 @@
-// The fair-share view: per queue and cluster, what the core's proportion plugin computes on the
-// cluster's current snapshot (never a second implementation), plus a total row per queue.
-import {
-  computeFairShare,
-  defaultSchedulerConfig,
-  type QuotaVector,
-  type SchedulerConfig,
-} from "../../core/index.js";
+// What the fair-share view is computed from (by its callers, with the core's proportion plugin):
+// each cluster's current snapshot and its queues' recent usage.
+import type { QuotaVector, Snapshot } from "../../core/index.js";
 import type { UsageWindow } from "../domain/usage.js";
 import { NotFoundError } from "../errors.js";
 import { loadSnapshot } from "../snapshot/load-snapshot.js";
 import type { Store } from "../store.js";
 import { recentUsage, usageKey } from "./usage.js";
 
-export interface FairShareRow {
-  queue: string;
-  /** null = the total across clusters. */
-  cluster: string | null;
-  deserved: QuotaVector;
-  fairShare: QuotaVector;
-  allocated: QuotaVector;
-  requested: QuotaVector;
-  limit: QuotaVector;
-  usage: QuotaVector | null;
+export interface FairShareInput {
+  cluster: string;
+  snapshot: Snapshot;
+  /** Queue → decayed recent usage on the cluster; queues without history are absent. */
+  usage: Map<string, QuotaVector>;
 }
 
-/** Only the proportion plugin (as configured) takes part in computing fair shares. */
-export function fairShareConfig(config: SchedulerConfig = defaultSchedulerConfig()): SchedulerConfig {
-  return {
-    ...config,
-    tiers: config.tiers.map((t) => ({ plugins: t.plugins.filter((p) => p.name === "proportion") })),
-  };
-}
-
-/** -1 (unlimited) anywhere makes the sum unlimited. */
-function sumVectors(vs: readonly QuotaVector[]): QuotaVector {
-  const sum = (k: keyof QuotaVector) => (vs.some((v) => v[k] === -1) ? -1 : vs.reduce((n, v) => n + v[k], 0));
-  return { gpu: sum("gpu"), cpuMillis: sum("cpuMillis"), memory: sum("memory") };
-}
-
-/** The fair-share view, per cluster (or of one cluster) and in total per queue. */
-export async function fairShare(
+/** Every cluster's (or one cluster's) fair-share input, by cluster name. */
+export async function fairShareInputs(
   store: Store,
   opts: {
     cluster?: string | null;
-    config?: SchedulerConfig;
     now?: Date;
     /** Time-based fair share as the workers run it (their usage window); absent = plain fair share. */
     usageWindow?: UsageWindow | null;
   } = {},
-): Promise<FairShareRow[]> {
+): Promise<FairShareInput[]> {
   const now = opts.now ?? new Date();
   let clusters: string[];
   if (opts.cluster) {
@@ -61,33 +36,19 @@ export async function fairShare(
       await store.prisma.cluster.findMany({ select: { name: true }, orderBy: { name: "asc" } })
     ).map((c) => c.name);
   }
-  const config = fairShareConfig(opts.config);
   const usage = await recentUsage(store.prisma, now, clusters);
-  const rows: FairShareRow[] = [];
+  const out: FairShareInput[] = [];
   for (const cluster of clusters) {
     const { snapshot } = await loadSnapshot(store, cluster, {
       now: now.getTime(),
       usage: opts.usageWindow ?? undefined,
     });
-    for (const s of computeFairShare(snapshot, config)) {
-      rows.push({ ...s, cluster, usage: usage.get(usageKey(s.queue, cluster)) ?? null });
+    const ofCluster = new Map<string, QuotaVector>();
+    for (const q of snapshot.queues) {
+      const u = usage.get(usageKey(q.name, cluster));
+      if (u) ofCluster.set(q.name, u);
     }
+    out.push({ cluster, snapshot, usage: ofCluster });
   }
-  if (opts.cluster) return rows;
-  const byQueue = new Map<string, FairShareRow[]>();
-  for (const r of rows) byQueue.set(r.queue, [...(byQueue.get(r.queue) ?? []), r]);
-  for (const [queue, list] of byQueue) {
-    const usages = list.map((r) => r.usage).filter((u): u is QuotaVector => u !== null);
-    rows.push({
-      queue,
-      cluster: null,
-      deserved: sumVectors(list.map((r) => r.deserved)),
-      fairShare: sumVectors(list.map((r) => r.fairShare)),
-      allocated: sumVectors(list.map((r) => r.allocated)),
-      requested: sumVectors(list.map((r) => r.requested)),
-      limit: sumVectors(list.map((r) => r.limit)),
-      usage: usages.length ? sumVectors(usages) : null,
-    });
-  }
-  return rows;
+  return out;
 }

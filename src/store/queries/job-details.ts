@@ -1,7 +1,7 @@
 // A page of each job's pods, events and BindRequests, for many jobs in one pass: the nested
 // lists of the API are capped per job, so a page of jobs never reads every row of its jobs.
 import { groupBy, naturalCompare } from "../collections.js";
-import type { EventRow } from "../events.js";
+import { type StoreEvent, toStoreEvent } from "../events.js";
 import type { BindRequestWithPod, Pod } from "../types.js";
 import type { Store } from "../store.js";
 
@@ -56,7 +56,7 @@ export async function eventsOfJobs(
   store: Store,
   jobIds: string[],
   first: number,
-): Promise<Map<string, EventRow[]>> {
+): Promise<Map<string, StoreEvent[]>> {
   const ids = await store.prisma.$queryRaw<{ id: bigint }[]>`
     SELECT id FROM (
       SELECT id, row_number() OVER (PARTITION BY job_id ORDER BY id) AS n
@@ -66,7 +66,7 @@ export async function eventsOfJobs(
     where: { id: { in: ids.map((r) => r.id) } },
     orderBy: { id: "asc" },
   });
-  return groupBy(rows, (e) => e.jobId!);
+  return groupBy(rows.map(toStoreEvent), (e) => e.job!);
 }
 
 /** The first `first` BindRequests of each job, oldest first, with their pod's name. */
