@@ -1,4 +1,6 @@
+import os from "node:os";
 import { defineConfig } from "vitest/config";
+import SystemsFirst from "./test/helpers/sequencer.js";
 
 export default defineConfig({
   resolve: {
@@ -11,5 +13,13 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Test files share a process's loaded modules: importing the API, the store and the core
+    // again for each file cost more than most files' tests. Each file still opens its own
+    // database, Redis prefix and servers.
+    isolate: false,
+    // Most files wait (on PostgreSQL, Redis, processes they start) more than they compute: one
+    // more file than there are cores keeps the cores busy.
+    maxWorkers: os.availableParallelism() + 1,
+    sequence: { sequencer: SystemsFirst },
   },
 });

@@ -101,8 +101,9 @@ describe("training jobs on Kubernetes", () => {
         defaultNamespace: "default",
         log,
         groupDebounceMs: 20,
-        // Finished pods go soon: the job's Service goes with the last of them.
-        finishedPodTtlMs: 300,
+        // Finished pods go soon: the job's Service goes with the last of them. Not too soon: a
+        // restarted gang's failed pod must still be there when the test looks at it.
+        finishedPodTtlMs: 3000,
       }),
       logger: log,
     });

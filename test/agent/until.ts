@@ -3,5 +3,7 @@
 import { vi } from "vitest";
 
 export function until<T>(check: () => T | Promise<T>, timeout = 30_000): Promise<T> {
-  return vi.waitFor(check, { timeout, interval: 20 });
+  // Not much more often than a state can change: each look may be a GraphQL query that counts
+  // against its token's rate limit, and tests run beside each other.
+  return vi.waitFor(check, { timeout, interval: 50 });
 }
