@@ -43,13 +43,16 @@ export class LeaseLostError extends Error {
   constructor(
     readonly cluster: string,
     readonly worker: string,
-    readonly epoch: number,
+    /** The epoch the worker held; null: it holds no lease on the cluster any more. */
+    readonly epoch: number | null,
     readonly currentOwner: string | null,
     readonly currentEpoch: number | null,
   ) {
     super(
-      `worker "${worker}" no longer holds cluster "${cluster}" (its lease of epoch ${epoch}; now ` +
-        (currentOwner ? `"${currentOwner}" at epoch ${currentEpoch}` : "no live owner") +
+      `worker "${worker}" no longer holds cluster "${cluster}" (` +
+        (epoch === null ? "its lease is gone" : `its lease of epoch ${epoch}`) +
+        "; now " +
+        (currentOwner ? `"${currentOwner}" at epoch ${currentEpoch}` : "no live owner known") +
         ")",
     );
     this.name = "LeaseLostError";

@@ -8,6 +8,7 @@ export {
   ConflictError,
   ForbiddenError,
   InvalidInputError,
+  LeaseLostError,
   NotFoundError,
   StaleSnapshotError,
 } from "./errors.js";

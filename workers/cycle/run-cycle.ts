@@ -4,7 +4,9 @@
 // generation (a view gone stale meanwhile is refreshed and the session re-run) → send the new
 // BindRequests to the cluster's agent. Victim searches the last cycle's budget stopped go on.
 // Recorded as metrics and, when it did something or failed, as a "cycle.completed"/"cycle.failed"
-// event that carries its worker, start, end and timings as data.
+// event that carries its worker, start, end and timings as data. A cycle whose cluster moved to
+// another worker meanwhile (its commit refused, or no lease left to commit under) is no failure:
+// it is dropped, counted as such, and the cluster's new owner decides from then on.
 import type { Logger } from "pino";
 import { runSession, type SchedulerConfig, SessionCarry, type SessionResult } from "../../src/core/index.js";
 import {
@@ -13,6 +15,7 @@ import {
   type CommitResult,
   commitSession,
   type CycleEventData,
+  LeaseLostError,
   type EventData,
   pendingPodBindFailures,
   recordEvents,
@@ -81,6 +84,8 @@ export interface CycleReport {
    * search cursors, the session, the commit, sending the BindRequests. */
   timings: { loadMs: number; sessionMs: number; commitMs: number; dispatchMs: number };
   error: string | null;
+  /** The cluster moved to another worker during the cycle: nothing it decided was committed. */
+  leaseLost: boolean;
 }
 
 const SCHEDULER = { name: "scheduler" };
@@ -101,6 +106,7 @@ export async function runCycle(deps: CycleDeps, cluster: string, reason: string)
     stoppedAtLimit: false,
     timings: { loadMs: 0, sessionMs: 0, commitMs: 0, dispatchMs: 0 },
     error: null,
+    leaseLost: false,
   };
   try {
     if (deps.lease && !deps.lease(cluster)) {
@@ -126,9 +132,14 @@ export async function runCycle(deps: CycleDeps, cluster: string, reason: string)
     report.dispatched += await deps.dispatcher.sendPending(cluster);
     report.timings.dispatchMs = performance.now() - sending;
   } catch (err) {
-    report.error = (err as Error).message;
-    taskErrorsTotal.inc({ task: "cycle" });
-    deps.log.error({ cluster, err: report.error }, "cycle failed");
+    if (err instanceof LeaseLostError) {
+      report.leaseLost = true;
+      deps.log.warn({ cluster, err: err.message }, "cycle dropped: the cluster moved to another worker");
+    } else {
+      report.error = (err as Error).message;
+      taskErrorsTotal.inc({ task: "cycle" });
+      deps.log.error({ cluster, err: report.error }, "cycle failed");
+    }
   }
   report.endedAt = new Date();
   await recordCycle(deps, report, reason);
@@ -202,7 +213,7 @@ async function decideOn(
   let commit: CommitResult;
   try {
     const lease = deps.lease?.(cluster);
-    if (deps.lease && !lease) throw new Error(`cluster "${cluster}" is no longer owned here`);
+    if (deps.lease && !lease) throw new LeaseLostError(cluster, deps.workerId, null, null, null);
     commit = await commitSession(deps.store, cluster, generation, result, rows, {
       lease: lease ?? undefined,
     });
@@ -216,14 +227,15 @@ async function decideOn(
 
 async function recordCycle(deps: CycleDeps, r: CycleReport, reason: string): Promise<void> {
   const busy = r.binds + r.evictions + r.pipelines + r.dispatched + r.jobsChanged > 0;
-  const outcome = r.error ? "failed" : busy ? "committed" : "idle";
+  const outcome = r.leaseLost ? "lease_lost" : r.error ? "failed" : busy ? "committed" : "idle";
   const seconds = (r.endedAt.getTime() - r.startedAt.getTime()) / 1000;
   cycleDuration.observe({ cluster: r.cluster, outcome }, seconds);
   cyclesTotal.inc({ cluster: r.cluster, outcome });
   decisionsTotal.inc({ cluster: r.cluster, kind: "bind" }, r.binds);
   decisionsTotal.inc({ cluster: r.cluster, kind: "evict" }, r.evictions);
   decisionsTotal.inc({ cluster: r.cluster, kind: "pipeline" }, r.pipelines);
-  if (outcome === "idle" && !deps.logIdleCycles) return;
+  // A dropped cycle changed nothing; the new owner's cycles are the cluster's record.
+  if (outcome === "lease_lost" || (outcome === "idle" && !deps.logIdleCycles)) return;
   try {
     await recordEvents(deps.store, SCHEDULER, [
       {
