@@ -4,6 +4,7 @@
 // fewer or more, a copy of the same spec), removed and added back, unbounded and bounded
 // victim searches, and the carry used across changes of configuration.
 import { describe, expect, it } from "vitest";
+import { schedulingSignature } from "../../src/core/actions/common/scheduling-signature.js";
 import { createAction } from "../../src/core/actions/registry.js";
 import {
   type ActionName,
@@ -156,6 +157,23 @@ describe("SessionCarry", () => {
       expect(order(s, carry)).toEqual(order(s));
       expect(carry.carried).toBeGreaterThan(1);
     }
+  });
+
+  it("hands what a job's pods alone gave to the next session, and none of a session's own memos", () => {
+    const { snapshot } = generate(3);
+    const cfg = config(ACTIONS);
+    const carry = new SessionCarry();
+    const first = openSession(snapshot, cfg, { carry });
+    const job = first.jobs.values().next().value!;
+    const signature = schedulingSignature(first, job);
+    first.close();
+    carry.keep(first.jobs, first.nodeByName);
+    const next = openSession(snapshot, cfg, { carry });
+    expect(next.jobs.get(job.uid)).toBe(job);
+    expect(next.memos).not.toBe(first.memos);
+    expect(next.memos.lasting).toBe(carry.memos);
+    expect(next.memos.lasting.signatures.get(job)?.signature).toBe(signature);
+    expect(openSession(snapshot, cfg).memos.lasting).not.toBe(carry.memos);
   });
 
   it("builds a job anew when its spec is a new object, even with equal content", () => {

@@ -34,6 +34,7 @@ import { buildSession } from "./carry/build.js";
 import type { SessionCarry } from "./carry/session-carry.js";
 import type { SchedulerConfig, SessionParams } from "./config.js";
 import { type TaskFitErrors, TasksFitErrors } from "./fit-errors.js";
+import { LastingMemos, SessionMemos } from "./memo.js";
 import { SearchCursors } from "./search-cursors.js";
 import { NodeOrdering } from "./node-ordering.js";
 import { PendingJobs } from "./pending-jobs.js";
@@ -131,12 +132,15 @@ export class Session {
   /** The carry the session was opened with: the previous session's jobs and nodes on the same
    * cluster, used again where untouched (and what a plugin kept with them at open). */
   readonly carry: SessionCarry | null;
+  /** What the session remembers of its computations; what outlives it is the carry's. */
+  readonly memos: SessionMemos;
 
   constructor(snapshot: Snapshot, config: SchedulerConfig, carry?: SessionCarry) {
     this.now = snapshot.now;
     this.config = config;
     this.params = config.session;
     this.carry = carry ?? null;
+    this.memos = new SessionMemos(carry?.memos ?? new LastingMemos());
     this.searchCursors = new SearchCursors(
       snapshot.searchCursors,
       snapshot.now,

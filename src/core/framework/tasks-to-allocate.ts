@@ -3,6 +3,7 @@
 // pod from the first pod set (in pod-set order) that has a candidate.
 import type { PodInfo } from "../api/pod-info.js";
 import type { JobInfo, PodSet } from "../api/podgroup-info.js";
+import type { AttemptTasks } from "./memo.js";
 import type { Session } from "./session.js";
 
 /** Summed request of an attempt's tasks (cpu in millicores, memory in bytes, GPUs). */
@@ -12,33 +13,22 @@ export interface AttemptResources {
   gpu: number;
 }
 
-interface Cached {
-  version: number;
-  tasks: PodInfo[];
-  /** Summed request of `tasks`, filled on first use (KAI caches it with the task list). */
-  resources: AttemptResources | null;
-}
-
 /** Cached per job until one of its pods changes status (as KAI caches it, whatever `real`). */
 export function tasksToAllocate(ssn: Session, job: JobInfo, real: boolean): PodInfo[] {
   return cachedFor(ssn, job, real).tasks;
 }
 
-/** Per session (orders are the session's plugins'), per job object (a copy of a job has its own). */
-const cache = new WeakMap<Session, WeakMap<JobInfo, Cached>>();
-
-/** The job's cache entry, recomputed when its version moved (updated in place). */
-function cachedFor(ssn: Session, job: JobInfo, real: boolean): Cached {
-  let jobs = cache.get(ssn);
-  if (!jobs) {
-    jobs = new WeakMap();
-    cache.set(ssn, jobs);
-  }
+/**
+ * The job's cache entry, recomputed when its version moved (updated in place). Per session (orders
+ * are the session's plugins'), per job object (a copy of a job has its own).
+ */
+function cachedFor(ssn: Session, job: JobInfo, real: boolean): AttemptTasks {
+  const jobs = ssn.memos.tasksToAllocate;
   const c = jobs.get(job);
   if (c && c.version === job.version) return c;
   const tasks = computeTasks(ssn, job, real);
   if (!c) {
-    const fresh: Cached = { version: job.version, tasks, resources: null };
+    const fresh: AttemptTasks = { version: job.version, tasks, resources: null };
     jobs.set(job, fresh);
     return fresh;
   }

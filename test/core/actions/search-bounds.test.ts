@@ -45,13 +45,15 @@ describe("scheduling signatures", () => {
     const s = hopeless();
     const ssn = openSession(s, config(["reclaim"]));
     const [b1, b2] = [ssn.jobs.get("b1")!, ssn.jobs.get("b2")!];
-    expect(schedulingSignature(b1)).toBe(schedulingSignature(b2));
+    expect(schedulingSignature(ssn, b1)).toBe(schedulingSignature(ssn, b2));
     const pinned = hopeless();
     pinned.jobs.find((j) => j.uid === "b2")!.pods[0]!.nodeSelector = [
       { key: "zone", operator: "In", values: ["x"] },
     ];
     const ssn2 = openSession(pinned, config(["reclaim"]));
-    expect(schedulingSignature(ssn2.jobs.get("b1")!)).not.toBe(schedulingSignature(ssn2.jobs.get("b2")!));
+    expect(schedulingSignature(ssn2, ssn2.jobs.get("b1")!)).not.toBe(
+      schedulingSignature(ssn2, ssn2.jobs.get("b2")!),
+    );
   });
 
   it("a job is easier only with fewer pending pods or a strictly smaller pod", () => {
@@ -71,7 +73,7 @@ describe("scheduling signatures", () => {
     expect(easierToSchedule(j("one"), j("two"))).toBe(true);
     expect(easierToSchedule(j("bigger"), j("two"))).toBe(false);
     expect(easierToSchedule(j("two"), j("bigger"))).toBe(true);
-    const reps = new MinimalJobRepresentatives();
+    const reps = new MinimalJobRepresentatives(ssn);
     reps.update(j("bigger"));
     expect(reps.notEasierThan(j("two"))).toBeNull();
     reps.update(j("two")); // smaller footprint: becomes the representative

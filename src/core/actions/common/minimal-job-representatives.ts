@@ -8,6 +8,7 @@
 // quirks (a pod that is larger does not end the comparison; equal jobs are not easier).
 import type { JobInfo } from "../../api/podgroup-info.js";
 import type { TaskRequest } from "../../api/resources.js";
+import type { Session } from "../../framework/session.js";
 import { schedulingSignature } from "./scheduling-signature.js";
 
 /** KAI's minimum difference for GPU portions to count as different. */
@@ -76,16 +77,18 @@ export function footprintSmaller(a: JobInfo, b: JobInfo): boolean {
 export class MinimalJobRepresentatives {
   private readonly representatives = new Map<string, JobInfo>();
 
+  constructor(private readonly ssn: Session) {}
+
   /** The representative `job` is not easier than, or null when it is worth trying. */
   notEasierThan(job: JobInfo): JobInfo | null {
-    const rep = this.representatives.get(schedulingSignature(job));
+    const rep = this.representatives.get(schedulingSignature(this.ssn, job));
     if (!rep) return null;
     return easierToSchedule(job, rep) ? null : rep;
   }
 
   /** Record a failed job: it represents its signature if it is the first or smaller. */
   update(job: JobInfo): void {
-    const key = schedulingSignature(job);
+    const key = schedulingSignature(this.ssn, job);
     const current = this.representatives.get(key);
     if (current && !footprintSmaller(job, current)) return;
     this.representatives.set(key, job);
@@ -100,6 +103,7 @@ export class FailedJobs {
   private readonly byQueue = new Map<string, MinimalJobRepresentatives>();
 
   constructor(
+    private readonly ssn: Session,
     /** KAI's UseSchedulingSignatures: skip jobs no easier than one that failed. */
     private readonly skipping: boolean,
     private readonly perQueue: boolean,
@@ -109,7 +113,7 @@ export class FailedJobs {
     const key = this.perQueue ? job.queue : "";
     let reps = this.byQueue.get(key);
     if (!reps) {
-      reps = new MinimalJobRepresentatives();
+      reps = new MinimalJobRepresentatives(this.ssn);
       this.byQueue.set(key, reps);
     }
     return reps;

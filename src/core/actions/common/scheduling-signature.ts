@@ -9,11 +9,10 @@
 import { CONSTRAINT_FIELDS, type PodInfo } from "../../api/pod-info.js";
 import type { JobInfo, PodSet, TopologyConstraint } from "../../api/podgroup-info.js";
 import { isActiveAllocated } from "../../api/status.js";
+import type { Session } from "../../framework/session.js";
 
-const podKeys = new WeakMap<PodInfo, string>();
-
-/** The pod's placement constraints as a string ("" when it has none). */
-export function podConstraintKey(pod: PodInfo): string {
+/** The pod's placement constraints as a string ("" when it has none), kept in `podKeys`. */
+function podConstraintKey(podKeys: WeakMap<PodInfo, string>, pod: PodInfo): string {
   let k = podKeys.get(pod);
   if (k === undefined) {
     k = "";
@@ -31,24 +30,24 @@ function topologyKey(t: TopologyConstraint | null): string {
   return t ? `${t.topology}:${t.required ?? ""}:${t.preferred ?? ""}` : "";
 }
 
-function podSetSignature(ps: PodSet): string {
+function podSetSignature(podKeys: WeakMap<PodInfo, string>, ps: PodSet): string {
   if (ps.activeAllocated === ps.pods.length) return "";
   let s = topologyKey(ps.topology);
   for (let p = ps.parent; p; p = p.parent) s += `|${topologyKey(p.topology)}`;
   const pods: string[] = [];
-  for (const pod of ps.pods) if (!isActiveAllocated(pod.status)) pods.push(podConstraintKey(pod));
+  for (const pod of ps.pods) if (!isActiveAllocated(pod.status)) pods.push(podConstraintKey(podKeys, pod));
   pods.sort();
   return `${s}[${pods.join(",")}]`;
 }
 
-const cache = new WeakMap<JobInfo, { version: number; signature: string }>();
-
-/** Cached until one of the job's pods changes status. */
-export function schedulingSignature(job: JobInfo): string {
-  const c = cache.get(job);
+/** Cached with the job (carried with it) until one of its pods changes status. */
+export function schedulingSignature(ssn: Session, job: JobInfo): string {
+  const memos = ssn.memos.lasting;
+  const c = memos.signatures.get(job);
   if (c && c.version === job.version) return c.signature;
-  const sets = job.podSetList.map(podSetSignature).sort();
+  const podKeys = memos.podConstraintKeys;
+  const sets = job.podSetList.map((ps) => podSetSignature(podKeys, ps)).sort();
   const signature = `${job.priority}#${sets.join("#")}`;
-  cache.set(job, { version: job.version, signature });
+  memos.signatures.set(job, { version: job.version, signature });
   return signature;
 }

@@ -28,7 +28,7 @@ function execute(ssn: Session): void {
     maxJobsQueueDepth: ssn.config.queueDepthPerAction.consolidation,
   }).initialize(ssn.jobsMaybePending());
   const budget = ActionSearchBudget.of(name, ssn.params);
-  const failed = new FailedJobs(ssn.params.useSchedulingSignatures, false);
+  const failed = new FailedJobs(ssn, ssn.params.useSchedulingSignatures, false);
   while (!order.isEmpty) {
     const job = order.popNextJob();
     if (!job) break;

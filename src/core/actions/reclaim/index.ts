@@ -24,7 +24,7 @@ function execute(ssn: Session): void {
     maxJobsQueueDepth: ssn.config.queueDepthPerAction.reclaim,
   }).initialize(ssn.jobsMaybePending());
   const budget = ActionSearchBudget.of(name, ssn.params);
-  const failed = new FailedJobs(ssn.params.useSchedulingSignatures, true);
+  const failed = new FailedJobs(ssn, ssn.params.useSchedulingSignatures, true);
   while (!order.isEmpty) {
     const job = order.popNextJob();
     if (!job) break;

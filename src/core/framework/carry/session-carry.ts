@@ -13,6 +13,7 @@ import type { PodInfo } from "../../api/pod-info.js";
 import type { JobInfo } from "../../api/podgroup-info.js";
 import { TaskRequests } from "../../api/resources.js";
 import type { NodeSpec, PodGroupSpec } from "../../api/spec.js";
+import { LastingMemos } from "../memo.js";
 
 /** A job as the carry knows it. */
 interface CarriedJob {
@@ -49,6 +50,8 @@ export class SessionCarry {
   private readonly nodeState = new WeakMap<NodeInfo, CarriedNode>();
   /** Pod requests, shared by the pods its sessions build and the pods they carry. */
   readonly requests = new TaskRequests();
+  /** What was computed from its jobs, pods and specs alone, for the sessions it opens. */
+  readonly memos = new LastingMemos();
   /** The session being opened, as an id (a job taken for it has it as `takenAt`). */
   private opened = 0;
   /** Jobs taken for the session being opened. */

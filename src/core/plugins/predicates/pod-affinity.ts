@@ -24,16 +24,10 @@ function* podsInDomain(ssn: Session, node: NodeInfo, key: string): Generator<Pod
   }
 }
 
-/** Per job spec (never changed once built): whether a pod of it carries anti-affinity terms. */
-const antiAffinityOf = new WeakMap<PodGroupSpec, boolean>();
-
+/** Whether a pod of the job spec carries anti-affinity terms (a look at its few pods costs less
+ * than a memo lookup would). */
 function specHasAntiAffinity(spec: PodGroupSpec): boolean {
-  let has = antiAffinityOf.get(spec);
-  if (has === undefined) {
-    has = spec.pods.some((p) => !!p.podAntiAffinity?.length);
-    antiAffinityOf.set(spec, has);
-  }
-  return has;
+  return spec.pods.some((p) => !!p.podAntiAffinity?.length);
 }
 
 export class PodAffinity {

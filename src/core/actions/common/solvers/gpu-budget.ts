@@ -11,6 +11,7 @@ import type { NodeInfo } from "../../../api/node-info.js";
 import type { PodInfo } from "../../../api/pod-info.js";
 import type { JobInfo } from "../../../api/podgroup-info.js";
 import { isActiveAllocated } from "../../../api/status.js";
+import type { JobFreeable, LastingMemos } from "../../../framework/memo.js";
 import type { Session } from "../../../framework/session.js";
 
 /** Whole GPUs the tasks need (shared and MIG requests count none: they need no whole device). */
@@ -35,28 +36,18 @@ export function freeWholeGpus(nodes: readonly NodeInfo[]): number {
   return n;
 }
 
-/** Per session: freeWholeGpus of its nodes, and how many node changes its log held then. */
-const sessionFree = new WeakMap<Session, { changes: number; free: number }>();
-
 /** freeWholeGpus of the session's nodes, counted again only when a node changed since. */
 export function sessionFreeWholeGpus(ssn: Session): number {
-  const c = sessionFree.get(ssn);
+  const c = ssn.memos.freeWholeGpus;
   if (c && c.changes === ssn.nodeChanges.length) return c.free;
   const free = freeWholeGpus(ssn.nodes);
-  sessionFree.set(ssn, { changes: ssn.nodeChanges.length, free });
+  ssn.memos.freeWholeGpus = { changes: ssn.nodeChanges.length, free };
   return free;
 }
 
-interface JobFreeable {
-  version: number;
-  whole: number;
-  shared: number;
-}
-const freeableCache = new WeakMap<JobInfo, JobFreeable>();
-
-/** What evicting every placed pod of `job` could free: by whole-GPU pods and by shared pods. */
-function jobFreeable(job: JobInfo): JobFreeable {
-  const c = freeableCache.get(job);
+/** What evicting every placed pod of `job` could free (kept with the job, carried with it). */
+function jobFreeable(memos: LastingMemos, job: JobInfo): JobFreeable {
+  const c = memos.freeable.get(job);
   if (c && c.version === job.version) return c;
   const f: JobFreeable = { version: job.version, whole: 0, shared: 0 };
   for (const p of job.pods) {
@@ -64,7 +55,7 @@ function jobFreeable(job: JobInfo): JobFreeable {
     if (p.req.isShared) f.shared += freedGpus(p);
     else f.whole += freedGpus(p);
   }
-  freeableCache.set(job, f);
+  memos.freeable.set(job, f);
   return f;
 }
 
@@ -75,13 +66,15 @@ function jobFreeable(job: JobInfo): JobFreeable {
  * shared device can empty its old one.
  */
 export function freeableGpus(
+  ssn: Session,
   jobs: readonly JobInfo[],
   mayStay: (job: JobInfo) => boolean,
   enough: number,
 ): number {
+  const memos = ssn.memos.lasting;
   let n = 0;
   for (const job of jobs) {
-    const f = jobFreeable(job);
+    const f = jobFreeable(memos, job);
     n += f.shared;
     if (f.whole > 0 && mayStay(job)) n += f.whole;
     if (n >= enough) return n;

@@ -170,7 +170,7 @@ export class JobSolver {
       let free = this.freeGpus;
       for (const g of recordedGroups)
         for (const t of g) if (t.req.isShared || jobMayStay(this.ssn.jobOf(t))) free += freedGpus(t);
-      if (demand > free && demand > free + freeableGpus(candidates.jobs, jobMayStay, demand - free))
+      if (demand > free && demand > free + freeableGpus(this.ssn, candidates.jobs, jobMayStay, demand - free))
         return null;
     }
 

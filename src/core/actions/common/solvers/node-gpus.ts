@@ -9,22 +9,16 @@ export interface NodeGpus {
   releasing: Float64Array;
 }
 
-interface Cached extends NodeGpus {
-  versions: Int32Array;
-}
-
-const cache = new WeakMap<Session, Cached>();
-
 export function nodeGpus(ssn: Session): NodeGpus {
   const nodes = ssn.nodes;
-  let c = cache.get(ssn);
+  let c = ssn.memos.nodeGpus;
   if (!c) {
     c = {
       idle: new Float64Array(nodes.length),
       releasing: new Float64Array(nodes.length),
       versions: new Int32Array(nodes.length).fill(-1),
     };
-    cache.set(ssn, c);
+    ssn.memos.nodeGpus = c;
   }
   for (let i = 0; i < nodes.length; i++) {
     const n = nodes[i]!;

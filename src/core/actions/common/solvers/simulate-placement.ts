@@ -33,12 +33,12 @@ export function simulatePlacement(
 }
 
 /** The uids of an attempt's pending jobs (the same list for each of its simulations). */
-const pendingUidSets = new WeakMap<readonly JobInfo[], Set<string>>();
-function uidsOf(jobs: readonly JobInfo[]): Set<string> {
-  let uids = pendingUidSets.get(jobs);
+function uidsOf(ssn: Session, jobs: readonly JobInfo[]): Set<string> {
+  const sets = ssn.memos.pendingUids;
+  let uids = sets.get(jobs);
   if (!uids) {
     uids = new Set(jobs.map((j) => j.uid));
-    pendingUidSets.set(jobs, uids);
+    sets.set(jobs, uids);
   }
   return uids;
 }
@@ -57,7 +57,7 @@ function placementOrder(
   // Every pending job with the victims' and the preemptor's own copies in their places, then
   // the victims and the preemptor that are not pending (as a map keyed by uid would hold them).
   const pending = pendingJobs();
-  const pendingUids = uidsOf(pending);
+  const pendingUids = uidsOf(ssn, pending);
   const jobs: JobInfo[] = [];
   for (const job of pending)
     jobs.push(job.uid === preemptor.uid ? preemptor : (victimJobs.get(job.uid) ?? job));

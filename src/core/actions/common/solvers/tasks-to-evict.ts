@@ -5,27 +5,16 @@
 import type { PodInfo } from "../../../api/pod-info.js";
 import type { JobInfo, PodSet } from "../../../api/podgroup-info.js";
 import { isActiveAllocated } from "../../../api/status.js";
+import type { TasksToEvict } from "../../../framework/memo.js";
 import type { Session } from "../../../framework/session.js";
-
-export interface TasksToEvict {
-  tasks: PodInfo[];
-  /** The job keeps placed pods that were not taken (the rest goes back to the victim queue). */
-  hasMore: boolean;
-}
-
-/** Per session (orders are the session's plugins'), per job. */
-const cache = new WeakMap<Session, WeakMap<JobInfo, { version: number; result: TasksToEvict }>>();
 
 /**
  * Kept per job until one of its pods changes status (the victim queue of every prefix of an
  * attempt offers the same jobs again). Shared: do not modify.
  */
 export function tasksToEvict(ssn: Session, job: JobInfo): TasksToEvict {
-  let jobs = cache.get(ssn);
-  if (!jobs) {
-    jobs = new WeakMap();
-    cache.set(ssn, jobs);
-  }
+  // Per session: the orders are the session's plugins'.
+  const jobs = ssn.memos.tasksToEvict;
   const c = jobs.get(job);
   if (c && c.version === job.version) return c.result;
   const result = computeTasksToEvict(ssn, job);
