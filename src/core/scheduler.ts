@@ -71,9 +71,9 @@ export function sessionResult(ssn: Session): SessionResult {
   const pods: SessionResult["pods"] = [];
   const jobs: JobOutcome[] = [];
   for (const job of ssn.jobs.values()) {
-    const podStatuses = job.podStatusCounts();
+    const podStatuses = ssn.memos.lasting.statusCounts(job);
     // No pod of an untouched job changed status, so none moved either.
-    if (!job.untouched)
+    if (!ssn.memos.lasting.untouched(job))
       for (const p of job.pods) {
         const changed =
           p.status !== p.spec.status ||

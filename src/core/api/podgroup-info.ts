@@ -111,11 +111,6 @@ export class JobInfo {
   allocatedMemory = 0;
   /** Job-level "why not placed" messages, in the order they were recorded. */
   readonly fitErrors: string[] = [];
-  /**
-   * Status changes since it was built from its spec (and a few more a statement counts): what is
-   * derived from its pods stays valid while this holds. 0: its pods have their specs' statuses.
-   */
-  version = 0;
 
   constructor(spec: PodGroupSpec) {
     this.spec = spec;
@@ -214,29 +209,19 @@ export class JobInfo {
     this.countPod(pod, -1);
     pod.status = status;
     this.countPod(pod, 1);
-    this.version++;
   }
 
   countOf(status: PodStatus): number {
     return this.statusCount[STATUS_INDEX[status]]!;
   }
 
-  /** The counts its pods had when built (its spec's statuses), once asked while untouched. */
-  private countsAsBuilt: Partial<Record<PodStatus, number>> | null = null;
-
-  /**
-   * Pods per status, for the statuses it has. While the job is untouched (its pods have their
-   * specs' statuses) the same object every time: shared, do not modify.
-   */
+  /** Pods per status, for the statuses it has. */
   podStatusCounts(): Partial<Record<PodStatus, number>> {
-    const untouched = this.untouched;
-    if (untouched && this.countsAsBuilt) return this.countsAsBuilt;
     const counts: Partial<Record<PodStatus, number>> = {};
     for (let i = 0; i < POD_STATUSES.length; i++) {
       const n = this.statusCount[i]!;
       if (n > 0) counts[POD_STATUSES[i]!] = n;
     }
-    if (untouched) this.countsAsBuilt = counts;
     return counts;
   }
 
@@ -258,24 +243,14 @@ export class JobInfo {
     );
   }
 
-  private gangStateCache = -1;
-  private gangStateVersion = -1;
-
   /** -1 below the gang minimum in some pod set, 0 exactly at it everywhere, 1 above it somewhere. */
   get gangState(): -1 | 0 | 1 {
-    if (this.gangStateVersion !== this.version) {
-      let st: -1 | 0 | 1 = 0;
-      for (const ps of this.podSetList) {
-        if (ps.activeAllocated < ps.minAvailable) {
-          st = -1;
-          break;
-        }
-        if (ps.activeAllocated > ps.minAvailable) st = 1;
-      }
-      this.gangStateCache = st;
-      this.gangStateVersion = this.version;
+    let st: -1 | 0 | 1 = 0;
+    for (const ps of this.podSetList) {
+      if (ps.activeAllocated < ps.minAvailable) return -1;
+      if (ps.activeAllocated > ps.minAvailable) st = 1;
     }
-    return this.gangStateCache as -1 | 0 | 1;
+    return st;
   }
 
   get isReadyForScheduling(): boolean {
@@ -318,10 +293,5 @@ export class JobInfo {
 
   addFitError(message: string): void {
     this.fitErrors.push(message);
-  }
-
-  /** No pod changed status since it was built: its counters still hold for its spec. */
-  get untouched(): boolean {
-    return this.version === 0;
   }
 }

@@ -5,17 +5,18 @@
 // without one gets its own (the jobs and pods it builds are new).
 import type { PodInfo } from "../api/pod-info.js";
 import type { JobInfo } from "../api/podgroup-info.js";
+import type { PodStatus } from "../api/spec.js";
 import type { AttemptResources } from "./tasks-to-allocate.js";
 
-/** A job's scheduling signature, valid while the job's version is `version`. */
+/** A job's scheduling signature, valid while the job's revision is `revision`. */
 export interface SignatureMemo {
-  version: number;
+  revision: number;
   signature: string;
 }
 
 /** What evicting every placed pod of a job could free, by whole-GPU pods and by shared pods. */
 export interface JobFreeable {
-  version: number;
+  revision: number;
   whole: number;
   shared: number;
 }
@@ -26,11 +27,42 @@ export class LastingMemos {
   readonly podConstraintKeys = new WeakMap<PodInfo, string>();
   readonly signatures = new WeakMap<JobInfo, SignatureMemo>();
   readonly freeable = new WeakMap<JobInfo, JobFreeable>();
+  /** Per job, the changes its sessions made to it (none: its pods have their specs' statuses).
+   * What is memoized of a job holds while its revision does. */
+  private readonly revisions = new WeakMap<JobInfo, number>();
+  /** Per job while untouched: its pods per status, as built. */
+  private readonly countsAsBuilt = new WeakMap<JobInfo, Partial<Record<PodStatus, number>>>();
+
+  revision(job: JobInfo): number {
+    return this.revisions.get(job) ?? 0;
+  }
+
+  /** A session changed the job (a pod's status, or what a statement's commit records). */
+  touch(job: JobInfo): void {
+    this.revisions.set(job, (this.revisions.get(job) ?? 0) + 1);
+  }
+
+  /** No session changed the job since it was built from its spec. */
+  untouched(job: JobInfo): boolean {
+    return !this.revisions.has(job);
+  }
+
+  /** The job's pods per status; while it is untouched the same object every time: shared, do
+   * not modify. */
+  statusCounts(job: JobInfo): Partial<Record<PodStatus, number>> {
+    if (!this.untouched(job)) return job.podStatusCounts();
+    let counts = this.countsAsBuilt.get(job);
+    if (!counts) {
+      counts = job.podStatusCounts();
+      this.countsAsBuilt.set(job, counts);
+    }
+    return counts;
+  }
 }
 
-/** The tasks an attempt of a job takes, valid while the job's version is `version`. */
+/** The tasks an attempt of a job takes, valid while the job's revision is `revision`. */
 export interface AttemptTasks {
-  version: number;
+  revision: number;
   tasks: PodInfo[];
   /** Summed request of `tasks`, filled on first use (KAI caches it with the task list). */
   resources: AttemptResources | null;
@@ -54,7 +86,7 @@ export class SessionMemos {
   /** Per job object (orders are the session's plugins'; a copy of a job has its own). */
   readonly tasksToAllocate = new WeakMap<JobInfo, AttemptTasks>();
   /** Per job (orders are the session's plugins'). */
-  readonly tasksToEvict = new WeakMap<JobInfo, { version: number; result: TasksToEvict }>();
+  readonly tasksToEvict = new WeakMap<JobInfo, { revision: number; result: TasksToEvict }>();
   nodeGpus: NodeGpusMemo | null = null;
   /** Idle plus releasing whole GPUs of the nodes, and how many node changes the log held then. */
   freeWholeGpus: { changes: number; free: number } | null = null;

@@ -371,10 +371,17 @@ export class Session {
     return this.fitErrors.get(job, task);
   }
 
+  /** Moves a pod to a new status: its job's counters and its revision (memos.ts) follow. */
+  setPodStatus(task: PodInfo, status: PodStatus): void {
+    const job = this.jobOf(task);
+    job.setPodStatus(task, status);
+    this.memos.lasting.touch(job);
+  }
+
   // ---- committed decisions -------------------------------------------------------------
 
   recordBind(task: PodInfo, node: string, action: ActionName): void {
-    this.jobOf(task).setPodStatus(task, "Binding");
+    this.setPodStatus(task, "Binding");
     task.isVirtual = false;
     this.binds.push({
       job: task.jobUid,

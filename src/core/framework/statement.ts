@@ -104,7 +104,7 @@ export class Statement {
 
   private setFields(task: PodInfo, f: TaskFields): void {
     const job = this.ssn.jobOf(task);
-    job.setPodStatus(task, f.status);
+    this.ssn.setPodStatus(task, f.status);
     if (f.status === "Pending") this.ssn.notePending(job);
     task.nodeName = f.nodeName;
     task.gpuGroups = f.gpuGroups;
@@ -124,7 +124,7 @@ export class Statement {
       undone: false,
     };
     task.gpuGroups = gpuGroups;
-    this.ssn.jobOf(task).setPodStatus(task, "Allocated");
+    this.ssn.setPodStatus(task, "Allocated");
     task.nodeName = nodeName;
     node.addTask(task);
     this.ssn.fireAllocate(task);
@@ -168,7 +168,7 @@ export class Statement {
       undone: false,
     };
     task.gpuGroups = gpuGroups;
-    this.ssn.jobOf(task).setPodStatus(task, "Pipelined");
+    this.ssn.setPodStatus(task, "Pipelined");
     task.nodeName = nodeName;
     // A shared pod moving to another device of the same node stays counted on the old one until it leaves it.
     if (sharedMove) node.addTask(task, true);
@@ -197,7 +197,7 @@ export class Statement {
       message,
       undone: false,
     };
-    this.ssn.jobOf(task).setPodStatus(task, "Releasing");
+    this.ssn.setPodStatus(task, "Releasing");
     node?.updateTask(task);
     this.ssn.fireDeallocate(task);
     this.ops.push(op);
@@ -219,11 +219,11 @@ export class Statement {
     const from = task.spec.node;
     // Running elsewhere (a moved victim): Releasing there, as its eviction left it.
     if (from && this.ssn.nodeByName.has(from) && task.spec.status !== "Pending") {
-      this.ssn.jobOf(task).setPodStatus(task, "Releasing");
+      this.ssn.setPodStatus(task, "Releasing");
       task.nodeName = from;
       task.gpuGroups = [...task.spec.gpuGroups];
     } else {
-      this.ssn.jobOf(task).setPodStatus(task, "Pending");
+      this.ssn.setPodStatus(task, "Pending");
       this.ssn.notePending(this.ssn.jobOf(task));
       task.nodeName = null;
       task.gpuGroups = [];
@@ -306,7 +306,7 @@ export class Statement {
       const node = this.node(task.nodeName!);
       const groups = task.gpuGroups;
       // Taken off as KAI does (through the accounting), then pipelined where it was.
-      this.ssn.jobOf(task).setPodStatus(task, "Pending");
+      this.ssn.setPodStatus(task, "Pending");
       this.ssn.notePending(this.ssn.jobOf(task));
       node.removeTask(task);
       task.nodeName = null;
@@ -326,15 +326,15 @@ export class Statement {
         case "evict":
           this.ssn.recordEviction(op.task, op.node, this.action, op.message);
           op.task.isVirtual = false;
-          // No longer a candidate for re-placement: caches keyed on the job's version must see it.
-          this.ssn.jobOf(op.task).version++;
+          // No longer a candidate for re-placement: memos keyed on the job's revision must see it.
+          this.ssn.memos.lasting.touch(this.ssn.jobOf(op.task));
           break;
         case "pipeline":
           this.ssn.recordPipeline(op.task, op.node, this.action);
           break;
         case "withdraw":
           this.ssn.withdrawPlacement(op.task, op.prev.status);
-          this.ssn.jobOf(op.task).version++;
+          this.ssn.memos.lasting.touch(this.ssn.jobOf(op.task));
           break;
         case "allocate":
           this.ssn.recordBind(op.task, op.node, this.action);

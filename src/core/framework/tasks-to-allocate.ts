@@ -19,20 +19,21 @@ export function tasksToAllocate(ssn: Session, job: JobInfo, real: boolean): PodI
 }
 
 /**
- * The job's cache entry, recomputed when its version moved (updated in place). Per session (orders
+ * The job's cache entry, recomputed when its revision moved (updated in place). Per session (orders
  * are the session's plugins'), per job object (a copy of a job has its own).
  */
 function cachedFor(ssn: Session, job: JobInfo, real: boolean): AttemptTasks {
   const jobs = ssn.memos.tasksToAllocate;
   const c = jobs.get(job);
-  if (c && c.version === job.version) return c;
+  const revision = ssn.memos.lasting.revision(job);
+  if (c && c.revision === revision) return c;
   const tasks = computeTasks(ssn, job, real);
   if (!c) {
-    const fresh: AttemptTasks = { version: job.version, tasks, resources: null };
+    const fresh: AttemptTasks = { revision, tasks, resources: null };
     jobs.set(job, fresh);
     return fresh;
   }
-  c.version = job.version;
+  c.revision = revision;
   c.tasks = tasks;
   c.resources = null;
   return c;

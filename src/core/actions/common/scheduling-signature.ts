@@ -44,10 +44,11 @@ function podSetSignature(podKeys: WeakMap<PodInfo, string>, ps: PodSet): string 
 export function schedulingSignature(ssn: Session, job: JobInfo): string {
   const memos = ssn.memos.lasting;
   const c = memos.signatures.get(job);
-  if (c && c.version === job.version) return c.signature;
+  const revision = memos.revision(job);
+  if (c && c.revision === revision) return c.signature;
   const podKeys = memos.podConstraintKeys;
   const sets = job.podSetList.map((ps) => podSetSignature(podKeys, ps)).sort();
   const signature = `${job.priority}#${sets.join("#")}`;
-  memos.signatures.set(job, { version: job.version, signature });
+  memos.signatures.set(job, { revision, signature });
   return signature;
 }

@@ -80,7 +80,7 @@ export class SessionCarry {
    */
   take(spec: PodGroupSpec, position: number): JobInfo | null {
     const job = this.jobs.get(spec.uid);
-    if (!job || job.spec !== spec || !job.untouched) return null;
+    if (!job || job.spec !== spec || !this.memos.untouched(job)) return null;
     const state = this.jobState.get(job);
     if (!state) return null;
     renew(job);
@@ -219,7 +219,7 @@ export class SessionCarry {
 /**
  * Make an untouched job of an ended session the job its spec gives, for the next session: what
  * a session sets on the job is reset. Its pods are left as they are: no statement changed them
- * (each would have counted in the job's version), so they differ from their specs only in what
+ * (each would have counted in the job's revision), so they differ from their specs only in what
  * adding them to their nodes set when the session opened (the accepted share, devices on a node
  * that reports them). The next session keeps that where the node is taken again and resets the
  * pod where it is added to a node built anew or to none.

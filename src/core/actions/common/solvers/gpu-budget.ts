@@ -48,8 +48,9 @@ export function sessionFreeWholeGpus(ssn: Session): number {
 /** What evicting every placed pod of `job` could free (kept with the job, carried with it). */
 function jobFreeable(memos: LastingMemos, job: JobInfo): JobFreeable {
   const c = memos.freeable.get(job);
-  if (c && c.version === job.version) return c;
-  const f: JobFreeable = { version: job.version, whole: 0, shared: 0 };
+  const revision = memos.revision(job);
+  if (c && c.revision === revision) return c;
+  const f: JobFreeable = { revision, whole: 0, shared: 0 };
   for (const p of job.pods) {
     if (!isActiveAllocated(p.status)) continue;
     if (p.req.isShared) f.shared += freedGpus(p);

@@ -16,9 +16,10 @@ export function tasksToEvict(ssn: Session, job: JobInfo): TasksToEvict {
   // Per session: the orders are the session's plugins'.
   const jobs = ssn.memos.tasksToEvict;
   const c = jobs.get(job);
-  if (c && c.version === job.version) return c.result;
+  const revision = ssn.memos.lasting.revision(job);
+  if (c && c.revision === revision) return c.result;
   const result = computeTasksToEvict(ssn, job);
-  jobs.set(job, { version: job.version, result });
+  jobs.set(job, { revision, result });
   return result;
 }
 
