@@ -35,25 +35,28 @@ function sumVectors(vs: readonly QuotaVector[]): QuotaVector {
   return { gpu: sum("gpu"), cpuMillis: sum("cpuMillis"), memory: sum("memory") };
 }
 
-/** The rows of each cluster's input, then (with `totals`) a total row per queue. */
-export function fairShareRows(
-  inputs: readonly FairShareInput[],
-  config: SchedulerConfig | undefined,
-  totals: boolean,
-): FairShareRow[] {
-  const proportion = fairShareConfig(config);
-  const rows: FairShareRow[] = [];
-  for (const { cluster, snapshot, usage } of inputs) {
-    for (const s of computeFairShare(snapshot, proportion)) {
-      rows.push({ ...s, cluster, usage: usage.get(s.queue) ?? null });
-    }
-  }
-  if (!totals) return rows;
+/** One cluster's rows. */
+function clusterFairShareRows(input: FairShareInput, config?: SchedulerConfig): FairShareRow[] {
+  const { cluster, snapshot, usage } = input;
+  return computeFairShare(snapshot, fairShareConfig(config)).map((s) => ({
+    ...s,
+    cluster,
+    usage: usage.get(s.queue) ?? null,
+  }));
+}
+
+/** A total row per queue over its clusters' rows. */
+function totalRows(rows: readonly FairShareRow[]): FairShareRow[] {
+  const totals: FairShareRow[] = [];
   const byQueue = new Map<string, FairShareRow[]>();
-  for (const r of rows) byQueue.set(r.queue, [...(byQueue.get(r.queue) ?? []), r]);
+  for (const r of rows) {
+    const list = byQueue.get(r.queue);
+    if (list) list.push(r);
+    else byQueue.set(r.queue, [r]);
+  }
   for (const [queue, list] of byQueue) {
     const usages = list.map((r) => r.usage).filter((u): u is QuotaVector => u !== null);
-    rows.push({
+    totals.push({
       queue,
       cluster: null,
       deserved: sumVectors(list.map((r) => r.deserved)),
@@ -64,7 +67,7 @@ export function fairShareRows(
       usage: usages.length ? sumVectors(usages) : null,
     });
   }
-  return rows;
+  return totals;
 }
 
 /** The fair-share view, per cluster (or of one cluster) and, across every cluster, in total per queue. */
@@ -78,6 +81,9 @@ export async function fairShare(
     usageWindow?: UsageWindow | null;
   } = {},
 ): Promise<FairShareRow[]> {
-  const inputs = await fairShareInputs(store, opts);
-  return fairShareRows(inputs, opts.config, !opts.cluster);
+  const rows: FairShareRow[] = [];
+  // Each cluster's snapshot is dropped once its rows are computed.
+  for await (const input of fairShareInputs(store, opts))
+    rows.push(...clusterFairShareRows(input, opts.config));
+  return opts.cluster ? rows : [...rows, ...totalRows(rows)];
 }

@@ -14,8 +14,9 @@ export interface FairShareInput {
   usage: Map<string, QuotaVector>;
 }
 
-/** Every cluster's (or one cluster's) fair-share input, by cluster name. */
-export async function fairShareInputs(
+/** Every cluster's (or one cluster's) fair-share input, by cluster name, one at a time: a
+ * caller done with one cluster's snapshot need not hold it while the next is read. */
+export async function* fairShareInputs(
   store: Store,
   opts: {
     cluster?: string | null;
@@ -23,7 +24,7 @@ export async function fairShareInputs(
     /** Time-based fair share as the workers run it (their usage window); absent = plain fair share. */
     usageWindow?: UsageWindow | null;
   } = {},
-): Promise<FairShareInput[]> {
+): AsyncGenerator<FairShareInput> {
   const now = opts.now ?? new Date();
   let clusters: string[];
   if (opts.cluster) {
@@ -37,7 +38,6 @@ export async function fairShareInputs(
     ).map((c) => c.name);
   }
   const usage = await recentUsage(store.prisma, now, clusters);
-  const out: FairShareInput[] = [];
   for (const cluster of clusters) {
     const { snapshot } = await loadSnapshot(store, cluster, {
       now: now.getTime(),
@@ -48,7 +48,6 @@ export async function fairShareInputs(
       const u = usage.get(usageKey(q.name, cluster));
       if (u) ofCluster.set(q.name, u);
     }
-    out.push({ cluster, snapshot, usage: ofCluster });
+    yield { cluster, snapshot, usage: ofCluster };
   }
-  return out;
 }
