@@ -7,8 +7,9 @@ import { bytes, cpuMillis, gpuMemoryMiB, INT4_MAX } from "./quantities.js";
 import { DEFAULT_RESTART_BACKOFF_SECONDS, type RestartPolicy } from "../domain/gang-restart.js";
 import { extendedResourcesInput, extendedResourcesRecord } from "./extended-resources.js";
 
-/** A task's pod template is at most 256 KiB of JSON: agents fetch it once per job and the API
- * server refuses much larger pods anyway (its request limit is about 1.5 MB). */
+/** A task's pod template is at most 256 KiB of JSON: agents fetch it once per job, and the
+ * Kubernetes API server refuses objects far larger than that anyway (its configured request
+ * size limit). */
 export const MAX_TEMPLATE_BYTES = 256 * 1024;
 
 const jsonSize = (value: unknown): number =>
