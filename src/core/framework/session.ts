@@ -372,8 +372,7 @@ export class Session {
   }
 
   /** Moves a pod to a new status: its job's counters and its revision (memos.ts) follow. */
-  setPodStatus(task: PodInfo, status: PodStatus): void {
-    const job = this.jobOf(task);
+  setPodStatus(task: PodInfo, status: PodStatus, job: JobInfo = this.jobOf(task)): void {
     job.setPodStatus(task, status);
     this.memos.lasting.touch(job);
   }

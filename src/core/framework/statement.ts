@@ -104,7 +104,7 @@ export class Statement {
 
   private setFields(task: PodInfo, f: TaskFields): void {
     const job = this.ssn.jobOf(task);
-    this.ssn.setPodStatus(task, f.status);
+    this.ssn.setPodStatus(task, f.status, job);
     if (f.status === "Pending") this.ssn.notePending(job);
     task.nodeName = f.nodeName;
     task.gpuGroups = f.gpuGroups;
