@@ -117,7 +117,11 @@ export {
   DEFAULT_QUEUE_POD_POLICY,
 } from "./validation/pod-policy.js";
 export { extendedResourcesOf, podPolicyRefusal } from "./validation/extended-resources.js";
-export { DEFAULT_POD_SECURITY } from "./validation/pod-security/index.js";
+export {
+  DEFAULT_POD_SECURITY,
+  type PodSecurityLevel,
+  podSecurityViolation,
+} from "./validation/pod-security/index.js";
 export {
   bindRequestsOfJobs,
   jobPod,

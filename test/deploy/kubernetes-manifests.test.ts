@@ -1,4 +1,4 @@
-// deploy/kubernetes: every document parses and is of a known kind, the pieces refer to each
+// deploy/kubernetes/agent: every document parses and is of a known kind, the pieces refer to each
 // other, and the ClusterRole grants exactly what the agent's Kubernetes backend calls — the
 // calls recorded by the fake API server while the backend lists, watches, binds, collides,
 // evicts and deletes a finished pod, and creates, finds, runs and deletes a workload of each kind.
@@ -17,7 +17,7 @@ import { FakeControllers } from "../agent/fake-controllers.js";
 import { until } from "../agent/until.js";
 import { deriveWorkload, kindNamed, workloadObject } from "../../src/workload/index.js";
 
-const DIR = path.resolve(import.meta.dirname, "../../deploy/kubernetes");
+const DIR = path.resolve(import.meta.dirname, "../../deploy/kubernetes/agent");
 const NAMESPACED_DIR = path.join(DIR, "namespaced");
 
 // biome-ignore lint/suspicious/noExplicitAny: free-form Kubernetes YAML, checked below
@@ -25,7 +25,7 @@ type Doc = Record<string, any>;
 
 function documents(dir = DIR): Doc[] {
   return readdirSync(dir)
-    .filter((f) => f.endsWith(".yaml"))
+    .filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml")
     .flatMap((file) =>
       parseAllDocuments(readFileSync(path.join(dir, file), "utf8")).map((doc) => {
         expect(doc.errors, file).toEqual([]);
@@ -223,8 +223,8 @@ const calledOnce = () => {
   return recorded;
 };
 
-describe("deploy/kubernetes", () => {
-  it("parses into the agent's Namespace, ServiceAccount, RBAC, Secret, ConfigMap and Deployment, which refer to each other", () => {
+describe("deploy/kubernetes/agent", () => {
+  it("parses into the agent's Namespace, ServiceAccount, RBAC, Secret, ConfigMap, Deployment and NetworkPolicy, which refer to each other", () => {
     const docs = documents();
     expect(docs.map((d) => d.kind).sort()).toEqual(
       [
@@ -233,6 +233,7 @@ describe("deploy/kubernetes", () => {
         "ConfigMap",
         "Deployment",
         "Namespace",
+        "NetworkPolicy",
         "Secret",
         "Secret",
         "ServiceAccount",
