@@ -352,5 +352,10 @@ describe("deploy/kubernetes rendered", () => {
     }
     const open = policy.spec.egress.filter((r: K8sObject) => !r.to).flatMap((r: K8sObject) => r.ports);
     expect(new Set(open.map((p: K8sObject) => p.port))).toEqual(new Set([53, 443, 6443]));
+    // Its API URL, as shipped, is the dev overlay's API Service and the server's GraphQL path.
+    const apiUrl = new URL(environment("agent", agent.container).get("FLEETQ_API_URL")!.value);
+    expect(apiUrl.hostname).toBe(`fleetq-api.${namespace}.svc`);
+    expect(Number(apiUrl.port)).toBe(one(dev, "Service", "fleetq-api").spec.ports[0].port);
+    expect(matches(API_SERVER, /app\.use\(\s*"(\/[a-z]+)"/g)).toContain(apiUrl.pathname);
   });
 });

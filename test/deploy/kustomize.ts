@@ -12,9 +12,22 @@ import { parseAllDocuments } from "yaml";
 export type K8sObject = Record<string, any>;
 
 const FIELDS = new Set(["apiVersion", "kind", "namespace", "resources", "patches", "images"]);
-const CLUSTER_SCOPED = new Set(["Namespace", "ClusterRole", "ClusterRoleBinding"]);
-/** Objects whose namespace kustomize also writes elsewhere (subjects): refused with `namespace:`. */
-const NAMESPACE_REFERRERS = new Set(["RoleBinding", "ClusterRoleBinding"]);
+const CLUSTER_SCOPED = new Set(["Namespace", "ClusterRole"]);
+/** The namespaced kinds `namespace:` is applied to here; any other kind is refused with it (its
+ * scope, or what else kustomize rewrites in it — a RoleBinding's subjects — is not known here). */
+const NAMESPACED = new Set([
+  "ConfigMap",
+  "Deployment",
+  "Ingress",
+  "NetworkPolicy",
+  "PodDisruptionBudget",
+  "PodMonitor",
+  "PrometheusRule",
+  "Service",
+  "ServiceAccount",
+  "ServiceMonitor",
+  "StatefulSet",
+]);
 const PATCHABLE = new Set(["Deployment", "ConfigMap"]);
 /** The strategic-merge keys of the lists patched here (Kubernetes' patchMergeKey); other lists are replaced. */
 const MERGE_KEYS: Record<string, string> = {
@@ -26,6 +39,8 @@ const MERGE_KEYS: Record<string, string> = {
   ports: "containerPort",
 };
 const POD_TEMPLATE_KINDS = new Set(["Deployment", "StatefulSet", "DaemonSet", "Job"]);
+/** Kinds holding pods elsewhere than spec.template: images and the checks would miss them. */
+const OTHER_POD_KINDS = new Set(["Pod", "CronJob", "ReplicaSet", "ReplicationController"]);
 
 interface Image {
   name: string;
@@ -53,6 +68,8 @@ export function kustomize(dir: string): K8sObject[] {
     const at = path.join(dir, r);
     return statSync(at).isDirectory() ? kustomize(at) : parseFile(at);
   });
+  const other = objects.find((o: K8sObject) => OTHER_POD_KINDS.has(o.kind));
+  if (other) throw new Error(`${file}: ${other.kind} objects are not implemented`);
   for (const p of k.patches ?? []) objects = applyPatchFile(objects, dir, p);
   if (k.namespace) objects = objects.map((o: K8sObject) => inNamespace(o, k.namespace, file));
   for (const image of k.images ?? []) for (const o of objects) setImages(o, image);
@@ -107,11 +124,8 @@ export function strategicMerge(target: unknown, patch: unknown, key?: string): u
 const isMap = (v: unknown): v is K8sObject => v !== null && typeof v === "object" && !Array.isArray(v);
 
 function inNamespace(o: K8sObject, namespace: string, file: string): K8sObject {
-  if (NAMESPACE_REFERRERS.has(o.kind))
-    throw new Error(
-      `${file}: namespace with a ${o.kind} is not implemented (kustomize rewrites its subjects)`,
-    );
   if (CLUSTER_SCOPED.has(o.kind)) return o;
+  if (!NAMESPACED.has(o.kind)) throw new Error(`${file}: namespace with a ${o.kind} is not implemented`);
   return { ...o, metadata: { ...o.metadata, namespace } };
 }
 
