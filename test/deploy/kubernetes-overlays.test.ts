@@ -44,6 +44,10 @@ const one = (dir: string, kind: string, name: string) => {
 };
 
 type AttributeMap = { baseName: string; type: string }[];
+const attributesOf = (type: string): AttributeMap | undefined =>
+  (clientModels as unknown as Record<string, { getAttributeTypeMap?: () => AttributeMap }>)[
+    type
+  ]?.getAttributeTypeMap?.();
 /** The fields `kubectl apply` (strict field validation) would refuse: those no model of the
  * Kubernetes client knows at that place. Models exist for the built-in kinds, not for CRDs. */
 function unknownFields(value: unknown, type: string, at: string): string[] {
@@ -53,10 +57,7 @@ function unknownFields(value: unknown, type: string, at: string): string[] {
   const map = /^\{ \[key: string\]: (.+); \}$/.exec(type);
   if (map)
     return Object.entries(value as object).flatMap(([k, v]) => unknownFields(v, map[1]!, `${at}.${k}`));
-  const model = (clientModels as unknown as Record<string, { getAttributeTypeMap?: () => AttributeMap }>)[
-    type
-  ];
-  const attributes = model?.getAttributeTypeMap?.();
+  const attributes = attributesOf(type);
   if (!attributes || value === null || typeof value !== "object") return [];
   return Object.entries(value).flatMap(([k, v]) => {
     const attribute = attributes.find((a) => a.baseName === k);
@@ -195,7 +196,9 @@ describe("deploy/kubernetes rendered", () => {
       }
       for (const o of list) {
         const model = builtInModel(o);
-        if (model) expect(unknownFields(o, model, `${o.kind} ${o.metadata.name}`)).toEqual([]);
+        if (!model) continue;
+        expect(attributesOf(model), model).toBeDefined();
+        expect(unknownFields(o, model, `${o.kind} ${o.metadata.name}`)).toEqual([]);
       }
       const keys = list.map((o) => `${o.kind} ${o.metadata.namespace ?? ""}/${o.metadata.name}`);
       expect(new Set(keys).size).toBe(keys.length);
