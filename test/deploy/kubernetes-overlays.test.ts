@@ -1,8 +1,10 @@
 // deploy/kubernetes rendered as `kubectl apply -k` would (test/deploy/kustomize.ts): every overlay,
 // the agent and the monitoring objects. Each object is valid against the Kubernetes OpenAPI
-// schemas (the Prometheus Operator's for ServiceMonitor), every pod meets the Restricted Pod
-// Security Standard by fleetq's own check, and the images, commands, ports, environment and probe
-// paths are those the code serves and reads — found in the sources, not listed here.
+// schemas (the Prometheus Operator's for ServiceMonitor) and, for built-in kinds, has no field
+// the Kubernetes client's models do not know (kubectl apply refuses those); every pod meets the
+// Restricted Pod Security Standard by fleetq's own check; and the images, commands, ports,
+// environment and probe paths are those the code serves and reads — found in the sources, not
+// listed here.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 // The client's generated models alone: the whole client takes seconds more to load.
