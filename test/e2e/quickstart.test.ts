@@ -123,7 +123,7 @@ it("the README's quick start runs jobs in all three clusters", async () => {
   ).text();
   for (const name of [
     "fleetq_queue_fair_share",
-    "fleetq_dispatch_backlog",
+    "fleetq_outbox_backlog",
     "fleetq_cycle_duration_seconds",
   ]) {
     expect(metrics).toContain(name);

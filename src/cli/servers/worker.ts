@@ -6,6 +6,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { metrics as workerMetrics, startWorkers } from "../../../workers/index.js";
 import { processMetrics, renderMetrics } from "../../metrics/metrics-endpoint.js";
+import { transitionMetrics } from "../../metrics/transition-metrics.js";
 import { DEFAULT_REDIS_URL } from "../../protocol/defaults.js";
 import { CliError } from "../exit-codes.js";
 import { redact } from "../database-admin.js";
@@ -36,7 +37,7 @@ export async function runWorker(opts: { metricsPort?: string; insecureRedis?: bo
   life.add({ name: "workers", stop: () => workers.stop() });
   const port =
     portOf(opts.metricsPort ?? process.env.FLEETQ_WORKER_PORT, "--metrics-port/FLEETQ_WORKER_PORT") ?? 9464;
-  const server = await listen(port, () => [processMetrics(), workerMetrics]);
+  const server = await listenWorkerEndpoint(port);
   life.add({ name: "metrics endpoint", stop: () => new Promise((r) => server.close(() => r())) });
   log.info(
     {
@@ -52,13 +53,17 @@ export async function runWorker(opts: { metricsPort?: string; insecureRedis?: bo
   process.exit(0);
 }
 
-function listen(port: number, registries: () => Registry[]): Promise<http.Server> {
+/** The worker process's metrics: the workers' own, and the transitions this process committed. */
+const workerRegistries = () => [processMetrics(), workerMetrics, transitionMetrics];
+
+/** /metrics and /healthz of a worker process, on `port` (0: any free one). */
+export function listenWorkerEndpoint(port: number, host?: string): Promise<http.Server> {
   const server = http.createServer(async (req, res) => {
     if (req.url === "/healthz") {
       res.writeHead(200, { "content-type": "application/json" }).end('{"status":"ok"}');
     } else if (req.url === "/metrics") {
       try {
-        const body = await renderMetrics(registries());
+        const body = await renderMetrics(workerRegistries());
         res.writeHead(200, { "content-type": Registry.PROMETHEUS_CONTENT_TYPE }).end(body);
       } catch (e) {
         res.writeHead(500).end(`metrics unavailable: ${(e as Error).message}\n`);
@@ -69,6 +74,6 @@ function listen(port: number, registries: () => Registry[]): Promise<http.Server
   });
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, () => resolve(server));
+    server.listen(port, host, () => resolve(server));
   });
 }
