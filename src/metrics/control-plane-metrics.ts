@@ -190,7 +190,7 @@ function registerEstimateGauges(gauge: GaugeOf): void {
   gauge(
     {
       name: "fleetq_jobs_past_estimate",
-      help: "Pending jobs whose estimated start has passed, by queue",
+      help: "Pending jobs still waiting past the first start the estimator gave them, by queue",
       labelNames: ["queue"],
     },
     (s, set) => {
@@ -200,7 +200,7 @@ function registerEstimateGauges(gauge: GaugeOf): void {
   gauge(
     {
       name: "fleetq_job_start_overdue_seconds",
-      help: "How long ago the earliest passed estimated start of a pending job was, by queue (absent: none passed)",
+      help: "How long past the first start the estimator gave it the longest-waiting pending job of the queue is, by queue (absent: none past it)",
       labelNames: ["queue"],
     },
     (s, set) => {

@@ -155,16 +155,16 @@ export function dispatchBacklog(store: Store): Promise<{ cluster: string; state:
     GROUP BY cluster_name, state`;
 }
 
-/** Per queue, its pending jobs whose estimated start has passed: how many, and how long ago the
- * earliest of those starts was (seconds). */
+/** Per queue, its pending jobs waiting past the first start the estimator gave them: how many,
+ * and how long past it the one waiting longest is (seconds). */
 export function startsPastEstimate(
   store: Store,
 ): Promise<{ queue: string; jobs: number; seconds: number }[]> {
   return store.prisma.$queryRaw`
     SELECT j.queue_name AS queue, count(*)::int AS jobs,
-      extract(epoch FROM now() - min(e.estimated_start))::float8 AS seconds
+      extract(epoch FROM now() - min(e.first_estimated_start))::float8 AS seconds
     FROM job_estimate e JOIN job j ON j.id = e.job_id
-    WHERE j.state = 'PENDING' AND e.estimated_start < now()
+    WHERE j.state = 'PENDING' AND e.first_estimated_start < now()
     GROUP BY j.queue_name`;
 }
 
