@@ -37,7 +37,8 @@ export async function runWorker(opts: { metricsPort?: string; insecureRedis?: bo
   life.add({ name: "workers", stop: () => workers.stop() });
   const port =
     portOf(opts.metricsPort ?? process.env.FLEETQ_WORKER_PORT, "--metrics-port/FLEETQ_WORKER_PORT") ?? 9464;
-  const server = await listenWorkerEndpoint(port);
+  // The workers' own metrics, and the transitions this process committed (transition-metrics.ts).
+  const server = await listen(port, () => [processMetrics(), workerMetrics, transitionMetrics]);
   life.add({ name: "metrics endpoint", stop: () => new Promise((r) => server.close(() => r())) });
   log.info(
     {
@@ -53,17 +54,13 @@ export async function runWorker(opts: { metricsPort?: string; insecureRedis?: bo
   process.exit(0);
 }
 
-/** The worker process's metrics: the workers' own, and the transitions this process committed. */
-const workerRegistries = () => [processMetrics(), workerMetrics, transitionMetrics];
-
-/** /metrics and /healthz of a worker process, on `port` (0: any free one). */
-export function listenWorkerEndpoint(port: number, host?: string): Promise<http.Server> {
+function listen(port: number, registries: () => Registry[]): Promise<http.Server> {
   const server = http.createServer(async (req, res) => {
     if (req.url === "/healthz") {
       res.writeHead(200, { "content-type": "application/json" }).end('{"status":"ok"}');
     } else if (req.url === "/metrics") {
       try {
-        const body = await renderMetrics(workerRegistries());
+        const body = await renderMetrics(registries());
         res.writeHead(200, { "content-type": Registry.PROMETHEUS_CONTENT_TYPE }).end(body);
       } catch (e) {
         res.writeHead(500).end(`metrics unavailable: ${(e as Error).message}\n`);
@@ -74,6 +71,6 @@ export function listenWorkerEndpoint(port: number, host?: string): Promise<http.
   });
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, host, () => resolve(server));
+    server.listen(port, () => resolve(server));
   });
 }
