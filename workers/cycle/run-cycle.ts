@@ -232,14 +232,10 @@ async function recordCycle(deps: CycleDeps, r: CycleReport, reason: string): Pro
   const seconds = (r.endedAt.getTime() - r.startedAt.getTime()) / 1000;
   cycleDuration.observe({ cluster: r.cluster, outcome }, seconds);
   const t = r.timings;
-  for (const [phase, ms] of [
-    ["load", t.loadMs],
-    ["session", t.sessionMs],
-    ["commit", t.commitMs],
-    ["dispatch", t.dispatchMs],
-  ] as const) {
-    cyclePhase.observe({ cluster: r.cluster, phase }, ms / 1000);
-  }
+  const phases = { load: t.loadMs, session: t.sessionMs, commit: t.commitMs, dispatch: t.dispatchMs };
+  // A phase the cycle did not reach (an idle session's commit) is no sample of that phase's time.
+  for (const [phase, ms] of Object.entries(phases))
+    if (ms > 0) cyclePhase.observe({ cluster: r.cluster, phase }, ms / 1000);
   cyclesTotal.inc({ cluster: r.cluster, outcome });
   decisionsTotal.inc({ cluster: r.cluster, kind: "bind" }, r.binds);
   decisionsTotal.inc({ cluster: r.cluster, kind: "evict" }, r.evictions);
