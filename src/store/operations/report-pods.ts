@@ -259,9 +259,9 @@ export async function reportBindResult(
       if (req.state === "SUCCEEDED" || req.state === "FAILED" || closed.has(req.id)) continue;
       closed.add(req.id);
       if (res.ok) succeeded.push(req.id);
+      else failed.push({ id: req.id, error: res.message ?? "no reason given" });
       if (res.ok && req.kind === "BIND")
         lines.bound(req.jobId, (now.getTime() - req.createdAt.getTime()) / 1000);
-      else failed.push({ id: req.id, error: res.message ?? "no reason given" });
       const pod = req.pod;
       // A result about the pod where it is now: the pod's latest request of its kind. An older
       // one (an eviction's result arriving after the pod was bound anew and evicted again on the
