@@ -43,17 +43,17 @@ const bindLatency = new Histogram({
   registers: [transitionMetrics],
 });
 
-const FINISHED: Record<string, string> = {
-  "job.succeeded": "succeeded",
-  "job.failed": "failed",
-  "job.cancelled": "cancelled",
-};
+const FINISHED = new Map([
+  ["job.succeeded", "succeeded"],
+  ["job.failed", "failed"],
+  ["job.cancelled", "cancelled"],
+]);
 
 /** Counts what committed events say; the rest is ignored. */
-export function observeCommitted(events: readonly StoreEvent[]): void {
+function observeCommitted(events: readonly StoreEvent[]): void {
   for (const e of events) {
     const cluster = e.cluster ?? "";
-    const outcome = FINISHED[e.kind];
+    const outcome = FINISHED.get(e.kind);
     if (outcome) jobsFinished.inc({ queue: e.queue ?? "", cluster, outcome });
     else if (e.kind === "job.running" && e.data) {
       jobWait.observe({ queue: e.queue ?? "", cluster }, (e.data as JobStartEventData).waitSeconds);

@@ -42,10 +42,9 @@ export async function replaceJobEstimates(
   await store.prisma.$transaction(async (tx) => {
     // Jobs estimated again keep their row, and with it their first estimate.
     const kept = rows.map((r) => r.jobId);
-    if (cluster === null)
-      await tx.$executeRaw`DELETE FROM job_estimate WHERE cluster_name IS NULL AND NOT (job_id = ANY(${kept}::uuid[]))`;
-    else
-      await tx.$executeRaw`DELETE FROM job_estimate WHERE cluster_name = ${cluster} AND NOT (job_id = ANY(${kept}::uuid[]))`;
+    await tx.$executeRaw`
+      DELETE FROM job_estimate
+      WHERE cluster_name IS NOT DISTINCT FROM ${cluster} AND NOT (job_id = ANY(${kept}::uuid[]))`;
     if (rows.length)
       // Jobs deleted meanwhile are skipped by the join; a job estimated for another cluster before
       // (reassigned) takes this cluster's estimate.

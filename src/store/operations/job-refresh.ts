@@ -112,7 +112,8 @@ export async function refreshJobs(
   const jobs = await tx.$queryRaw<
     (JobRow & { counts: PodStateCounts | null; createdAt: Date; started: boolean })[]
   >`
-    SELECT j.id::text AS id, j.created_at AS "createdAt", j.started_at IS NOT NULL AS started, j.name, j.queue_name AS "queueName", j.cluster_name AS "clusterName",
+    SELECT j.id::text AS id, j.name, j.queue_name AS "queueName", j.cluster_name AS "clusterName",
+      j.created_at AS "createdAt", j.started_at IS NOT NULL AS started,
       j.state::text AS state, j.min_member AS "minMember", j.pending_reason AS "pendingReason",
       j.last_start_at AS "lastStartAt", j.stale_since AS "staleSince", j.workload IS NOT NULL AS workload,
       (SELECT jsonb_object_agg(c.state, c.n) FROM
