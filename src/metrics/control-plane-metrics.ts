@@ -61,23 +61,120 @@ const RESOURCES = [
 
 type SetValue = (labels: Record<string, string>, value: number) => void;
 
-/** A gauge whose values are set afresh from each scrape's sample. */
-function sampledGauge(
-  registry: Registry,
-  read: () => Promise<Sample>,
-  def: { name: string; help: string; labelNames: readonly string[] },
-  fill: (s: Sample, set: SetValue) => void,
-): void {
-  new Gauge({
-    ...def,
-    registers: [registry],
-    async collect() {
-      const s = await read();
-      this.reset();
-      fill(s, (labels, value) => this.set(labels, value));
-    },
-  });
+interface SampledGauge {
+  name: string;
+  help: string;
+  labelNames: readonly string[];
+  /** Sets the gauge's values from a scrape's sample. */
+  fill: (s: Sample, set: SetValue) => void;
 }
+
+/** One value per row of the sample: the row's labels and number. */
+function perRow<R>(
+  rows: (s: Sample) => readonly R[],
+  labels: (r: R) => Record<string, string>,
+  value: (r: R) => number,
+): SampledGauge["fill"] {
+  return (s, set) => {
+    for (const r of rows(s)) set(labels(r), value(r));
+  };
+}
+
+/** A gauge by queue: one value per queue's row. */
+const queueGauge = <R extends { queue: string }>(
+  name: string,
+  help: string,
+  rows: (s: Sample) => readonly R[],
+  value: (r: R) => number,
+): SampledGauge => ({
+  name,
+  help,
+  labelNames: ["queue"],
+  fill: perRow(rows, (r) => ({ queue: r.queue }), value),
+});
+
+const shareGauge = (
+  name: string,
+  help: string,
+  key: "deserved" | "fairShare" | "allocated" | "requested",
+): SampledGauge => ({
+  name,
+  help: `${help} per queue, cluster and resource (gpu devices, cpu cores, memory bytes; -1 = unlimited)`,
+  labelNames: ["queue", "cluster", "resource"],
+  fill: (s, set) => {
+    for (const row of s.shares) {
+      for (const r of RESOURCES)
+        set({ queue: row.queue, cluster: row.cluster ?? "", resource: r.label }, r.of(row[key]));
+    }
+  },
+});
+
+const sumGauge = (
+  name: string,
+  help: string,
+  of: (s: Sample, cluster: string) => ResourceSum | undefined,
+): SampledGauge => ({
+  name,
+  help: `${help}, by cluster and resource (gpu devices, cpu cores, memory bytes)`,
+  labelNames: ["cluster", "resource"],
+  fill: (s, set) => {
+    for (const c of s.clusters) {
+      const sum = of(s, c.name);
+      for (const r of SUM_RESOURCES) set({ cluster: c.name, resource: r.label }, sum ? r.of(sum) : 0);
+    }
+  },
+});
+
+const GAUGES: SampledGauge[] = [
+  queueGauge(
+    "fleetq_pending_pods",
+    "Pods of unfinished jobs waiting for a placement, by queue",
+    (s) => s.pendingPods,
+    (r) => r.n,
+  ),
+  {
+    name: "fleetq_outbox_backlog",
+    help: "BindRequests not yet carried out, by cluster and state (PENDING: committed, not yet on the bind queue; DISPATCHED: on it, awaiting the agent's result)",
+    labelNames: ["cluster", "state"],
+    fill: perRow(
+      (s) => s.backlog,
+      (r) => ({ cluster: r.cluster, state: r.state }),
+      (r) => r.n,
+    ),
+  },
+  shareGauge("fleetq_queue_deserved", "Deserved quota", "deserved"),
+  shareGauge("fleetq_queue_fair_share", "Fair share computed by the proportion plugin", "fairShare"),
+  shareGauge("fleetq_queue_allocated", "Allocated (pods holding resources)", "allocated"),
+  shareGauge("fleetq_queue_requested", "Requested (allocated plus pending)", "requested"),
+  {
+    name: "fleetq_cluster_state",
+    help: "1 for each cluster's current state (READY, NOT_READY, LOST: its agent silent past clusterLostAfter), by cluster and state",
+    labelNames: ["cluster", "state"],
+    fill: perRow(
+      (s) => s.clusters,
+      (c) => ({ cluster: c.name, state: clusterState(c) }),
+      () => 1,
+    ),
+  },
+  sumGauge(
+    "fleetq_cluster_capacity",
+    "What the cluster's nodes offer in all",
+    (s, c) => s.capacity.get(c)?.capacity,
+  ),
+  sumGauge("fleetq_cluster_allocated", "What pods hold on the cluster's nodes", (s, c) => s.allocated.get(c)),
+  queueGauge(
+    "fleetq_jobs_past_estimate",
+    "Pending jobs still waiting past the first start the estimator gave them, by queue",
+    (s) => s.overdue,
+    (r) => r.jobs,
+  ),
+  queueGauge(
+    "fleetq_job_start_overdue_seconds",
+    "How long past the first start the estimator gave it the longest-waiting pending job of the queue is, by queue (absent: none past it)",
+    (s) => s.overdue,
+    (r) => r.seconds,
+  ),
+];
 
 export function registerControlPlaneMetrics(
   registry: Registry,
@@ -98,113 +195,15 @@ export function registerControlPlaneMetrics(
     }
     return current.value;
   };
-  const gauge = (def: Parameters<typeof sampledGauge>[2], fill: (s: Sample, set: SetValue) => void) =>
-    sampledGauge(registry, read, def, fill);
-
-  gauge(
-    {
-      name: "fleetq_pending_pods",
-      help: "Pods of unfinished jobs waiting for a placement, by queue",
-      labelNames: ["queue"],
-    },
-    (s, set) => {
-      for (const r of s.pendingPods) set({ queue: r.queue }, r.n);
-    },
-  );
-  gauge(
-    {
-      name: "fleetq_outbox_backlog",
-      help: "BindRequests not yet carried out, by cluster and state (PENDING: committed, not yet on the bind queue; DISPATCHED: on it, awaiting the agent's result)",
-      labelNames: ["cluster", "state"],
-    },
-    (s, set) => {
-      for (const r of s.backlog) set({ cluster: r.cluster, state: r.state }, r.n);
-    },
-  );
-  const shareGauge = (
-    name: string,
-    help: string,
-    key: "deserved" | "fairShare" | "allocated" | "requested",
-  ) =>
-    gauge(
-      {
-        name,
-        help: `${help} per queue, cluster and resource (gpu devices, cpu cores, memory bytes; -1 = unlimited)`,
-        labelNames: ["queue", "cluster", "resource"],
+  for (const { fill, ...def } of GAUGES) {
+    new Gauge({
+      ...def,
+      registers: [registry],
+      async collect() {
+        const s = await read();
+        this.reset();
+        fill(s, (labels, value) => this.set(labels, value));
       },
-      (s, set) => {
-        for (const row of s.shares) {
-          for (const r of RESOURCES)
-            set({ queue: row.queue, cluster: row.cluster ?? "", resource: r.label }, r.of(row[key]));
-        }
-      },
-    );
-  shareGauge("fleetq_queue_deserved", "Deserved quota", "deserved");
-  shareGauge("fleetq_queue_fair_share", "Fair share computed by the proportion plugin", "fairShare");
-  shareGauge("fleetq_queue_allocated", "Allocated (pods holding resources)", "allocated");
-  shareGauge("fleetq_queue_requested", "Requested (allocated plus pending)", "requested");
-  registerClusterGauges(gauge);
-  registerEstimateGauges(gauge);
-}
-
-type GaugeOf = (def: Parameters<typeof sampledGauge>[2], fill: (s: Sample, set: SetValue) => void) => void;
-
-function registerClusterGauges(gauge: GaugeOf): void {
-  gauge(
-    {
-      name: "fleetq_cluster_state",
-      help: "1 for each cluster's current state (READY, NOT_READY, LOST: its agent silent past clusterLostAfter), by cluster and state",
-      labelNames: ["cluster", "state"],
-    },
-    (s, set) => {
-      for (const c of s.clusters) set({ cluster: c.name, state: clusterState(c) }, 1);
-    },
-  );
-  const sumGauge = (
-    name: string,
-    help: string,
-    of: (s: Sample, cluster: string) => ResourceSum | undefined,
-  ) =>
-    gauge(
-      {
-        name,
-        help: `${help}, by cluster and resource (gpu devices, cpu cores, memory bytes)`,
-        labelNames: ["cluster", "resource"],
-      },
-      (s, set) => {
-        for (const c of s.clusters) {
-          const sum = of(s, c.name);
-          for (const r of SUM_RESOURCES) set({ cluster: c.name, resource: r.label }, sum ? r.of(sum) : 0);
-        }
-      },
-    );
-  sumGauge(
-    "fleetq_cluster_capacity",
-    "What the cluster's nodes offer in all",
-    (s, c) => s.capacity.get(c)?.capacity,
-  );
-  sumGauge("fleetq_cluster_allocated", "What pods hold on the cluster's nodes", (s, c) => s.allocated.get(c));
-}
-
-function registerEstimateGauges(gauge: GaugeOf): void {
-  gauge(
-    {
-      name: "fleetq_jobs_past_estimate",
-      help: "Pending jobs still waiting past the first start the estimator gave them, by queue",
-      labelNames: ["queue"],
-    },
-    (s, set) => {
-      for (const r of s.overdue) set({ queue: r.queue }, r.jobs);
-    },
-  );
-  gauge(
-    {
-      name: "fleetq_job_start_overdue_seconds",
-      help: "How long past the first start the estimator gave it the longest-waiting pending job of the queue is, by queue (absent: none past it)",
-      labelNames: ["queue"],
-    },
-    (s, set) => {
-      for (const r of s.overdue) set({ queue: r.queue }, r.seconds);
-    },
-  );
+    });
+  }
 }
