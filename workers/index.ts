@@ -32,6 +32,7 @@ import { SearchCursorStore } from "./cycle/search-cursor-store.js";
 import { BindDispatcher } from "./dispatch/bind-dispatcher.js";
 import { sweepOutbox } from "./dispatch/sweep-outbox.js";
 import { taskErrorsTotal } from "./metrics.js";
+import { countingCommitted } from "../src/metrics/transition-metrics.js";
 import { resolveOptions, type WorkerOptions } from "./options.js";
 import { resolveSchedulerConfig } from "./scheduler-config.js";
 import { SerialTask } from "./serial-task.js";
@@ -104,7 +105,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
   ).child({ worker: o.workerId });
   const db = options.store ? null : await openDatabase(o.databaseUrl);
   const bus = new RedisEventBus(o.redisUrl, o.prefix);
-  const store = options.store ?? createStore(db!, bus);
+  const store = options.store ?? createStore(db!, countingCommitted(bus));
   // BullMQ: commands wait for a reconnect instead of failing (maxRetriesPerRequest null).
   const connection = new Redis(o.redisUrl, { maxRetriesPerRequest: null });
   connection.on("error", (err) => log.warn({ err: err.message }, "redis connection error"));

@@ -14,6 +14,16 @@ export const cycleDuration = new Histogram({
   registers: [metrics],
 });
 
+/** 1 ms to 30 s: an incremental load or a small session takes milliseconds; a cluster's first
+ * load (thousands of nodes, a hundred thousand pods) and a commit of thousands of binds, seconds. */
+export const cyclePhase = new Histogram({
+  name: "fleetq_cycle_phase_seconds",
+  help: "Time a scheduling cycle spent in each phase (load: the view brought up to date; session; commit; dispatch), by cluster and phase",
+  labelNames: ["cluster", "phase"] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [metrics],
+});
+
 export const cyclesTotal = new Counter({
   name: "fleetq_cycles_total",
   help: "Scheduling cycles by cluster and outcome (committed: changed something; idle; failed; skipped: asked for by reports that changed nothing)",
@@ -49,10 +59,12 @@ export const dispatchedTotal = new Counter({
   registers: [metrics],
 });
 
-export const admissionDuration = new Histogram({
-  name: "fleetq_admission_duration_seconds",
-  help: "Admission pass duration",
-  buckets: DURATION_BUCKETS,
+/** 10 ms to 2 min: a pass over a few jobs reads the owners' digests; thousands of jobs on many
+ * clusters run many dry runs, and a pass waits for an owner busy with a full load. */
+export const admissionPass = new Histogram({
+  name: "fleetq_admission_pass_seconds",
+  help: "Admission pass duration (every job without a cluster given one, or a reason per cluster)",
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
   registers: [metrics],
 });
 

@@ -58,6 +58,7 @@ import {
   trustedProxies,
 } from "./auth-failures.js";
 import { mountMetrics } from "../metrics/mount-metrics.js";
+import { countingCommitted } from "../metrics/transition-metrics.js";
 import { DEFAULT_REDIS_URL } from "../protocol/defaults.js";
 import { BIND_QUEUE_PREFIX, defaultBindSecret } from "../protocol/bind-request.js";
 import { AgentLogs } from "./agent-logs.js";
@@ -163,7 +164,8 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   const db = opts.store ? null : await openDatabase(opts.databaseUrl);
   const redisUrl = opts.redisUrl ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
   const bus = new RedisEventBus(redisUrl, opts.redisPrefix ?? "fleetq:");
-  const store = opts.store ? { ...opts.store, events: bus } : createStore(db!, bus);
+  const sink = countingCommitted(bus);
+  const store = opts.store ? { ...opts.store, events: sink } : createStore(db!, sink);
   const adminToken = opts.adminToken ?? process.env.FLEETQ_ADMIN_TOKEN;
   if (adminToken) await ensureAdminToken(store, adminToken);
   const oidc = opts.oidc === undefined ? oidcConfigFromEnv() : opts.oidc;

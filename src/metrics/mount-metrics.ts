@@ -6,6 +6,7 @@ import type { SchedulerConfig } from "../core/index.js";
 import type { Store } from "../store/index.js";
 import { registerControlPlaneMetrics } from "./control-plane-metrics.js";
 import { metricsHandler, processMetrics } from "./metrics-endpoint.js";
+import { transitionMetrics } from "./transition-metrics.js";
 
 export function mountMetrics(
   app: Express,
@@ -17,7 +18,7 @@ export function mountMetrics(
 ): void {
   const own = new Registry();
   registerControlPlaneMetrics(own, store, config);
-  const serve = metricsHandler(() => [processMetrics(), own, ...others]);
+  const serve = metricsHandler(() => [processMetrics(), own, transitionMetrics, ...others]);
   app.get("/metrics", async (req, res) => {
     if (!(await authorized(req))) {
       res

@@ -13,8 +13,19 @@ export interface CycleEventData {
   timings: { loadMs: number; sessionMs: number; commitMs: number; dispatchMs: number };
 }
 
+/** What a job's first `job.running` event carries: how long it waited since it was submitted. */
+export interface JobStartEventData {
+  waitSeconds: number;
+}
+
+/** What a `bind.result` event carries: per bind of the job that succeeded, the seconds from its
+ * commit (the scheduler's decision) to the agent's report of its success. */
+export interface BindResultEventData {
+  bindSeconds: number[];
+}
+
 /** The structured part of an event, one shape per kind that has one. */
-export type EventData = CycleEventData;
+export type EventData = CycleEventData | JobStartEventData | BindResultEventData;
 
 /** An event as stored and as published. */
 export interface StoreEvent {

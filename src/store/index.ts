@@ -2,7 +2,14 @@
 // lists each operation and query with its arguments.
 export { DEFAULT_DATABASE_URL, openDatabase, type Database } from "./db.js";
 export { createStore, type Actor, type Store } from "./store.js";
-export type { CycleEventData, EventData, StoreEvent } from "./events.js";
+export type {
+  BindResultEventData,
+  CycleEventData,
+  EventData,
+  EventSink,
+  JobStartEventData,
+  StoreEvent,
+} from "./events.js";
 export { RedisEventBus } from "./redis-events.js";
 export {
   ConflictError,
@@ -136,7 +143,6 @@ export {
 export {
   allocationByCluster,
   allocationByNode,
-  bindLatency,
   bindRequestsOfCluster,
   capacityOfClusters,
   clustersNamed,
@@ -152,6 +158,7 @@ export {
   nodesOf,
   nodesPage,
   pendingPodsByQueue,
+  startsPastEstimate,
   queueChildren,
   queueTreeRows,
   queuesNamed,

@@ -121,11 +121,7 @@ it("the README's quick start runs jobs in all three clusters", async () => {
   const metrics = await (
     await fetch(`${dev.baseUrl}/metrics`, { headers: { authorization: `Bearer ${dev.memberToken}` } })
   ).text();
-  for (const name of [
-    "fleetq_queue_fair_share",
-    "fleetq_dispatch_backlog",
-    "fleetq_cycle_duration_seconds",
-  ]) {
+  for (const name of ["fleetq_queue_fair_share", "fleetq_outbox_backlog", "fleetq_cycle_duration_seconds"]) {
     expect(metrics).toContain(name);
   }
 

@@ -32,6 +32,6 @@ it("/metrics needs a token; a VIEWER's is enough", async () => {
   );
   for (const r of scrapes) {
     expect(r.status).toBe(200);
-    expect(await r.text()).toContain("fleetq_dispatch_backlog");
+    expect(await r.text()).toContain("fleetq_outbox_backlog");
   }
 });

@@ -20,7 +20,7 @@ import {
   type UsageWindow,
   unadmittedJobs,
 } from "../../src/store/index.js";
-import { admissionDecisionsTotal, admissionDryRunsTotal, admissionDuration } from "../metrics.js";
+import { admissionDecisionsTotal, admissionDryRunsTotal, admissionPass } from "../metrics.js";
 import { ClusterView } from "./cluster-view.js";
 import { type AdmissionDecision, type Decisions, decide } from "./decide.js";
 import { AdmissionState, fullReads } from "./state.js";
@@ -64,7 +64,7 @@ const ADMISSION = { name: "admission" };
  * early and a head of jobs that fit nowhere never hides the ones behind it.
  */
 export async function runAdmission(deps: AdmissionDeps): Promise<AdmissionReport> {
-  const end = admissionDuration.startTimer();
+  const end = admissionPass.startTimer();
   const state = deps.state ?? new AdmissionState(fullReads(deps.store));
   const report: AdmissionReport = { considered: 0, assigned: [], reassigned: [], unplaced: 0, clusters: [] };
   const { work, basesMs } = await findWork(deps, state);

@@ -26,6 +26,7 @@ import {
 import type { BindDispatcher } from "../dispatch/bind-dispatcher.js";
 import {
   cycleDuration,
+  cyclePhase,
   cyclesTotal,
   decisionsTotal,
   stoppedSearches,
@@ -230,6 +231,11 @@ async function recordCycle(deps: CycleDeps, r: CycleReport, reason: string): Pro
   const outcome = r.leaseLost ? "lease_lost" : r.error ? "failed" : busy ? "committed" : "idle";
   const seconds = (r.endedAt.getTime() - r.startedAt.getTime()) / 1000;
   cycleDuration.observe({ cluster: r.cluster, outcome }, seconds);
+  const t = r.timings;
+  const phases = { load: t.loadMs, session: t.sessionMs, commit: t.commitMs, dispatch: t.dispatchMs };
+  // A phase the cycle did not reach (an idle session's commit) is no sample of that phase's time.
+  for (const [phase, ms] of Object.entries(phases))
+    if (ms > 0) cyclePhase.observe({ cluster: r.cluster, phase }, ms / 1000);
   cyclesTotal.inc({ cluster: r.cluster, outcome });
   decisionsTotal.inc({ cluster: r.cluster, kind: "bind" }, r.binds);
   decisionsTotal.inc({ cluster: r.cluster, kind: "evict" }, r.evictions);
@@ -292,6 +298,6 @@ export function cycleInterval(e: {
   data?: EventData | null;
 }): { worker: string; start: number; end: number } | null {
   if (!CYCLE_KINDS.has(e.kind) || !e.data) return null;
-  const d = e.data;
+  const d = e.data as CycleEventData;
   return { worker: d.worker, start: Date.parse(d.startedAt), end: Date.parse(d.endedAt) };
 }

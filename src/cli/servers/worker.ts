@@ -6,6 +6,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { metrics as workerMetrics, startWorkers } from "../../../workers/index.js";
 import { processMetrics, renderMetrics } from "../../metrics/metrics-endpoint.js";
+import { transitionMetrics } from "../../metrics/transition-metrics.js";
 import { DEFAULT_REDIS_URL } from "../../protocol/defaults.js";
 import { CliError } from "../exit-codes.js";
 import { redact } from "../database-admin.js";
@@ -36,7 +37,8 @@ export async function runWorker(opts: { metricsPort?: string; insecureRedis?: bo
   life.add({ name: "workers", stop: () => workers.stop() });
   const port =
     portOf(opts.metricsPort ?? process.env.FLEETQ_WORKER_PORT, "--metrics-port/FLEETQ_WORKER_PORT") ?? 9464;
-  const server = await listen(port, () => [processMetrics(), workerMetrics]);
+  // The workers' own metrics, and the transitions this process committed (transition-metrics.ts).
+  const server = await listen(port, () => [processMetrics(), workerMetrics, transitionMetrics]);
   life.add({ name: "metrics endpoint", stop: () => new Promise((r) => server.close(() => r())) });
   log.info(
     {

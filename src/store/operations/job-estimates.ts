@@ -1,6 +1,7 @@
 // Estimated starts of pending jobs, as the workers' estimator computed them for one cluster: that
 // cluster's estimates are replaced as a whole (jobs no longer pending or gone elsewhere lose
-// theirs). No events and no change of the job rows: this is derived data the API reads.
+// theirs), each job keeping the first start it was given while it stays estimated. No events and
+// no change of the job rows: this is derived data the API and the metrics read.
 import type { Store } from "../store.js";
 
 export interface JobEstimateRow {
@@ -39,26 +40,31 @@ export async function replaceJobEstimates(
   );
   const staleBefore = new Date(at.getTime() - OFFER_STALE_MS);
   await store.prisma.$transaction(async (tx) => {
-    if (cluster === null) await tx.$executeRaw`DELETE FROM job_estimate WHERE cluster_name IS NULL`;
-    else await tx.$executeRaw`DELETE FROM job_estimate WHERE cluster_name = ${cluster}`;
+    // Jobs estimated again keep their row, and with it their first estimate.
+    const kept = rows.map((r) => r.jobId);
+    await tx.$executeRaw`
+      DELETE FROM job_estimate
+      WHERE cluster_name IS NOT DISTINCT FROM ${cluster} AND NOT (job_id = ANY(${kept}::uuid[]))`;
     if (rows.length)
       // Jobs deleted meanwhile are skipped by the join; a job estimated for another cluster before
       // (reassigned) takes this cluster's estimate.
       await tx.$executeRaw`
-        INSERT INTO job_estimate (job_id, cluster_name, estimated_start, computed_at)
-        SELECT v.job, v.cluster, v.start, ${at}
+        INSERT INTO job_estimate AS e (job_id, cluster_name, estimated_start, first_estimated_start, computed_at)
+        SELECT v.job, v.cluster, v.start, v.start, ${at}
         FROM jsonb_to_recordset(${data}::jsonb) AS v(job uuid, cluster text, start timestamp(3))
         JOIN job j ON j.id = v.job
         ON CONFLICT (job_id) DO UPDATE SET cluster_name = excluded.cluster_name,
-          estimated_start = excluded.estimated_start, computed_at = excluded.computed_at`;
+          estimated_start = excluded.estimated_start, computed_at = excluded.computed_at,
+          first_estimated_start = COALESCE(e.first_estimated_start, excluded.estimated_start)`;
     if (offers.length)
       await tx.$executeRaw`
-        INSERT INTO job_estimate AS e (job_id, cluster_name, estimated_start, computed_at)
-        SELECT v.job, v.cluster, v.start, ${at}
+        INSERT INTO job_estimate AS e (job_id, cluster_name, estimated_start, first_estimated_start, computed_at)
+        SELECT v.job, v.cluster, v.start, v.start, ${at}
         FROM jsonb_to_recordset(${offered}::jsonb) AS v(job uuid, cluster text, start timestamp(3))
         JOIN job j ON j.id = v.job AND j.state = 'PENDING' AND j.cluster_name IS NULL
         ON CONFLICT (job_id) DO UPDATE SET cluster_name = excluded.cluster_name,
-          estimated_start = excluded.estimated_start, computed_at = excluded.computed_at
+          estimated_start = excluded.estimated_start, computed_at = excluded.computed_at,
+          first_estimated_start = COALESCE(e.first_estimated_start, excluded.estimated_start)
         WHERE (e.estimated_start IS NULL AND excluded.estimated_start IS NOT NULL)
           OR excluded.estimated_start < e.estimated_start
           OR e.computed_at < ${staleBefore}`;

@@ -109,8 +109,11 @@ export async function refreshJobs(
   if (!jobIds.length) return [];
   const ids = [...new Set(jobIds)];
   // Each job with its pods' state counts, in one query over the jobs' pods only.
-  const jobs = await tx.$queryRaw<(JobRow & { counts: PodStateCounts | null })[]>`
+  const jobs = await tx.$queryRaw<
+    (JobRow & { counts: PodStateCounts | null; createdAt: Date; started: boolean })[]
+  >`
     SELECT j.id::text AS id, j.name, j.queue_name AS "queueName", j.cluster_name AS "clusterName",
+      j.created_at AS "createdAt", j.started_at IS NOT NULL AS started,
       j.state::text AS state, j.min_member AS "minMember", j.pending_reason AS "pendingReason",
       j.last_start_at AS "lastStartAt", j.stale_since AS "staleSince", j.workload IS NOT NULL AS workload,
       (SELECT jsonb_object_agg(c.state, c.n) FROM
@@ -120,11 +123,14 @@ export async function refreshJobs(
 
   const updates: JobUpdate[] = [];
   const refreshed: RefreshedJob[] = [];
-  for (const { counts, ...job } of jobs) {
+  for (const { counts, createdAt, started, ...job } of jobs) {
     const r = refreshJob(job, counts ?? {}, notes.get(job.id) ?? {});
     if (!r) continue;
     updates.push(r.update);
-    for (const e of r.events) record(e);
+    // The first start is stamped `now` (writeJobUpdates): its event says how long the job waited.
+    const waitSeconds = Math.max(0, (now.getTime() - createdAt.getTime()) / 1000);
+    for (const e of r.events)
+      record(e.kind === "job.running" && !started ? { ...e, data: { waitSeconds } } : e);
     if (r.refreshed) refreshed.push(r.refreshed);
   }
   await writeJobUpdates(tx, updates, now);

@@ -260,6 +260,8 @@ export async function reportBindResult(
       closed.add(req.id);
       if (res.ok) succeeded.push(req.id);
       else failed.push({ id: req.id, error: res.message ?? "no reason given" });
+      if (res.ok && req.kind === "BIND")
+        lines.bound(req.jobId, (now.getTime() - req.createdAt.getTime()) / 1000);
       const pod = req.pod;
       // A result about the pod where it is now: the pod's latest request of its kind. An older
       // one (an eviction's result arriving after the pod was bound anew and evicted again on the
@@ -333,6 +335,14 @@ export async function reportBindResult(
 /** What a report did, line by line per job: one event per job (not per pod). */
 class JobLines {
   private readonly byJob = new Map<string, string[]>();
+  private readonly bindSeconds = new Map<string, number[]>();
+
+  /** A bind of the job succeeded this long after its commit. */
+  bound(job: string, seconds: number): void {
+    const all = this.bindSeconds.get(job);
+    if (all) all.push(Math.max(0, seconds));
+    else this.bindSeconds.set(job, [Math.max(0, seconds)]);
+  }
 
   add(job: string, line: string): void {
     const lines = this.byJob.get(job);
@@ -353,12 +363,14 @@ class JobLines {
   ): void {
     for (const [id, lines] of this.byJob) {
       const job = jobOf(id);
+      const bindSeconds = this.bindSeconds.get(id);
       record({
         kind,
         job: id,
         queue: job.queueName,
         cluster,
         message: `job ${job.name}: ${lines.join(separator)}`,
+        data: bindSeconds ? { bindSeconds } : null,
       });
     }
   }
@@ -376,6 +388,8 @@ interface RequestWithPod {
   latestOfKind: boolean;
   pod: { id: string; name: string; state: PodState; nodeName: string | null };
   job: { name: string; queueName: string; state: JobState };
+  /** When the request was committed. */
+  createdAt: Date;
 }
 
 /** The requests with their pod and job, in one query. */
@@ -392,6 +406,7 @@ async function requestsWithPods(tx: Tx, ids: readonly string[]): Promise<Request
     })[]
   >`
     SELECT b.id::text AS id, b.cluster_name AS "clusterName", b.kind::text AS kind, b.state::text AS state,
+      b.created_at AS "createdAt",
       b.job_id::text AS "jobId", b.node_name AS "nodeName", b.reason,
       NOT EXISTS (SELECT 1 FROM bind_request n WHERE n.pod_id = b.pod_id AND n.kind = b.kind
                     AND (n.created_at, n.id) > (b.created_at, b.id)) AS "latestOfKind",
@@ -408,6 +423,7 @@ async function requestsWithPods(tx: Tx, ids: readonly string[]): Promise<Request
     nodeName: r.nodeName,
     reason: r.reason,
     latestOfKind: r.latestOfKind,
+    createdAt: r.createdAt,
     pod: { id: r.podId, name: r.podName, state: r.podState, nodeName: r.podNode },
     job: { name: r.jobName, queueName: r.queueName, state: r.jobState },
   }));

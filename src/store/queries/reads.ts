@@ -155,20 +155,17 @@ export function dispatchBacklog(store: Store): Promise<{ cluster: string; state:
     GROUP BY cluster_name, state`;
 }
 
-/** Seconds from a bind's commit to its success, per cluster, over the last `windowSeconds`. */
-export function bindLatency(
+/** Per queue, its pending jobs waiting past the first start the estimator gave them: how many,
+ * and how long past it the one waiting longest is (seconds). */
+export function startsPastEstimate(
   store: Store,
-  windowSeconds: number,
-): Promise<{ cluster: string; p50: number; p90: number; p99: number; n: number }[]> {
+): Promise<{ queue: string; jobs: number; seconds: number }[]> {
   return store.prisma.$queryRaw`
-    SELECT cluster_name AS cluster, count(*)::int AS n,
-      percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM completed_at - created_at))::float8 AS p50,
-      percentile_cont(0.9) WITHIN GROUP (ORDER BY extract(epoch FROM completed_at - created_at))::float8 AS p90,
-      percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM completed_at - created_at))::float8 AS p99
-    FROM bind_request
-    WHERE kind = 'BIND' AND state = 'SUCCEEDED'
-      AND completed_at > now() - make_interval(secs => ${windowSeconds})
-    GROUP BY cluster_name`;
+    SELECT j.queue_name AS queue, count(*)::int AS jobs,
+      extract(epoch FROM now() - min(e.first_estimated_start))::float8 AS seconds
+    FROM job_estimate e JOIN job j ON j.id = e.job_id
+    WHERE j.state = 'PENDING' AND e.first_estimated_start < now()
+    GROUP BY j.queue_name`;
 }
 
 /** One page of jobs, newest first: see jobs.ts. */

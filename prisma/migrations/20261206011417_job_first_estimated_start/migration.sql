@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "job_estimate" ADD COLUMN     "first_estimated_start" TIMESTAMP(3);
