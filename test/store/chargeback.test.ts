@@ -12,7 +12,7 @@ import {
   usageReport,
   type UsageReportRow,
 } from "../../src/store/index.js";
-import { registerCluster } from "../../src/store/operations/clusters.js";
+import { deleteCluster, registerCluster } from "../../src/store/operations/clusters.js";
 import { createQueue } from "../../src/store/operations/queues.js";
 import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { bucketSpans, HOUR_MS, rollupRange, sampleStart } from "../../src/store/domain/chargeback.js";
@@ -233,6 +233,33 @@ describe("usage rollups", () => {
     const usage = await jobUsageOf(t.store, [...new Set(pods.map((p) => p.jobId))]);
     const all = [...expected.values()].reduce((s, v) => s + v[0]!, 0);
     expect([...usage.values()].reduce((s, u) => s + u.allocated.gpuHours * 3600, 0)).toBeCloseTo(all, 3);
+  });
+});
+
+describe("a deleted cluster", () => {
+  it("has its last, partly sampled hour rolled up, and leaves no samples behind", async () => {
+    await registerCluster(t.store, admin, { name: "c3" });
+    await reportNodes(
+      t.store,
+      { name: "agent:c3" },
+      { cluster: "c3", complete: true, nodes: [gpuNode("n1")] },
+    );
+    const { job: j } = await submitJob(t.store, admin, job({ name: "last", cluster: "c3" }));
+    await t.db.prisma.job.update({ where: { id: j.id }, data: { clusterName: "c3" } });
+    await t.db.prisma.pod.updateMany({ where: { jobId: j.id }, data: { state: "RUNNING", nodeName: "n1" } });
+    const at = new Date("2026-12-01T00:30:00Z");
+    expect(await recordUsageSamples(t.store, { cluster: "c3", at, seconds: 1800 })).toBe(1800);
+    await t.db.prisma.pod.updateMany({
+      where: { jobId: j.id },
+      data: { state: "SUCCEEDED", nodeName: null },
+    });
+    await t.db.prisma.job.update({ where: { id: j.id }, data: { state: "SUCCEEDED", finishedAt: at } });
+    await deleteCluster(t.store, admin, { name: "c3" });
+    const plan = planUsageReport({ from: "2026-12-01", to: "2026-12-02", groupBy: ["CLUSTER"] });
+    const [row] = await usageReport(t.store, plan, null);
+    expect([row!.cluster, row!.allocated.gpuHours]).toEqual(["c3", 1]);
+    expect(await t.db.prisma.usageSample.count({ where: { clusterName: "c3" } })).toBe(0);
+    expect(await t.db.prisma.usageMark.count({ where: { clusterName: "c3" } })).toBe(0);
   });
 });
 

@@ -9,6 +9,7 @@ import {
   DAY_MS,
   DEFAULT_USAGE_RETENTION_DAYS,
   floorTo,
+  HOUR_MS,
   retentionCutoff,
   rollupRange,
   sampleStart,
@@ -120,9 +121,7 @@ export async function rollUpUsage(
   return store.prisma.$transaction(
     async (tx) => {
       const mark = await lockMark(tx, cluster);
-      const [first] = await tx.$queryRaw<{ t: number | null }[]>`
-        SELECT ${epochMs("min(bucket_start)")} AS t FROM usage_sample WHERE cluster_name = ${cluster}`;
-      const range = rollupRange(mark.rolledTo, mark.sampledTo, first?.t == null ? null : new Date(first.t));
+      const range = rollupRange(mark.rolledTo, mark.sampledTo, await firstSample(tx, cluster));
       if (range) await rollUpRange(tx, cluster, range);
       const rolledTo = range?.to ?? mark.rolledTo;
       const keepFrom = Math.min(rolledTo?.getTime() ?? 0, now.getTime() - rawWindow * 1000);
@@ -134,6 +133,25 @@ export async function rollUpUsage(
     },
     { timeout: 120_000, maxWait: 10_000 },
   );
+}
+
+/** A cluster going away: every hour it has samples of is rolled up, the last one though partly
+ * sampled (no sample will come), then its samples and mark are dropped. Its rollups stay. */
+export async function closeClusterUsage(tx: Tx, cluster: string): Promise<void> {
+  const mark = await lockMark(tx, cluster);
+  if (mark.sampledTo) {
+    const end = new Date(Math.ceil(mark.sampledTo.getTime() / HOUR_MS) * HOUR_MS);
+    const range = rollupRange(mark.rolledTo, end, await firstSample(tx, cluster));
+    if (range) await rollUpRange(tx, cluster, range);
+  }
+  await tx.$executeRaw`DELETE FROM usage_sample WHERE cluster_name = ${cluster}`;
+  await tx.$executeRaw`DELETE FROM usage_mark WHERE cluster_name = ${cluster}`;
+}
+
+async function firstSample(tx: Tx, cluster: string): Promise<Date | null> {
+  const [first] = await tx.$queryRaw<{ t: number | null }[]>`
+    SELECT ${epochMs("min(bucket_start)")} AS t FROM usage_sample WHERE cluster_name = ${cluster}`;
+  return first?.t == null ? null : new Date(first.t);
 }
 
 async function rollUpRange(tx: Tx, cluster: string, r: { from: Date; to: Date }): Promise<void> {
