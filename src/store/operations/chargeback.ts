@@ -155,24 +155,22 @@ async function firstSample(tx: Tx, cluster: string): Promise<Date | null> {
 }
 
 async function rollUpRange(tx: Tx, cluster: string, r: { from: Date; to: Date }): Promise<void> {
-  const inRange = Prisma.sql`cluster_name = ${cluster} AND bucket_start >= ${utc(r.from)} AND bucket_start < ${utc(r.to)}`;
+  const inRange = Prisma.sql`s.cluster_name = ${cluster} AND s.bucket_start >= ${utc(r.from)} AND s.bucket_start < ${utc(r.to)}`;
   await tx.$executeRaw`
-    INSERT INTO usage_label_set (labels) SELECT DISTINCT labels FROM usage_sample WHERE ${inRange}
+    INSERT INTO usage_label_set (labels) SELECT DISTINCT labels FROM usage_sample s WHERE ${inRange}
     ON CONFLICT (labels) DO NOTHING`;
   await tx.$executeRaw`
     DELETE FROM usage_hour WHERE cluster_name = ${cluster} AND hour >= ${utc(r.from)} AND hour < ${utc(r.to)}`;
   await tx.$executeRaw`
     INSERT INTO usage_hour (hour, cluster_name, queue_name, gpu_model, label_set_id, ${sumColumns})
     SELECT date_trunc('hour', s.bucket_start), ${cluster}, s.queue_name, s.gpu_model, l.id, ${summed}
-    FROM usage_sample s JOIN usage_label_set l ON l.labels = s.labels
-    WHERE s.cluster_name = ${cluster} AND s.bucket_start >= ${utc(r.from)} AND s.bucket_start < ${utc(r.to)}
+    FROM usage_sample s JOIN usage_label_set l ON l.labels = s.labels WHERE ${inRange}
     GROUP BY 1, 2, 3, 4, 5`;
   // Jobs pruned meanwhile are skipped: their usage is in the hours above.
   await tx.$executeRaw`
     INSERT INTO job_usage AS u (job_id, cluster_name, ${sumColumns})
     SELECT s.job_id, ${cluster}, ${summed} FROM usage_sample s JOIN job j ON j.id = s.job_id
-    WHERE s.cluster_name = ${cluster} AND s.bucket_start >= ${utc(r.from)} AND s.bucket_start < ${utc(r.to)}
-    GROUP BY s.job_id
+    WHERE ${inRange} GROUP BY s.job_id
     ON CONFLICT (job_id, cluster_name) DO UPDATE SET ${added("u")}`;
   await rewriteDays(tx, cluster, new Date(floorTo(r.from.getTime(), DAY_MS)), r.to);
   await tx.$executeRaw`UPDATE usage_mark SET rolled_to = ${utc(r.to)} WHERE cluster_name = ${cluster}`;
