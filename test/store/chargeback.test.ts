@@ -263,6 +263,21 @@ describe("a deleted cluster", () => {
   });
 });
 
+describe("retention", () => {
+  it("drops rollups before the cutoff, deleted clusters' too, and keeps the rest", async () => {
+    const count = async (before: string) => ({
+      hours: await t.db.prisma.usageHour.count({ where: { hour: { lt: new Date(before) } } }),
+      days: await t.db.prisma.usageDay.count({ where: { day: { lt: new Date(before) } } }),
+    });
+    expect((await count("2026-11-25")).hours).toBeGreaterThan(0);
+    await rollUpUsage(t.store, "c1", { now: new Date("2026-12-05T12:00:00Z"), retentionDays: 10 });
+    expect(await count("2026-11-25")).toEqual({ hours: 0, days: 0 });
+    expect(await t.db.prisma.usageHour.count({ where: { clusterName: "c3" } })).toBeGreaterThan(0);
+    await rollUpUsage(t.store, "c1", { now: new Date("2027-01-01T00:00:00Z"), retentionDays: 10 });
+    expect(await count("2027-01-01")).toEqual({ hours: 0, days: 0 });
+  });
+});
+
 describe("sampling and rollup ranges", () => {
   it("split an interval at bucket edges, cap gaps, and roll only wholly sampled hours", () => {
     const at = (s: string) => new Date(`2026-11-01T${s}Z`);

@@ -109,7 +109,7 @@ export interface RollupReport {
 }
 
 /** Rolls the cluster's wholly sampled hours up (usage_hour, usage_day, job_usage), then drops
- * samples rolled up and older than the raw window, and rollups past the retention period. */
+ * its samples rolled up and older than the raw window, and any rollups past the retention. */
 export async function rollUpUsage(
   store: Store,
   cluster: string,
@@ -127,8 +127,9 @@ export async function rollUpUsage(
       const keepFrom = Math.min(rolledTo?.getTime() ?? 0, now.getTime() - rawWindow * 1000);
       const prunedSamples = await tx.$executeRaw`
         DELETE FROM usage_sample WHERE cluster_name = ${cluster} AND bucket_start < ${utc(new Date(keepFrom))}`;
-      await tx.$executeRaw`DELETE FROM usage_hour WHERE cluster_name = ${cluster} AND hour < ${utc(cutoff)}`;
-      await tx.$executeRaw`DELETE FROM usage_day WHERE cluster_name = ${cluster} AND day < ${utc(cutoff)}`;
+      // Every cluster's, deleted ones' too: their rollups outlive them, not the retention.
+      await tx.$executeRaw`DELETE FROM usage_hour WHERE hour < ${utc(cutoff)}`;
+      await tx.$executeRaw`DELETE FROM usage_day WHERE day < ${utc(cutoff)}`;
       return { from: range?.from ?? null, to: range?.to ?? null, prunedSamples };
     },
     { timeout: 120_000, maxWait: 10_000 },
