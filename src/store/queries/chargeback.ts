@@ -115,12 +115,14 @@ export async function usageReport(
 
 /** The end of the period starting at `start`, within the report's range. */
 function periodEnd(start: Date, plan: UsageReportPlan): Date {
+  if (!plan.step) return plan.to;
   const d = new Date(start);
   if (plan.step === "HOUR") d.setUTCHours(d.getUTCHours() + 1, 0, 0, 0);
-  else if (plan.step === "DAY") d.setUTCHours(24, 0, 0, 0);
-  else if (plan.step === "MONTH") d.setUTCMonth(d.getUTCMonth() + 1, 1);
-  if (plan.step === "MONTH") d.setUTCHours(0, 0, 0, 0);
-  return plan.step && d < plan.to ? d : plan.to;
+  else {
+    if (plan.step === "MONTH") d.setUTCMonth(d.getUTCMonth() + 1, 1);
+    d.setUTCHours(plan.step === "DAY" ? 24 : 0, 0, 0, 0);
+  }
+  return d < plan.to ? d : plan.to;
 }
 
 export interface UsagePrice {
