@@ -289,6 +289,7 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
           window: usageWindow ?? undefined,
           views,
           clusters: cycles.loaded,
+          retentionDays: o.usageRetentionDays,
         }),
     },
     {

@@ -3,7 +3,11 @@
 import { hostname } from "node:os";
 import type { Logger } from "pino";
 import type { SchedulerConfig } from "../src/core/index.js";
-import { DEFAULT_CLUSTER_LOST_AFTER_MS, type Store } from "../src/store/index.js";
+import {
+  DEFAULT_CLUSTER_LOST_AFTER_MS,
+  DEFAULT_USAGE_RETENTION_DAYS,
+  type Store,
+} from "../src/store/index.js";
 
 export interface WorkerOptions {
   /** postgresql://… (or pglite:<dir> for a one-process demo). Ignored when `store` is given. */
@@ -43,6 +47,8 @@ export interface WorkerOptions {
   retentionDays?: number;
   /** How often the retention task runs (default 3 600 000 ms). */
   retentionIntervalMs?: number;
+  /** Hourly usage rollups (chargeback) are kept this many days (default 400; whole days, > 0). */
+  usageRetentionDays?: number;
   /** Time-based fair share: decayed usage feeds the proportion plugin. Default off (plain fair share). */
   timeBasedFairShare?: { halfLifeSeconds: number; windowSeconds?: number } | null;
   /** A job admission placed that is still entirely unplaced after this long may move to another
@@ -139,6 +145,7 @@ const DEFAULTS = {
   usageIntervalMs: 60_000,
   retentionDays: 30,
   retentionIntervalMs: 3_600_000,
+  usageRetentionDays: DEFAULT_USAGE_RETENTION_DAYS,
   readmitAfterMs: 600_000,
   admissionBatch: 1000,
   admissionBatchPods: 2000,
@@ -240,6 +247,11 @@ export function resolveOptions(o: WorkerOptions): ResolvedOptions {
     Number.isInteger(r.admissionBatch) && r.admissionBatch > 0,
     "admissionBatch",
     "must be a positive integer",
+  );
+  check(
+    Number.isInteger(r.usageRetentionDays) && r.usageRetentionDays > 0,
+    "usageRetentionDays",
+    `must be a positive whole number of days (got ${r.usageRetentionDays})`,
   );
   check(
     Number.isInteger(r.admissionBatchPods) && r.admissionBatchPods > 0,

@@ -15,6 +15,8 @@ import {
   type Job,
   type JobEstimate,
   jobEstimatesOf,
+  type JobUsage,
+  jobUsageOf,
   jobsById,
   type JobTask,
   type Node,
@@ -51,6 +53,9 @@ function perPage<L>(make: (first: number) => L): (first: number) => L {
     return l;
   };
 }
+
+const NO_HOURS = { gpuHours: 0, cpuCoreHours: 0, memoryGiBHours: 0 };
+const NO_USAGE: JobUsage = { allocated: NO_HOURS, used: NO_HOURS };
 
 export function createLoaders(store: Store) {
   let tree: Promise<QueueTree> | null = null;
@@ -123,6 +128,8 @@ export function createLoaders(store: Store) {
       async (ids) => byKey(await jobEstimatesOf(store, ids), "jobId"),
       null,
     ),
+    /** A job's own resource-hours (zero before its pods first held anything). */
+    jobUsage: new BatchLoader<string, JobUsage>((ids) => jobUsageOf(store, ids), NO_USAGE),
     /** A job's first `first` pods (name order) after the pod named `after`. */
     pods: (first: number, after: string | null) =>
       podPages(

@@ -77,6 +77,7 @@ function argumentLength(node: FieldNode, name: string, walk: Walk): number | nul
 /** Work a field does per call beyond the rows it returns. */
 const FIELD_COSTS: Record<string, number> = {
   "Query.fairShare": 500,
+  "Query.usageReport": 500,
   "Query.clusterScenario": 500,
   "Query.whatIf": 500,
   // Validated like a submit, rendered pod by pod.

@@ -16,6 +16,7 @@ import { registerToken } from "./commands/token.js";
 import { registerRoleBinding } from "./commands/rolebinding.js";
 import { registerWait } from "./commands/wait.js";
 import { registerWhatIf } from "./commands/whatif.js";
+import { registerUsage } from "./commands/usage.js";
 import { registerWhy } from "./commands/why.js";
 import { EXIT } from "./exit-codes.js";
 import { projectVersion } from "./paths.js";
@@ -31,7 +32,7 @@ export function buildProgram(): Command {
       "--token <token>",
       "the API token (default FLEETQ_TOKEN, the config file's token, else `fleetq login`'s)",
     )
-    .option("-o, --output <format>", "table or json", "table")
+    .option("-o, --output <format>", "table or json (usage: csv too)", "table")
     .addHelpText(
       "after",
       "\nConfiguration: FLEETQ_URL and FLEETQ_TOKEN, or ~/.config/fleetq/config.yaml (url:, token:;\n" +
@@ -60,6 +61,7 @@ export function buildProgram(): Command {
   registerRoleBinding(program);
   registerLogin(program);
   registerWhatIf(program);
+  registerUsage(program);
   // running the control plane
   registerServers(program);
   registerAgentAcl(program);

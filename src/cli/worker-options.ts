@@ -8,7 +8,7 @@
 //   FLEETQ_REQUEUE_LOST_AFTER_MS, FLEETQ_RUNTIME_LIMIT_INTERVAL_MS, FLEETQ_LOG_IDLE_CYCLES=1,
 //   FLEETQ_ESTIMATE_INTERVAL_MS, FLEETQ_ESTIMATE_HORIZON_SECONDS, FLEETQ_ESTIMATE_MAX_SESSIONS,
 //   FLEETQ_ESTIMATE_BUDGET_MS, FLEETQ_ESTIMATE_CPU_SHARE, FLEETQ_MAX_PLACEMENTS_PER_CYCLE,
-//   FLEETQ_CLUSTER_LEASE_MS, FLEETQ_CLUSTER_LEASE_RENEW_MS.
+//   FLEETQ_CLUSTER_LEASE_MS, FLEETQ_CLUSTER_LEASE_RENEW_MS, FLEETQ_USAGE_RETENTION_DAYS.
 import type { Logger } from "pino";
 import type { WorkerOptions } from "../../workers/index.js";
 import { numberEnv } from "./env.js";
@@ -32,6 +32,7 @@ export function workerOptionsFromEnv(
     redispatchAfterMs: numberEnv("FLEETQ_REDISPATCH_AFTER_MS", env),
     usageIntervalMs: numberEnv("FLEETQ_USAGE_INTERVAL_MS", env),
     retentionDays: numberEnv("FLEETQ_RETENTION_DAYS", env),
+    usageRetentionDays: numberEnv("FLEETQ_USAGE_RETENTION_DAYS", env),
     readmitAfterMs: numberEnv("FLEETQ_READMIT_AFTER_MS", env),
     lockDurationMs: numberEnv("FLEETQ_LOCK_DURATION_MS", env),
     stalledIntervalMs: numberEnv("FLEETQ_STALLED_INTERVAL_MS", env),

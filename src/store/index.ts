@@ -56,6 +56,31 @@ export {
   openBindRequests,
 } from "./operations/dispatch.js";
 export { recordQueueUsage } from "./operations/usage.js";
+// Chargeback: usage samples and their hourly rollups (workers), prices and reports (API).
+export {
+  recordUsageSamples,
+  rollUpUsage,
+  type RollupReport,
+  seedUsageRollups,
+  setUsagePrice,
+  type SetUsagePriceInput,
+} from "./operations/chargeback.js";
+export {
+  type JobUsage,
+  jobUsageOf,
+  type UsagePrice,
+  usagePrices,
+  usageReport,
+  type UsageReportRow,
+} from "./queries/chargeback.js";
+export {
+  planUsageReport,
+  type UsageGroup,
+  type UsageReportInput,
+  type UsageReportPlan,
+  type UsageStep,
+} from "./validation/usage-report.js";
+export { DEFAULT_USAGE_RETENTION_DAYS, type ResourceHours } from "./domain/chargeback.js";
 // Start-time estimates: what the estimator reads, what it writes, what the API shows.
 export { replaceJobEstimates } from "./operations/job-estimates.js";
 export {

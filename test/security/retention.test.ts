@@ -2,6 +2,8 @@
 // finished jobs with their pods); unfinished jobs stay whatever their age.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { cancelJob, createQueue, pruneHistory, submitJob } from "../../src/store/index.js";
+import { pino } from "pino";
+import { workerOptionsFromEnv } from "../../src/cli/worker-options.js";
 import { resolveOptions } from "../../workers/options.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 
@@ -51,4 +53,16 @@ it("the workers prune after 30 days unless told otherwise", () => {
   expect(() =>
     resolveOptions({ databaseUrl: "postgresql://x/y", redisUrl: "redis://h", retentionDays: -1 }),
   ).toThrow(/retentionDays/);
+});
+
+it("the workers keep usage rollups 400 days unless FLEETQ_USAGE_RETENTION_DAYS says otherwise", () => {
+  const base = { databaseUrl: "postgresql://x/y", redisUrl: "redis://127.0.0.1:6379" };
+  expect(resolveOptions(base).usageRetentionDays).toBe(400);
+  const env = { FLEETQ_USAGE_RETENTION_DAYS: "30" };
+  expect(
+    resolveOptions(workerOptionsFromEnv({ ...base, logger: pino({ level: "silent" }) }, env))
+      .usageRetentionDays,
+  ).toBe(30);
+  for (const bad of [0, -1, 1.5, Number.NaN])
+    expect(() => resolveOptions({ ...base, usageRetentionDays: bad })).toThrow(/usageRetentionDays/);
 });

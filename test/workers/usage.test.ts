@@ -43,6 +43,12 @@ it("records usage and feeds it, decayed, into the fair shares", async () => {
     ["org", 4 * 3600],
     ["team-a", 4 * 3600],
   ]);
+  // The chargeback sample of the same interval: the job's pods hold (BINDING), none runs yet.
+  const samples = await t.db.prisma.usageSample.findMany();
+  expect(samples.reduce((s, r) => s + r.allocGpuSeconds, 0)).toBe(4 * 3600);
+  expect(
+    samples.every((r) => r.queueName === "team-a" && r.gpuModel === "A100" && r.usedGpuSeconds === 0),
+  ).toBe(true);
 
   // Both teams now want the whole cluster.
   for (const queue of ["team-a", "team-b"])

@@ -1,12 +1,15 @@
 // Usage history for time-based fair share: what each queue (leaves and their ancestors) holds on
-// each cluster, as the proportion plugin counts it, recorded for the interval just past. Each
-// worker records the clusters it owns, once per interval.
+// each cluster, as the proportion plugin counts it, recorded for the interval just past; and the
+// chargeback samples per job, rolled up per hour once an hour is wholly sampled. Each worker
+// records the clusters it owns, once per interval.
 import { computeFairShare, type SchedulerConfig } from "../../src/core/index.js";
 import { fairShareConfig } from "../../src/fair-share/fair-share.js";
 import {
   DEFAULT_USAGE_WINDOW,
   clusterSummaries,
   recordQueueUsage,
+  recordUsageSamples,
+  rollUpUsage,
   type Store,
   type UsageWindow,
 } from "../../src/store/index.js";
@@ -20,6 +23,8 @@ export interface RecordUsageOptions {
   views?: ClusterViews;
   /** Only these clusters (the worker's own); absent: every cluster. */
   clusters?: readonly string[];
+  /** How long hourly rollups are kept (days; default 400). */
+  retentionDays?: number;
 }
 
 export async function recordUsage(
@@ -45,6 +50,12 @@ export async function recordUsage(
       },
       opts.window ?? DEFAULT_USAGE_WINDOW,
     );
+    await recordUsageSamples(store, { cluster: cluster.name, at: now, seconds });
+    await rollUpUsage(store, cluster.name, {
+      now,
+      rawWindowSeconds: (opts.window ?? DEFAULT_USAGE_WINDOW).windowSeconds,
+      retentionDays: opts.retentionDays,
+    });
     recorded++;
   }
   return recorded;

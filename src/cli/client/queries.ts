@@ -105,3 +105,8 @@ export const POD_LOG_LINES = `subscription PodLogLines($job: ID!, $pod: String!,
   timestamps: $timestamps) { line end } }`;
 export const RENDER_JOB = `query Render($input: SubmitJobInput!, $cluster: String) { renderJob(input: $input, cluster: $cluster) }`;
 export const JOB_EVENTS = `query JobEvents($id: ID!) { job(id: $id) { events(first: 1000) { kind message } } }`;
+
+const USAGE_HOURS = "{ gpuHours cpuCoreHours memoryGiBHours }";
+export const USAGE_REPORT = `query Usage($from: String!, $to: String!, $groupBy: [UsageGroup!]!, $labelKey: String,
+  $step: UsageStep) { usageReport(from: $from, to: $to, groupBy: $groupBy, labelKey: $labelKey, step: $step) {
+  queue cluster gpuModel label periodStart periodEnd allocated ${USAGE_HOURS} used ${USAGE_HOURS} cost } }`;

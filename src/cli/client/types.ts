@@ -161,3 +161,21 @@ export interface WhatIfResult {
     allocatedAfter: Resources;
   }[];
 }
+
+export interface UsageHours {
+  gpuHours: number;
+  cpuCoreHours: number;
+  memoryGiBHours: number;
+}
+
+export interface UsageRow {
+  queue: string | null;
+  cluster: string | null;
+  gpuModel: string | null;
+  label: string | null;
+  periodStart: string;
+  periodEnd: string;
+  allocated: UsageHours;
+  used: UsageHours;
+  cost: number | null;
+}

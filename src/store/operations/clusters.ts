@@ -6,6 +6,7 @@ import { type Actor, type Store, transact } from "../store.js";
 import { clusterName, labelInputs, labelsToRecord } from "../validation/names.js";
 import { parseInput } from "../validation/parse.js";
 import { clusterPodPolicyInput, storedClusterPodPolicy } from "../validation/pod-policy.js";
+import { closeClusterUsage } from "./chargeback.js";
 import { bumpGeneration, lockCluster } from "./cluster-fence.js";
 
 const registerInput = z
@@ -53,7 +54,8 @@ export async function cordonCluster(store: Store, actor: Actor, input: { name: s
   });
 }
 
-/** Refused while jobs are unfinished on it. Its nodes, quota overrides and usage go with it;
+/** Refused while jobs are unfinished on it. Its nodes, quota overrides and usage history go with
+ * it (its chargeback samples rolled up first: the rollups stay);
  * finished jobs keep their history (their cluster becomes null); its agent tokens are revoked. */
 export async function deleteCluster(store: Store, actor: Actor, input: { name: string }): Promise<true> {
   const { name } = parseInput(z.object({ name: clusterName }).strict(), input);
@@ -62,6 +64,7 @@ export async function deleteCluster(store: Store, actor: Actor, input: { name: s
     const active = await tx.job.count({ where: { clusterName: name, state: { in: UNFINISHED_JOB_STATES } } });
     if (active) throw new ConflictError(`cluster "${name}" has ${active} unfinished job(s)`, "name");
     await tx.queueQuota.deleteMany({ where: { scope: name } });
+    await closeClusterUsage(tx, name);
     await tx.apiToken.updateMany({
       where: { clusterName: name, revokedAt: null },
       data: { revokedAt: new Date() },
