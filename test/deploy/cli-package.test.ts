@@ -159,6 +159,22 @@ tasks:
     expect(logs.code).toBe(0);
   });
 
+  it("the CI examples install this package at its version, and every command they run is in it", async () => {
+    const version = JSON.parse(readFileSync(path.join(PACKAGE_DIR, "package.json"), "utf8")).version;
+    for (const example of ["github-actions.yml", "gitlab-ci.yml"]) {
+      const text = readFileSync(path.join(ROOT, "examples", "jobs", example), "utf8");
+      expect(text, example).toContain(`npm install -g fleetq@${version}`);
+      expect(text, example).not.toMatch(/npm ci|npx fleetq/);
+      const commands = new Set([...text.matchAll(/^\s*(?:- (?:run: )?)?fleetq (\w+)/gm)].map((m) => m[1]!));
+      expect(commands.size, example).toBeGreaterThan(0);
+      for (const command of commands) {
+        const help = await fleetq([command, "--help"]);
+        expect(help.stdout, `${example}: fleetq ${command}`).toContain(`Usage: fleetq ${command}`);
+        expect(help.code).toBe(0);
+      }
+    }
+  });
+
   it("the commands that run the control plane say they are in the server image; exit 3", async () => {
     for (const args of [["serve", "--port", "0"], ["worker"], ["migrate"], ["simulate", "x.yaml"]]) {
       const r = await fleetq(args);
