@@ -1,6 +1,6 @@
 // `fleetq token create|revoke|list`. `token create --admin` works on the database directly
 // (DATABASE_URL), for the first token of a fresh deployment, before any token exists: the server
-// side provides it (command-tree.ts), the client package only says where it is.
+// side provides it (program.ts), the client package only says where it is.
 import type { Command } from "commander";
 import { CREATE_TOKEN, LIST_TOKENS, REVOKE_TOKEN } from "../client/queries.js";
 import { action, apiClientOf, outputFormat, print, printErr, printJson } from "../command-context.js";
