@@ -6,6 +6,7 @@
 // Last, the compiled CLI is bundled into dist/cli/ (what bin/fleetq.mjs runs): one file to load
 // instead of hundreds starts `fleetq` much faster (`bench:cli`); the commands' lazy imports stay
 // separate chunks, and every package but the few the everyday commands need stays in node_modules.
+// The client package's `fleetq` (packages/cli) is bundled from the same compiled code.
 // `fleetq simulate`'s code is bundled once more on its own, with V8's compiled code for it.
 import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -46,36 +47,31 @@ writeFileSync(path.join(distPublic, "app.bundle.js"), await dashboardBundle());
 const BUNDLED = new Set(["commander", "zod", "yaml"]);
 const packageOf = (spec) => spec.split("/").slice(0, spec.startsWith("@") ? 2 : 1).join("/");
 const { build } = await import("esbuild");
-const plugins = [
-  {
-    name: "packages-stay-in-node-modules",
-    setup(b) {
-      b.onResolve({ filter: /^[^./]/ }, (a) => (BUNDLED.has(packageOf(a.path)) ? undefined : { external: true }));
-    },
+const packagesStayInNodeModules = {
+  name: "packages-stay-in-node-modules",
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (a) => (BUNDLED.has(packageOf(a.path)) ? undefined : { external: true }));
   },
-  {
-    // zod's `locales` namespace holds every language's messages; fleetq's are English only, and
-    // the other ~40 locales would be most of what the commands that check input with zod load.
-    name: "zod-english-only",
-    setup(b) {
-      b.onResolve({ filter: /\/locales\/index\.js$/ }, (a) =>
-        a.importer.includes(`${path.sep}zod${path.sep}`)
-          ? { path: path.join(path.dirname(a.importer), a.path), namespace: "zod-locales" }
-          : undefined,
-      );
-      b.onLoad({ filter: /.*/, namespace: "zod-locales" }, (a) => ({
-        contents: `export { default as en } from ${JSON.stringify(path.join(path.dirname(a.path), "en.js"))};`,
-        resolveDir: path.dirname(a.path),
-      }));
-    },
+};
+// zod's `locales` namespace holds every language's messages; fleetq's are English only, and the
+// other ~40 locales would be most of what the commands that check input with zod load.
+const zodEnglishOnly = {
+  name: "zod-english-only",
+  setup(b) {
+    b.onResolve({ filter: /\/locales\/index\.js$/ }, (a) =>
+      a.importer.includes(`${path.sep}zod${path.sep}`)
+        ? { path: path.join(path.dirname(a.importer), a.path), namespace: "zod-locales" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "zod-locales" }, (a) => ({
+      contents: `export { default as en } from ${JSON.stringify(path.join(path.dirname(a.path), "en.js"))};`,
+      resolveDir: path.dirname(a.path),
+    }));
   },
-];
-// the bundled CommonJS packages (commander) require Node's built-ins
-const requireBanner =
-  'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);';
-await build({
-  entryPoints: { main: path.join(dist, "src/cli/main.js") },
-  outdir: path.join(dist, "cli"),
+};
+const plugins = [packagesStayInNodeModules, zodEnglishOnly];
+/** The CLI as ES modules: one file to start from, the lazily imported parts in chunks of their own. */
+const esmBundle = {
   bundle: true,
   splitting: true,
   format: "esm",
@@ -83,9 +79,45 @@ await build({
   target: "node20",
   minifyWhitespace: true,
   minifySyntax: true,
-  banner: { js: requireBanner },
+  // the bundled CommonJS packages (commander) require Node's built-ins
+  banner: {
+    js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);',
+  },
   logLevel: "warning",
+};
+await build({
+  ...esmBundle,
+  entryPoints: { main: path.join(dist, "src/cli/main.js") },
+  outdir: path.join(dist, "cli"),
   plugins,
+});
+
+// The client package (packages/cli): the commands run against an API, every package they use
+// bundled in (ws's optional native speed-ups aside), so that it installs from its tarball with no
+// dependencies; no database, Redis, server or scheduling code (test/deploy/cli-package.test.ts).
+// src/cli/lazy.js requires its packages by a name known when run: in the client package, a require
+// of each by its literal name stands in for it, which the bundler follows.
+const { LAZY_PACKAGES } = await import(pathToFileURL(path.join(dist, "src/cli/lazy.js")).href);
+const lazyModules = LAZY_PACKAGES.map((p) => `${JSON.stringify(p)}: () => require(${JSON.stringify(p)})`);
+const lazyPackagesBundled = {
+  name: "lazy-packages-bundled",
+  setup(b) {
+    b.onLoad({ filter: /[/\\]src[/\\]cli[/\\]lazy\.js$/ }, () => ({
+      contents:
+        `const modules = { ${lazyModules.join(", ")} };\n` +
+        "export function lazyRequire(name) { let loaded; return () => (loaded ??= modules[name]()); }",
+      resolveDir: path.join(dist, "src/cli"),
+    }));
+  },
+};
+const clientDist = path.join(root, "packages", "cli", "dist");
+rmSync(clientDist, { recursive: true, force: true });
+await build({
+  ...esmBundle,
+  entryPoints: { fleetq: path.join(dist, "src/cli/client-main.js") },
+  outdir: clientDist,
+  external: ["bufferutil", "utf-8-validate"],
+  plugins: [zodEnglishOnly, lazyPackagesBundled],
 });
 
 // `fleetq simulate`'s code (the scenario reader, the scheduling core, the YAML parser) once more as

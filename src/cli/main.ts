@@ -3,14 +3,13 @@
 // `fleetq --version` start without loading the command tree (commander and every command's
 // module): they are most of what those short runs would otherwise load.
 import { plainSimulateArgs, runSimulate } from "./commands/simulate.js";
+import { isVersionOnly, projectVersion } from "./paths.js";
 
 const args = process.argv.slice(2);
 const simulate = plainSimulateArgs(args);
 if (simulate) await runSimulate(simulate.paths, simulate.opts);
-else if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
-  const { projectVersion } = await import("./paths.js");
-  process.stdout.write(`${projectVersion()}\n`);
-} else {
+else if (isVersionOnly(args)) process.stdout.write(`${projectVersion()}\n`);
+else {
   const { buildProgram } = await import("./program.js");
   await buildProgram().parseAsync(process.argv);
 }

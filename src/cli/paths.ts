@@ -18,3 +18,7 @@ export function projectVersion(): string {
   return (JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string })
     .version;
 }
+
+/** `fleetq --version` alone: answered without loading the command tree. */
+export const isVersionOnly = (args: string[]): boolean =>
+  args.length === 1 && (args[0] === "--version" || args[0] === "-V");

@@ -42,10 +42,12 @@ export async function startCliControlPlane(): Promise<CliControlPlane> {
   const db = await createTestDatabase();
   const prefix = testRedisPrefix("fleetq-cli-test");
   const admin = `fq_cli_test_admin_${Math.random().toString(36).slice(2)}`;
+  const bindQueuePrefix = `${prefix}bind`;
   const server = await createApiServer({
     databaseUrl: db.url,
     redisUrl: TEST_REDIS_URL,
     redisPrefix: prefix,
+    agentQueuePrefix: bindQueuePrefix,
     port: 0,
     host: "127.0.0.1",
     adminToken: admin,
@@ -84,7 +86,6 @@ export async function startCliControlPlane(): Promise<CliControlPlane> {
   const member = await token({ name: "team-a-ci", role: "MEMBER", queues: ["team-a"] });
   const agentToken = await token({ name: "agent-sim", role: "AGENT", cluster: "sim" });
 
-  const bindQueuePrefix = `${prefix}bind`;
   let workers: RunningWorkers | null = null;
   let agent: RunningAgent | null = null;
   try {

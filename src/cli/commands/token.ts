@@ -1,5 +1,6 @@
 // `fleetq token create|revoke|list`. `token create --admin` works on the database directly
-// (DATABASE_URL), for the first token of a fresh deployment, before any token exists.
+// (DATABASE_URL), for the first token of a fresh deployment, before any token exists: the server
+// side provides it (program.ts), the client package only says where it is.
 import type { Command } from "commander";
 import { CREATE_TOKEN, LIST_TOKENS, REVOKE_TOKEN } from "../client/queries.js";
 import { action, apiClientOf, outputFormat, print, printErr, printJson } from "../command-context.js";
@@ -29,7 +30,13 @@ interface TokenRow {
   revokedAt: string | null;
 }
 
-export function registerToken(program: Command): void {
+/** Writes an ADMIN token straight into the database (`token create --admin`). */
+export type AdminTokenWriter = (
+  databaseUrl: string | undefined,
+  name: string,
+) => Promise<{ id: string; secret: string }>;
+
+export function registerToken(program: Command, writeAdminToken: AdminTokenWriter): void {
   const token = program.command("token").description("API tokens: create, revoke, list");
 
   token
@@ -53,8 +60,7 @@ export function registerToken(program: Command): void {
         if (opts.admin) {
           if (opts.role && opts.role.toUpperCase() !== "ADMIN")
             throw new CliError("--admin creates ADMIN tokens; drop --role");
-          const { createAdminTokenInDatabase } = await import("../database-admin.js");
-          const created = await createAdminTokenInDatabase(opts.databaseUrl, opts.name ?? "admin");
+          const created = await writeAdminToken(opts.databaseUrl, opts.name ?? "admin");
           print(created.secret);
           printErr(
             `ADMIN token "${opts.name ?? "admin"}" created (id ${created.id}); the secret above is shown once`,
