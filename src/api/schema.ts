@@ -17,6 +17,7 @@ import { tokenResolvers } from "./resolvers/tokens.js";
 import { roleBindingResolvers } from "./resolvers/role-bindings.js";
 import { whatIfResolvers } from "./resolvers/what-if.js";
 import { logResolvers } from "./resolvers/logs.js";
+import { dryRunResolvers } from "./resolvers/dry-run.js";
 
 /** schema.graphql, found by walking up from this file (works from src/ and from a build in dist/). */
 export function readSchemaSource(): string {
@@ -55,6 +56,7 @@ export const resolvers = merge(
   whatIfResolvers,
   estimateResolvers,
   logResolvers,
+  dryRunResolvers,
 );
 
 export function buildSchema(): GraphQLSchema {

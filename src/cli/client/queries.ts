@@ -105,3 +105,11 @@ export const POD_LOG_LINES = `subscription PodLogLines($job: ID!, $pod: String!,
   timestamps: $timestamps) { line end } }`;
 export const RENDER_JOB = `query Render($input: SubmitJobInput!, $cluster: String) { renderJob(input: $input, cluster: $cluster) }`;
 export const JOB_EVENTS = `query JobEvents($id: ID!) { job(id: $id) { events(first: 1000) { kind message } } }`;
+
+const DRY_RUN_FIELDS = `name queue cluster named tier message estimatedStart estimatedCluster
+  clusters { cluster chosen candidate message short { resource amount } estimatedStart estimated }
+  evictions { job name queue cluster pods action message at now }`;
+export const DRY_RUN_SUBMIT = `query DryRunSubmit($input: SubmitJobInput!) { dryRunSubmit(input: $input) { ${DRY_RUN_FIELDS} } }`;
+export const DRY_RUN_SUBMIT_JOBS = `query DryRunSubmitJobs($inputs: [SubmitJobInput!]!) { dryRunSubmitJobs(inputs: $inputs) { ${DRY_RUN_FIELDS} } }`;
+export const DRY_RUN_SUBMIT_WORKLOAD = `query DryRunSubmitWorkload($input: SubmitWorkloadInput!) { dryRunSubmitWorkload(input: $input) { ${DRY_RUN_FIELDS} } }`;
+export const DRY_RUN_SUBMIT_WORKLOADS = `query DryRunSubmitWorkloads($inputs: [SubmitWorkloadInput!]!) { dryRunSubmitWorkloads(inputs: $inputs) { ${DRY_RUN_FIELDS} } }`;

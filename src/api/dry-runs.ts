@@ -1,0 +1,139 @@
+// Dry runs of submissions: read the fleet, plan with admission's and the estimator's own code
+// (workers/admission/dry-run.ts, pure), answer. What is kept between dry runs is what admission
+// keeps between passes — a cache of the clusters (brought up to date by their changes, not read
+// in full each time) and the bases built from it — made on the first dry run, so an API that
+// answers none holds none. Dry runs go one at a time: they share those bases.
+import { defaultSchedulerConfig, type SchedulerConfig, type Snapshot } from "../core/index.js";
+import type { JobRuntime } from "../estimate/estimate-starts.js";
+import {
+  admissionCandidatesByIds,
+  ClusterCache,
+  clusterSummaries,
+  jobRuntimeHints,
+  type PreviewedJob,
+  queueRuntimeSamples,
+  type Store,
+  unadmittedJobs,
+  type UsageWindow,
+} from "../store/index.js";
+import {
+  type AdmissionPlan,
+  type DryRunAnswer,
+  type DryRunJob,
+  planAdmission,
+  planStarts,
+} from "../../workers/admission/dry-run.js";
+import { AdmissionState } from "../../workers/admission/state.js";
+import { DEFAULT_ADMISSION_CHUNK } from "../../workers/options.js";
+
+/** Computation the estimates of one dry run may take (the admission part and the next cycle's
+ * evictions are always answered). */
+export const DRY_RUN_ESTIMATE_BUDGET_MS = 400;
+/** Sessions simulated per cluster, at most (the workers' estimates run up to 200). */
+export const DRY_RUN_MAX_SESSIONS = 100;
+
+export class DryRuns {
+  private held: { cache: ClusterCache; state: AdmissionState } | null = null;
+  private last: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly store: Store,
+    private readonly config: SchedulerConfig = defaultSchedulerConfig(),
+    private readonly usageWindow: UsageWindow | null = null,
+    private readonly budgetMs = DRY_RUN_ESTIMATE_BUDGET_MS,
+  ) {}
+
+  /** The answers for these jobs (previewed by the store: checked, never stored). */
+  run(jobs: readonly PreviewedJob[]): Promise<DryRunAnswer[]> {
+    const next = this.last.catch(() => {}).then(() => this.runNow(jobs));
+    this.last = next;
+    return next;
+  }
+
+  private async runNow(previewed: readonly PreviewedJob[]): Promise<DryRunAnswer[]> {
+    this.held ??= (() => {
+      const cache = new ClusterCache(this.store);
+      return { cache, state: new AdmissionState(cache) };
+    })();
+    const { cache, state } = this.held;
+    const now = Date.now();
+    const usage = this.usageWindow ?? undefined;
+    const [clusters, waiting] = await Promise.all([
+      clusterSummaries(this.store),
+      unadmittedJobs(this.store).then((list) =>
+        admissionCandidatesByIds(
+          this.store,
+          list.map((j) => j.id),
+        ),
+      ),
+    ]);
+    await state.refresh(clusters, this.config, { now, usage });
+    const jobs: DryRunJob[] = previewed.map((p) => ({ candidate: p.candidate, named: p.job.clusterName }));
+    const plan = planAdmission(
+      {
+        clusters,
+        bases: state.bases,
+        waiting,
+        config: this.config,
+        batch: DEFAULT_ADMISSION_CHUNK.jobs,
+        batchPods: DEFAULT_ADMISSION_CHUNK.pods,
+      },
+      jobs,
+    );
+    const snapshots = await this.snapshotsOf(cache, neededClusters(plan), now, usage);
+    const deadline = performance.now() + this.budgetMs;
+    return planStarts(plan, {
+      config: this.config,
+      snapshots,
+      topologies: new Map(previewed.map((p) => [p.candidate.spec.uid, p.candidate.topologies])),
+      estimate: {
+        ...(await this.runtimes(snapshots, plan, previewed, now)),
+        maxSessions: DRY_RUN_MAX_SESSIONS,
+      },
+      stop: () => performance.now() > deadline,
+    });
+  }
+
+  private async snapshotsOf(
+    cache: ClusterCache,
+    clusters: readonly string[],
+    now: number,
+    usage: UsageWindow | undefined,
+  ): Promise<Map<string, Snapshot>> {
+    const read = await Promise.all(clusters.map((c) => cache.refresh(c, { now, usage })));
+    return new Map(clusters.map((c, i) => [c, read[i]!.snapshot]));
+  }
+
+  /** The run times the estimator reads: declared ones (the new jobs' from their inputs) and each
+   * queue's recent ones. */
+  private async runtimes(
+    snapshots: ReadonlyMap<string, Snapshot>,
+    plan: AdmissionPlan,
+    previewed: readonly PreviewedJob[],
+    now: number,
+  ) {
+    const ids = [...snapshots.values(), { jobs: [...plan.sent.values()].flat() }].flatMap((s) =>
+      s.jobs.map((j) => j.uid),
+    );
+    const [hints, samples] = await Promise.all([
+      jobRuntimeHints(this.store, ids),
+      queueRuntimeSamples(this.store, new Date(now)),
+    ]);
+    const runtimes = new Map<string, JobRuntime>();
+    const ms = (s: number | null) => (s === null ? null : s * 1000);
+    for (const [id, h] of hints)
+      runtimes.set(id, { expectedMs: ms(h.expectedSeconds), maxMs: ms(h.maxSeconds) });
+    for (const { job } of previewed)
+      runtimes.set(job.id, { expectedMs: ms(job.expectedRuntimeSeconds), maxMs: ms(job.maxRuntimeSeconds) });
+    const queueRuntimeSamplesMs = new Map([...samples].map(([q, list]) => [q, list.map((s) => s * 1000)]));
+    return { runtimes, queueRuntimeSamplesMs };
+  }
+}
+
+/** The clusters whose snapshots the estimates need: where jobs go, and the runners-up. */
+function neededClusters(plan: AdmissionPlan): string[] {
+  const names = new Set<string>();
+  for (const a of plan.answers) if (a.cluster) names.add(a.cluster);
+  for (const list of plan.runnersUp.values()) for (const c of list) names.add(c);
+  return [...names].sort();
+}
