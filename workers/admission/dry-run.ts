@@ -296,7 +296,7 @@ export function planStarts(plan: AdmissionPlan, inputs: StartInputs): DryRunAnsw
       a.evictions = sim.evictions;
       const row = a.clusters.find((c) => c.chosen)!;
       row.estimatedStart = a.estimatedStart;
-      row.estimated = true;
+      row.estimated = sim.complete || a.estimatedStart !== null;
     }
   }
   for (const a of answers) estimateRunnersUp(a, plan, inputs);
