@@ -80,7 +80,9 @@ export function dryRunText(a: SubmitDryRunView, now = Date.now()): string {
     ? `estimated start ${when(a.estimatedStart, now)}${!a.cluster && a.estimatedCluster ? ` on ${a.estimatedCluster}` : ""}`
     : "estimated start unknown";
   const out = [`Dry run of job ${a.name} in queue ${a.queue}: ${where}; ${start}. Nothing was submitted.`];
-  out.push(`  ${a.message}`, "");
+  // The chosen cluster's row says admission's words; without one, the reason is said here.
+  if (!a.clusters.some((c) => c.chosen)) out.push(`  ${a.message}`);
+  out.push("");
   out.push(
     renderTable(
       [
