@@ -1,4 +1,4 @@
-// `fleetq submit job.yaml [--queue Q] [--cluster C] [--wait] [--timeout 30m]`: submits a job
+// `fleetq submit job.yaml [--queue Q] [--cluster C] [--wait] [--timeout 30m] [--dry-run]`: submits a job
 // spec; with --wait follows it and exits with its outcome (0 succeeded, 1 failed or cancelled,
 // 2 timed out, 3 rejected) — the command CI pipelines call.
 import type { Command } from "commander";
