@@ -21,14 +21,16 @@ import {
   type DryRunAnswer,
   type DryRunJob,
   planAdmission,
+  planRunnersUp,
   planStarts,
+  type StartInputs,
 } from "../../workers/admission/dry-run.js";
 import { AdmissionState } from "../../workers/admission/state.js";
 import { DEFAULT_ADMISSION_CHUNK } from "../../workers/options.js";
 
-/** Computation the estimates of one dry run may take (the admission part and the next cycle's
- * evictions are always answered). */
-export const DRY_RUN_ESTIMATE_BUDGET_MS = 400;
+/** How long one dry run may go on estimating: past it, no more sessions are simulated and no
+ * runner-up is read (admission's decision and the next cycle's evictions are always answered). */
+export const DRY_RUN_BUDGET_MS = 800;
 /** Sessions simulated per cluster, at most (the workers' estimates run up to 200). */
 export const DRY_RUN_MAX_SESSIONS = 100;
 
@@ -40,7 +42,7 @@ export class DryRuns {
     private readonly store: Store,
     private readonly config: SchedulerConfig = defaultSchedulerConfig(),
     private readonly usageWindow: UsageWindow | null = null,
-    private readonly budgetMs = DRY_RUN_ESTIMATE_BUDGET_MS,
+    private readonly budgetMs = DRY_RUN_BUDGET_MS,
   ) {}
 
   /** The answers for these jobs (previewed by the store: checked, never stored). */
@@ -57,6 +59,7 @@ export class DryRuns {
     })();
     const { cache, state } = this.held;
     const now = Date.now();
+    const deadline = performance.now() + this.budgetMs;
     const usage = this.usageWindow ?? undefined;
     const [clusters, waiting] = await Promise.all([
       clusterSummaries(this.store),
@@ -80,9 +83,23 @@ export class DryRuns {
       },
       jobs,
     );
-    const snapshots = await this.snapshotsOf(cache, neededClusters(plan), now, usage);
-    const deadline = performance.now() + this.budgetMs;
-    return planStarts(plan, {
+    const read = (names: readonly string[]) => this.startInputs(cache, names, plan, previewed, now, deadline);
+    const answers = planStarts(plan, await read(chosenClusters(plan)));
+    if (performance.now() > deadline) return answers;
+    return planRunnersUp(plan, answers, await read(runnersUp(plan)));
+  }
+
+  /** What the estimator needs on these clusters: their snapshots and the run times of their jobs. */
+  private async startInputs(
+    cache: ClusterCache,
+    clusters: readonly string[],
+    plan: AdmissionPlan,
+    previewed: readonly PreviewedJob[],
+    now: number,
+    deadline: number,
+  ): Promise<StartInputs> {
+    const snapshots = await this.snapshotsOf(cache, clusters, now, this.usageWindow ?? undefined);
+    return {
       config: this.config,
       snapshots,
       topologies: new Map(previewed.map((p) => [p.candidate.spec.uid, p.candidate.topologies])),
@@ -91,7 +108,7 @@ export class DryRuns {
         maxSessions: DRY_RUN_MAX_SESSIONS,
       },
       stop: () => performance.now() > deadline,
-    });
+    };
   }
 
   private async snapshotsOf(
@@ -130,10 +147,9 @@ export class DryRuns {
   }
 }
 
-/** The clusters whose snapshots the estimates need: where jobs go, and the runners-up. */
-function neededClusters(plan: AdmissionPlan): string[] {
-  const names = new Set<string>();
-  for (const a of plan.answers) if (a.cluster) names.add(a.cluster);
-  for (const list of plan.runnersUp.values()) for (const c of list) names.add(c);
-  return [...names].sort();
-}
+/** The clusters the plan sends the dry run's jobs to. */
+const chosenClusters = (plan: AdmissionPlan): string[] =>
+  [...new Set(plan.answers.flatMap((a) => (a.cluster ? [a.cluster] : [])))].sort();
+
+/** The jobs' runners-up. */
+const runnersUp = (plan: AdmissionPlan): string[] => [...new Set([...plan.runnersUp.values()].flat())].sort();

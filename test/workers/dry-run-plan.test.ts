@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { defaultSchedulerConfig, type PodGroupSpec, type Snapshot } from "../../src/core/index.js";
 import type { AdmissionCandidate } from "../../src/store/index.js";
 import { ClusterBase } from "../../workers/admission/cluster-view.js";
-import { type DryRunJob, planAdmission, planStarts } from "../../workers/admission/dry-run.js";
+import { type DryRunJob, planAdmission, planRunnersUp, planStarts } from "../../workers/admission/dry-run.js";
 import { job, NOW, node, pod, queue } from "../../bench/generate.js";
 import { candidateOf, readyCluster } from "./admission-fixtures.js";
 
@@ -65,7 +65,9 @@ describe("a dry run's plan", () => {
     const plan = planAdmission(fleet(), jobs);
     expect(plan.answers[0]).toMatchObject({ cluster: "alpha", tier: 1, named: false });
     expect(plan.runnersUp.get("b")).toEqual(["beta"]);
-    const [a] = planStarts(plan, starts());
+    const [chosen] = planStarts(plan, starts());
+    expect(chosen!.clusters.map((c) => c.estimated)).toEqual([true, false]);
+    const [a] = planRunnersUp(plan, [chosen!], starts());
     const now = a!.evictions.filter((e) => e.now);
     expect(now.map((e) => [e.queue, e.cluster, e.pods, e.action])).toEqual(
       Array.from({ length: 4 }, () => ["team-a", "alpha", 1, "reclaim"]),

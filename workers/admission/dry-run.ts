@@ -274,9 +274,9 @@ interface Simulated {
 }
 
 /**
- * Completes the answers: on each cluster the plan sends jobs to, the estimator with those jobs
- * added (their starts, the evictions of the first session — the next cycle — and of the later
- * ones before the last of them starts), then on each job's runners-up with the job added there.
+ * The starts on the clusters the plan sends jobs to: the estimator there with those jobs added
+ * (their starts, the evictions of the first session — the next cycle — and of the later ones
+ * before the last of them starts). The runners-up are `planRunnersUp`'s.
  */
 export function planStarts(plan: AdmissionPlan, inputs: StartInputs): DryRunAnswer[] {
   const answers = plan.answers.map((a) => ({ ...a, clusters: a.clusters.map((c) => ({ ...c })) }));
@@ -299,8 +299,19 @@ export function planStarts(plan: AdmissionPlan, inputs: StartInputs): DryRunAnsw
       row.estimated = sim.complete || a.estimatedStart !== null;
     }
   }
-  for (const a of answers) estimateRunnersUp(a, plan, inputs);
   return answers;
+}
+
+/** The answers with each job's runners-up estimated (the job added there), as far as the budget
+ * goes. */
+export function planRunnersUp(
+  plan: AdmissionPlan,
+  answers: readonly DryRunAnswer[],
+  inputs: StartInputs,
+): DryRunAnswer[] {
+  const out = answers.map((a) => ({ ...a, clusters: a.clusters.map((c) => ({ ...c })) }));
+  for (const a of out) estimateRunnersUp(a, plan, inputs);
+  return out;
 }
 
 function estimateRunnersUp(a: DryRunAnswer, plan: AdmissionPlan, inputs: StartInputs): void {
