@@ -106,42 +106,32 @@ function mayTake(summary: ClusterSummary, c: AdmissionCandidate): boolean {
   );
 }
 
+/** Where admission sends a job, and its words. */
+type Decision = { cluster: string; tier: 1 | 2; message: string };
+
+/** What admission's pass decided for the dry run's jobs. */
+interface Decided {
+  views: Map<string, ClusterView>;
+  assigned: Map<string, Decision>;
+  reasons: Map<string, Unplaced>;
+  /** Per cluster, the jobs sent there (those already waiting included). */
+  sent: Map<string, PodGroupSpec[]>;
+}
+
 /**
- * Admission's decisions for the jobs: the waiting jobs and the new ones (those naming no cluster)
- * in admission's order and chunks, each chunk decided by `decide` on views that remember the
- * chunks before it; it stops after the last chunk holding a new job.
+ * Admission's decisions for the jobs, and the answers with their runners-up (at most `runnersUp`
+ * per job). A job naming its cluster skips admission and goes there.
  */
 export function planAdmission(fleet: DryRunFleet, jobs: readonly DryRunJob[], runnersUp = 2): AdmissionPlan {
-  const views = new Map([...fleet.bases].map(([name, base]) => [name, new ClusterView(base)]));
-  const fresh = new Set(jobs.filter((j) => j.named === null).map((j) => j.candidate.spec.uid));
-  const all = [...fleet.waiting, ...jobs.filter((j) => j.named === null).map((j) => j.candidate)].sort(
-    admissionOrder,
+  const d = decideAll(
+    fleet,
+    jobs.filter((j) => j.named === null).map((j) => j.candidate),
   );
-  const byId = new Map(all.map((c) => [c.spec.uid, c]));
-  const decided = new Map<string, { cluster: string; tier: 1 | 2; message: string }>();
-  const reasons = new Map<string, Unplaced>();
-  const sent = new Map<string, PodGroupSpec[]>();
-  let left = fresh.size;
-  const list = all.map((c) => ({ id: c.spec.uid, pods: c.spec.pods.length }));
-  for (const ids of chunks(list, fleet.batch, fleet.batchPods)) {
-    if (!left) break;
-    const d = decide(
-      ids.map((id) => byId.get(id)!),
-      views,
-      fleet.clusters,
-    );
-    for (const a of d.assigned) {
-      decided.set(a.job, a);
-      sent.set(a.cluster, [...(sent.get(a.cluster) ?? []), byId.get(a.job)!.spec]);
-    }
-    for (const r of d.reasons) if (fresh.has(r.job)) reasons.set(r.job, r.reason.clusters);
-    left -= ids.filter((id) => fresh.has(id)).length;
-  }
   for (const j of jobs)
-    if (j.named !== null) sent.set(j.named, [...(sent.get(j.named) ?? []), j.candidate.spec]);
+    if (j.named !== null) d.sent.set(j.named, [...(d.sent.get(j.named) ?? []), j.candidate.spec]);
   const plan: AdmissionPlan = {
     answers: [],
-    sent,
+    sent: d.sent,
     runnersUp: new Map(),
     specs: new Map(jobs.map((j) => [j.candidate.spec.uid, j.candidate.spec])),
   };
@@ -149,7 +139,7 @@ export function planAdmission(fleet: DryRunFleet, jobs: readonly DryRunJob[], ru
     const answer =
       j.named !== null
         ? namedAnswer(fleet, j.candidate, j.named)
-        : admittedAnswer(fleet, views, j.candidate, decided.get(j.candidate.spec.uid), reasons);
+        : admittedAnswer(fleet, d.views, j.candidate, d.assigned.get(j.candidate.spec.uid), d.reasons);
     plan.answers.push(answer);
     plan.runnersUp.set(
       answer.job,
@@ -160,6 +150,40 @@ export function planAdmission(fleet: DryRunFleet, jobs: readonly DryRunJob[], ru
     );
   }
   return plan;
+}
+
+/**
+ * The jobs waiting for admission and the new ones in admission's order and chunks, each chunk
+ * decided by `decide` on views that remember the chunks before it, as the next pass would; it
+ * stops after the last chunk holding a new job.
+ */
+function decideAll(fleet: DryRunFleet, fresh: readonly AdmissionCandidate[]): Decided {
+  const d: Decided = {
+    views: new Map([...fleet.bases].map(([name, base]) => [name, new ClusterView(base)])),
+    assigned: new Map(),
+    reasons: new Map(),
+    sent: new Map(),
+  };
+  const mine = new Set(fresh.map((c) => c.spec.uid));
+  const all = [...fleet.waiting, ...fresh].sort(admissionOrder);
+  const byId = new Map(all.map((c) => [c.spec.uid, c]));
+  let left = mine.size;
+  const list = all.map((c) => ({ id: c.spec.uid, pods: c.spec.pods.length }));
+  for (const ids of chunks(list, fleet.batch, fleet.batchPods)) {
+    if (!left) break;
+    const out = decide(
+      ids.map((id) => byId.get(id)!),
+      d.views,
+      fleet.clusters,
+    );
+    for (const a of out.assigned) {
+      d.assigned.set(a.job, a);
+      d.sent.set(a.cluster, [...(d.sent.get(a.cluster) ?? []), byId.get(a.job)!.spec]);
+    }
+    for (const r of out.reasons) if (mine.has(r.job)) d.reasons.set(r.job, r.reason.clusters);
+    left -= ids.filter((id) => mine.has(id)).length;
+  }
+  return d;
 }
 
 /** Admission's reasons, per cluster, for a job it sends nowhere. */
@@ -206,39 +230,9 @@ function admittedAnswer(
   fleet: DryRunFleet,
   views: ReadonlyMap<string, ClusterView>,
   c: AdmissionCandidate,
-  decision: { cluster: string; tier: 1 | 2; message: string } | undefined,
+  decision: Decision | undefined,
   reasons: ReadonlyMap<string, Unplaced>,
 ): DryRunAnswer {
-  const scored = (s: ClusterSummary) => {
-    const view = views.get(s.name);
-    return view && mayTake(s, c) ? scoreOf(view, c) : null;
-  };
-  const unplaced = reasons.get(c.spec.uid);
-  const clusters = fleet.clusters.map((s): DryRunClusterAnswer & { score: number | null } => {
-    const score = scored(s);
-    const chosen = decision?.cluster === s.name;
-    const why = unplaced?.find((r) => r.cluster === s.name);
-    const message = chosen
-      ? decision!.message
-      : (why?.message ??
-        (score !== null ? `may take it too (score ${score})` : assess(s, undefined, c).message));
-    return {
-      cluster: s.name,
-      chosen,
-      candidate: score !== null,
-      message,
-      short: why?.short ?? [],
-      estimatedStart: null,
-      estimated: false,
-      score,
-    };
-  });
-  clusters.sort(
-    (a, b) =>
-      Number(b.chosen) - Number(a.chosen) ||
-      (b.score ?? Number.NEGATIVE_INFINITY) - (a.score ?? Number.NEGATIVE_INFINITY) ||
-      (a.cluster < b.cluster ? -1 : 1),
-  );
   return {
     job: c.spec.uid,
     cluster: decision?.cluster ?? null,
@@ -249,9 +243,41 @@ function admittedAnswer(
       `no cluster can run the gang now (${fleet.clusters.length} considered); it would wait for admission`,
     estimatedStart: null,
     estimatedCluster: null,
-    clusters: clusters.map(({ score: _score, ...rest }) => rest),
+    clusters: clusterRows(fleet, views, c, decision, reasons.get(c.spec.uid)),
     evictions: [],
   };
+}
+
+/** Every cluster for the job: the chosen one, the other candidates by score, then the rest. */
+function clusterRows(
+  fleet: DryRunFleet,
+  views: ReadonlyMap<string, ClusterView>,
+  c: AdmissionCandidate,
+  decision: Decision | undefined,
+  unplaced: Unplaced | undefined,
+): DryRunClusterAnswer[] {
+  const rows = fleet.clusters.map((s) => {
+    const view = views.get(s.name);
+    const score = view && mayTake(s, c) ? scoreOf(view, c) : null;
+    const chosen = decision?.cluster === s.name;
+    const why = unplaced?.find((r) => r.cluster === s.name);
+    const message = chosen
+      ? decision!.message
+      : (why?.message ??
+        (score !== null ? `may take it too (score ${score})` : assess(s, undefined, c).message));
+    const row: DryRunClusterAnswer = {
+      cluster: s.name,
+      chosen,
+      candidate: score !== null,
+      message,
+      short: why?.short ?? [],
+      estimatedStart: null,
+      estimated: false,
+    };
+    return { row, score: chosen ? Number.POSITIVE_INFINITY : (score ?? Number.NEGATIVE_INFINITY) };
+  });
+  rows.sort((a, b) => b.score - a.score || (a.row.cluster < b.row.cluster ? -1 : 1));
+  return rows.map((r) => r.row);
 }
 
 /** What the estimator needs besides the snapshots. */
