@@ -33,10 +33,17 @@ import { DEFAULT_ADMISSION_CHUNK } from "../../workers/options.js";
 export const DRY_RUN_BUDGET_MS = 800;
 /** Sessions simulated per cluster, at most (the workers' estimates run up to 200). */
 export const DRY_RUN_MAX_SESSIONS = 100;
+/** How long the queues' recent run times are used again: they move as jobs finish. */
+const QUEUE_RUNTIMES_TTL_MS = 30_000;
+/** Declared run times kept, at most (a job's never changes). */
+const MAX_KEPT_RUNTIMES = 200_000;
 
 export class DryRuns {
   private held: { cache: ClusterCache; state: AdmissionState } | null = null;
   private last: Promise<unknown> = Promise.resolve();
+  /** Declared run times by job, read once per job. */
+  private readonly declared = new Map<string, JobRuntime>();
+  private queueRuntimes: { at: number; samples: Map<string, number[]> } | null = null;
 
   constructor(
     private readonly store: Store,
@@ -132,18 +139,42 @@ export class DryRuns {
     const ids = [...snapshots.values(), { jobs: [...plan.sent.values()].flat() }].flatMap((s) =>
       s.jobs.map((j) => j.uid),
     );
-    const [hints, samples] = await Promise.all([
-      jobRuntimeHints(this.store, ids),
-      queueRuntimeSamples(this.store, new Date(now)),
+    const fresh = new Set(previewed.map((p) => p.job.id));
+    const [, samples] = await Promise.all([
+      this.readDeclared(ids.filter((id) => !fresh.has(id))),
+      this.queueSamples(now),
     ]);
-    const runtimes = new Map<string, JobRuntime>();
     const ms = (s: number | null) => (s === null ? null : s * 1000);
-    for (const [id, h] of hints)
-      runtimes.set(id, { expectedMs: ms(h.expectedSeconds), maxMs: ms(h.maxSeconds) });
+    const runtimes = new Map<string, JobRuntime>();
+    for (const id of ids) {
+      const known = this.declared.get(id);
+      if (known) runtimes.set(id, known);
+    }
     for (const { job } of previewed)
       runtimes.set(job.id, { expectedMs: ms(job.expectedRuntimeSeconds), maxMs: ms(job.maxRuntimeSeconds) });
     const queueRuntimeSamplesMs = new Map([...samples].map(([q, list]) => [q, list.map((s) => s * 1000)]));
     return { runtimes, queueRuntimeSamplesMs };
+  }
+
+  /** Reads the declared run times of the jobs not read before (a job's never changes). */
+  private async readDeclared(ids: readonly string[]): Promise<void> {
+    const missing = ids.filter((id) => !this.declared.has(id));
+    if (!missing.length) return;
+    if (this.declared.size + missing.length > MAX_KEPT_RUNTIMES) this.declared.clear();
+    const hints = await jobRuntimeHints(this.store, missing);
+    const ms = (s: number | null) => (s === null ? null : s * 1000);
+    for (const id of missing) {
+      const h = hints.get(id);
+      this.declared.set(id, { expectedMs: ms(h?.expectedSeconds ?? null), maxMs: ms(h?.maxSeconds ?? null) });
+    }
+  }
+
+  private async queueSamples(now: number): Promise<Map<string, number[]>> {
+    const held = this.queueRuntimes;
+    if (held && now - held.at < QUEUE_RUNTIMES_TTL_MS) return held.samples;
+    const samples = await queueRuntimeSamples(this.store, new Date(now));
+    this.queueRuntimes = { at: now, samples };
+    return samples;
   }
 }
 
