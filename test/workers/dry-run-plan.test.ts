@@ -109,3 +109,38 @@ describe("a dry run's plan", () => {
     expect(a!.clusters.map((c) => c.estimated)).toEqual([false, false]);
   });
 });
+
+describe("a job no cluster takes now", () => {
+  it("says why per cluster, and estimates its earliest start from the run times the jobs declare", () => {
+    const full: Snapshot = {
+      now: NOW,
+      nodes: [node("solo-n1", 64_000, 512 * GiB, 8)],
+      queues: [queue("team-b", null, 0, 8)],
+      jobs: Array.from({ length: 8 }, (_, i) => ({
+        ...job(`r${i}`, "team-b", [pod(`r${i}-0`, ONE_GPU, "Running", "solo-n1")], NOW - 60_000 + i),
+        lastStartAt: NOW - 60_000,
+      })),
+      topologies: [],
+    };
+    const solo = readyCluster("solo");
+    const plan = planAdmission(
+      { ...fleet(), clusters: [solo], bases: new Map([["solo", ClusterBase.of(solo, full, config)]]) },
+      [{ candidate: candidate(gang("late", 4)), named: null }],
+    );
+    expect(plan.answers[0]).toMatchObject({ cluster: null, tier: null });
+    expect(plan.answers[0]!.clusters[0]!.message).toMatch(
+      /^busy: .*queue team-b would exceed its fair share/,
+    );
+    // The running jobs end 10 minutes from now (one minute run, 11 declared).
+    const runtimes = new Map(full.jobs.map((j) => [j.uid, { expectedMs: 660_000 }]));
+    const inputs = {
+      ...starts(),
+      snapshots: new Map([["solo", full]]),
+      estimate: { runtimes, maxSessions: 20 },
+    };
+    const [a] = planRunnersUp(plan, planStarts(plan, inputs), inputs);
+    expect(a!.estimatedCluster).toBe("solo");
+    expect(a!.estimatedStart).toBe(NOW + 600_000);
+    expect(a!.evictions).toEqual([]);
+  });
+});
