@@ -61,7 +61,8 @@ export class DryRuns {
 
   private async runNow(previewed: readonly PreviewedJob[]): Promise<DryRunAnswer[]> {
     this.held ??= (() => {
-      const cache = new ClusterCache(this.store);
+      // The workers' caches prune the change tombstones: a dry run writes nothing, not even that.
+      const cache = new ClusterCache(this.store, { tombstoneRetentionMs: Number.POSITIVE_INFINITY });
       return { cache, state: new AdmissionState(cache) };
     })();
     const { cache, state } = this.held;
