@@ -349,11 +349,9 @@ function estimateRunnersUp(a: DryRunAnswer, plan: AdmissionPlan, inputs: StartIn
     const row = a.clusters.find((c) => c.cluster === cluster)!;
     row.estimatedStart = sim.starts.get(a.job) ?? null;
     row.estimated = sim.complete || row.estimatedStart !== null;
-    if (
-      a.cluster === null &&
-      row.estimatedStart !== null &&
-      !(a.estimatedStart !== null && a.estimatedStart <= row.estimatedStart)
-    ) {
+    const earlier =
+      a.estimatedStart === null || (row.estimatedStart ?? Number.POSITIVE_INFINITY) < a.estimatedStart;
+    if (a.cluster === null && row.estimatedStart !== null && earlier) {
       a.estimatedStart = row.estimatedStart;
       a.estimatedCluster = cluster;
     }
@@ -390,15 +388,17 @@ function simulate(
     { ...inputs.estimate, jobs: targets, observe },
   );
   let sessions = 0;
+  let found = new Map<string, number | null>();
   for (;;) {
     if (sessions > 0 || !first) if (inputs.stop?.()) break;
     const s = steps.next();
     sessions++;
-    if (s.done) return { starts: s.value.starts, evictions, complete: true };
-    if (targets.every((t) => s.value.starts.get(t) != null))
-      return { starts: s.value.starts, evictions, complete: true };
+    found = s.value.starts;
+    if (s.done || targets.every((t) => found.get(t) != null))
+      return { starts: found, evictions, complete: true };
   }
-  return { starts: new Map(), evictions, complete: false };
+  // Stopped by the budget: the starts found so far hold, the others are unknown.
+  return { starts: found, evictions, complete: false };
 }
 
 /** A session's evictions by job (pods counted), in the order the session made them. */
