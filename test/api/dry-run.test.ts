@@ -234,6 +234,10 @@ describe("bad input", () => {
       code: "BAD_USER_INPUT",
       field: "inputs[1].priority",
     });
+    const unknown = await gql(t.url, t.adminToken, DRY_RUN_JOBS, {
+      inputs: [gpuJob("fine", "team-b", 1), gpuJob("lost", "nowhere", 1)],
+    });
+    expect(unknown.errors?.[0]?.extensions).toMatchObject({ code: "NOT_FOUND", field: "inputs[1].queue" });
     const m = manifest("bad", 1);
     m.spec.template.spec.containers[0]!.securityContext = { privileged: true };
     await ok('mutation { updateQueue(name: "team-b", input: { podSecurity: BASELINE }) { name } }');

@@ -66,11 +66,17 @@ async function previewAll<I>(
     try {
       spec = await specOf(input);
     } catch (e) {
-      throw many ? errorAt(e as Error, [i]) : e;
+      throw many ? inputError(e as Error, i) : e;
     }
     out.push(previewed(spec, actor, now));
   }
   return out;
+}
+
+/** The error as one of the i-th input (`[i].field`), as submitJobs names it. */
+function inputError(e: Error, i: number): Error {
+  if (e instanceof NotFoundError && e.field) return new NotFoundError(e.kind, e.key, `[${i}].${e.field}`);
+  return errorAt(e, [i]);
 }
 
 /** A spec as the rows submit writes (its pods PENDING), as admission reads them. */
