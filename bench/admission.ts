@@ -24,6 +24,7 @@ import { createTestDatabase } from "../test/helpers/db.js";
 import { type AdmissionReport, AdmissionState, runAdmission } from "../workers/index.js";
 import { metrics } from "../workers/metrics.js";
 import { median } from "./timing.js";
+import { CPU_PODS_PER_NODE, GPU_PODS_PER_NODE, LEAVES, leaf, POD_MEMORY, seedFleet } from "./seed-fleet.js";
 
 /** Allocate dry runs admission ran so far (all kinds). */
 const dryRuns = async () =>
@@ -51,76 +52,11 @@ for (const [k, v] of Object.entries({ runs: RUNS, clusters: CLUSTERS, nodes: NOD
 if (CLUSTERS > 100) throw new Error("--clusters must be at most 100");
 const PROFILE = opt.profile;
 
-/** Per node: 6 one-GPU and 19 one-CPU running pods, in jobs of 5. */
-const GPU_PODS_PER_NODE = 6;
-const CPU_PODS_PER_NODE = 19;
-const POD_MEMORY = 4 * 2 ** 30;
-const LEAVES = 200;
 const PASSES = ["cold", "1000-jobs", "after-own", "unchanged", "one-new-job"] as const;
 type Pass = (typeof PASSES)[number];
 if (PROFILE !== undefined && !(PASSES as readonly string[]).includes(PROFILE))
   throw new Error(`--profile must be one of ${PASSES.join(", ")}`);
 let profiled = 0;
-
-const leaf = (i: number) => `team-${String(i % LEAVES).padStart(3, "0")}`;
-
-async function seed(c: pg.Client): Promise<void> {
-  // The jobs run in "default": the departments allow it (admission checks the queue's policy).
-  await c.query(`INSERT INTO queue (name, parent_name, priority, created_at, namespaces)
-    SELECT 'dept-' || d, NULL, 100, now(), '{default}' FROM generate_series(0, 3) d`);
-  await c.query(
-    `INSERT INTO queue (name, parent_name, priority, created_at)
-     SELECT 'team-' || lpad(t::text, 3, '0'), 'dept-' || (t % 4), 100, now() FROM generate_series(0, $1 - 1) t`,
-    [LEAVES],
-  );
-  await c.query(
-    `INSERT INTO cluster (name, labels, state, cordoned, generation)
-     SELECT 'c' || lpad(k::text, 2, '0'), '{}', 'READY', false, 1 FROM generate_series(0, $1 - 1) k`,
-    [CLUSTERS],
-  );
-  await c.query(
-    `INSERT INTO node (cluster_name, name, labels, taints, unschedulable, ready, cpu_millis, memory, gpus,
-       gpu_memory, max_pods, gpu_model, gpu_devices, updated_at)
-     SELECT cl.name, 'node-' || lpad(n::text, 5, '0'), '{}', '[]', false, true, 128000, 1099511627776, 8,
-       81920, 110, 'H100', '[]', now()
-     FROM cluster cl, generate_series(0, $1 - 1) n`,
-    [NODES],
-  );
-  // Running jobs of 5 pods; pod p of a cluster runs on node p % NODES, GPU pods first.
-  const gpuJobs = (NODES * GPU_PODS_PER_NODE) / 5;
-  const jobs = (NODES * (GPU_PODS_PER_NODE + CPU_PODS_PER_NODE)) / 5;
-  await c.query(
-    `CREATE TEMP TABLE seed_job AS
-     SELECT cl.name AS cluster, k, gen_random_uuid() AS id, k < $2 AS gpu
-     FROM cluster cl, generate_series(0, $1 - 1) k`,
-    [jobs, gpuJobs],
-  );
-  await c.query(
-    `INSERT INTO job (id, name, namespace, queue_name, cluster_name, cluster_selector, priority, preemptible,
-       min_member, sub_groups, state, spec_hash, submitted_by, created_at, updated_at, admitted_at, started_at,
-       last_start_at)
-     SELECT id, 'run-' || k, 'default', 'team-' || lpad((k % $1)::text, 3, '0'), cluster, '[]', 50, true, 5, '[]',
-       'RUNNING', 'bench', 'bench', now() - interval '1 hour', now(), now(), now(), now()
-     FROM seed_job`,
-    [LEAVES],
-  );
-  await c.query(
-    `INSERT INTO job_task (job_id, name, replicas, cpu_millis, memory, gpus, gpu_fraction, gpu_memory, node_selector)
-     SELECT id, 'w', 5, 1000, $1, CASE WHEN gpu THEN 1 ELSE 0 END, 0, 0, '[]' FROM seed_job`,
-    [POD_MEMORY],
-  );
-  await c.query(
-    `INSERT INTO pod (id, job_id, task_name, name, state, node_name, cpu_millis, memory, gpus, gpu_fraction,
-       gpu_memory, created_at, updated_at, started_at)
-     SELECT gen_random_uuid(), id, 'w', 'run-' || k || '-w-' || j, 'RUNNING',
-       'node-' || lpad(((k * 5 + j) % $1)::text, 5, '0'), 1000, $2, CASE WHEN gpu THEN 1 ELSE 0 END, 0, 0,
-       now(), now(), now()
-     FROM seed_job, generate_series(0, 4) j`,
-    [NODES, POD_MEMORY],
-  );
-  await c.query("DROP TABLE seed_job");
-  await c.query("ANALYZE");
-}
 
 /** `count` unadmitted gangs of `replicas` pods of `gpus` GPUs each, as submitJob writes them. */
 async function backlog(c: pg.Client, count: number, prefix: string, replicas = 4, gpus = 1): Promise<void> {
@@ -168,7 +104,7 @@ async function run(): Promise<Timed[]> {
   const client = new pg.Client({ connectionString: testDb.url });
   await client.connect();
   try {
-    await seed(client);
+    await seedFleet(client, CLUSTERS, NODES);
     const store = createStore(db);
     const state = new AdmissionState(new ClusterCache(store));
     const pass = async (name: Pass): Promise<Timed> => {

@@ -171,6 +171,9 @@ const DEFAULTS = {
   estimateCpuShare: 0.1,
 };
 
+/** Admission's chunks by default (a dry run cuts the jobs as a pass of default workers does). */
+export const DEFAULT_ADMISSION_CHUNK = { jobs: DEFAULTS.admissionBatch, pods: DEFAULTS.admissionBatchPods };
+
 function check(ok: boolean, field: string, message: string): void {
   if (!ok) throw new WorkerOptionsError(`workers: ${field} ${message}`);
 }

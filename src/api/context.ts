@@ -3,6 +3,7 @@ import type { SchedulerConfig } from "../core/index.js";
 import type { Principal, RedisEventBus, Store, UsageWindow } from "../store/index.js";
 import { createLoaders, type Loaders } from "./context-loaders.js";
 import type { AgentLogs } from "./agent-logs.js";
+import type { DryRuns } from "./dry-runs.js";
 import type { FairShareCache } from "./fair-share-cache.js";
 import type { AuthRefusal, PrincipalCache } from "./principal-cache.js";
 
@@ -21,6 +22,8 @@ export interface ApiContext {
   usageWindow?: UsageWindow | null;
   /** fairShare, computed once for concurrent asks and kept briefly. */
   fairShares: FairShareCache;
+  /** Dry runs of submissions (what admission and the clusters' cycles would do). */
+  dryRuns: DryRuns;
   /** Pod logs through the clusters' agents. */
   logs: AgentLogs;
   /** The secret BindRequests are signed with (agentBindKey derives each cluster's key). */
@@ -34,6 +37,7 @@ export interface ContextDeps {
   schedulerConfig?: SchedulerConfig;
   usageWindow?: UsageWindow | null;
   fairShares: FairShareCache;
+  dryRuns: DryRuns;
   logs: AgentLogs;
   bindSecret: string;
 }

@@ -63,7 +63,11 @@ const listEstimate = (key: string, fleet: FleetSize): number =>
       : UNBOUNDED_LIST_ESTIMATE;
 
 /** Lists that return one item per element of one of their arguments: counted by its length. */
-const ONE_PER_ARGUMENT: Record<string, string> = { "Mutation.submitJobs": "inputs" };
+const ONE_PER_ARGUMENT: Record<string, string> = {
+  "Mutation.submitJobs": "inputs",
+  "Query.dryRunSubmitJobs": "inputs",
+  "Query.dryRunSubmitWorkloads": "inputs",
+};
 
 /** The length of the list argument `name` as sent (written in the query or a variable), or null. */
 function argumentLength(node: FieldNode, name: string, walk: Walk): number | null {
@@ -80,6 +84,11 @@ const FIELD_COSTS: Record<string, number> = {
   "Query.usageReport": 500,
   "Query.clusterScenario": 500,
   "Query.whatIf": 500,
+  // Admission's decision and a simulated cluster or three: a whatIf's work at least.
+  "Query.dryRunSubmit": 500,
+  "Query.dryRunSubmitJobs": 500,
+  "Query.dryRunSubmitWorkload": 500,
+  "Query.dryRunSubmitWorkloads": 500,
   // Validated like a submit, rendered pod by pod.
   "Query.renderJob": 100,
   // A round trip to the cluster's agent, which reads the log from its cluster.
@@ -95,6 +104,10 @@ const WEIGHED_ARGUMENTS = new Set([
   "Mutation.submitWorkload",
   "Mutation.submitWorkloads",
   "Query.renderJob",
+  "Query.dryRunSubmit",
+  "Query.dryRunSubmitJobs",
+  "Query.dryRunSubmitWorkload",
+  "Query.dryRunSubmitWorkloads",
 ]);
 export const BYTES_PER_POINT = 1024;
 

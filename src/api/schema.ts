@@ -18,6 +18,7 @@ import { roleBindingResolvers } from "./resolvers/role-bindings.js";
 import { whatIfResolvers } from "./resolvers/what-if.js";
 import { logResolvers } from "./resolvers/logs.js";
 import { usageResolvers } from "./resolvers/usage.js";
+import { dryRunResolvers } from "./resolvers/dry-run.js";
 
 /** schema.graphql, found by walking up from this file (works from src/ and from a build in dist/). */
 export function readSchemaSource(): string {
@@ -57,6 +58,7 @@ export const resolvers = merge(
   estimateResolvers,
   logResolvers,
   usageResolvers,
+  dryRunResolvers,
 );
 
 export function buildSchema(): GraphQLSchema {

@@ -41,6 +41,7 @@ import {
 import { type ApiContext, bearerSecret, createContext } from "./context.js";
 import { clientError, debugErrors, internalError } from "./errors.js";
 import { FairShareCache } from "./fair-share-cache.js";
+import { DryRuns } from "./dry-runs.js";
 import { FleetSizeCache } from "./fleet-size.js";
 import { healthz, readyz } from "./health.js";
 import { type AuthRefusal, PrincipalCache } from "./principal-cache.js";
@@ -182,6 +183,7 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
     schedulerConfig: opts.schedulerConfig,
     usageWindow: opts.usageWindow,
     fairShares: new FairShareCache(store, opts.schedulerConfig, opts.usageWindow),
+    dryRuns: new DryRuns(store, opts.schedulerConfig, opts.usageWindow),
     logs: new AgentLogs(redisUrl, opts.agentQueuePrefix ?? BIND_QUEUE_PREFIX),
     bindSecret: opts.bindSecret ?? defaultBindSecret(),
   };

@@ -5,6 +5,7 @@
 // a function of the snapshot, the configuration and the run times; no clock, no I/O.
 import {
   type PodGroupSpec,
+  type SessionResult,
   type SchedulerConfig,
   type Snapshot,
   advanceSnapshot,
@@ -44,6 +45,8 @@ export interface EstimateOptions {
   /** Jobs expected to arrive (a forecast, e.g. forecastArrivals): each joins the simulated
    * cluster when the clock reaches `at`; its run time as any other job's. */
   arrivals?: readonly { at: number; job: PodGroupSpec }[];
+  /** Told each session's result and its time (what it evicts on the way to the starts). */
+  observe?: (at: number, result: SessionResult) => void;
 }
 
 export interface EstimateResult {
@@ -162,6 +165,7 @@ export function* estimateSteps(
     for (const a of config.actions) createAction(a).execute(ssn);
     const result = sessionResult(ssn);
     sessions++;
+    o.observe?.(t, result);
     for (const e of result.evictions) ends.delete(e.job);
     for (const b of result.binds) {
       if (starts.has(b.job) && starts.get(b.job) === null) {

@@ -39,6 +39,7 @@ export {
 export { createQueue, deleteQueue, setQueueQuota, updateQueue } from "./operations/queues.js";
 export { cordonCluster, deleteCluster, registerCluster } from "./operations/clusters.js";
 export { previewJob, submitJob } from "./operations/submit-job.js";
+export { type PreviewedJob, previewCandidates, previewWorkloadCandidates } from "./queries/dry-run.js";
 export { MAX_BATCH_JOBS, submitJobs } from "./operations/submit-jobs.js";
 export { submitWorkload, submitWorkloads } from "./operations/submit-workload.js";
 export { type ReportWorkloadStatusInput, reportWorkloadStatus } from "./operations/workload-status.js";

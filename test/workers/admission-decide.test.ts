@@ -3,22 +3,15 @@
 // never fit, and the views carrying one chunk's decisions to the next.
 import { describe, expect, it } from "vitest";
 import { defaultSchedulerConfig, type PodGroupSpec, type Snapshot } from "../../src/core/index.js";
-import type { AdmissionCandidate, ClusterSummary } from "../../src/store/index.js";
 import { ClusterBase, ClusterView } from "../../workers/admission/cluster-view.js";
 import { decide } from "../../workers/admission/decide.js";
 import { job, NOW, node, pod, queue } from "../../bench/generate.js";
+import { candidateOf, readyCluster } from "./admission-fixtures.js";
 
 const GiB = 1024 ** 3;
 const config = defaultSchedulerConfig();
 
-const summary = (name: string): ClusterSummary => ({
-  name,
-  labels: {},
-  ready: true,
-  lost: false,
-  cordoned: false,
-  podPolicy: { extendedResources: [], resourceClaims: false },
-});
+const summary = readyCluster;
 const clusters = [summary("alpha"), summary("beta")];
 
 const snapshot = (name: string): Snapshot => ({
@@ -40,14 +33,9 @@ const gang = (name: string, pods: number, gpus: number, i = 0): PodGroupSpec =>
     NOW + i,
   );
 
-const candidate = (spec: PodGroupSpec, cluster: string | null = null): AdmissionCandidate => ({
-  spec,
-  cluster,
-  clusterSelector: [],
-  topologies: [],
+const candidate = (spec: PodGroupSpec, cluster: string | null = null) => ({
+  ...candidateOf(spec, cluster),
   assignedAt: cluster ? new Date(NOW) : null,
-  pendingReason: null,
-  podNeeds: { extendedResources: [], resourceClaims: false },
 });
 
 const sent = (d: ReturnType<typeof decide>) => d.assigned.map((x) => [x.job, x.cluster, x.tier]);

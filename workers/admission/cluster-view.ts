@@ -34,7 +34,7 @@ export interface FitResult {
   fitErrors: string[];
 }
 
-function mergeTopologies(...lists: readonly TopologySpec[][]): TopologySpec[] {
+export function mergeTopologies(...lists: readonly TopologySpec[][]): TopologySpec[] {
   const byName = new Map<string, TopologySpec>();
   for (const list of lists) for (const t of list) byName.set(t.name, t);
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));

@@ -24,6 +24,7 @@ import { admissionDecisionsTotal, admissionDryRunsTotal, admissionPass } from ".
 import { ClusterView } from "./cluster-view.js";
 import { type AdmissionDecision, type Decisions, decide } from "./decide.js";
 import { AdmissionState, fullReads } from "./state.js";
+import { chunks } from "./chunks.js";
 
 export interface AdmissionDeps {
   store: Store;
@@ -189,22 +190,6 @@ async function* candidateChunks(
     first = false;
   }
   if (first && readmit.length) yield [...readmit];
-}
-
-/** Ids in chunks of at most `jobs` jobs and about `pods` pods (always at least one job). */
-function* chunks(list: readonly UnadmittedJob[], jobs: number, pods: number): Generator<string[]> {
-  let chunk: string[] = [];
-  let total = 0;
-  for (const j of list) {
-    if (chunk.length && (chunk.length >= jobs || total + j.pods > pods)) {
-      yield chunk;
-      chunk = [];
-      total = 0;
-    }
-    chunk.push(j.id);
-    total += j.pods;
-  }
-  if (chunk.length) yield chunk;
 }
 
 /** What of a chunk's decisions landed. */

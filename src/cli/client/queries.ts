@@ -110,3 +110,10 @@ const USAGE_HOURS = "{ gpuHours cpuCoreHours memoryGiBHours }";
 export const USAGE_REPORT = `query Usage($from: String!, $to: String!, $groupBy: [UsageGroup!]!, $labelKey: String,
   $step: UsageStep) { usageReport(from: $from, to: $to, groupBy: $groupBy, labelKey: $labelKey, step: $step) {
   queue cluster gpuModel label periodStart periodEnd allocated ${USAGE_HOURS} used ${USAGE_HOURS} cost } }`;
+const DRY_RUN_FIELDS = `name queue cluster named tier message estimatedStart estimatedCluster
+  clusters { cluster chosen candidate message short { resource amount } estimatedStart estimated }
+  evictions { job name queue cluster pods action message at now }`;
+export const DRY_RUN_SUBMIT = `query DryRunSubmit($input: SubmitJobInput!) { dryRunSubmit(input: $input) { ${DRY_RUN_FIELDS} } }`;
+export const DRY_RUN_SUBMIT_JOBS = `query DryRunSubmitJobs($inputs: [SubmitJobInput!]!) { dryRunSubmitJobs(inputs: $inputs) { ${DRY_RUN_FIELDS} } }`;
+export const DRY_RUN_SUBMIT_WORKLOAD = `query DryRunSubmitWorkload($input: SubmitWorkloadInput!) { dryRunSubmitWorkload(input: $input) { ${DRY_RUN_FIELDS} } }`;
+export const DRY_RUN_SUBMIT_WORKLOADS = `query DryRunSubmitWorkloads($inputs: [SubmitWorkloadInput!]!) { dryRunSubmitWorkloads(inputs: $inputs) { ${DRY_RUN_FIELDS} } }`;

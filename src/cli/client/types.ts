@@ -179,3 +179,35 @@ export interface UsageRow {
   used: UsageHours;
   cost: number | null;
 }
+
+/** A dryRunSubmit answer (schema.graphql's SubmitDryRun). */
+export interface SubmitDryRunView {
+  name: string;
+  queue: string;
+  cluster: string | null;
+  named: boolean;
+  tier: number | null;
+  message: string;
+  estimatedStart: string | null;
+  estimatedCluster: string | null;
+  clusters: {
+    cluster: string;
+    chosen: boolean;
+    candidate: boolean;
+    message: string;
+    short: { resource: string; amount: number }[];
+    estimatedStart: string | null;
+    estimated: boolean;
+  }[];
+  evictions: {
+    job: string;
+    name: string;
+    queue: string;
+    cluster: string;
+    pods: number;
+    action: string;
+    message: string;
+    at: string;
+    now: boolean;
+  }[];
+}

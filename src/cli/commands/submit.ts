@@ -1,4 +1,4 @@
-// `fleetq submit job.yaml [--queue Q] [--cluster C] [--wait] [--timeout 30m]`: submits a job
+// `fleetq submit job.yaml [--queue Q] [--cluster C] [--wait] [--timeout 30m] [--dry-run]`: submits a job
 // spec; with --wait follows it and exits with its outcome (0 succeeded, 1 failed or cancelled,
 // 2 timed out, 3 rejected) — the command CI pipelines call.
 import type { Command } from "commander";
@@ -21,6 +21,7 @@ import { batchFieldOf, loadJobSpecs, specFieldOf } from "../job-spec.js";
 import { JobProgress } from "../output/job-progress.js";
 import { formatSeconds } from "../output/format.js";
 import { waitForJobSet } from "./wait.js";
+import { submitDryRun } from "./submit-dry-run.js";
 
 interface SubmitOptions {
   queue?: string;
@@ -31,6 +32,7 @@ interface SubmitOptions {
   wait?: boolean;
   timeout?: string;
   cancelOnTimeout?: boolean;
+  dryRun?: boolean;
 }
 
 export function registerSubmit(program: Command): void {
@@ -63,6 +65,11 @@ export function registerSubmit(program: Command): void {
     )
     .option("--timeout <duration>", "with --wait: give up after this long (e.g. 30m, 1h30m), exit code 2")
     .option("--cancel-on-timeout", "with --timeout: cancel the job when the time is up")
+    .option(
+      "--dry-run",
+      "submit nothing: show the cluster admission would choose, the estimated start there and on the\n" +
+        "runners-up, and what it would evict (-o json for pipelines)",
+    )
     .addHelpText(
       "after",
       "\nExit codes: 0 submitted (or, with --wait, succeeded), 1 failed or cancelled, 2 timed out,\n" +
@@ -74,10 +81,13 @@ export function registerSubmit(program: Command): void {
         if (timeoutMs !== undefined && !opts.wait) throw new CliError("--timeout needs --wait");
         if (opts.cancelOnTimeout && timeoutMs === undefined)
           throw new CliError("--cancel-on-timeout needs --timeout");
+        if (opts.dryRun && opts.wait)
+          throw new CliError("--dry-run submits nothing to wait for: drop --wait");
         const { inputs, warnings, workloads } = loadJobSpecs(file, opts);
         for (const w of warnings) printErr(`fleetq: warning: ${w}`);
         const client = apiClientOf(cmd);
         const json = outputFormat(cmd) === "json";
+        if (opts.dryRun) return submitDryRun(client, file, inputs, workloads, json);
         if (inputs.length > 1)
           return submitMany(client, file, inputs, workloads, { ...opts, timeoutMs }, json);
         const input = inputs[0]!;

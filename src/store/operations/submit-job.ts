@@ -88,7 +88,7 @@ async function replay(store: Store, spec: JobSpec, hash: string): Promise<Submit
 
 /** What the insert refuses the spec for (an unknown or inner queue, an unknown cluster), as the
  * clear error to answer with; null when it refuses nothing. */
-async function refusalOf(store: Store, spec: JobSpec): Promise<Error | null> {
+export async function refusalOf(store: Store, spec: JobSpec): Promise<Error | null> {
   const queue = await store.prisma.queue.findUnique({
     where: { name: spec.queue },
     select: { _count: { select: { children: true } } },
@@ -364,13 +364,9 @@ export async function storeJobSpec(
 /** The id a previewed job carries: a job's id is only known once it is submitted. */
 export const PREVIEW_JOB_ID = "00000000-0000-0000-0000-000000000000";
 
-/** The rows submitJob would write for `input` (checked as submitJob checks it, the queue's policy
- * included), without writing anything: for renderings of a job not yet submitted. */
-export async function previewJob(
-  store: Store,
-  actor: Actor,
-  input: SubmitJobInput,
-): Promise<{ job: Job; tasks: JobTask[] }> {
+/** The spec submitJob would write for `input`, checked as submitJob checks it (the queue's policy
+ * included), without writing anything. */
+export async function previewSpec(store: Store, input: SubmitJobInput): Promise<JobSpec> {
   const spec = parseSpec(input);
   const refused = await refusalOf(store, spec);
   if (refused) throw refused;
@@ -382,8 +378,23 @@ export async function previewJob(
     policy,
     (await clusterPodPolicies(store.prisma, [spec.cluster])).get(spec.cluster ?? ""),
   );
-  const job = jobRow(placed, PREVIEW_JOB_ID, specHash(placed), actor.name, new Date());
-  return { job, tasks: placed.tasks.map((t, position) => taskRow(job.id, t, position)) };
+  return placed;
+}
+
+/** The rows submitJob would write for `input` (checked as submitJob checks it, the queue's policy
+ * included), without writing anything: for renderings of a job not yet submitted. */
+export async function previewJob(
+  store: Store,
+  actor: Actor,
+  input: SubmitJobInput,
+): Promise<{ job: Job; tasks: JobTask[] }> {
+  return specRows(await previewSpec(store, input), PREVIEW_JOB_ID, actor, new Date());
+}
+
+/** The job and task rows a spec is written as. */
+export function specRows(spec: JobSpec, id: string, actor: Actor, now: Date): { job: Job; tasks: JobTask[] } {
+  const job = jobRow(spec, id, specHash(spec), actor.name, now);
+  return { job, tasks: spec.tasks.map((t, position) => taskRow(job.id, t, position)) };
 }
 
 function taskRow(jobId: string, t: JobSpec["tasks"][number], position: number): JobTask {

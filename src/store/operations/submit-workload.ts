@@ -16,7 +16,7 @@ import { checkBatchSize, policyAt, storeJobSpecs } from "./submit-jobs.js";
 export const MAX_MANIFEST_BYTES = 1024 * 1024;
 
 /** Refuses an oversized manifest before anything reads it. */
-function checkManifestSize(input: SubmitWorkloadInput): void {
+export function checkManifestSize(input: SubmitWorkloadInput): void {
   const bytes = Buffer.byteLength(JSON.stringify(input?.manifest ?? null) ?? "", "utf8");
   if (bytes > MAX_MANIFEST_BYTES)
     throw invalidAt(

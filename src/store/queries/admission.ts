@@ -75,6 +75,15 @@ export async function admissionCandidatesByIds(
   return candidatesOf(jobs, tasks, pods, new Map());
 }
 
+/** One job's rows as an admission candidate (a job not stored yet: a dry run's). */
+export function candidateOfRows(
+  job: Job,
+  tasks: readonly JobTask[],
+  pods: readonly Pod[],
+): AdmissionCandidate {
+  return candidatesOf([job], tasks, pods, new Map())[0]!;
+}
+
 /** Highest priority first, then oldest (the order admission decides in). */
 const ORDER = [{ priority: "desc" as const }, { createdAt: "asc" as const }, { id: "asc" as const }];
 
