@@ -1,11 +1,13 @@
 // Usage history for time-based fair share: what each queue (leaves and their ancestors) holds on
-// each cluster, as the proportion plugin counts it, recorded for the interval just past. Each
-// worker records the clusters it owns, once per interval.
+// each cluster, as the proportion plugin counts it, recorded for the interval just past; and, from
+// the same computation, a sample of each queue's deserved share, fair share and allocation (the
+// dashboard's charts). Each worker records the clusters it owns, once per interval.
 import { computeFairShare, type SchedulerConfig } from "../../src/core/index.js";
 import { fairShareConfig } from "../../src/fair-share/fair-share.js";
 import {
   DEFAULT_USAGE_WINDOW,
   clusterSummaries,
+  recordQueueShares,
   recordQueueUsage,
   type Store,
   type UsageWindow,
@@ -45,6 +47,16 @@ export async function recordUsage(
       },
       opts.window ?? DEFAULT_USAGE_WINDOW,
     );
+    await recordQueueShares(store, {
+      cluster: cluster.name,
+      at: now,
+      queues: shares.map((s) => ({
+        queue: s.queue,
+        deserved: s.deserved,
+        fairShare: s.fairShare,
+        allocated: s.allocated,
+      })),
+    });
     recorded++;
   }
   return recorded;
