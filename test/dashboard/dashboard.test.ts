@@ -167,7 +167,7 @@ it("opens a job's page from the job tables: pods, timeline, expected start, logs
       "    template:",
       "      spec:",
       "        restartPolicy: Never",
-      '        containers: [{ name: trainer, image: busybox, command: ["python", "train.py", "--epochs", "3"] }]',
+      '        containers: [{ name: trainer, image: busybox, command: ["python", "train.py", "--epochs", "3", "--note", "<img src=x>"] }]',
       "",
     ].join("\n"),
   );
@@ -232,6 +232,9 @@ it("opens a job's page from the job tables: pods, timeline, expected start, logs
   await expect
     .poll(() => section(page, "log-text").innerText(), { timeout: 60_000 })
     .toContain("python train.py --epochs 3");
+  // the log is text: markup in it is shown, not made into elements
+  expect(await section(page, "log-text").innerText()).toContain("<img src=x>");
+  expect(await section(page, "log-text").locator("img").count()).toBe(0);
   expect(await section(page, "log-text").getAttribute("data-pod")).toBe(podNames[1]);
   const cancel = section(page, "job-cancel");
   expect(await cancel.isVisible()).toBe(true);

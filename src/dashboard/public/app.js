@@ -285,6 +285,7 @@ function refresh() {
         run.again = true;
         return setStatus(`rate limited: next refresh in ${e.retryAfter} s`, "polling");
       }
+      if (state.jobId) $("job-error").textContent = e.message;
       setStatus(`error: ${e.message}`, "offline");
     })
     .finally(() => {
