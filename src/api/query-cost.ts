@@ -25,6 +25,7 @@ import {
   valueFromAST,
   valueFromASTUntyped,
 } from "graphql";
+import { MAX_SHARE_SAMPLES } from "../store/index.js";
 
 export const MAX_QUERY_COST = 20_000;
 
@@ -60,7 +61,9 @@ const listEstimate = (key: string, fleet: FleetSize): number =>
     ? fleet.clusters
     : key === "Cluster.nodes"
       ? fleet.largestCluster
-      : UNBOUNDED_LIST_ESTIMATE;
+      : key === "Query.queueShareHistory"
+        ? MAX_SHARE_SAMPLES
+        : UNBOUNDED_LIST_ESTIMATE;
 
 /** Lists that return one item per element of one of their arguments: counted by its length. */
 const ONE_PER_ARGUMENT: Record<string, string> = {

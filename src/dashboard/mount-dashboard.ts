@@ -1,7 +1,9 @@
-// The web dashboard at `/`: static files from public/, its scripts bundled with graphql-ws into
-// one file — no CDN, works offline. The build writes the bundle (public/app.bundle.js in dist/);
-// run from the sources (tests, development), esbuild bundles it on first request.
+// The web dashboard at `/`: static files from public/, its scripts bundled with graphql-ws and
+// uPlot (the charts) into one file, uPlot's stylesheet served from its package — no CDN, works
+// offline. The build writes the bundle (public/app.bundle.js in dist/); run from the sources
+// (tests, development), esbuild bundles it on first request.
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Express, NextFunction, Request, Response } from "express";
@@ -19,6 +21,8 @@ function publicDir(): string {
 }
 
 const PUBLIC_DIR = publicDir();
+
+const UPLOT_CSS = createRequire(import.meta.url).resolve("uplot/dist/uPlot.min.css");
 
 let bundle: Promise<string> | null = null;
 
@@ -48,7 +52,7 @@ export function dashboardBundle(): Promise<string> {
 }
 
 const staticFile = (file: string, type: string) => {
-  const text = readFileSync(join(PUBLIC_DIR, file), "utf8");
+  const text = readFileSync(file.startsWith("/") ? file : join(PUBLIC_DIR, file), "utf8");
   return (_req: Request, res: Response) =>
     void res.type(type).setHeader("cache-control", "no-cache").send(text);
 };
@@ -81,6 +85,7 @@ export function mountDashboard(app: Express): void {
   );
   app.get("/", staticFile("index.html", "html"));
   app.get("/dashboard/style.css", staticFile("style.css", "css"));
+  app.get("/dashboard/uplot.css", staticFile(UPLOT_CSS, "css"));
   app.get("/favicon.ico", (_req, res) => void res.status(204).end());
   app.get("/dashboard/app.js", async (_req, res) => {
     try {

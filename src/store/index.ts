@@ -50,6 +50,13 @@ export { reportBindResult, reportPodStatus } from "./operations/report-pods.js";
 export { reportPodGroups } from "./operations/report-pod-groups.js";
 export { reportPodInventory, type ReportPodInventoryInput } from "./operations/reconcile-pods.js";
 export { jobTemplates } from "./queries/job-templates.js";
+export { queueShareHistory } from "./queries/share-history.js";
+export {
+  MAX_SHARE_SAMPLES,
+  SHARE_FOLD_SECONDS,
+  SHARE_SAMPLE_SECONDS,
+  type ShareSample,
+} from "./domain/share-history.js";
 export {
   bindRequestMessages,
   bindRequestsToDispatch,
@@ -82,6 +89,7 @@ export {
   type UsageStep,
 } from "./validation/usage-report.js";
 export { DEFAULT_USAGE_RETENTION_DAYS, type ResourceHours } from "./domain/chargeback.js";
+export { type QueueSharesRecord, recordQueueShares } from "./operations/share-history.js";
 // Start-time estimates: what the estimator reads, what it writes, what the API shows.
 export { replaceJobEstimates } from "./operations/job-estimates.js";
 export {

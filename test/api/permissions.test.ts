@@ -295,6 +295,7 @@ describe("queries", () => {
     `{ queue(name: "org") { name } }`,
     "{ jobs { edges { cursor } } }",
     `{ fairShare { queue } }`,
+    `{ queueShareHistory(queue: "org", cluster: "c1", from: "2026-01-01T00:00:00Z", to: "2030-01-01T00:00:00Z") { at } }`,
   ];
   it.each(CALLERS)("every token may read; no token may not (%s)", async (caller) => {
     for (const q of reads) {

@@ -1,7 +1,9 @@
 // The dashboard in headless Chromium (test/helpers/browser.ts, driven by playwright-core) against a real
 // `fleetq dev`: the page loads with the token from the address, shows the demo's queue tree,
-// clusters and fair-share bars, updates live when a job is submitted, and asks for a token when it
-// has none or a bad one. Screenshots go to test-results/ (gitignored).
+// clusters and fair-share bars, updates live when a job is submitted, opens a job's page from the
+// job tables (pods, timeline, expected start, logs, cancel), charts a queue's fair share over time
+// from the workers' samples, and asks for a token when it has none or a bad one. Screenshots go to
+// test-results/ (gitignored).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -12,6 +14,7 @@ import { deleteTestKeys } from "../helpers/redis.js";
 import { ROOT, runCli } from "../cli/run-cli.js";
 import { testRedisPrefix } from "../helpers/redis.js";
 import { type DevProcess, startDevProcess } from "../e2e/dev-process.js";
+import { gql } from "../helpers/api.js";
 
 const SCREENSHOTS = path.join(ROOT, "test-results");
 const DEMO_QUEUES = ["acme", "research", "vision", "llm", "product", "search", "ads"];
@@ -31,12 +34,17 @@ beforeAll(async () => {
       FLEETQ_STATE_DIR: stateDir,
       FLEETQ_REDIS_PREFIX: prefix,
       FLEETQ_BIND_QUEUE_PREFIX: `${prefix}bind`,
+      // Samples for the fair-share chart from the start (one per minute is kept).
+      FLEETQ_USAGE_INTERVAL_MS: "5000",
     },
   });
   browser = await chromium.launchPersistentContext(userDataDir, {
     executablePath: await chromiumExecutable(),
     headless: true,
     viewport: { width: 1400, height: 1000 },
+    // A browser's own language: left to the environment, navigator.language follows LANG (C.UTF-8
+    // gives "en-US@posix", which Intl, and so the charts, refuse).
+    locale: "en-US",
     args: CHROMIUM_ARGS,
   });
 }, 300_000);
@@ -50,12 +58,21 @@ afterAll(async () => {
 });
 
 const rowText = (page: Page, queue: string) => page.locator(`tr[data-queue="${queue}"]`).innerText();
-
-it("shows the demo's queues, clusters and fair share, and updates live when a job is submitted", async () => {
+/** A new tab on the dashboard signed in with `token` (the link `fleetq dev` prints); `errors`
+ * collects the page's uncaught errors. */
+async function openDashboard(token: string) {
   const page = await browser.newPage();
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(e.message));
-  await page.goto(`${dev.baseUrl}/#token=${dev.viewerToken}`); // the link `fleetq dev` prints
+  await page.goto(`${dev.baseUrl}/#token=${token}`);
+  return { page, errors };
+}
+
+/** The job that cannot fit (pending), submitted by the first test. */
+let pendingId = "";
+
+it("shows the demo's queues, clusters and fair share, and updates live when a job is submitted", async () => {
+  const { page, errors } = await openDashboard(dev.viewerToken);
 
   // the queue tree, in tree order, with a bar column per cluster and the total
   for (const q of DEMO_QUEUES) await page.locator(`tr[data-queue="${q}"]`).waitFor({ timeout: 60_000 });
@@ -105,7 +122,8 @@ it("shows the demo's queues, clusters and fair share, and updates live when a jo
   );
   const pendingJob = await runCli(["submit", tooBig], { url: dev.baseUrl, token: dev.memberToken });
   expect(pendingJob.code, pendingJob.stderr).toBe(0);
-  const pendingRow = page.locator(`[data-testid=pending] tr[data-job-id="${pendingJob.stdout.trim()}"]`);
+  pendingId = pendingJob.stdout.trim();
+  const pendingRow = page.locator(`[data-testid=pending] tr[data-job-id="${pendingId}"]`);
   await pendingRow.waitFor({ timeout: 120_000 });
   await expect.poll(() => pendingRow.innerText(), { timeout: 120_000 }).toMatch(/a100-small: .+/);
   // with its labels under its name
@@ -128,6 +146,173 @@ it("shows the demo's queues, clusters and fair share, and updates live when a jo
   expect(errors).toEqual([]);
   await page.close();
 }, 600_000);
+
+/** A job's page: its section `name` (job-pods, job-timeline, …). */
+const section = (page: Page, name: string) => page.locator(`[data-testid=${name}]`);
+const fact = (page: Page, key: string) => page.locator(`[data-fact=${key}] dd`).innerText();
+
+it("opens a job's page from the job tables: pods, timeline, expected start, logs, and cancels it", async () => {
+  const spec = path.join(stateDir, "page-job.yaml");
+  writeFileSync(
+    spec,
+    [
+      "name: page-job",
+      "queue: vision",
+      "cluster: a100-small",
+      "tasks:",
+      "  - name: trainer",
+      "    replicas: 2",
+      '    resources: { cpu: "2", memory: 8Gi, gpu: 1 }',
+      "    durationSeconds: 3600",
+      "    template:",
+      "      spec:",
+      "        restartPolicy: Never",
+      '        containers: [{ name: trainer, image: busybox, command: ["python", "train.py", "--epochs", "3", "--note", "<img src=x>"] }]',
+      "",
+    ].join("\n"),
+  );
+  const submitted = await runCli(["submit", spec], { url: dev.baseUrl, token: dev.memberToken });
+  expect(submitted.code, submitted.stderr).toBe(0);
+  const id = submitted.stdout.trim();
+  const { page, errors } = await openDashboard(dev.memberToken);
+
+  // a pending job's page, from the pending table: when it may start and why it waits
+  await page.locator(`[data-testid=pending] tr[data-job-id="${pendingId}"] a.job-link`).click();
+  await section(page, "job-page").waitFor({ state: "visible" });
+  expect(page.url()).toContain(`#job=${pendingId}`);
+  await expect.poll(() => page.locator("#job-title").innerText(), { timeout: 60_000 }).toBe("too-big");
+  expect(await page.locator("#content").isHidden()).toBe(true);
+  const estimate = section(page, "job-estimate");
+  expect(await estimate.locator(".estimate").innerText()).toBe("Expected to start: unknown");
+  expect(await estimate.locator(".short").allInnerTexts()).toEqual(
+    expect.arrayContaining([expect.stringMatching(/^a100-small: .+/)]),
+  );
+  expect(await fact(page, "state")).toBe("PENDING");
+  await page.locator("[data-testid=job-back]").click();
+  await page.locator("#content").waitFor({ state: "visible" });
+
+  // the running job's page, from the running table
+  const link = page.locator(`[data-testid=running] tr[data-job-id="${id}"] a.job-link`);
+  await link.waitFor({ timeout: 120_000 });
+  expect(await link.innerText()).toBe("page-job");
+  await link.click();
+  await expect.poll(() => page.locator("#job-title").innerText(), { timeout: 60_000 }).toBe("page-job");
+  expect(await page.locator("#job-id").innerText()).toBe(id);
+  expect(await fact(page, "queue")).toBe("vision");
+  expect(await fact(page, "cluster")).toBe("a100-small");
+  // tasks and pods: each pod on a node with its GPU, running
+  const pods = section(page, "job-pods");
+  expect(await pods.locator("tr[data-task=trainer]").innerText()).toMatch(/trainer\s+2\s+1/);
+  await expect
+    .poll(() => pods.locator("tr[data-pod] .pod-state").allInnerTexts(), { timeout: 120_000 })
+    .toEqual(["RUNNING", "RUNNING"]);
+  expect(await pods.locator("table.pods thead").innerText()).toMatch(
+    /Pod\s+Task\s+State\s+Node\s+GPUs\s+Started/,
+  );
+  for (const node of await pods.locator("tr[data-pod] .pod-node").allInnerTexts()) expect(node).not.toBe("-");
+  const podNames = await pods
+    .locator("tr[data-pod]")
+    .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-pod")));
+  expect(podNames).toHaveLength(2);
+  // its events along the timeline, oldest first
+  const kinds = () =>
+    section(page, "job-timeline")
+      .locator("li")
+      .evaluateAll((items) => items.map((i) => i.getAttribute("data-kind")));
+  await expect
+    .poll(kinds, { timeout: 60_000 })
+    .toEqual(expect.arrayContaining(["job.submitted", "job.admitted", "job.running"]));
+  expect((await kinds())[0]).toBe("job.submitted");
+  expect(await section(page, "job-timeline").locator("li").first().innerText()).toContain("by demo-member");
+  expect(await section(page, "job-estimate").locator(".estimate").innerText()).toMatch(/^Started /);
+  // the log of the pod picked
+  expect(await section(page, "log-pod").locator("option").allInnerTexts()).toEqual(podNames);
+  await page.selectOption("[data-testid=log-pod]", podNames[1]!);
+  // Each click reads the log once; a busy agent may not answer in time (the error shows): again.
+  const logView = async () => {
+    const text = await section(page, "log-text").innerText();
+    const error = await section(page, "job-logs").locator(".error").innerText();
+    if (!text.includes("python") && text !== "loading…") await page.click("[data-testid=log-show]");
+    return `${text}${error ? ` (${error})` : ""}`;
+  };
+  await expect.poll(logView, { timeout: 90_000, interval: 3_000 }).toContain("python train.py --epochs 3");
+  // the log is text: markup in it is shown, not made into elements
+  expect(await section(page, "log-text").innerText()).toContain("<img src=x>");
+  expect(await section(page, "log-text").locator("img").count()).toBe(0);
+  expect(await section(page, "log-text").getAttribute("data-pod")).toBe(podNames[1]);
+  const cancel = section(page, "job-cancel");
+  expect(await cancel.isVisible()).toBe(true);
+  expect(await cancel.isEnabled()).toBe(true);
+  await page.screenshot({ path: path.join(SCREENSHOTS, "dashboard-job.png"), fullPage: true });
+
+  // a VIEWER sees the page without the cancel button or the logs; the API refuses it anyway
+  const viewer = await browser.newPage();
+  await viewer.goto(`${dev.baseUrl}/#token=${dev.viewerToken}&job=${id}`);
+  await expect.poll(() => viewer.locator("#job-title").innerText(), { timeout: 60_000 }).toBe("page-job");
+  await expect.poll(() => section(viewer, "job-logs").innerText()).toContain("Logs are shown to ADMIN");
+  expect(await section(viewer, "job-cancel").isHidden()).toBe(true);
+  expect(await section(viewer, "log-pod").count()).toBe(0);
+  const refused = await gql(
+    `${dev.baseUrl}/graphql`,
+    dev.viewerToken,
+    "mutation($id: ID!) { cancelJob(id: $id) { state } }",
+    { id },
+  );
+  expect(refused.errors?.[0]?.extensions?.code).toBe("FORBIDDEN");
+  await viewer.close();
+
+  // cancelled from its page: the state changes there, the button is spent
+  page.once("dialog", (d) => void d.accept());
+  await cancel.click();
+  await expect.poll(() => fact(page, "state"), { timeout: 60_000 }).toBe("CANCELLED");
+  expect(await cancel.isDisabled()).toBe(true);
+  await expect.poll(kinds, { timeout: 60_000 }).toContain("job.cancelled");
+  await page.screenshot({ path: path.join(SCREENSHOTS, "dashboard-job-cancelled.png"), fullPage: true });
+  expect(errors).toEqual([]);
+  await page.close();
+}, 600_000);
+
+it("charts a queue's allocation, fair share and deserved share on a cluster from the workers' samples", async () => {
+  const { page, errors } = await openDashboard(dev.viewerToken);
+  await page
+    .locator('[data-testid=history-queue] option[value="vision"]')
+    .waitFor({ state: "attached", timeout: 60_000 });
+  await page.selectOption("[data-testid=history-queue]", "vision");
+  await page.selectOption("[data-testid=history-cluster]", "a100-small");
+  const chart = section(page, "share-chart");
+  // a sample a minute: two once the dev server has run into its second minute
+  await expect
+    .poll(async () => Number(await chart.getAttribute("data-points")), {
+      timeout: 150_000,
+      interval: 5_000,
+    })
+    .toBeGreaterThanOrEqual(2);
+  expect(await chart.getAttribute("data-series")).toBe("allocated,fair share,deserved");
+  expect(await chart.locator("canvas").count()).toBeGreaterThanOrEqual(1);
+  const legend = await chart.locator(".u-legend .u-series").allInnerTexts();
+  for (const label of ["allocated", "fair share", "deserved"])
+    expect(
+      legend.some((l) => l.includes(label)),
+      label,
+    ).toBe(true);
+  // the samples it draws are the workers': vision's deserved GPUs there, as fairShare gives them now
+  const shares = await gql<{ fairShare: { queue: string; deserved: { gpu: number } }[] }>(
+    `${dev.baseUrl}/graphql`,
+    dev.viewerToken,
+    'query { fairShare(cluster: "a100-small") { queue deserved { gpu } } }',
+  );
+  const deserved = shares.data!.fairShare.find((r) => r.queue === "vision")!.deserved.gpu;
+  const drawn = await page.evaluate<number[]>(
+    'Array.from(document.querySelector("[data-testid=share-chart]").chart.data[3])',
+  );
+  expect(drawn.length).toBeGreaterThanOrEqual(2);
+  expect(drawn.at(-1)).toBe(deserved);
+  await page.selectOption("[data-testid=history-range]", "week");
+  await expect.poll(() => chart.locator("canvas").count()).toBeGreaterThanOrEqual(1);
+  await page.screenshot({ path: path.join(SCREENSHOTS, "dashboard-chart.png"), fullPage: true });
+  expect(errors).toEqual([]);
+  await page.close();
+}, 300_000);
 
 it("asks for a token, refuses a bad one, and keeps a good one", async () => {
   const page = await browser.newPage();

@@ -1,12 +1,14 @@
 // Usage history for time-based fair share: what each queue (leaves and their ancestors) holds on
-// each cluster, as the proportion plugin counts it, recorded for the interval just past; and the
-// chargeback samples per job, rolled up per hour once an hour is wholly sampled. Each worker
-// records the clusters it owns, once per interval.
+// each cluster, as the proportion plugin counts it, recorded for the interval just past; from the
+// same computation, a sample of each queue's deserved share, fair share and allocation (the
+// dashboard's charts); and the chargeback samples per job, rolled up per hour once an hour is
+// wholly sampled. Each worker records the clusters it owns, once per interval.
 import { computeFairShare, type SchedulerConfig } from "../../src/core/index.js";
 import { fairShareConfig } from "../../src/fair-share/fair-share.js";
 import {
   DEFAULT_USAGE_WINDOW,
   clusterSummaries,
+  recordQueueShares,
   recordQueueUsage,
   recordUsageSamples,
   rollUpUsage,
@@ -50,6 +52,16 @@ export async function recordUsage(
       },
       opts.window ?? DEFAULT_USAGE_WINDOW,
     );
+    await recordQueueShares(store, {
+      cluster: cluster.name,
+      at: now,
+      queues: shares.map((s) => ({
+        queue: s.queue,
+        deserved: s.deserved,
+        fairShare: s.fairShare,
+        allocated: s.allocated,
+      })),
+    });
     await recordUsageSamples(store, { cluster: cluster.name, at: now, seconds });
     await rollUpUsage(store, cluster.name, {
       now,

@@ -63,7 +63,7 @@ export function subscribeEvents(tokenOf, onEvent, onStatus) {
 const R = "{ cpu memory gpu gpuMemory }";
 
 export const DASHBOARD_QUERY = `query Dashboard {
-  me { name role }
+  me { name role queues }
   queues { name priority parent { name } }
   clusters { name state cordoned nodeCount capacity ${R} allocated ${R} }
   fairShare { queue cluster deserved ${R} fairShare ${R} allocated ${R} requested ${R} limit ${R} usage ${R} }
@@ -85,3 +85,33 @@ export const RUNNING_QUERY = `query Running {
   running: jobs(filter: { state: RUNNING }, first: 50) { edges { node { id name startedAt
     labels { key value } queue { name } cluster { name } podStates { state count } } } }
 }`;
+
+/** One job for its page: what it is, where its pods are, why it waits. */
+export const JOB_QUERY = `query Job($id: ID!) {
+  job(id: $id) { id name state priority minMember createdAt startedAt finishedAt requestedCluster
+    queue { name } cluster { name } labels { key value } restarts attempt expectedRuntimeSeconds
+    estimatedStart estimatedCluster
+    pendingReason { message clusters { cluster message short { resource amount } } }
+    tasks { name replicas resources { gpu } }
+    pods(first: 200) { name task state node gpuDevices gpuGroups resources { gpu } message exitCode
+      startedAt finishedAt } }
+}`;
+
+// Apart from the job: events are the heaviest rows (query-cost.ts).
+export const JOB_EVENTS_QUERY = `query JobEvents($id: ID!) {
+  job(id: $id) { id events(first: 200) { id at kind message actor } }
+}`;
+
+export const POD_LOGS_QUERY = `query PodLogs($job: ID!, $pod: String!) {
+  podLogs(job: $job, pod: $pod, tailLines: 500, timestamps: false)
+}`;
+
+export const CANCEL_JOB = `mutation Cancel($id: ID!) { cancelJob(id: $id) { id state } }`;
+
+export const SHARE_HISTORY_QUERY = `query ShareHistory($queue: String!, $cluster: String!, $from: String!, $to: String!) {
+  queueShareHistory(queue: $queue, cluster: $cluster, from: $from, to: $to) {
+    at spanSeconds deserved ${R} fairShare ${R} allocated ${R} }
+}`;
+
+/** Who is signed in and the queue tree: what the job page decides its offers from. */
+export const ME_QUERY = `query Me { me { name role queues } queues { name parent { name } } }`;

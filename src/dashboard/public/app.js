@@ -1,17 +1,36 @@
 // The dashboard: signs in with the identity provider (sign-in.js; tokens in sessionStorage) or a
 // static token (#token= or the form, kept in localStorage), loads the queue tree, fair share,
-// clusters and jobs, and reloads whenever the queueEvents subscription reports a change
-// (debounced), polling as a fallback while the WebSocket is down.
+// clusters and jobs — or, at #job=<id>, that job's page (job-page.js) — and reloads whenever the
+// queueEvents subscription reports a change (debounced), polling as a fallback while the
+// WebSocket is down. The fair-share chart (charts.js) reloads when its choices change and each
+// minute, as often as the workers sample.
 import {
+  CANCEL_JOB,
   DASHBOARD_QUERY,
   gql,
+  JOB_EVENTS_QUERY,
+  JOB_QUERY,
+  ME_QUERY,
   PENDING_QUERY,
+  POD_LOGS_QUERY,
   RUNNING_QUERY,
+  SHARE_HISTORY_QUERY,
   SHORTFALL_QUERY,
   RateLimited,
   subscribeEvents,
   Unauthenticated,
 } from "./api.js";
+import { drawShareHistory, rangeOf } from "./charts.js";
+import { h, replace } from "./dom.js";
+import {
+  isFinished,
+  mayAct,
+  renderJobEstimate,
+  renderJobLogs,
+  renderJobPods,
+  renderJobSummary,
+  renderJobTimeline,
+} from "./job-page.js";
 import { renderClusters, renderEvents, renderPending, renderQueues, renderRunning } from "./render.js";
 import { accessToken, beginSignIn, finishSignIn, forgetSignIn, signedIn, signInConfig } from "./sign-in.js";
 
@@ -27,6 +46,18 @@ const state = {
   renewed: false,
   resource: "gpu",
   data: null,
+  /** The job whose page is shown (#job=<id>); null: the queues and jobs. */
+  jobId: null,
+  /** { job, events } of that page. */
+  jobData: null,
+  /** The signed-in principal and the queue tree (who may cancel and read logs). */
+  me: null,
+  queues: [],
+  historyTimer: null,
+  /** The chart's samples, drawn again when the resource changes. */
+  history: null,
+  /** Counts the chart's loads. */
+  historyAsked: 0,
   events: [],
   live: false,
   unsubscribe: null,
@@ -46,6 +77,7 @@ function setStatus(text, kind) {
 function showLogin(message = "") {
   $("login").hidden = false;
   $("content").hidden = true;
+  $("job-page").hidden = true;
   $("logout").hidden = true;
   $("login-error").textContent = message;
   setStatus("signed out", "offline");
@@ -55,6 +87,7 @@ function draw() {
   const d = state.data;
   if (!d) return;
   $("who").textContent = `${d.me.name} (${d.me.role})`;
+  fillHistoryChoices(d);
   renderQueues($("queues"), d, state.resource);
   renderClusters($("clusters"), d.clusters);
   renderPending($("pending"), d.pending);
@@ -89,6 +122,7 @@ async function currentToken(force = false) {
 
 async function load() {
   const token = await currentToken();
+  if (state.jobId) return loadJob(token, state.jobId);
   const [a, p, s, r] = await Promise.all(
     [DASHBOARD_QUERY, PENDING_QUERY, SHORTFALL_QUERY, RUNNING_QUERY].map((q) => gql(token, q)),
   );
@@ -98,8 +132,122 @@ async function load() {
     pending: withShortfalls(nodes(p.pending), nodes(s.shortfalls)),
     running: nodes(r.running),
   };
+  state.me = a.me;
+  state.queues = a.queues;
   document.body.dataset.loadedAt = String(Date.now());
   draw();
+}
+
+// The job page.
+
+async function loadJob(token, id) {
+  const [me, j, e] = await Promise.all([
+    gql(token, ME_QUERY),
+    gql(token, JOB_QUERY, { id }),
+    gql(token, JOB_EVENTS_QUERY, { id }),
+  ]);
+  if (id !== state.jobId) return; // left meanwhile
+  state.me = me.me;
+  state.queues = me.queues;
+  state.jobData = j.job ? { job: j.job, events: e.job?.events ?? [] } : null;
+  $("who").textContent = `${me.me.name} (${me.me.role})`;
+  document.body.dataset.loadedAt = String(Date.now());
+  drawJob();
+}
+
+function drawJob() {
+  $("job-id").textContent = state.jobId ?? "";
+  const data = state.jobData;
+  $("job-error").textContent = data ? "" : `No job ${state.jobId}.`;
+  for (const id of ["job-summary", "job-estimate", "job-pods", "job-timeline", "job-logs"])
+    $(id).hidden = !data;
+  if (!data) return;
+  const { job, events } = data;
+  const allowed = mayAct(state.me, job.queue.name, state.queues);
+  $("job-title").textContent = job.name;
+  renderJobSummary($("job-summary"), job);
+  renderJobEstimate($("job-estimate"), job);
+  renderJobPods($("job-pods"), job);
+  renderJobTimeline($("job-timeline"), events);
+  renderJobLogs(
+    $("job-logs"),
+    job,
+    allowed,
+    async (pod) => (await gql(await currentToken(), POD_LOGS_QUERY, { job: job.id, pod })).podLogs,
+  );
+  const cancel = $("job-cancel");
+  cancel.hidden = !allowed;
+  cancel.disabled = !allowed || isFinished(job);
+}
+
+async function cancelShownJob() {
+  const job = state.jobData?.job;
+  if (!job || !confirm(`Cancel job ${job.name}?`)) return;
+  $("job-cancel-error").textContent = "";
+  try {
+    await gql(await currentToken(), CANCEL_JOB, { id: job.id });
+  } catch (e) {
+    $("job-cancel-error").textContent = e.message;
+  }
+  refresh();
+}
+
+/** #job=<id> shows that job's page; anything else the queues and jobs. */
+function route() {
+  const id = new URLSearchParams(location.hash.slice(1)).get("job");
+  if ((id || null) === state.jobId) return;
+  state.jobId = id || null;
+  state.jobData = null;
+  $("job-logs").dataset.key = "";
+  if (!state.token && !state.oidc) return;
+  $("job-page").hidden = !state.jobId;
+  $("content").hidden = Boolean(state.jobId);
+  if (state.jobId) replace($("job-summary"), h("p", { class: "empty" }, "loading…"));
+  refresh();
+}
+
+// The fair-share chart.
+
+/** Options of a select, keeping the choice when it is still offered. */
+function fillSelect(select, names) {
+  const chosen = select.value;
+  if ([...select.options].map((o) => o.value).join("\u0000") !== names.join("\u0000")) {
+    replace(
+      select,
+      names.map((n) => h("option", { value: n }, n)),
+    );
+  }
+  if (names.includes(chosen)) select.value = chosen;
+}
+
+function fillHistoryChoices(d) {
+  const before = `${$("history-queue").value}\u0000${$("history-cluster").value}`;
+  fillSelect($("history-queue"), d.queues.map((q) => q.name).sort());
+  fillSelect(
+    $("history-cluster"),
+    d.clusters.map((c) => c.name),
+  );
+  if (`${$("history-queue").value}\u0000${$("history-cluster").value}` !== before) loadHistory();
+}
+
+async function loadHistory() {
+  clearTimeout(state.historyTimer);
+  state.historyTimer = setTimeout(loadHistory, 60_000);
+  const queue = $("history-queue").value;
+  const cluster = $("history-cluster").value;
+  if (!queue || !cluster || state.jobId || !(state.token || state.oidc)) return;
+  // Only the latest choice's answer is drawn: an earlier one may arrive after it.
+  const asked = ++state.historyAsked;
+  try {
+    const range = rangeOf($("history-range").value);
+    const d = await gql(await currentToken(), SHARE_HISTORY_QUERY, { queue, cluster, ...range });
+    if (asked !== state.historyAsked) return;
+    $("history-error").textContent = "";
+    state.history = d.queueShareHistory;
+    drawShareHistory($("share-history"), state.history, state.resource);
+  } catch (e) {
+    if (asked === state.historyAsked) $("history-error").textContent = e.message;
+  }
 }
 
 /** One load at a time; a request while one runs makes one more afterwards. While the token's
@@ -137,6 +285,7 @@ function refresh() {
         run.again = true;
         return setStatus(`rate limited: next refresh in ${e.retryAfter} s`, "polling");
       }
+      if (state.jobId) $("job-error").textContent = e.message;
       setStatus(`error: ${e.message}`, "offline");
     })
     .finally(() => {
@@ -161,7 +310,9 @@ function start(token, oidc = null) {
   state.token = token;
   state.oidc = oidc;
   $("login").hidden = true;
-  $("content").hidden = false;
+  state.jobId = new URLSearchParams(location.hash.slice(1)).get("job") || null;
+  $("content").hidden = Boolean(state.jobId);
+  $("job-page").hidden = !state.jobId;
   $("logout").hidden = false;
   setStatus("connecting", "polling");
   refresh();
@@ -190,8 +341,11 @@ function signOut(message) {
   state.unsubscribe?.();
   state.unsubscribe = null;
   clearTimeout(state.pollTimer);
+  clearTimeout(state.historyTimer);
+  state.historyTimer = null;
   state.token = null;
   state.data = null;
+  state.jobData = null;
   showLogin(message);
 }
 
@@ -206,7 +360,12 @@ $("logout").addEventListener("click", () => signOut(""));
 $("resource").addEventListener("change", (e) => {
   state.resource = e.target.value;
   draw();
+  if (state.history) drawShareHistory($("share-history"), state.history, state.resource);
 });
+for (const id of ["history-queue", "history-cluster", "history-range"])
+  $(id).addEventListener("change", () => loadHistory());
+$("job-cancel").addEventListener("click", () => cancelShownJob());
+window.addEventListener("hashchange", route);
 
 // #token=… signs in and is then removed from the address bar (and so from the history). In the
 // fragment, it never reaches a server, a proxy's log or a Referer header.

@@ -23,7 +23,7 @@ function treeOrder(queues) {
 }
 
 /** Table headers; a trailing ">" right-aligns the column (numbers). */
-const headerRow = (titles) =>
+export const headerRow = (titles) =>
   h(
     "tr",
     {},
@@ -160,6 +160,9 @@ export function renderClusters(el, clusters) {
   );
 }
 
+/** A link to the job's page. */
+const jobLink = (job) => h("a", { href: `#job=${encodeURIComponent(job.id)}`, class: "job-link" }, job.name);
+
 /** A job's labels (key=value), under its name. */
 function jobLabels(labels) {
   if (!labels?.length) return [];
@@ -185,7 +188,7 @@ export function renderPending(el, jobs) {
           h(
             "tr",
             { "data-job-id": j.id },
-            h("td", {}, j.name, jobLabels(j.labels)),
+            h("td", {}, jobLink(j), jobLabels(j.labels)),
             h("td", {}, j.queue.name),
             h("td", {}, j.requestedCluster ?? "any"),
             h("td", { class: "num" }, String(podCount(j))),
@@ -225,7 +228,7 @@ export function renderRunning(el, jobs) {
           h(
             "tr",
             { "data-job-id": j.id },
-            h("td", {}, j.name, jobLabels(j.labels)),
+            h("td", {}, jobLink(j), jobLabels(j.labels)),
             h("td", {}, j.queue.name),
             h("td", {}, j.cluster?.name ?? "-"),
             h("td", { class: "num" }, `${podCount(j, "RUNNING")}/${podCount(j)}`),
@@ -242,7 +245,13 @@ export function renderEvents(el, events) {
   replace(
     el,
     events.map((e) =>
-      h("li", {}, h("time", {}, new Date(e.at).toLocaleTimeString()), `${e.kind}: ${e.message}`),
+      h(
+        "li",
+        {},
+        h("time", {}, new Date(e.at).toLocaleTimeString()),
+        `${e.kind}: ${e.message}`,
+        e.job ? [" ", jobLink({ id: e.job, name: "job" })] : null,
+      ),
     ),
   );
 }
