@@ -43,6 +43,8 @@ import { releaseRestartedGangs } from "./restarts/release-restarted-gangs.js";
 import { recordUsage } from "./usage/record-usage.js";
 import type { ClusterViews } from "./cluster-views.js";
 import { runBudgetMs, runEstimates } from "./estimates/run-estimates.js";
+import { WebhookDeliveries } from "./webhooks/webhook-deliveries.js";
+import { WebhookTask } from "./webhooks/run-webhooks.js";
 
 export { metrics } from "./metrics.js";
 export { type WorkerOptions, WorkerOptionsError } from "./options.js";
@@ -70,6 +72,16 @@ const ESTIMATE_TRIGGERS = new Set([
   "queue.created",
   "queue.updated",
   "queue.deleted",
+]);
+
+/** Events the webhook task fans out (the kinds the outbox trigger keeps): it runs soon after. */
+const WEBHOOK_TRIGGERS = new Set([
+  "job.succeeded",
+  "job.failed",
+  "pods.evicted",
+  "job.restarted",
+  "job.waiting_past_estimate",
+  "cluster.lost",
 ]);
 
 /** A task beside the cycles, as startWorkers starts it. */
@@ -208,6 +220,30 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
       log,
     ),
   );
+  // Webhook deliveries are sent by every worker process; their fan-out is fleet-wide (below).
+  const webhookDeliveries = WebhookDeliveries.start({
+    store,
+    connection,
+    prefix: workersPrefix,
+    attempts: o.webhookAttempts,
+    backoffMs: o.webhookBackoffMs,
+    disableAfter: o.webhookDisableAfter,
+    timeoutMs: o.webhookTimeoutMs,
+    concurrency: o.webhookConcurrency,
+    lockDurationMs: o.lockDurationMs,
+    log,
+  });
+  const webhooks = new WebhookTask(
+    store,
+    webhookDeliveries,
+    {
+      estimateGraceMs: o.webhookEstimateGraceMs,
+      // A late start is found within a tenth of the grace period, at most every 30 s.
+      estimateCheckMs: Math.min(30_000, Math.max(o.webhookIntervalMs, o.webhookEstimateGraceMs / 10)),
+      publicUrl: o.publicUrl,
+    },
+    log,
+  );
   // The tasks beside the cycles, started in this order: fleet-wide ones run one at a time across
   // every worker process (SerialTask), local ones for the clusters owned here (LocalTask).
   // When the estimates' previous run began: a run's budget is a share of the time since.
@@ -318,6 +354,12 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     },
     {
       scope: "fleet",
+      name: "webhooks",
+      intervalMs: o.webhookIntervalMs,
+      run: () => webhooks.run(),
+    },
+    {
+      scope: "fleet",
       name: "retention",
       intervalMs: o.retentionIntervalMs,
       enabled: o.retentionDays > 0,
@@ -377,15 +419,24 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     estimateAsked = Date.now();
     estimates.trigger("change");
   });
+  const unlistenWebhooks = await bus.listen((e) => {
+    if (WEBHOOK_TRIGGERS.has(e.kind))
+      fleet
+        .get("webhooks")
+        ?.trigger("event")
+        .catch((err) => log.warn({ err: err.message }, "could not trigger the webhook task"));
+  });
   const unlisten = () => {
     unlistenCycles();
     unlistenEstimates();
+    unlistenWebhooks();
   };
   log.info({ actions: config.actions, leaseMs: o.clusterLeaseMs }, "workers started");
 
   async function closeConnections(): Promise<void> {
     signals?.close();
     waiting.disconnect();
+    await webhookDeliveries.close();
     await dispatcher.close();
     await bus.close();
     connection.disconnect();
