@@ -15,6 +15,7 @@ import { registerSubmit } from "./commands/submit.js";
 import { registerToken } from "./commands/token.js";
 import { registerRoleBinding } from "./commands/rolebinding.js";
 import { registerWait } from "./commands/wait.js";
+import { registerWebhook } from "./commands/webhook.js";
 import { registerWhatIf } from "./commands/whatif.js";
 import { registerWhy } from "./commands/why.js";
 import { EXIT } from "./exit-codes.js";
@@ -58,6 +59,7 @@ export function buildProgram(): Command {
   registerQueue(program);
   registerToken(program);
   registerRoleBinding(program);
+  registerWebhook(program);
   registerLogin(program);
   registerWhatIf(program);
   // running the control plane
