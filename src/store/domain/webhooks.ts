@@ -83,6 +83,11 @@ export function webhookTakes(w: WebhookFilter, e: WebhookSourceEvent, tree: Queu
   return matchesSelector(e.job.labels, w.labels);
 }
 
+/** Dates as ISO-8601 strings, as JSON carries them. */
+type WithIsoDates<T> = {
+  [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K];
+};
+
 /** The JSON body of a delivery: `text` for chat tools, the structured fields beside it. */
 export interface WebhookPayload {
   text: string;
@@ -93,19 +98,7 @@ export interface WebhookPayload {
   message: string;
   queue: string | null;
   cluster: string | null;
-  job: {
-    id: string;
-    name: string;
-    queue: string;
-    cluster: string | null;
-    state: string;
-    labels: Record<string, string>;
-    createdAt: string;
-    startedAt: string | null;
-    finishedAt: string | null;
-    restarts: number;
-    estimatedStart: string | null;
-  } | null;
+  job: WithIsoDates<WebhookJob> | null;
   /** The dashboard, when the workers know the public address; else null. */
   link: string | null;
 }
@@ -140,16 +133,10 @@ export function webhookPayload(e: WebhookSourceEvent, link: string | null): Webh
     queue: j?.queue ?? e.queue,
     cluster: j?.cluster ?? e.cluster,
     job: j && {
-      id: j.id,
-      name: j.name,
-      queue: j.queue,
-      cluster: j.cluster,
-      state: j.state,
-      labels: j.labels,
+      ...j,
       createdAt: j.createdAt.toISOString(),
       startedAt: iso(j.startedAt),
       finishedAt: iso(j.finishedAt),
-      restarts: j.restarts,
       estimatedStart: iso(j.estimatedStart),
     },
     link,
