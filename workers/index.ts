@@ -1,7 +1,7 @@
 // The workers. Each cluster is owned by one worker at a time (a lease in PostgreSQL,
 // ownership/): its scheduling cycles, start-time estimates and usage history run there, from that
 // worker's cache of it, and move with the lease. Admission, the BindRequest outbox sweeper,
-// lost-cluster checks, run-time limits, gang restarts and retention are fleet-wide: each a BullMQ
+// lost-cluster checks, run-time limits, gang restarts, webhook fan-out and retention are fleet-wide: each a BullMQ
 // queue that runs one job at a time across every worker process (serial-task.ts). Timers run them
 // regularly; committed events (Redis pub/sub from the store) trigger them sooner. Run as many
 // worker processes as you like: clusters spread evenly over them, one cluster's cycles never overlap.
