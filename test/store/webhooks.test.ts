@@ -10,6 +10,9 @@ import {
   QueueTree,
   recordEvents,
   recordWebhookAttempt,
+  replaceJobEstimates,
+  reportOverdueStarts,
+  submitJob,
   WEBHOOK_DELIVERY_LOG,
   webhookDeliveries,
   webhookDeliveryToSend,
@@ -247,5 +250,32 @@ describe("on PostgreSQL", () => {
     expect(await outbox()).toBe(0);
     const again = await enableWebhook(ts.store, actor, hook.id);
     expect([again.enabled, again.consecutiveFailures, again.disabledReason]).toEqual([true, 0, null]);
+  });
+
+  it("reports a pending job past its first estimated start once, and only while a webhook asks for it", async () => {
+    await ts.store.prisma.webhook.deleteMany();
+    const { job } = await submitJob(ts.store, actor, {
+      name: "late",
+      queue: "a",
+      tasks: [{ name: "w", replicas: 1, resources: { cpu: 100 } }],
+    });
+    const t0 = new Date("2026-06-01T12:00:00Z");
+    const at = (ms: number) => new Date(t0.getTime() + ms);
+    await replaceJobEstimates(ts.store, null, [{ jobId: job.id, cluster: null, start: t0 }], t0);
+    const check = (now: Date) => reportOverdueStarts(ts.store, actor, { now, graceMs: 60_000 });
+    expect(await check(at(120_000))).toEqual([]);
+    expect(await ts.store.prisma.jobStartPromise.count()).toBe(0);
+
+    await createWebhook(ts.store, actor, { url: "http://192.0.2.1/", events: ["job.waiting_past_estimate"] });
+    expect(await check(at(30_000))).toEqual([]);
+    // A later estimate moves with the queue; the first one stays the promise.
+    await replaceJobEstimates(ts.store, null, [{ jobId: job.id, cluster: null, start: at(600_000) }], t0);
+    const late = await check(at(61_000));
+    expect(late).toEqual([{ id: job.id, name: "late", queue: "a", cluster: null, estimatedStart: t0 }]);
+    expect(await check(at(300_000))).toEqual([]);
+    const events = await ts.store.prisma.event.findMany({ where: { kind: "job.waiting_past_estimate" } });
+    expect(events.map((e) => [e.jobId, e.message])).toEqual([
+      [job.id, "job late still pending 1 min past its estimated start 2026-06-01T12:00:00.000Z"],
+    ]);
   });
 });

@@ -1,7 +1,8 @@
 // Pending jobs still waiting past the start their estimate first gave: the first estimate is kept
 // as a promise (later estimates move with the queue), and its passing by more than a grace period
 // is recorded once as `job.waiting_past_estimate`. A job that starts loses its promise; pending
-// again, it gets a new one from its next estimate.
+// again, it gets a new one from its next estimate. Kept only while an enabled webhook asks for the
+// event: nothing else reads it.
 import type { NewEvent } from "../events.js";
 import { type Actor, type Store, transact } from "../store.js";
 
@@ -34,6 +35,13 @@ export async function reportOverdueStarts(
 ): Promise<OverdueJob[]> {
   const passedBefore = new Date(o.now.getTime() - o.graceMs);
   return transact(store, actor, async (tx, record) => {
+    const [asked] = await tx.$queryRaw<{ wanted: boolean }[]>`
+      SELECT EXISTS (SELECT 1 FROM webhook
+        WHERE enabled AND 'job.waiting_past_estimate' = ANY(events)) AS wanted`;
+    if (!asked?.wanted) {
+      await tx.$executeRaw`DELETE FROM job_start_promise`;
+      return [];
+    }
     await tx.$executeRaw`
       DELETE FROM job_start_promise p USING job j WHERE j.id = p.job_id AND j.state <> 'PENDING'`;
     await tx.$executeRaw`
