@@ -19,6 +19,7 @@ import {
   pruneHistory,
   RedisEventBus,
   type Store,
+  WEBHOOK_SOURCE_KINDS,
 } from "../src/store/index.js";
 import { runAdmission } from "./admission/run-admission.js";
 import { DigestServer, OwnerDigests } from "./admission/owner-digests.js";
@@ -72,16 +73,6 @@ const ESTIMATE_TRIGGERS = new Set([
   "queue.created",
   "queue.updated",
   "queue.deleted",
-]);
-
-/** Events the webhook task fans out (the kinds the outbox trigger keeps): it runs soon after. */
-const WEBHOOK_TRIGGERS = new Set([
-  "job.succeeded",
-  "job.failed",
-  "pods.evicted",
-  "job.restarted",
-  "job.waiting_past_estimate",
-  "cluster.lost",
 ]);
 
 /** A task beside the cycles, as startWorkers starts it. */
@@ -420,7 +411,8 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     estimates.trigger("change");
   });
   const unlistenWebhooks = await bus.listen((e) => {
-    if (WEBHOOK_TRIGGERS.has(e.kind))
+    // Events webhooks report: the webhook task fans them out soon after.
+    if (WEBHOOK_SOURCE_KINDS.has(e.kind))
       fleet
         .get("webhooks")
         ?.trigger("event")

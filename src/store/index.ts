@@ -101,6 +101,7 @@ export {
   matchesSelector,
   WEBHOOK_DELIVERY_LOG,
   WEBHOOK_EVENTS,
+  WEBHOOK_SOURCE_KINDS,
   type WebhookEventName,
   type WebhookPayload,
 } from "./domain/webhooks.js";

@@ -14,6 +14,7 @@ import {
   reportOverdueStarts,
   submitJob,
   WEBHOOK_DELIVERY_LOG,
+  WEBHOOK_SOURCE_KINDS,
   webhookDeliveries,
   webhookDeliveryToSend,
 } from "../../src/store/index.js";
@@ -191,6 +192,20 @@ describe("on PostgreSQL", () => {
     expect((d?.payload as { event: string }).event).toBe("cluster.lost");
   });
 
+  it("the trigger keeps exactly the kinds webhooks report", async () => {
+    await ts.store.prisma.webhookOutbox.deleteMany();
+    const kinds = [...WEBHOOK_SOURCE_KINDS, "job.pending", "job.cancelled", "pods.bound", "cluster.ready"];
+    await recordEvents(
+      ts.store,
+      actor,
+      kinds.map((kind) => ({ kind, message: kind })),
+    );
+    const kept = await ts.store.prisma.$queryRaw<{ kind: string }[]>`
+      SELECT e.kind FROM webhook_outbox o JOIN event e ON e.id = o.event_id ORDER BY e.id`;
+    expect(kept.map((k) => k.kind)).toEqual([...WEBHOOK_SOURCE_KINDS]);
+    await ts.store.prisma.webhookOutbox.deleteMany();
+  });
+
   it("keeps a bounded log of finished deliveries per webhook", async () => {
     await ts.store.prisma.webhook.deleteMany();
     const hook = await createWebhook(ts.store, actor, { url: "http://192.0.2.1/", events: ["cluster.lost"] });
@@ -273,7 +288,7 @@ describe("on PostgreSQL", () => {
     const late = await check(at(61_000));
     expect(late).toEqual([{ id: job.id, name: "late", queue: "a", cluster: null, estimatedStart: t0 }]);
     expect(await check(at(300_000))).toEqual([]);
-    const events = await ts.store.prisma.event.findMany({ where: { kind: "job.waiting_past_estimate" } });
+    const events = await ts.store.prisma.event.findMany({ where: { kind: "job.waiting_past_estimate", jobId: job.id } });
     expect(events.map((e) => [e.jobId, e.message])).toEqual([
       [job.id, "job late still pending 1 min past its estimated start 2026-06-01T12:00:00.000Z"],
     ]);

@@ -27,6 +27,9 @@ const SOURCE_KINDS: Record<string, WebhookEventName> = {
 
 export const webhookEventOf = (kind: string): WebhookEventName | null => SOURCE_KINDS[kind] ?? null;
 
+/** The event log's kinds webhooks report (those the outbox trigger keeps). */
+export const WEBHOOK_SOURCE_KINDS: ReadonlySet<string> = new Set(Object.keys(SOURCE_KINDS));
+
 /** Finished deliveries kept per webhook (the newest); older ones are pruned as new ones come. */
 export const WEBHOOK_DELIVERY_LOG = 200;
 
