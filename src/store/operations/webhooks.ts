@@ -15,7 +15,6 @@ import {
 import { NotFoundError } from "../errors.js";
 import { type Actor, type Store, transact } from "../store.js";
 import type { Webhook } from "../types.js";
-import type { LabelMatch } from "../validation/names.js";
 import { parseWebhookInput, type WebhookInput } from "../validation/webhook.js";
 import { checkQueuesExist } from "./role-bindings.js";
 
@@ -139,12 +138,11 @@ async function claimOutbox(tx: Tx, limit: number): Promise<WebhookSourceEvent[]>
   return rows.map(sourceEvent);
 }
 
+/** The enabled webhooks, held (FOR SHARE) until the deliveries are written: a webhook being
+ * disabled meanwhile either waits for them (and gives them up) or is not fanned out to. */
 async function enabledWebhookFilters(tx: Tx): Promise<WebhookFilter[]> {
-  const rows = await tx.webhook.findMany({
-    where: { enabled: true },
-    select: { id: true, events: true, queues: true, labels: true },
-  });
-  return rows.map((w) => ({ ...w, labels: w.labels as unknown as LabelMatch[] }));
+  return tx.$queryRaw<WebhookFilter[]>`
+    SELECT id::text, events, queues, labels FROM webhook WHERE enabled ORDER BY id FOR SHARE`;
 }
 
 /** Keeps each webhook's newest finished deliveries (WEBHOOK_DELIVERY_LOG); pending ones stay. */
