@@ -288,7 +288,9 @@ describe("on PostgreSQL", () => {
     const late = await check(at(61_000));
     expect(late).toEqual([{ id: job.id, name: "late", queue: "a", cluster: null, estimatedStart: t0 }]);
     expect(await check(at(300_000))).toEqual([]);
-    const events = await ts.store.prisma.event.findMany({ where: { kind: "job.waiting_past_estimate", jobId: job.id } });
+    const events = await ts.store.prisma.event.findMany({
+      where: { kind: "job.waiting_past_estimate", jobId: job.id },
+    });
     expect(events.map((e) => [e.jobId, e.message])).toEqual([
       [job.id, "job late still pending 1 min past its estimated start 2026-06-01T12:00:00.000Z"],
     ]);
