@@ -235,7 +235,10 @@ describe("on PostgreSQL", () => {
 
   it("disables after failed deliveries in a row: its pending deliveries given up, one event; enabling starts afresh", async () => {
     await ts.store.prisma.webhook.deleteMany();
-    const hook = await createWebhook(ts.store, actor, { url: "http://192.0.2.1/", events: ["cluster.lost"] });
+    const hook = await createWebhook(ts.store, actor, {
+      url: "http://192.0.2.1/services/T0/B0/s3cret",
+      events: ["cluster.lost"],
+    });
     await recordEvents(ts.store, actor, lost(3));
     const { deliveries } = await fanOutWebhookEvents(ts.store, { limit: 10, link: null });
     const fail = { ok: false, responseCode: 500, error: "HTTP 500", final: true, disableAfter: 2 };
@@ -258,8 +261,13 @@ describe("on PostgreSQL", () => {
     ]);
     const events = await ts.store.prisma.event.findMany({ where: { kind: "webhook.disabled" } });
     expect(events.map((e) => e.message)).toEqual([
-      `webhook ${hook.id} to http://192.0.2.1/ disabled after 2 failed deliveries in a row (last: HTTP 500)`,
+      `webhook ${hook.id} to http://192.0.2.1 disabled after 2 failed deliveries in a row (last: HTTP 500)`,
     ]);
+    // The event log, which every token may read, names the origin only: chat tools put credentials in the path.
+    const webhookEvents = await ts.store.prisma.event.findMany({
+      where: { kind: { startsWith: "webhook." } },
+    });
+    expect(webhookEvents.map((e) => e.message).join("\n")).not.toContain("s3cret");
     // Disabled: no outbox rows for it (no webhook is enabled).
     await recordEvents(ts.store, actor, lost(1));
     expect(await outbox()).toBe(0);

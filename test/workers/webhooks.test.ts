@@ -238,7 +238,7 @@ describe("deliveries", () => {
     const events = (await cp.events("webhook.disabled")).filter((e) => e.message.includes(hook.id));
     expect(events).toHaveLength(1);
     expect(events[0]!.message).toBe(
-      `webhook ${hook.id} to ${rx.url} disabled after 2 failed deliveries in a row (last: HTTP 503)`,
+      `webhook ${hook.id} to ${new URL(rx.url).origin} disabled after 2 failed deliveries in a row (last: HTTP 503)`,
     );
     const log = await deliveries(hook.id);
     expect(log.filter((d) => d.state === "FAILED" && d.attempts === 3)).toHaveLength(2);

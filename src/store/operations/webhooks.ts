@@ -18,6 +18,10 @@ import type { Webhook } from "../types.js";
 import { parseWebhookInput, type WebhookInput } from "../validation/webhook.js";
 import { checkQueuesExist } from "./role-bindings.js";
 
+/** Where a webhook sends, as events name it: the origin only, since chat tools put their
+ * credentials in the path (every token may read the event log). */
+export const originOf = (url: string): string => new URL(url).origin;
+
 const newSecret = (): string => `whsec_${randomBytes(32).toString("base64url")}`;
 
 /** Registers a webhook; its secret is in the answer (and kept: signing needs it). Who may ask for
@@ -38,7 +42,7 @@ export async function createWebhook(store: Store, actor: Actor, input: WebhookIn
         createdBy: actor.name,
       },
     });
-    record({ kind: "webhook.created", message: `webhook ${row.id} to ${row.url} created` });
+    record({ kind: "webhook.created", message: `webhook ${row.id} to ${originOf(row.url)} created` });
     return row;
   });
 }
@@ -56,7 +60,7 @@ export async function deleteWebhook(store: Store, actor: Actor, id: string): Pro
   return transact(store, actor, async (tx, record) => {
     const row = await lockWebhook(tx, id);
     await tx.webhook.delete({ where: { id } });
-    record({ kind: "webhook.deleted", message: `webhook ${id} to ${row.url} deleted` });
+    record({ kind: "webhook.deleted", message: `webhook ${id} to ${originOf(row.url)} deleted` });
     return true;
   });
 }
@@ -66,7 +70,7 @@ export async function enableWebhook(store: Store, actor: Actor, id: string): Pro
   return transact(store, actor, async (tx, record) => {
     const row = await lockWebhook(tx, id);
     if (row.enabled) return row;
-    record({ kind: "webhook.enabled", message: `webhook ${id} to ${row.url} enabled again` });
+    record({ kind: "webhook.enabled", message: `webhook ${id} to ${originOf(row.url)} enabled again` });
     return tx.webhook.update({
       where: { id },
       data: { enabled: true, disabledReason: null, disabledAt: null, consecutiveFailures: 0 },
@@ -283,7 +287,7 @@ export async function recordWebhookAttempt(
       });
       record({
         kind: "webhook.disabled",
-        message: `webhook ${webhook.id} to ${webhook.url} ${plan.disable}`,
+        message: `webhook ${webhook.id} to ${originOf(webhook.url)} ${plan.disable}`,
       });
     }
     return { state: plan.state, disabled: plan.disable !== null };
