@@ -5,6 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createQueue,
   createWebhook,
+  deleteWebhook,
+  InvalidInputError,
+  NotFoundError,
   enableWebhook,
   fanOutWebhookEvents,
   QueueTree,
@@ -190,6 +193,14 @@ describe("on PostgreSQL", () => {
     const d = await webhookDeliveryToSend(ts.store, created[0]!);
     expect(d?.webhook.secret).toMatch(/^whsec_/);
     expect((d?.payload as { event: string }).event).toBe("cluster.lost");
+  });
+
+  it("refuses ids that are no webhook's, naming the field", async () => {
+    await expect(deleteWebhook(ts.store, actor, "nope")).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(enableWebhook(ts.store, actor, "nope")).rejects.toMatchObject({ field: "id" });
+    await expect(
+      deleteWebhook(ts.store, actor, "01a248f0-2818-75f6-ac99-4f89d757786c"),
+    ).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it("the trigger keeps exactly the kinds webhooks report", async () => {

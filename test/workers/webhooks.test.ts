@@ -373,6 +373,11 @@ describe("who may do what", () => {
       expect(r.errors?.[0]?.extensions?.code).toBe("NOT_FOUND");
     }
     expect(await webhookOf(cp.api.adminToken, adminHook.id)).toBeDefined();
+    const notAnId = await gql(cp.api.url, cp.api.adminToken, 'mutation { deleteWebhook(id: "nope") }');
+    expect(notAnId.errors?.[0]).toMatchObject({
+      message: 'webhook "nope" not found',
+      extensions: { code: "NOT_FOUND" },
+    });
     const denied = await gql(cp.api.url, viewer, "{ webhooks { id } }");
     expect(denied.errors?.[0]?.extensions?.code).toBe("FORBIDDEN");
 

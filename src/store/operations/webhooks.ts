@@ -2,6 +2,7 @@
 // rows are claimed and deleted in the transaction that writes the deliveries), and recording how
 // each delivery attempt went — which may disable the webhook. docs/webhooks.md.
 import { randomBytes } from "node:crypto";
+import { z } from "zod";
 import type { Tx } from "../db.js";
 import { QueueTree } from "../domain/queue-tree.js";
 import {
@@ -15,6 +16,7 @@ import {
 import { NotFoundError } from "../errors.js";
 import { type Actor, type Store, transact } from "../store.js";
 import type { Webhook } from "../types.js";
+import { parseInput } from "../validation/parse.js";
 import { parseWebhookInput, type WebhookInput } from "../validation/webhook.js";
 import { checkQueuesExist } from "./role-bindings.js";
 
@@ -48,6 +50,7 @@ export async function createWebhook(store: Store, actor: Actor, input: WebhookIn
 }
 
 async function lockWebhook(tx: Tx, id: string): Promise<Webhook> {
+  parseInput(z.uuid("not a webhook id"), id, ["id"]);
   const rows = await tx.$queryRaw<
     { id: string }[]
   >`SELECT id::text FROM webhook WHERE id = ${id}::uuid FOR UPDATE`;

@@ -1,4 +1,5 @@
 // Reads of webhooks and their delivery logs (the API's webhooks and webhookDeliveries).
+import { z } from "zod";
 import type { Store } from "../store.js";
 import type { Webhook, WebhookDelivery, WebhookDeliveryState } from "../types.js";
 
@@ -7,7 +8,9 @@ export async function listWebhooks(store: Store): Promise<Webhook[]> {
   return store.prisma.webhook.findMany({ orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
 }
 
+/** null for an unknown id, or one that is no webhook id at all. */
 export async function webhookById(store: Store, id: string): Promise<Webhook | null> {
+  if (!z.uuid().safeParse(id).success) return null;
   return store.prisma.webhook.findUnique({ where: { id } });
 }
 
