@@ -5,6 +5,7 @@
 // a job past its estimated start; and what a MEMBER may do.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { webhookSignatureProblem } from "../../src/webhooks/signature.js";
+import { metrics } from "../../workers/index.js";
 import { until } from "../agent/until.js";
 import { gql, gqlOk } from "../helpers/api.js";
 import { WebhookReceiver } from "../helpers/webhook-receiver.js";
@@ -242,6 +243,8 @@ describe("deliveries", () => {
     );
     const log = await deliveries(hook.id);
     expect(log.filter((d) => d.state === "FAILED" && d.attempts === 3)).toHaveLength(2);
+    const counted = await metrics.getSingleMetricAsString("fleetq_webhooks_disabled_total");
+    expect(counted).toMatch(/^fleetq_webhooks_disabled_total [1-9]/m);
     expect(log.every((d) => d.state === "FAILED")).toBe(true);
     // Each failed delivery made all its attempts; nothing more is sent while disabled.
     const sent = rx.requests.length;

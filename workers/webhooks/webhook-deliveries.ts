@@ -7,6 +7,7 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { recordWebhookAttempt, type Store, webhookDeliveryToSend } from "../../src/store/index.js";
 import { sendWebhook } from "../../src/webhooks/send.js";
+import { webhookAttemptsTotal, webhooksDisabledTotal } from "../metrics.js";
 
 export const WEBHOOK_ACTOR = { name: "webhooks" };
 const QUEUE = "webhook-deliveries";
@@ -83,6 +84,7 @@ async function attempt(o: WebhookDeliveryOptions, id: string): Promise<void> {
     delivery: d.id,
     timeoutMs: o.timeoutMs,
   });
+  webhookAttemptsTotal.inc({ outcome: outcome.ok ? "succeeded" : outcome.refused ? "refused" : "failed" });
   const final = outcome.refused || d.attempts + 1 >= o.attempts;
   const r = await recordWebhookAttempt(o.store, WEBHOOK_ACTOR, {
     ...outcome,
@@ -90,7 +92,9 @@ async function attempt(o: WebhookDeliveryOptions, id: string): Promise<void> {
     delivery: d.id,
     disableAfter: o.disableAfter,
   });
-  if (r?.disabled)
+  if (r?.disabled) {
+    webhooksDisabledTotal.inc();
     o.log.warn({ webhook: d.webhook.id, err: outcome.error }, "webhook disabled after failed deliveries");
+  }
   if (!outcome.ok && !final) throw new Error(`webhook delivery ${id}: ${outcome.error}`);
 }
