@@ -1,7 +1,7 @@
 // The workers. Each cluster is owned by one worker at a time (a lease in PostgreSQL,
 // ownership/): its scheduling cycles, start-time estimates and usage history run there, from that
 // worker's cache of it, and move with the lease. Admission, the BindRequest outbox sweeper,
-// lost-cluster checks, run-time limits, gang restarts and retention are fleet-wide: each a BullMQ
+// lost-cluster checks, run-time limits, gang restarts, webhook fan-out and retention are fleet-wide: each a BullMQ
 // queue that runs one job at a time across every worker process (serial-task.ts). Timers run them
 // regularly; committed events (Redis pub/sub from the store) trigger them sooner. Run as many
 // worker processes as you like: clusters spread evenly over them, one cluster's cycles never overlap.
@@ -19,6 +19,7 @@ import {
   pruneHistory,
   RedisEventBus,
   type Store,
+  WEBHOOK_SOURCE_KINDS,
 } from "../src/store/index.js";
 import { runAdmission } from "./admission/run-admission.js";
 import { DigestServer, OwnerDigests } from "./admission/owner-digests.js";
@@ -44,6 +45,8 @@ import { releaseRestartedGangs } from "./restarts/release-restarted-gangs.js";
 import { recordUsage } from "./usage/record-usage.js";
 import type { ClusterViews } from "./cluster-views.js";
 import { runBudgetMs, runEstimates } from "./estimates/run-estimates.js";
+import { WebhookDeliveries } from "./webhooks/webhook-deliveries.js";
+import { WebhookTask } from "./webhooks/run-webhooks.js";
 
 export { metrics } from "./metrics.js";
 export { type WorkerOptions, WorkerOptionsError } from "./options.js";
@@ -209,6 +212,30 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
       log,
     ),
   );
+  // Webhook deliveries are sent by every worker process; their fan-out is fleet-wide (below).
+  const webhookDeliveries = WebhookDeliveries.start({
+    store,
+    connection,
+    prefix: workersPrefix,
+    attempts: o.webhookAttempts,
+    backoffMs: o.webhookBackoffMs,
+    disableAfter: o.webhookDisableAfter,
+    timeoutMs: o.webhookTimeoutMs,
+    concurrency: o.webhookConcurrency,
+    lockDurationMs: o.lockDurationMs,
+    log,
+  });
+  const webhooks = new WebhookTask(
+    store,
+    webhookDeliveries,
+    {
+      estimateGraceMs: o.webhookEstimateGraceMs,
+      // A late start is found within a tenth of the grace period, at most every 30 s.
+      estimateCheckMs: Math.min(30_000, Math.max(o.webhookIntervalMs, o.webhookEstimateGraceMs / 10)),
+      publicUrl: o.publicUrl,
+    },
+    log,
+  );
   // The tasks beside the cycles, started in this order: fleet-wide ones run one at a time across
   // every worker process (SerialTask), local ones for the clusters owned here (LocalTask).
   // When the estimates' previous run began: a run's budget is a share of the time since.
@@ -320,6 +347,12 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     },
     {
       scope: "fleet",
+      name: "webhooks",
+      intervalMs: o.webhookIntervalMs,
+      run: () => webhooks.run(),
+    },
+    {
+      scope: "fleet",
       name: "retention",
       intervalMs: o.retentionIntervalMs,
       enabled: o.retentionDays > 0,
@@ -379,15 +412,25 @@ export async function startWorkers(options: WorkerOptions): Promise<RunningWorke
     estimateAsked = Date.now();
     estimates.trigger("change");
   });
+  const unlistenWebhooks = await bus.listen((e) => {
+    // Events webhooks report: the webhook task fans them out soon after.
+    if (WEBHOOK_SOURCE_KINDS.has(e.kind))
+      fleet
+        .get("webhooks")
+        ?.trigger("event")
+        .catch((err) => log.warn({ err: err.message }, "could not trigger the webhook task"));
+  });
   const unlisten = () => {
     unlistenCycles();
     unlistenEstimates();
+    unlistenWebhooks();
   };
   log.info({ actions: config.actions, leaseMs: o.clusterLeaseMs }, "workers started");
 
   async function closeConnections(): Promise<void> {
     signals?.close();
     waiting.disconnect();
+    await webhookDeliveries.close();
     await dispatcher.close();
     await bus.close();
     connection.disconnect();

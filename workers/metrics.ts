@@ -121,3 +121,16 @@ export const clusterTakeovers = new Counter({
   labelNames: ["worker"] as const,
   registers: [metrics],
 });
+
+export const webhookAttemptsTotal = new Counter({
+  name: "fleetq_webhook_attempts_total",
+  help: "Webhook delivery attempts by outcome (succeeded; failed: an error answer or none; refused: the target not allowed)",
+  labelNames: ["outcome"] as const,
+  registers: [metrics],
+});
+
+export const webhooksDisabledTotal = new Counter({
+  name: "fleetq_webhooks_disabled_total",
+  help: "Webhooks disabled after failed deliveries in a row",
+  registers: [metrics],
+});

@@ -6,6 +6,7 @@ import type { SchedulerConfig } from "../src/core/index.js";
 import {
   DEFAULT_CLUSTER_LOST_AFTER_MS,
   DEFAULT_USAGE_RETENTION_DAYS,
+  DEFAULT_WEBHOOK_DISABLE_AFTER,
   type Store,
 } from "../src/store/index.js";
 
@@ -114,6 +115,24 @@ export interface WorkerOptions {
    * clusters it owns (default 0.1): estimates following every change of busy clusters take at most
    * a tenth of a core from their cycles (a run always gets 250 ms per cluster). */
   estimateCpuShare?: number;
+  /** How often pending webhook events are fanned out to deliveries, late start estimates checked
+   * and lost deliveries queued again (default 2000 ms); the events themselves trigger it sooner. */
+  webhookIntervalMs?: number;
+  /** Attempts per webhook delivery before it is given up (default 8). */
+  webhookAttempts?: number;
+  /** The first retry's delay; each next one doubles it (default 2000 ms: 2 s, 4 s, … 128 s). */
+  webhookBackoffMs?: number;
+  /** A webhook is disabled after this many failed deliveries in a row (default 10). */
+  webhookDisableAfter?: number;
+  /** A webhook request without an answer this long fails (default 10 000 ms). */
+  webhookTimeoutMs?: number;
+  /** Deliveries sent at once by this process (default 16). */
+  webhookConcurrency?: number;
+  /** job.waiting_past_estimate: a pending job this long past the start first estimated for it
+   * (default 600 000 ms). */
+  webhookEstimateGraceMs?: number;
+  /** The dashboard's public address, the `link` of webhook payloads (default none: null). */
+  publicUrl?: string;
   /** Write an event for every cycle, even one that decided nothing (default false: busy cycles only). */
   logIdleCycles?: boolean;
   /** Names this process in the event log and logs (default <hostname>:<pid>). */
@@ -169,6 +188,14 @@ const DEFAULTS = {
   estimateMaxSessions: 200,
   estimateBudgetMs: 5000,
   estimateCpuShare: 0.1,
+  webhookIntervalMs: 2000,
+  webhookAttempts: 8,
+  webhookBackoffMs: 2000,
+  webhookDisableAfter: DEFAULT_WEBHOOK_DISABLE_AFTER,
+  webhookTimeoutMs: 10_000,
+  webhookConcurrency: 16,
+  webhookEstimateGraceMs: 600_000,
+  publicUrl: "",
 };
 
 /** Admission's chunks by default (a dry run cuts the jobs as a pass of default workers does). */
@@ -213,8 +240,13 @@ export function resolveOptions(o: WorkerOptions): ResolvedOptions {
     "lostCheckIntervalMs",
     "runtimeLimitIntervalMs",
     "restartHoldIntervalMs",
+    "webhookIntervalMs",
+    "webhookBackoffMs",
+    "webhookTimeoutMs",
   ] as const)
     positive(r[k], k);
+  for (const k of ["webhookAttempts", "webhookDisableAfter", "webhookConcurrency"] as const)
+    check(Number.isInteger(r[k]) && r[k] > 0, k, `must be a whole number above 0 (got ${r[k]})`);
   for (const k of [
     "pendingDispatchGraceMs",
     "readmitAfterMs",
@@ -224,8 +256,10 @@ export function resolveOptions(o: WorkerOptions): ResolvedOptions {
     "retentionDays",
     "estimateIntervalMs",
     "estimateMinGapMs",
+    "webhookEstimateGraceMs",
   ] as const)
     nonNegative(r[k], k);
+  check(r.publicUrl === "" || /^https?:\/\//.test(r.publicUrl), "publicUrl", "must be an http(s) URL");
   check(
     Number.isInteger(r.maxPlacementsPerCycle) && r.maxPlacementsPerCycle >= 0,
     "maxPlacementsPerCycle",

@@ -15,6 +15,7 @@ import { Bytes, JSONScalar } from "./resolvers/scalars.js";
 import { subscriptionResolvers } from "./resolvers/subscriptions.js";
 import { tokenResolvers } from "./resolvers/tokens.js";
 import { roleBindingResolvers } from "./resolvers/role-bindings.js";
+import { webhookResolvers } from "./resolvers/webhooks.js";
 import { whatIfResolvers } from "./resolvers/what-if.js";
 import { logResolvers } from "./resolvers/logs.js";
 import { usageResolvers } from "./resolvers/usage.js";
@@ -48,6 +49,7 @@ export const resolvers = merge(
   { Bytes, JSON: JSONScalar } as unknown as ResolverMap,
   tokenResolvers,
   roleBindingResolvers,
+  webhookResolvers,
   queueResolvers,
   clusterResolvers,
   jobResolvers,

@@ -14,6 +14,7 @@ import { registerSubmit } from "./commands/submit.js";
 import { type AdminTokenWriter, registerToken } from "./commands/token.js";
 import { registerRoleBinding } from "./commands/rolebinding.js";
 import { registerWait } from "./commands/wait.js";
+import { registerWebhook } from "./commands/webhook.js";
 import { registerWhatIf } from "./commands/whatif.js";
 import { registerUsage } from "./commands/usage.js";
 import { registerWhy } from "./commands/why.js";
@@ -68,6 +69,7 @@ export function buildCommandTree(server: ServerSide): Command {
   registerLogin(program);
   registerWhatIf(program);
   registerUsage(program);
+  registerWebhook(program);
   // running the control plane
   server.registerCommands(program);
   return program;

@@ -8,7 +8,10 @@
 //   FLEETQ_REQUEUE_LOST_AFTER_MS, FLEETQ_RUNTIME_LIMIT_INTERVAL_MS, FLEETQ_LOG_IDLE_CYCLES=1,
 //   FLEETQ_ESTIMATE_INTERVAL_MS, FLEETQ_ESTIMATE_HORIZON_SECONDS, FLEETQ_ESTIMATE_MAX_SESSIONS,
 //   FLEETQ_ESTIMATE_BUDGET_MS, FLEETQ_ESTIMATE_CPU_SHARE, FLEETQ_MAX_PLACEMENTS_PER_CYCLE,
-//   FLEETQ_CLUSTER_LEASE_MS, FLEETQ_CLUSTER_LEASE_RENEW_MS, FLEETQ_USAGE_RETENTION_DAYS.
+//   FLEETQ_CLUSTER_LEASE_MS, FLEETQ_CLUSTER_LEASE_RENEW_MS, FLEETQ_USAGE_RETENTION_DAYS,
+//   FLEETQ_WEBHOOK_INTERVAL_MS, FLEETQ_WEBHOOK_ATTEMPTS,
+//   FLEETQ_WEBHOOK_BACKOFF_MS, FLEETQ_WEBHOOK_DISABLE_AFTER, FLEETQ_WEBHOOK_TIMEOUT_MS,
+//   FLEETQ_WEBHOOK_ESTIMATE_GRACE_MS, FLEETQ_PUBLIC_URL.
 import type { Logger } from "pino";
 import type { WorkerOptions } from "../../workers/index.js";
 import { numberEnv } from "./env.js";
@@ -48,6 +51,13 @@ export function workerOptionsFromEnv(
     estimateMaxSessions: numberEnv("FLEETQ_ESTIMATE_MAX_SESSIONS", env),
     estimateBudgetMs: numberEnv("FLEETQ_ESTIMATE_BUDGET_MS", env),
     estimateCpuShare: numberEnv("FLEETQ_ESTIMATE_CPU_SHARE", env),
+    webhookIntervalMs: numberEnv("FLEETQ_WEBHOOK_INTERVAL_MS", env),
+    webhookAttempts: numberEnv("FLEETQ_WEBHOOK_ATTEMPTS", env),
+    webhookBackoffMs: numberEnv("FLEETQ_WEBHOOK_BACKOFF_MS", env),
+    webhookDisableAfter: numberEnv("FLEETQ_WEBHOOK_DISABLE_AFTER", env),
+    webhookTimeoutMs: numberEnv("FLEETQ_WEBHOOK_TIMEOUT_MS", env),
+    webhookEstimateGraceMs: numberEnv("FLEETQ_WEBHOOK_ESTIMATE_GRACE_MS", env),
+    publicUrl: env.FLEETQ_PUBLIC_URL || undefined,
     timeBasedFairShare: halfLife ? { halfLifeSeconds: halfLife } : null,
     logIdleCycles: env.FLEETQ_LOG_IDLE_CYCLES === "1",
   };

@@ -118,6 +118,36 @@ export {
   principalOfIdentity,
 } from "./operations/role-bindings.js";
 
+// Webhooks: registering them (API), fanning events out and recording attempts (workers).
+export {
+  createWebhook,
+  type DeliveryToSend,
+  deleteWebhook,
+  enableWebhook,
+  fanOutWebhookEvents,
+  pendingWebhookDeliveries,
+  recordWebhookAttempt,
+  webhookDeliveryToSend,
+} from "./operations/webhooks.js";
+export { type OverdueJob, reportOverdueStarts } from "./operations/start-promises.js";
+export {
+  listWebhooks,
+  MAX_WEBHOOK_DELIVERIES_PAGE,
+  webhookById,
+  webhookDeliveries,
+} from "./queries/webhooks.js";
+export {
+  type AttemptOutcome,
+  DEFAULT_WEBHOOK_DISABLE_AFTER,
+  matchesSelector,
+  WEBHOOK_DELIVERY_LOG,
+  WEBHOOK_EVENTS,
+  WEBHOOK_SOURCE_KINDS,
+  type WebhookEventName,
+  type WebhookPayload,
+} from "./domain/webhooks.js";
+export { parseWebhookInput, type WebhookInput } from "./validation/webhook.js";
+
 export type { PendingReason, ResourceAmount } from "./domain/pending-reason.js";
 export { submitJobInputSchema, type SubmitJobInput } from "./validation/submit-job.js";
 export type { ReportPodGroupsInput } from "./validation/pod-group-report.js";
@@ -216,6 +246,9 @@ export type {
   Queue,
   QueueQuota,
   RoleBinding,
+  Webhook,
+  WebhookDelivery,
+  WebhookDeliveryState,
 } from "./types.js";
 export type { SubGroupRow, TopologyConstraint } from "./validation/submit-job.js";
 export type { CreateQueueInput, SetQueueQuotaInput, UpdateQueueInput } from "./operations/queues.js";

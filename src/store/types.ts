@@ -193,3 +193,37 @@ export interface RoleBinding {
   createdAt: Date;
   revokedAt: Date | null;
 }
+
+export type WebhookDeliveryState = "PENDING" | "SUCCEEDED" | "FAILED";
+
+export interface Webhook {
+  id: string;
+  url: string;
+  events: string[];
+  queues: string[];
+  labels: JsonValue;
+  secret: string;
+  allowPrivateTargets: boolean;
+  enabled: boolean;
+  disabledReason: string | null;
+  disabledAt: Date | null;
+  consecutiveFailures: number;
+  createdBy: string | null;
+  createdAt: Date;
+}
+
+export interface WebhookDelivery {
+  id: string;
+  webhookId: string;
+  eventId: bigint;
+  event: string;
+  jobId: string | null;
+  payload: JsonValue;
+  state: WebhookDeliveryState;
+  attempts: number;
+  responseCode: number | null;
+  error: string | null;
+  createdAt: Date;
+  lastAttemptAt: Date | null;
+  finishedAt: Date | null;
+}

@@ -43,6 +43,8 @@ async function newJob(queue: string, cluster = "c1"): Promise<string> {
 interface Case {
   mutation: string;
   allowed: Caller[];
+  /** A refusal other than FORBIDDEN (a webhook outside a MEMBER's subtrees is not found to it). */
+  refusedAs?: Partial<Record<Caller, string>>;
   call: (token: string | null) => Promise<{ errors?: { extensions?: { code?: string } }[]; data?: unknown }>;
 }
 
@@ -205,7 +207,34 @@ const cases: (() => Promise<Case>)[] = [
     allowed: ["agent"],
     call: as(`mutation($p: [PodRef!]!) { reportPodInventory(cluster: "c1", pods: $p) }`, { p: [] }),
   }),
+  async () => ({
+    mutation: "createWebhook",
+    allowed: ["admin", "member"],
+    call: as(`mutation($i: WebhookInput!) { createWebhook(input: $i) { id } }`, {
+      i: { url: "http://192.0.2.10/hook", events: ["JOB_FAILED"], queues: ["team-a"] },
+    }),
+  }),
+  async () => ({
+    mutation: "deleteWebhook",
+    allowed: ["admin", "member"],
+    refusedAs: { "member-elsewhere": "NOT_FOUND" },
+    call: as("mutation($id: ID!) { deleteWebhook(id: $id) }", { id: await newWebhook() }),
+  }),
+  async () => ({
+    mutation: "enableWebhook",
+    allowed: ["admin", "member"],
+    refusedAs: { "member-elsewhere": "NOT_FOUND" },
+    call: as("mutation($id: ID!) { enableWebhook(id: $id) { id } }", { id: await newWebhook() }),
+  }),
 ];
+
+/** A webhook on team-a's jobs (an ADMIN's). */
+async function newWebhook(): Promise<string> {
+  const r = await admin(`mutation($i: WebhookInput!) { createWebhook(input: $i) { id } }`, {
+    i: { url: "http://192.0.2.10/hook", events: ["JOB_FAILED"], queues: ["team-a"] },
+  });
+  return r.createWebhook!.id;
+}
 
 async function dbState() {
   const p = t.server.store.prisma;
@@ -219,6 +248,7 @@ async function dbState() {
     p.pod.findMany(),
     p.node.count(),
     p.bindRequest.findMany(),
+    p.webhook.findMany(),
   ]);
 }
 
@@ -264,6 +294,9 @@ const MUTATIONS = [
   "reportBindResult",
   "reportPodGroups",
   "reportPodInventory",
+  "createWebhook",
+  "deleteWebhook",
+  "enableWebhook",
 ];
 
 describe.each(cases.map((c, i) => [MUTATIONS[i]!, c] as const))("%s", (name, prepare) => {
@@ -276,7 +309,10 @@ describe.each(cases.map((c, i) => [MUTATIONS[i]!, c] as const))("%s", (name, pre
       expect(r.errors, `${c.mutation} as ${caller}`).toBeUndefined();
       expect(r.data).toBeTruthy();
     } else {
-      const expected = caller === "anonymous" || caller === "bad-token" ? "UNAUTHENTICATED" : "FORBIDDEN";
+      const expected =
+        caller === "anonymous" || caller === "bad-token"
+          ? "UNAUTHENTICATED"
+          : (c.refusedAs?.[caller] ?? "FORBIDDEN");
       expect(
         r.errors?.map((e) => e.extensions?.code),
         `${c.mutation} as ${caller}`,
@@ -314,6 +350,27 @@ describe("queries", () => {
     expect(outbox.errors?.[0]?.extensions?.code).toBe(
       caller === "admin" || caller === "agent" ? undefined : denied,
     );
+  });
+
+  it.each(
+    CALLERS,
+  )("webhooks and their deliveries: ADMIN, or a MEMBER of the webhook's queues (%s)", async (caller) => {
+    const id = await newWebhook();
+    const list = await gql(t.url, tokens[caller], "{ webhooks { id } }");
+    const log = await gql(t.url, tokens[caller], "query($w: ID!) { webhookDeliveries(webhook: $w) { id } }", {
+      w: id,
+    });
+    const denied = caller === "anonymous" || caller === "bad-token" ? "UNAUTHENTICATED" : "FORBIDDEN";
+    if (caller === "admin" || caller === "member") {
+      expect((list.data as { webhooks: { id: string }[] }).webhooks.map((w) => w.id)).toContain(id);
+      expect(log.data).toEqual({ webhookDeliveries: [] });
+    } else if (caller === "member-elsewhere") {
+      expect((list.data as { webhooks: { id: string }[] }).webhooks.map((w) => w.id)).not.toContain(id);
+      expect(log.errors?.[0]?.extensions?.code).toBe("NOT_FOUND");
+    } else {
+      expect(list.errors?.[0]?.extensions?.code).toBe(denied);
+      expect(log.errors?.[0]?.extensions?.code).toBe(denied);
+    }
   });
 
   it.each(CALLERS)("jobTemplates: ADMIN or the AGENT of the job's cluster (%s)", async (caller) => {

@@ -78,6 +78,17 @@ export const CREATE_ROLE_BINDING = `mutation($input: RoleBindingInput!) {
 export const DELETE_ROLE_BINDING = `mutation($id: ID!) { deleteRoleBinding(id: $id) }`;
 export const LIST_ROLE_BINDINGS =
   "query { roleBindings { id subject group role queues createdBy createdAt } }";
+const WEBHOOK_FIELDS =
+  "id url events queues labels { key values } allowPrivateTargets enabled disabledReason consecutiveFailures createdBy createdAt";
+export const CREATE_WEBHOOK = `mutation($input: WebhookInput!) { createWebhook(input: $input) { ${WEBHOOK_FIELDS} secret } }`;
+export const LIST_WEBHOOKS = `query { webhooks { ${WEBHOOK_FIELDS} } }`;
+export const DELETE_WEBHOOK = "mutation($id: ID!) { deleteWebhook(id: $id) }";
+export const ENABLE_WEBHOOK = `mutation($id: ID!) { enableWebhook(id: $id) { ${WEBHOOK_FIELDS} } }`;
+export const WEBHOOK_DELIVERIES = `query($webhook: ID!, $state: WebhookDeliveryState, $first: Int) {
+  webhookDeliveries(webhook: $webhook, state: $state, first: $first) {
+    id event eventId job state attempts responseCode error createdAt lastAttemptAt finishedAt
+  }
+}`;
 export const ME = "query { me { name role queues cluster } }";
 /** `fleetq whoami`: the principal with the person behind it. */
 export const WHOAMI = "query { me { name role queues cluster subject email } }";

@@ -44,7 +44,7 @@ const createRoleBindingInput = z
   });
 export type CreateRoleBindingInput = z.input<typeof createRoleBindingInput>;
 
-async function checkQueuesExist(tx: Tx, queues: readonly string[]): Promise<void> {
+export async function checkQueuesExist(tx: Tx, queues: readonly string[]): Promise<void> {
   const found = new Set(
     (await tx.queue.findMany({ where: { name: { in: [...queues] } }, select: { name: true } })).map(
       (q) => q.name,
