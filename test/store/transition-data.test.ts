@@ -124,3 +124,26 @@ it("a job keeps its first estimated start while later runs move it", async () =>
   ).toEqual(later);
   expect((await startsPastEstimate(t.store)).find((r) => r.queue === QUEUE)).toBeUndefined();
 });
+
+it("a job waiting for admission keeps the first start a cluster offered while the cluster's later offers move it", async () => {
+  const { job: j } = await submitJob(
+    t.store,
+    admin,
+    job({
+      name: "offered",
+      queue: QUEUE,
+      tasks: [{ name: "w", replicas: 1, resources: { cpu: 1000, memory: "1Gi", gpu: 64 } }],
+    }),
+  );
+  const firstStart = new Date(Date.now() - 120_000);
+  const later = new Date(Date.now() + 600_000);
+  const offer = (start: Date) => [{ jobId: j.id, cluster: "c1", start }];
+  await replaceJobEstimates(t.store, "c1", [], new Date(), offer(firstStart));
+  await replaceJobEstimates(t.store, "c1", [], new Date(), offer(later));
+  const row = await t.db.prisma.jobEstimate.findUniqueOrThrow({ where: { jobId: j.id } });
+  expect(row.estimatedStart).toEqual(later);
+  expect(row.firstEstimatedStart).toEqual(firstStart);
+  // The cluster no longer offers it: its estimate goes.
+  await replaceJobEstimates(t.store, "c1", [], new Date(), []);
+  expect(await t.db.prisma.jobEstimate.findUnique({ where: { jobId: j.id } })).toBeNull();
+});

@@ -288,27 +288,38 @@ describe("on PostgreSQL", () => {
 
   it("reports a pending job past its first estimated start once, and only while a webhook asks for it", async () => {
     await ts.store.prisma.webhook.deleteMany();
-    const { job } = await submitJob(ts.store, actor, {
-      name: "late",
-      queue: "a",
-      tasks: [{ name: "w", replicas: 1, resources: { cpu: 100 } }],
-    });
+    const pending = async (name: string) =>
+      (
+        await submitJob(ts.store, actor, {
+          name,
+          queue: "a",
+          tasks: [{ name: "w", replicas: 1, resources: { cpu: 100 } }],
+        })
+      ).job;
     const t0 = new Date("2026-06-01T12:00:00Z");
     const at = (ms: number) => new Date(t0.getTime() + ms);
-    await replaceJobEstimates(ts.store, null, [{ jobId: job.id, cluster: null, start: t0 }], t0);
     const check = (now: Date) => reportOverdueStarts(ts.store, actor, { now, graceMs: 60_000 });
+    // No webhook asks: the job's lateness passes unreported, and a webhook created later does not
+    // hear of it.
+    const unheard = await pending("unheard");
+    await replaceJobEstimates(ts.store, null, [{ jobId: unheard.id, cluster: null, start: t0 }], t0);
     expect(await check(at(120_000))).toEqual([]);
-    expect(await ts.store.prisma.jobStartPromise.count()).toBe(0);
 
     await createWebhook(ts.store, actor, { url: "http://192.0.2.1/", events: ["job.waiting_past_estimate"] });
+    const job = await pending("late");
+    const both = (start: Date) => [
+      { jobId: unheard.id, cluster: null, start },
+      { jobId: job.id, cluster: null, start },
+    ];
+    await replaceJobEstimates(ts.store, null, both(t0), t0);
     expect(await check(at(30_000))).toEqual([]);
-    // A later estimate moves with the queue; the first one stays the promise.
-    await replaceJobEstimates(ts.store, null, [{ jobId: job.id, cluster: null, start: at(600_000) }], t0);
+    // A later estimate moves with the queue; the first one stays what the job was promised.
+    await replaceJobEstimates(ts.store, null, both(at(600_000)), t0);
     const late = await check(at(61_000));
     expect(late).toEqual([{ id: job.id, name: "late", queue: "a", cluster: null, estimatedStart: t0 }]);
     expect(await check(at(300_000))).toEqual([]);
     const events = await ts.store.prisma.event.findMany({
-      where: { kind: "job.waiting_past_estimate", jobId: job.id },
+      where: { kind: "job.waiting_past_estimate", jobId: { in: [unheard.id, job.id] } },
     });
     expect(events.map((e) => [e.jobId, e.message])).toEqual([
       [job.id, "job late still pending 1 min past its estimated start 2026-06-01T12:00:00.000Z"],

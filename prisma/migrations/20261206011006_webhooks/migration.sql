@@ -46,15 +46,6 @@ CREATE TABLE "webhook_outbox" (
     CONSTRAINT "webhook_outbox_pkey" PRIMARY KEY ("event_id")
 );
 
--- CreateTable
-CREATE TABLE "job_start_promise" (
-    "job_id" UUID NOT NULL,
-    "estimated_start" TIMESTAMP(3) NOT NULL,
-    "notified_at" TIMESTAMP(3),
-
-    CONSTRAINT "job_start_promise_pkey" PRIMARY KEY ("job_id")
-);
-
 -- CreateIndex
 CREATE INDEX "webhook_delivery_webhook_id_created_at_idx" ON "webhook_delivery"("webhook_id", "created_at");
 
@@ -66,9 +57,6 @@ CREATE UNIQUE INDEX "webhook_delivery_webhook_id_event_id_key" ON "webhook_deliv
 
 -- AddForeignKey
 ALTER TABLE "webhook_delivery" ADD CONSTRAINT "webhook_delivery_webhook_id_fkey" FOREIGN KEY ("webhook_id") REFERENCES "webhook"("id") ON DELETE CASCADE ON UPDATE CASCADE;
-
--- AddForeignKey
-ALTER TABLE "job_start_promise" ADD CONSTRAINT "job_start_promise_job_id_fkey" FOREIGN KEY ("job_id") REFERENCES "job"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
 -- The outbox of webhook events: written in the transaction that records the event, so an event
 -- is fanned out to deliveries exactly once however many workers there are (docs/webhooks.md).

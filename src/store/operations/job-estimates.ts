@@ -40,8 +40,8 @@ export async function replaceJobEstimates(
   );
   const staleBefore = new Date(at.getTime() - OFFER_STALE_MS);
   await store.prisma.$transaction(async (tx) => {
-    // Jobs estimated again keep their row, and with it their first estimate.
-    const kept = rows.map((r) => r.jobId);
+    // Jobs estimated or offered again keep their row, and with it their first estimate.
+    const kept = [...rows, ...offers].map((r) => r.jobId);
     await tx.$executeRaw`
       DELETE FROM job_estimate
       WHERE cluster_name IS NOT DISTINCT FROM ${cluster} AND NOT (job_id = ANY(${kept}::uuid[]))`;
@@ -65,7 +65,8 @@ export async function replaceJobEstimates(
         ON CONFLICT (job_id) DO UPDATE SET cluster_name = excluded.cluster_name,
           estimated_start = excluded.estimated_start, computed_at = excluded.computed_at,
           first_estimated_start = COALESCE(e.first_estimated_start, excluded.estimated_start)
-        WHERE (e.estimated_start IS NULL AND excluded.estimated_start IS NOT NULL)
+        WHERE e.cluster_name IS NOT DISTINCT FROM ${cluster}
+          OR (e.estimated_start IS NULL AND excluded.estimated_start IS NOT NULL)
           OR excluded.estimated_start < e.estimated_start
           OR e.computed_at < ${staleBefore}`;
     await tx.$executeRaw`

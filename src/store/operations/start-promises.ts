@@ -1,8 +1,7 @@
-// Pending jobs still waiting past the start their estimate first gave: the first estimate is kept
-// as a promise (later estimates move with the queue), and its passing by more than a grace period
-// is recorded once as `job.waiting_past_estimate`. A job that starts loses its promise; pending
-// again, it gets a new one from its next estimate. Kept only while an enabled webhook asks for the
-// event: nothing else reads it.
+// Pending jobs still waiting past the start their estimate first gave (later estimates move with
+// the queue): its passing by more than a grace period is recorded once as
+// `job.waiting_past_estimate`. A job that starts loses its estimate row; pending again, its next
+// estimate is a new first one.
 import type { NewEvent } from "../events.js";
 import { type Actor, type Store, transact } from "../store.js";
 
@@ -27,7 +26,9 @@ export function overdueEvent(j: OverdueJob, now: Date): NewEvent {
   };
 }
 
-/** Keeps the promises up to date and reports those passed by more than `graceMs`. */
+/** Reports, once each, the pending jobs waiting more than `graceMs` past the first start their
+ * estimate gave (`job_estimate.first_estimated_start`). With no enabled webhook asking for the
+ * event, they are marked reported without an event: a webhook created later hears of new ones only. */
 export async function reportOverdueStarts(
   store: Store,
   actor: Actor,
@@ -38,25 +39,14 @@ export async function reportOverdueStarts(
     const [asked] = await tx.$queryRaw<{ wanted: boolean }[]>`
       SELECT EXISTS (SELECT 1 FROM webhook
         WHERE enabled AND 'job.waiting_past_estimate' = ANY(events)) AS wanted`;
-    if (!asked?.wanted) {
-      await tx.$executeRaw`DELETE FROM job_start_promise`;
-      return [];
-    }
-    await tx.$executeRaw`
-      DELETE FROM job_start_promise p USING job j WHERE j.id = p.job_id AND j.state <> 'PENDING'`;
-    await tx.$executeRaw`
-      INSERT INTO job_start_promise (job_id, estimated_start)
-      SELECT e.job_id, e.estimated_start FROM job_estimate e
-      JOIN job j ON j.id = e.job_id AND j.state = 'PENDING'
-      WHERE e.estimated_start IS NOT NULL
-      ON CONFLICT (job_id) DO NOTHING`;
     const overdue = await tx.$queryRaw<OverdueJob[]>`
-      UPDATE job_start_promise p SET notified_at = ${o.now}
+      UPDATE job_estimate e SET overdue_reported_at = ${o.now}
       FROM job j
-      WHERE j.id = p.job_id AND j.state = 'PENDING' AND p.notified_at IS NULL
-        AND p.estimated_start < ${passedBefore}
+      WHERE j.id = e.job_id AND j.state = 'PENDING' AND e.overdue_reported_at IS NULL
+        AND e.first_estimated_start < ${passedBefore}
       RETURNING j.id::text AS id, j.name, j.queue_name AS queue, j.cluster_name AS cluster,
-        p.estimated_start AS "estimatedStart"`;
+        e.first_estimated_start AS "estimatedStart"`;
+    if (!asked?.wanted) return [];
     for (const j of overdue) record(overdueEvent(j, o.now));
     return overdue;
   });

@@ -137,10 +137,10 @@ async function claimOutbox(tx: Tx, limit: number): Promise<WebhookSourceEvent[]>
       e.job_id::text AS "jobId", j.name AS "jobName", j.queue_name AS "jobQueue",
       j.cluster_name AS "jobCluster", j.state::text AS state, j.labels, j.created_at AS "createdAt",
       j.started_at AS "startedAt", j.finished_at AS "finishedAt", j.restarts,
-      p.estimated_start AS "estimatedStart"
+      p.first_estimated_start AS "estimatedStart"
     FROM claimed c JOIN event e ON e.id = c.event_id
     LEFT JOIN job j ON j.id = e.job_id
-    LEFT JOIN job_start_promise p ON p.job_id = e.job_id
+    LEFT JOIN job_estimate p ON p.job_id = e.job_id
     ORDER BY e.id`;
   return rows.map(sourceEvent);
 }
