@@ -24,6 +24,7 @@ import {
   RedisEventBus,
   type Store,
   type UsageWindow,
+  withEvents,
 } from "../store/index.js";
 import { armoredValidate, armorProtection, costLimitPlugin, QUERY_LIMITS } from "./armor.js";
 import { checkedCost } from "./query-cost.js";
@@ -163,7 +164,7 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   const db = opts.store ? null : await openDatabase(opts.databaseUrl);
   const redisUrl = opts.redisUrl ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
   const bus = new RedisEventBus(redisUrl, opts.redisPrefix ?? "fleetq:");
-  const store = opts.store ? { ...opts.store, events: bus } : createStore(db!, bus);
+  const store = opts.store ? withEvents(opts.store, bus) : createStore(db!, bus);
   const adminToken = opts.adminToken ?? process.env.FLEETQ_ADMIN_TOKEN;
   if (adminToken) await ensureAdminToken(store, adminToken);
   const oidc = opts.oidc === undefined ? oidcConfigFromEnv() : opts.oidc;

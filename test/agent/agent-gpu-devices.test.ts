@@ -3,6 +3,7 @@
 // outbox dispatched onto the bind queue. The simulated cluster refuses any bind naming a device
 // another pod holds, so a device booked twice would show up as a failed BindRequest; after every
 // round the devices the cluster holds must be exactly those the database says its pods hold.
+import { prismaOf } from "../../src/store/testing.js";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseClusterFile } from "../../src/agent/backends/simulated/cluster-file.js";
@@ -43,7 +44,7 @@ describe("GPU devices end to end (simulated cluster)", () => {
     },
   };
   const backend = SimulatedBackend.fromClusterFile(parseClusterFile("c1.yaml", CLUSTER), clock);
-  const prisma = () => env.api.server.store.prisma;
+  const prisma = () => prismaOf(env.api.server.store);
 
   const admin = <T>(query: string, variables: Record<string, unknown> = {}) => env.admin<T>(query, variables);
   const dispatch = () => env.dispatch();

@@ -1,6 +1,7 @@
 // Bad input over HTTP: a clear error naming the field (BAD_USER_INPUT + extensions.field, or
 // NOT_FOUND / CONFLICT where that is the answer) and no change in the database. Oversized or too
 // deep queries are refused before they run.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
 
@@ -8,7 +9,7 @@ let t: TestApi;
 const admin = (q: string, v: Record<string, unknown> = {}) => gql(t.url, t.adminToken, q, v);
 
 async function dbState() {
-  const p = t.server.store.prisma;
+  const p = prismaOf(t.server.store);
   return Promise.all([
     p.event.count(),
     p.queue.findMany(),

@@ -1,6 +1,7 @@
 // Jobs for CI pipelines over HTTP: labels (Kubernetes syntax, shown on Job, filtered on through
 // jobs(filter: { labels })), run-time fields, and submitJobs — many jobs in one transaction,
 // idempotent per job, refused as a whole (with the input's position) when one input is bad.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
 
@@ -41,7 +42,7 @@ const spec = (over: Record<string, unknown> = {}) => ({
 });
 
 const counts = async () => {
-  const p = t.server.store.prisma;
+  const p = prismaOf(t.server.store);
   return { jobs: await p.job.count(), pods: await p.pod.count(), events: await p.event.count() };
 };
 
@@ -250,7 +251,7 @@ describe("jobs(filter: { labels })", () => {
   });
 
   it("uses the GIN index on job.labels", async () => {
-    const plan = await t.server.store.prisma.$transaction(async (tx) => {
+    const plan = await prismaOf(t.server.store).$transaction(async (tx) => {
       await tx.$executeRawUnsafe("SET LOCAL enable_seqscan = off");
       return tx.$queryRawUnsafe<{ "QUERY PLAN": string }[]>(
         `EXPLAIN SELECT id FROM job WHERE labels @> '{"pipeline":"500"}'::jsonb`,
@@ -278,7 +279,7 @@ describe("submitJobs", () => {
       events: before.events + 25,
     });
     // one pod per replica, named <task>-<i>, with UUIDv7 ids of the job's millisecond
-    const pods = await t.server.store.prisma.pod.findMany({
+    const pods = await prismaOf(t.server.store).pod.findMany({
       where: { jobId: submitJobs[0]!.id },
       orderBy: { name: "asc" },
     });

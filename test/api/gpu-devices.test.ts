@@ -2,6 +2,7 @@
 // its nodes' device topology, real cycles choose devices for whole-GPU pods, the choice is stored
 // with the pod and its BindRequest, goes out in the agent's message, comes back into the next
 // snapshot for running pods, and is cleared when the pod loses its node.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bindRequestMessages } from "../../src/store/operations/dispatch.js";
 import { loadSnapshot } from "../../src/store/snapshot/load-snapshot.js";
@@ -67,7 +68,7 @@ async function podOf(
 }
 
 async function dbState() {
-  const p = t.server.store.prisma;
+  const p = prismaOf(t.server.store);
   return Promise.all([p.event.count(), p.node.findMany(), p.cluster.findMany()]);
 }
 
@@ -160,7 +161,7 @@ describe("GPU devices", () => {
 
   it("clears the devices of a pod whose bind failed, and carries a pod's devices in its eviction", async () => {
     const [bind] = (await podOf(quad)).bindRequests;
-    const request = await t.server.store.prisma.bindRequest.findFirstOrThrow({ where: { jobId: quad } });
+    const request = await prismaOf(t.server.store).bindRequest.findFirstOrThrow({ where: { jobId: quad } });
     expect(bind!.gpuDevices).toEqual(request.gpuDevices);
     await gqlOk(
       t.url,

@@ -1,5 +1,6 @@
 // The permission matrix over HTTP: every mutation × every kind of caller, allowed or refused.
 // A refusal is FORBIDDEN (UNAUTHENTICATED without a valid token) and changes nothing.
+import { prismaOf } from "../../src/store/testing.js";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
@@ -166,8 +167,8 @@ const cases: (() => Promise<Case>)[] = [
   },
   async () => {
     const id = await newJob("team-a");
-    const pod = await t.server.store.prisma.pod.findFirstOrThrow({ where: { jobId: id } });
-    const request = await t.server.store.prisma.bindRequest.create({
+    const pod = await prismaOf(t.server.store).pod.findFirstOrThrow({ where: { jobId: id } });
+    const request = await prismaOf(t.server.store).bindRequest.create({
       data: {
         id: randomUUID(),
         kind: "BIND",
@@ -208,7 +209,7 @@ const cases: (() => Promise<Case>)[] = [
 ];
 
 async function dbState() {
-  const p = t.server.store.prisma;
+  const p = prismaOf(t.server.store);
   return Promise.all([
     p.event.count(),
     p.queue.count(),

@@ -1,6 +1,7 @@
 // reportPodGroups over HTTP against the real server (real PostgreSQL, real Redis): pods users
 // created in a cluster become one job per pod group, follow the group's membership, end with it;
 // bad reports name the offending field and change nothing.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bindRequestMessages } from "../../src/store/operations/dispatch.js";
 import { gql, gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
@@ -76,7 +77,7 @@ const generation = async () =>
   ).cluster.generation;
 
 async function dbState() {
-  const p = t.server.store.prisma;
+  const p = prismaOf(t.server.store);
   return Promise.all([
     p.event.count(),
     p.job.findMany({ orderBy: { id: "asc" } }),

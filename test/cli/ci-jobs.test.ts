@@ -2,6 +2,7 @@
 // of several job specs submitted in one transaction (and refused as a whole, naming the document
 // and field), `get jobs -l`, `get job` showing labels and run-time fields, and `wait -l` exiting
 // 0 only when every labelled job succeeded.
+import { prismaOf } from "../../src/store/testing.js";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -77,7 +78,7 @@ describe("a matrix: several documents, one transaction", () => {
   });
 
   it("a bad document refuses the whole file, naming the document and field; exit 3", async () => {
-    const before = await cp.server.store.prisma.job.count();
+    const before = await prismaOf(cp.server.store).job.count();
     const bad = file(
       "bad.yaml",
       [doc("ok1", { pipeline: "78" }), doc("ok2", { pipeline: "78", "bad key": "x" })].join("---\n"),
@@ -85,7 +86,7 @@ describe("a matrix: several documents, one transaction", () => {
     const r = await cli(["submit", bad]);
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/bad\.yaml: document 2: field labels\[1\]\.key: label key "bad key" must be/);
-    expect(await cp.server.store.prisma.job.count()).toBe(before);
+    expect(await prismaOf(cp.server.store).job.count()).toBe(before);
   });
 });
 

@@ -1,6 +1,7 @@
 // `fleetq submit` as CI pipelines use it, against the real API server, workers and a simulated
 // cluster with its agent (real PostgreSQL and Redis): every exit code — 0 succeeded, 1 failed or
 // cancelled, 2 timed out, 3 rejected, 4 unreachable — and the live progress line.
+import { prismaOf } from "../../src/store/testing.js";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -44,7 +45,7 @@ async function jobNamed(name: string): Promise<JobRow | undefined> {
   return r.jobs.edges.map((e) => e.node).find((j) => j.name === name);
 }
 
-const jobCount = () => cp.server.store.prisma.job.count();
+const jobCount = () => prismaOf(cp.server.store).job.count();
 
 beforeAll(async () => {
   cp = await startCliControlPlane();

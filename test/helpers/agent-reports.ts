@@ -1,6 +1,7 @@
 // A cluster's agent reporting at random, for the tests that drive clusters through random
 // sequences of changes (the cluster cache's, the cycle skip's): results for some of the open bind
 // requests, and new phases for some of the pods that hold a node.
+import { prismaOf } from "../../src/store/testing.js";
 import type { Actor } from "../../src/store/index.js";
 import { reportBindResult, reportPodStatus } from "../../src/store/index.js";
 import type { Prng } from "./prng.js";
@@ -14,7 +15,7 @@ export async function reportSomeBindResults(
   r: Prng,
   opts: { share: number; ok: number; message?: string },
 ): Promise<void> {
-  const requests = await t.db.prisma.bindRequest.findMany({
+  const requests = await prismaOf(t.db).bindRequest.findMany({
     where: { clusterName: cluster, state: { in: ["PENDING", "DISPATCHED"] } },
   });
   const some = requests.filter(() => r.next() < opts.share);
@@ -38,7 +39,7 @@ export async function reportSomePodPhases(
   share: number,
   next: (state: Holding) => Reported,
 ): Promise<void> {
-  const pods = await t.db.prisma.pod.findMany({
+  const pods = await prismaOf(t.db).pod.findMany({
     where: { state: { in: ["BINDING", "RUNNING", "RELEASING"] }, job: { clusterName: cluster } },
   });
   const some = pods.filter(() => r.next() < share);

@@ -2,6 +2,7 @@
 // tightened after a submit refuses its pending jobs' templates at admission. The job ends FAILED,
 // its pods FAILED, with a job.failed event naming the queue, the field and the rule; the jobs
 // that still pass are admitted as before. Real PostgreSQL, the real admission pass.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assignJobClusters } from "../../src/store/operations/admission-decisions.js";
 import { createQueue, updateQueue } from "../../src/store/operations/queues.js";
@@ -41,7 +42,7 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const stateOf = (id: string) =>
-  t.db.prisma.job.findUniqueOrThrow({
+  prismaOf(t.db).job.findUniqueOrThrow({
     where: { id },
     select: { state: true, clusterName: true, pods: { select: { state: true, message: true } } },
   });
@@ -64,7 +65,7 @@ describe("the queue's policy at admission", () => {
       expect(s.pods.map((p) => p.state)).toEqual(["FAILED", "FAILED"]);
       expect(s.pods[0]!.message).toMatch(/queue team-a/);
     }
-    const events = await t.db.prisma.event.findMany({
+    const events = await prismaOf(t.db).event.findMany({
       where: { kind: "job.failed", jobId: { in: [loose, elsewhere] } },
       orderBy: { id: "asc" },
     });
@@ -90,9 +91,11 @@ describe("the queue's policy at admission", () => {
     const s = await stateOf(moved);
     expect(s).toMatchObject({ state: "FAILED", clusterName: "c1" });
     expect(s.pods.map((p) => p.state)).toEqual(["FAILED", "FAILED"]);
-    const failed = await t.db.prisma.event.findFirstOrThrow({ where: { kind: "job.failed", jobId: moved } });
+    const failed = await prismaOf(t.db).event.findFirstOrThrow({
+      where: { kind: "job.failed", jobId: moved },
+    });
     expect(failed.message).toMatch(/queue team-b's policy no longer allows it/);
     expect(failed.message).toMatch(/RESTRICTED/);
-    expect(await t.db.prisma.event.count({ where: { kind: "job.reassigned", jobId: moved } })).toBe(0);
+    expect(await prismaOf(t.db).event.count({ where: { kind: "job.reassigned", jobId: moved } })).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
 // A MEMBER cannot have the agent create any pod anywhere: the queue's namespaces and pod
 // security level hold at submit, set by ADMINs and inherited down the queue tree.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
 
@@ -96,7 +97,7 @@ describe("queue policy: submitJob", () => {
   it("a namespace outside the queue's list is FORBIDDEN", async () => {
     const r = await gql(t.url, member, SUBMIT, { input: job({ namespace: "kube-system" }) });
     expect(r.errors?.[0]?.extensions).toMatchObject({ code: "FORBIDDEN", field: "input.namespace" });
-    expect(await t.server.store.prisma.job.count()).toBe(0);
+    expect(await prismaOf(t.server.store).job.count()).toBe(0);
   });
 
   it("a privileged container breaks BASELINE: BAD_USER_INPUT at its path", async () => {
@@ -122,7 +123,7 @@ describe("queue policy: submitJob", () => {
     expect(hostPath.errors?.[0]?.extensions).toMatchObject({
       field: "input.tasks[0].template.spec.volumes[0].hostPath",
     });
-    expect(await t.server.store.prisma.job.count()).toBe(0);
+    expect(await prismaOf(t.server.store).job.count()).toBe(0);
   });
 
   it("a template within the level in an allowed namespace is accepted", async () => {
@@ -133,7 +134,7 @@ describe("queue policy: submitJob", () => {
     const r = await gql(t.url, member, SUBMIT, { input: job({ namespace: "default" }) });
     expect(r.errors?.[0]?.extensions).toMatchObject({ code: "FORBIDDEN", field: "input.namespace" });
     const { submitJob } = await gqlOk<{ submitJob: { id: string } }>(t.url, member, SUBMIT, { input: job() });
-    const row = await t.server.store.prisma.job.findUniqueOrThrow({ where: { id: submitJob.id } });
+    const row = await prismaOf(t.server.store).job.findUniqueOrThrow({ where: { id: submitJob.id } });
     expect(row.namespace).toBe("fleetq-org");
   });
 

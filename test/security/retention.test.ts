@@ -1,5 +1,6 @@
 // Retention: history older than the retention period goes (events, closed BindRequests,
 // finished jobs with their pods); unfinished jobs stay whatever their age.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { cancelJob, createQueue, pruneHistory, submitJob } from "../../src/store/index.js";
 import { resolveOptions } from "../../workers/options.js";
@@ -21,7 +22,7 @@ beforeAll(async () => {
 afterAll(async () => s?.close());
 
 it("prunes events and finished jobs older than the cutoff, and nothing else", async () => {
-  const db = s.store.prisma;
+  const db = prismaOf(s.store);
   const oldDone = (await submitJob(s.store, actor, job("old-done"))).job;
   await cancelJob(s.store, actor, { id: oldDone.id });
   const oldRunning = (await submitJob(s.store, actor, job("old-pending"))).job;

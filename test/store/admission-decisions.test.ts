@@ -1,5 +1,6 @@
 // Admission's bulk assignment: each job once, only while PENDING without a cluster, with its
 // event; a cluster that does not exist refuses the whole batch and writes nothing.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { assignJobClusters } from "../../src/store/operations/admission-decisions.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
@@ -24,7 +25,7 @@ it("assigns each job once, with its event, and refuses a batch naming a missing 
       { job: b, cluster: "nowhere" },
     ]),
   ).rejects.toThrow(/cluster "nowhere" does not exist/);
-  const untouched = await t.db.prisma.job.findMany({ where: { id: { in: [a, b] } } });
+  const untouched = await prismaOf(t.db).job.findMany({ where: { id: { in: [a, b] } } });
   expect(untouched.map((j) => j.clusterName)).toEqual([null, null]);
 
   expect(
@@ -32,10 +33,10 @@ it("assigns each job once, with its event, and refuses a batch naming a missing 
   ).toEqual([a]);
   // A second admitter racing for the same job changes nothing.
   expect(await assignJobClusters(t.store, ADMISSION, [{ job: a, cluster: "c1" }])).toEqual([]);
-  const j = await t.db.prisma.job.findUniqueOrThrow({ where: { id: a } });
+  const j = await prismaOf(t.db).job.findUniqueOrThrow({ where: { id: a } });
   expect(j.clusterName).toBe("c1");
   expect((j.pendingReason as { message: string }).message).toBe("waiting for the scheduler on cluster c1");
-  const events = await t.db.prisma.event.findMany({ where: { jobId: a, kind: "job.assigned" } });
+  const events = await prismaOf(t.db).event.findMany({ where: { jobId: a, kind: "job.assigned" } });
   expect(events.map((e) => [e.message, e.actor, e.clusterName, e.queueName])).toEqual([
     ["job a assigned to cluster c1: the gang fits now", "admission", "c1", "team-a"],
   ]);

@@ -1,6 +1,7 @@
 // A cancel racing admission and a scheduling cycle must never leave the cancelled job's pods
 // placed: the cancel and the admission serialise on the job's row, and the commit refuses
 // placements for pods of a job that is finished by the time it writes.
+import { prismaOf } from "../../src/store/testing.js";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runSession } from "../../src/core/index.js";
@@ -24,7 +25,7 @@ afterAll(async () => t?.close());
 /** Resolves once `n` sessions of the test database wait for a lock. */
 async function lockWaiters(n: number): Promise<void> {
   for (;;) {
-    const [row] = await t.db.prisma.$queryRaw<{ n: number }[]>`
+    const [row] = await prismaOf(t.db).$queryRaw<{ n: number }[]>`
       SELECT count(*)::int AS n FROM pg_stat_activity
       WHERE datname = current_database() AND wait_event_type = 'Lock'`;
     if (row!.n >= n) return;
@@ -33,10 +34,10 @@ async function lockWaiters(n: number): Promise<void> {
 }
 
 async function placedPods(jobId: string) {
-  const pods = await t.db.prisma.pod.findMany({
+  const pods = await prismaOf(t.db).pod.findMany({
     where: { jobId, state: { in: ["BINDING", "RUNNING", "PIPELINED"] } },
   });
-  const binds = await t.db.prisma.bindRequest.count({ where: { jobId, kind: "BIND" } });
+  const binds = await prismaOf(t.db).bindRequest.count({ where: { jobId, kind: "BIND" } });
   return { pods: pods.length, binds };
 }
 
@@ -68,7 +69,7 @@ describe("cancel racing admission and a cycle", () => {
     } finally {
       await holder.end();
     }
-    expect((await t.db.prisma.job.findUniqueOrThrow({ where: { id: j.id } })).state).toBe("CANCELLED");
+    expect((await prismaOf(t.db).job.findUniqueOrThrow({ where: { id: j.id } })).state).toBe("CANCELLED");
     expect(await placedPods(j.id)).toEqual({ pods: 0, binds: 0 });
   });
 
@@ -79,17 +80,17 @@ describe("cancel racing admission and a cycle", () => {
     expect(result.binds.some((b) => b.job === j.id)).toBe(true);
     // The job ends without the cluster's generation moving (as a cancel that read the job
     // before it had a cluster does).
-    await t.db.prisma.$transaction([
-      t.db.prisma.pod.updateMany({
+    await prismaOf(t.db).$transaction([
+      prismaOf(t.db).pod.updateMany({
         where: { jobId: j.id },
         data: { state: "FAILED", message: "job cancelled" },
       }),
-      t.db.prisma.job.update({ where: { id: j.id }, data: { state: "CANCELLED" } }),
+      prismaOf(t.db).job.update({ where: { id: j.id }, data: { state: "CANCELLED" } }),
     ]);
     const committed = await commitSession(t.store, "c1", snap.generation, result, snap.rows);
     expect(committed.bindRequests.filter((b) => b.jobId === j.id)).toEqual([]);
     expect(await placedPods(j.id)).toEqual({ pods: 0, binds: 0 });
-    const pods = await t.db.prisma.pod.findMany({ where: { jobId: j.id } });
+    const pods = await prismaOf(t.db).pod.findMany({ where: { jobId: j.id } });
     expect(pods.map((p) => p.state)).toEqual(["FAILED", "FAILED"]);
   });
 });

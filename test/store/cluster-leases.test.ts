@@ -1,6 +1,7 @@
 // Cluster ownership in PostgreSQL: leases taken by one worker at a time, renewed, lapsing on the
 // database's clock, released; and the fence — a commit carrying a lease that is no longer current
 // (lapsed, or taken over) is refused whole, while the current owner's commit goes through.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { runSession } from "../../src/core/index.js";
 import { LeaseLostError } from "../../src/store/errors.js";
@@ -94,10 +95,10 @@ it("refuses the commit of a worker whose lease lapsed or was taken over, and tak
   const [theirs] = await acquireClusterLeases(t.store, "new", ["c1"], 60_000);
   await expect(commit({ owner: "old", epoch: mine!.epoch })).rejects.toThrow(/now "new" at epoch/);
   const generation = Number(
-    (await t.db.prisma.cluster.findUniqueOrThrow({ where: { name: "c1" } })).generation,
+    (await prismaOf(t.db).cluster.findUniqueOrThrow({ where: { name: "c1" } })).generation,
   );
   expect(generation).toBe(loaded.generation);
-  expect(await t.db.prisma.bindRequest.count({ where: { job: { id: j.id } } })).toBe(0);
+  expect(await prismaOf(t.db).bindRequest.count({ where: { job: { id: j.id } } })).toBe(0);
   // The owner's commit of the same result goes through.
   const done = await commit({ owner: "new", epoch: theirs!.epoch });
   expect(done.bindRequests.length).toBe(result.binds.length);

@@ -1,5 +1,6 @@
 // The outbox's messages, field by field, for a bind and an eviction, in the order asked for; a
 // workload's binds name its kind, and its cancel is one deletion of its object.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bindRequestMessages, markBindRequestsDispatched } from "../../src/store/operations/dispatch.js";
 import { cancelJob } from "../../src/store/operations/jobs.js";
@@ -41,7 +42,7 @@ describe("bindRequestMessages", () => {
     await markBindRequestsDispatched(t.store, [bindRequests[1]!.id]);
     const ids = [bindRequests[1]!.id, "00000000-0000-7000-8000-000000000000", bindRequests[0]!.id];
     const messages = await bindRequestMessages(t.store, ids);
-    const pods = await t.db.prisma.pod.findMany({ where: { jobId: j.id }, orderBy: { name: "asc" } });
+    const pods = await prismaOf(t.db).pod.findMany({ where: { jobId: j.id }, orderBy: { name: "asc" } });
     const expected = (i: number, attempt: number) => ({
       id: bindRequests[i]!.id,
       kind: "bind",

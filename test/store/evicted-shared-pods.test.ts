@@ -5,6 +5,7 @@
 // Written there, the books held them in a group whose memory other pods hold (a shared GPU of
 // 81,920 MiB at 163,840 in the books, never in the cluster) and left their own device free for
 // the next cycle to bind onto while they still ran on it.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { SessionResult } from "../../src/core/index.js";
 import { registerCluster } from "../../src/store/operations/clusters.js";
@@ -54,7 +55,7 @@ const gang = (name: string) =>
 
 /** GPU memory the books hold per shared group of n1 (pods BINDING, RUNNING or RELEASING). */
 async function groupsOfN1(): Promise<Record<string, number>> {
-  const pods = await t.db.prisma.pod.findMany({
+  const pods = await prismaOf(t.db).pod.findMany({
     where: { nodeName: "n1", state: { in: ["BINDING", "RUNNING", "RELEASING"] } },
   });
   const out: Record<string, number> = {};
@@ -63,7 +64,7 @@ async function groupsOfN1(): Promise<Record<string, number>> {
 }
 
 async function runAll(jobId: string): Promise<void> {
-  const pods = await t.db.prisma.pod.findMany({ where: { jobId } });
+  const pods = await prismaOf(t.db).pod.findMany({ where: { jobId } });
   await reportPodStatus(t.store, agent, {
     cluster: "c1",
     updates: pods.map((p) => ({ job: jobId, pod: p.name, state: "RUNNING" as const })),
@@ -77,7 +78,8 @@ it("a pod moved to another device of its node and evicted there stays RELEASING 
   await runCycle(t.store, "c1");
   await runAll(a.id);
   await runAll(b.id);
-  const podsOf = (id: string) => t.db.prisma.pod.findMany({ where: { jobId: id }, orderBy: { name: "asc" } });
+  const podsOf = (id: string) =>
+    prismaOf(t.db).pod.findMany({ where: { jobId: id }, orderBy: { name: "asc" } });
   const aPods = await podsOf(a.id);
   const bPods = await podsOf(b.id);
   const own = aPods[0]!.gpuGroups;

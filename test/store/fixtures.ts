@@ -1,4 +1,5 @@
 // Small builders shared by the store tests.
+import { prismaOf } from "../../src/store/testing.js";
 import { registerCluster } from "../../src/store/operations/clusters.js";
 import { createQueue } from "../../src/store/operations/queues.js";
 import { reportNodes } from "../../src/store/operations/report-nodes.js";
@@ -50,5 +51,5 @@ export async function storeWithC1(): Promise<TestStore> {
 
 /** c1's fencing generation. */
 export async function generationOfC1(t: TestStore): Promise<number> {
-  return Number((await t.db.prisma.cluster.findUniqueOrThrow({ where: { name: "c1" } })).generation);
+  return Number((await prismaOf(t.db).cluster.findUniqueOrThrow({ where: { name: "c1" } })).generation);
 }

@@ -2,6 +2,7 @@
 // restarts the whole gang once — its pods on nodes evicted, the rest pending, the next attempt
 // held until every pod has stopped and the backoff has passed — and a report of the ended
 // attempt that arrives late changes nothing.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { releaseRestartHolds } from "../../src/store/operations/gang-restarts.js";
 import { reportBindResult, reportPodStatus } from "../../src/store/operations/report-pods.js";
@@ -20,12 +21,13 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const podsOf = (id: string) => t.db.prisma.pod.findMany({ where: { jobId: id }, orderBy: { name: "asc" } });
-const jobRow = (id: string) => t.db.prisma.job.findUniqueOrThrow({ where: { id } });
+const podsOf = (id: string) =>
+  prismaOf(t.db).pod.findMany({ where: { jobId: id }, orderBy: { name: "asc" } });
+const jobRow = (id: string) => prismaOf(t.db).job.findUniqueOrThrow({ where: { id } });
 const lastBinds = async (id: string) =>
   new Map(
     (
-      await t.db.prisma.bindRequest.findMany({
+      await prismaOf(t.db).bindRequest.findMany({
         where: { jobId: id, kind: "BIND" },
         orderBy: { createdAt: "asc" },
       })
@@ -69,7 +71,7 @@ async function runningGang(
 
 /** The agent carries out the gang's EVICT requests. */
 async function confirmEvictions(id: string) {
-  const evicts = await t.db.prisma.bindRequest.findMany({
+  const evicts = await prismaOf(t.db).bindRequest.findMany({
     where: { jobId: id, kind: "EVICT", state: "PENDING" },
   });
   await reportBindResult(t.store, agentOfC1, {
@@ -107,10 +109,12 @@ it("restarts the gang once on a failure, holds the next attempt until its pods s
     ["w-1", "PENDING"],
     ["w-2", "RELEASING"],
   ]);
-  const evicts = await t.db.prisma.bindRequest.findMany({ where: { jobId: j.id, kind: "EVICT" } });
+  const evicts = await prismaOf(t.db).bindRequest.findMany({ where: { jobId: j.id, kind: "EVICT" } });
   // The evictions end runs of the first attempt (restarts 0): the agent names those pods so.
   expect(evicts.map((b) => b.restarts)).toEqual([0, 0]);
-  const event = await t.db.prisma.event.findFirstOrThrow({ where: { jobId: j.id, kind: "job.restarted" } });
+  const event = await prismaOf(t.db).event.findFirstOrThrow({
+    where: { jobId: j.id, kind: "job.restarted" },
+  });
   expect(event.message).toContain("pod w-1 failed with exit code 7");
 
   // The failed pod's report comes again (a retried report): the gang does not restart twice.
@@ -135,7 +139,7 @@ it("restarts the gang once on a failure, holds the next attempt until its pods s
   expect(row.restartAfter).toBeNull();
   await runCycle(t.store, "c1");
   expect((await podsOf(j.id)).map((p) => p.state)).toEqual(["BINDING", "BINDING", "BINDING"]);
-  const rebinds = await t.db.prisma.bindRequest.findMany({
+  const rebinds = await prismaOf(t.db).bindRequest.findMany({
     where: { jobId: j.id, kind: "BIND", restarts: 1 },
   });
   expect(rebinds).toHaveLength(3);
@@ -177,7 +181,9 @@ it("fails the job when the restarts are used up, or on an exit code that is not 
     const row = await jobRow(j.id);
     expect(row.state).toBe("FAILED");
     expect(row.restarts).toBe(0);
-    const failed = await t.db.prisma.event.findFirstOrThrow({ where: { jobId: j.id, kind: "job.failed" } });
+    const failed = await prismaOf(t.db).event.findFirstOrThrow({
+      where: { jobId: j.id, kind: "job.failed" },
+    });
     expect(failed.message).toContain(says);
     // The rest of the gang is stopped.
     expect((await podsOf(j.id)).map((p) => [p.name, p.state, p.exitCode])).toEqual([

@@ -1,4 +1,5 @@
 // submitJob / cancelJob / admission writes against real PostgreSQL.
+import { prismaOf } from "../../src/store/testing.js";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConflictError, InvalidInputError, NotFoundError } from "../../src/store/errors.js";
@@ -20,10 +21,10 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const counts = async () => ({
-  jobs: await t.db.prisma.job.count(),
-  tasks: await t.db.prisma.jobTask.count(),
-  pods: await t.db.prisma.pod.count(),
-  events: await t.db.prisma.event.count(),
+  jobs: await prismaOf(t.db).job.count(),
+  tasks: await prismaOf(t.db).jobTask.count(),
+  pods: await prismaOf(t.db).pod.count(),
+  events: await prismaOf(t.db).event.count(),
 });
 
 describe("submitJob", () => {
@@ -57,14 +58,14 @@ describe("submitJob", () => {
       state: "PENDING",
     });
     expect(row.pendingReason).toEqual({ message: "waiting for admission to a cluster", clusters: [] });
-    const pods = await t.db.prisma.pod.findMany({ where: { jobId: row.id }, orderBy: { name: "asc" } });
+    const pods = await prismaOf(t.db).pod.findMany({ where: { jobId: row.id }, orderBy: { name: "asc" } });
     expect(pods.map((p) => [p.name, p.state, p.cpuMillis, Number(p.memory), p.gpus, p.gpuFraction])).toEqual([
       ["ps-0", "PENDING", 500, 512 * 2 ** 20, 0, 0],
       ["worker-0", "PENDING", 0, 2 ** 30, 0, 0.5],
       ["worker-1", "PENDING", 0, 2 ** 30, 0, 0.5],
       ["worker-2", "PENDING", 0, 2 ** 30, 0, 0.5],
     ]);
-    const task = await t.db.prisma.jobTask.findUniqueOrThrow({
+    const task = await prismaOf(t.db).jobTask.findUniqueOrThrow({
       where: { jobId_name: { jobId: row.id, name: "worker" } },
     });
     expect(task).toMatchObject({
@@ -270,7 +271,7 @@ describe("cancelJob", () => {
     expect(r.job.pendingReason).toBeNull();
     expect(r.job.finishedAt).not.toBeNull();
     expect(r.bindRequests).toEqual([]);
-    const pods = await t.db.prisma.pod.findMany({ where: { jobId: row.id } });
+    const pods = await prismaOf(t.db).pod.findMany({ where: { jobId: row.id } });
     expect(pods.every((p) => p.state === "FAILED" && p.message === "job cancelled")).toBe(true);
     const again = await cancelJob(t.store, admin, { id: row.id });
     expect(again.job.finishedAt).toEqual(r.job.finishedAt);
@@ -278,18 +279,18 @@ describe("cancelJob", () => {
 
   it("evicts pods holding resources (EVICT BindRequests, generation bumped)", async () => {
     const { job: row } = await submitJob(t.store, admin, job({ cluster: "c1" }));
-    await t.db.prisma.pod.updateMany({
+    await prismaOf(t.db).pod.updateMany({
       where: { jobId: row.id },
       data: { state: "RUNNING", nodeName: "n1" },
     });
-    await t.db.prisma.job.update({ where: { id: row.id }, data: { state: "RUNNING" } });
-    const gen = (await t.db.prisma.cluster.findUniqueOrThrow({ where: { name: "c1" } })).generation;
+    await prismaOf(t.db).job.update({ where: { id: row.id }, data: { state: "RUNNING" } });
+    const gen = (await prismaOf(t.db).cluster.findUniqueOrThrow({ where: { name: "c1" } })).generation;
     const r = await cancelJob(t.store, admin, { id: row.id });
     expect(r.bindRequests.map((b) => [b.kind, b.nodeName, b.state, Number(b.generation)])).toEqual([
       ["EVICT", "n1", "PENDING", Number(gen) + 1],
       ["EVICT", "n1", "PENDING", Number(gen) + 1],
     ]);
-    const pods = await t.db.prisma.pod.findMany({ where: { jobId: row.id } });
+    const pods = await prismaOf(t.db).pod.findMany({ where: { jobId: row.id } });
     expect(pods.every((p) => p.state === "RELEASING" && p.nodeName === "n1")).toBe(true);
   });
 
@@ -302,7 +303,7 @@ describe("cancelJob", () => {
       field: "id",
     });
     const { job: row } = await submitJob(t.store, admin, job());
-    await t.db.prisma.job.update({ where: { id: row.id }, data: { state: "SUCCEEDED" } });
+    await prismaOf(t.db).job.update({ where: { id: row.id }, data: { state: "SUCCEEDED" } });
     await expect(cancelJob(t.store, admin, { id: row.id })).rejects.toBeInstanceOf(ConflictError);
   });
 });
@@ -315,7 +316,7 @@ describe("admission writes", () => {
       assignJobCluster(t.store, { name: "admission" }, { job: row.id, cluster: "c1" }),
     ]);
     expect([a, b].sort()).toEqual([false, true]);
-    const after = await t.db.prisma.job.findUniqueOrThrow({ where: { id: row.id } });
+    const after = await prismaOf(t.db).job.findUniqueOrThrow({ where: { id: row.id } });
     expect(after.clusterName).toBe("c1");
     expect(after.pendingReason).toEqual({ message: "waiting for the scheduler on cluster c1", clusters: [] });
   });
@@ -330,7 +331,7 @@ describe("admission writes", () => {
     };
     expect(await setJobPendingReason(t.store, { name: "admission" }, { job: row.id, reason })).toBe(true);
     expect(await setJobPendingReason(t.store, { name: "admission" }, { job: row.id, reason })).toBe(false);
-    expect((await t.db.prisma.job.findUniqueOrThrow({ where: { id: row.id } })).pendingReason).toEqual(
+    expect((await prismaOf(t.db).job.findUniqueOrThrow({ where: { id: row.id } })).pendingReason).toEqual(
       reason,
     );
   });
@@ -358,7 +359,7 @@ describe("submitJob racing a change of the queue tree", () => {
         field: "queue",
         message: 'queue: queue "racy" has child queues; jobs go to leaf queues',
       });
-      expect(await t.db.prisma.job.count({ where: { queueName: "racy" } })).toBe(0);
+      expect(await prismaOf(t.db).job.count({ where: { queueName: "racy" } })).toBe(0);
     } finally {
       await adminTx.end();
     }

@@ -1,5 +1,6 @@
 // The migrations apply with the one documented command on a fresh database (offline: Wasm
 // schema engine), are recorded the way the Prisma CLI records them, and re-running is a no-op.
+import { prismaOf } from "../../src/store/testing.js";
 import { execFile } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -76,8 +77,8 @@ describe("embedded PGlite (DATABASE_URL=pglite:<dir>)", () => {
       const db = await openDatabase(url);
       try {
         expect(db.kind).toBe("pglite");
-        await db.prisma.queue.create({ data: { name: "root" } });
-        expect(await db.prisma.queue.count()).toBe(1);
+        await prismaOf(db).queue.create({ data: { name: "root" } });
+        expect(await prismaOf(db).queue.count()).toBe(1);
       } finally {
         await db.close();
       }

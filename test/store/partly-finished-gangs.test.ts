@@ -3,6 +3,7 @@
 // finished, or lost with a node). The finished pods count toward the gang's minimum — the job's
 // state counts them so — and the pods left are placed on their own, not held to a minimum only
 // all of the pods together could meet, which would keep the job PENDING for good.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { reportPodStatus } from "../../src/store/operations/report-pods.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
@@ -18,11 +19,11 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const podsOf = async (id: string) =>
-  (await t.db.prisma.pod.findMany({ where: { jobId: id }, orderBy: { name: "asc" } })).map((p) => [
+  (await prismaOf(t.db).pod.findMany({ where: { jobId: id }, orderBy: { name: "asc" } })).map((p) => [
     p.name,
     p.state,
   ]);
-const stateOf = async (id: string) => (await t.db.prisma.job.findUniqueOrThrow({ where: { id } })).state;
+const stateOf = async (id: string) => (await prismaOf(t.db).job.findUniqueOrThrow({ where: { id } })).state;
 
 it("places the pods a gang has left once some of its pods finished and the others were evicted", async () => {
   const { job: j } = await submitJob(

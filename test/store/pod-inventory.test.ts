@@ -1,6 +1,7 @@
 // reportPodInventory: a page of the cluster's complete pod set fails exactly the held pods of
 // its key range that it does not list, leaves pods with a BindRequest in flight to that
 // request, and refuses a page that lists pods outside its range.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { reportPodInventory } from "../../src/store/operations/reconcile-pods.js";
 import { reportBindResult, reportPodStatus } from "../../src/store/operations/report-pods.js";
@@ -18,7 +19,7 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const pods = (jobId: string) =>
-  t.db.prisma.pod.findMany({
+  prismaOf(t.db).pod.findMany({
     where: { jobId },
     orderBy: { name: "asc" },
     select: { name: true, state: true, message: true },
@@ -32,7 +33,7 @@ it("fails the held pods of the page's range it does not list, once their binds a
   // Binds in flight: the pods may not exist yet; nothing is failed.
   expect(await reportPodInventory(t.store, agent, { cluster: "c1", pods: [] })).toBe(0);
 
-  const requests = await t.db.prisma.bindRequest.findMany({ where: { clusterName: "c1" } });
+  const requests = await prismaOf(t.db).bindRequest.findMany({ where: { clusterName: "c1" } });
   await reportBindResult(t.store, agent, {
     cluster: "c1",
     results: requests.map((r) => ({ bindRequest: r.id, ok: true })),

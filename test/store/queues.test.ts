@@ -1,5 +1,6 @@
 // Queue tree and quota operations against real PostgreSQL: what they write, what they refuse,
 // and that a refusal changes nothing.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConflictError, InvalidInputError, NotFoundError } from "../../src/store/errors.js";
 import { registerCluster } from "../../src/store/operations/clusters.js";
@@ -20,11 +21,11 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const snapshotTables = async () => ({
-  queues: await t.db.prisma.queue.findMany({ orderBy: { name: "asc" } }),
-  quotas: await t.db.prisma.queueQuota.findMany({
+  queues: await prismaOf(t.db).queue.findMany({ orderBy: { name: "asc" } }),
+  quotas: await prismaOf(t.db).queueQuota.findMany({
     orderBy: [{ queueName: "asc" }, { scope: "asc" }, { resource: "asc" }],
   }),
-  events: await t.db.prisma.event.count(),
+  events: await prismaOf(t.db).event.count(),
 });
 
 async function expectRefusedWithoutChange(
@@ -45,9 +46,9 @@ async function expectRefusedWithoutChange(
 
 describe("createQueue", () => {
   it("builds the tree and records an event that is published", async () => {
-    const q = await t.db.prisma.queue.findUniqueOrThrow({ where: { name: "dept" } });
+    const q = await prismaOf(t.db).queue.findUniqueOrThrow({ where: { name: "dept" } });
     expect(q).toMatchObject({ parentName: "org", priority: 120 });
-    expect((await t.db.prisma.queue.findUniqueOrThrow({ where: { name: "org" } })).priority).toBe(100);
+    expect((await prismaOf(t.db).queue.findUniqueOrThrow({ where: { name: "org" } })).priority).toBe(100);
     const e = await eventually(() =>
       t.published.find((x) => x.kind === "queue.created" && x.queue === "team-a"),
     );
@@ -132,7 +133,7 @@ describe("updateQueue", () => {
       updateQueue(t.store, admin, { name: "p2", parent: "p1" }),
     ]);
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
-    const rows = await t.db.prisma.queue.findMany({ where: { name: { in: ["p1", "p2"] } } });
+    const rows = await prismaOf(t.db).queue.findMany({ where: { name: { in: ["p1", "p2"] } } });
     expect(rows.filter((r) => r.parentName !== null)).toHaveLength(1);
   });
 });
@@ -151,7 +152,7 @@ describe("deleteQueue", () => {
     );
     await createQueue(t.store, admin, { name: "empty", parent: "org" });
     expect(await deleteQueue(t.store, admin, { name: "empty" })).toBe(true);
-    expect(await t.db.prisma.queue.findUnique({ where: { name: "empty" } })).toBeNull();
+    expect(await prismaOf(t.db).queue.findUnique({ where: { name: "empty" } })).toBeNull();
     await expectRefusedWithoutChange(
       () => deleteQueue(t.store, admin, { name: "empty" }),
       NotFoundError,
@@ -171,7 +172,7 @@ describe("setQueueQuota", () => {
     });
     await setQueueQuota(t.store, admin, { queue: "team-a", cluster: "c1", resource: "GPU", deserved: 2 });
     await setQueueQuota(t.store, admin, { queue: "team-a", resource: "GPU", limit: -1 });
-    const rows = await t.db.prisma.queueQuota.findMany({
+    const rows = await prismaOf(t.db).queueQuota.findMany({
       where: { queueName: "team-a" },
       orderBy: { scope: "asc" },
     });
@@ -184,7 +185,7 @@ describe("setQueueQuota", () => {
   it("clears a row when every field is set to null", async () => {
     await setQueueQuota(t.store, admin, { queue: "team-b", resource: "CPU", deserved: 1000 });
     await setQueueQuota(t.store, admin, { queue: "team-b", resource: "CPU", deserved: null });
-    expect(await t.db.prisma.queueQuota.count({ where: { queueName: "team-b" } })).toBe(0);
+    expect(await prismaOf(t.db).queueQuota.count({ where: { queueName: "team-b" } })).toBe(0);
   });
 
   it("refuses negative amounts, deserved above limit, fractions of CPU, unknown queues and clusters", async () => {

@@ -2,6 +2,7 @@
 // has passed since they started are stopped — pods on nodes RELEASING with an EVICT request each,
 // the others FAILED, the job FAILED with its event — and the cluster's fence moves; jobs within
 // their limit, without one, never started, or already finished are left alone.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { cancelJob } from "../../src/store/operations/jobs.js";
 import { stopJobsPastRuntimeLimit } from "../../src/store/operations/runtime-limits.js";
@@ -25,7 +26,7 @@ async function running(name: string, limit: number | null): Promise<string> {
     admin,
     job({ name, cluster: "c1", ...(limit ? { maxRuntimeSeconds: limit } : {}) }),
   );
-  const p = t.db.prisma;
+  const p = prismaOf(t.db);
   await p.job.update({ where: { id: row.id }, data: { state: "RUNNING", startedAt: STARTED, minMember: 1 } });
   await p.pod.update({
     where: { jobId_name: { jobId: row.id, name: "worker-0" } },
@@ -43,8 +44,8 @@ it("stops only what is past its limit, the way a cancel stops a job", async () =
   const { job: waiting } = await submitJob(t.store, admin, job({ name: "waiting", maxRuntimeSeconds: 1 }));
   // started once, preempted back to PENDING: stopped only when placed again
   const requeued = await running("requeued", 60);
-  await t.db.prisma.job.update({ where: { id: requeued }, data: { state: "PENDING" } });
-  const p = t.db.prisma;
+  await prismaOf(t.db).job.update({ where: { id: requeued }, data: { state: "PENDING" } });
+  const p = prismaOf(t.db);
   const generation = await generationOfC1(t);
 
   expect((await stopJobsPastRuntimeLimit(t.store, admin, { now: at(59) })).stopped).toEqual([]);

@@ -1,6 +1,7 @@
 // The snapshot loader and the committer against real PostgreSQL, with the real scheduling core
 // in between: rows → Snapshot → runSession → commitSession → rows and BindRequests; and the
 // fence: a result computed on a snapshot older than the cluster's generation is refused whole.
+import { prismaOf } from "../../src/store/testing.js";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type SessionResult, runSession } from "../../src/core/index.js";
@@ -49,7 +50,7 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const clusterGeneration = async (name = "c1") =>
-  Number((await t.db.prisma.cluster.findUniqueOrThrow({ where: { name } })).generation);
+  Number((await prismaOf(t.db).cluster.findUniqueOrThrow({ where: { name } })).generation);
 
 describe("loadSnapshot", () => {
   it("maps nodes, the queue tree with effective quotas for the cluster, and the cluster's jobs", async () => {
@@ -142,7 +143,7 @@ describe("loadSnapshot", () => {
 
 describe("commitSession", () => {
   it("commits a real session: pods BINDING on their nodes, BIND requests, the job ADMITTED, generation bumped", async () => {
-    await t.db.prisma.job.updateMany({ where: { clusterName: "c1" }, data: { state: "CANCELLED" } }); // a clean slate
+    await prismaOf(t.db).job.updateMany({ where: { clusterName: "c1" }, data: { state: "CANCELLED" } }); // a clean slate
     const { job: j } = await submitJob(
       t.store,
       admin,
@@ -159,7 +160,7 @@ describe("commitSession", () => {
     expect(committed.generation).toBe(generation + 1);
     expect(await clusterGeneration()).toBe(generation + 1);
 
-    const pods = await t.db.prisma.pod.findMany({ where: { jobId: j.id }, orderBy: { name: "asc" } });
+    const pods = await prismaOf(t.db).pod.findMany({ where: { jobId: j.id }, orderBy: { name: "asc" } });
     expect(pods.every((p) => p.state === "BINDING" && (p.nodeName === "n1" || p.nodeName === "n2"))).toBe(
       true,
     );
@@ -169,19 +170,21 @@ describe("commitSession", () => {
     );
     expect(requests.map((b) => b.nodeName).sort()).toEqual(pods.map((p) => p.nodeName).sort());
     // What the commit hands the dispatcher is the rows as stored, field by field, in id order.
-    const stored = await t.db.prisma.bindRequest.findMany({ where: { generation: BigInt(generation + 1) } });
+    const stored = await prismaOf(t.db).bindRequest.findMany({
+      where: { generation: BigInt(generation + 1) },
+    });
     // (all but the attempt the database fills in)
     expect(committed.bindRequests).toEqual(
       stored.sort((a, b) => (a.id < b.id ? -1 : 1)).map(({ restarts: _r, ...row }) => row),
     );
-    const after = await t.db.prisma.job.findUniqueOrThrow({ where: { id: j.id } });
+    const after = await prismaOf(t.db).job.findUniqueOrThrow({ where: { id: j.id } });
     expect(after.state).toBe("ADMITTED");
     expect(after.pendingReason).toBeNull();
     expect(after.lastStartAt).not.toBeNull();
     expect(committed.jobs).toContainEqual(
       expect.objectContaining({ id: j.id, from: "PENDING", to: "ADMITTED" }),
     );
-    const events = await t.db.prisma.event.findMany({ where: { jobId: j.id }, orderBy: { id: "asc" } });
+    const events = await prismaOf(t.db).event.findMany({ where: { jobId: j.id }, orderBy: { id: "asc" } });
     expect(events.map((e) => e.kind)).toEqual(["job.submitted", "pods.bound", "job.admitted"]);
     expect(events[1]!.actor).toBe("scheduler");
 
@@ -202,12 +205,12 @@ describe("commitSession", () => {
       cluster: "c1",
       updates: pods.map((p) => ({ job: j.id, pod: p.name, state: "RUNNING" as const })),
     });
-    expect((await t.db.prisma.job.findUniqueOrThrow({ where: { id: j.id } })).state).toBe("RUNNING");
+    expect((await prismaOf(t.db).job.findUniqueOrThrow({ where: { id: j.id } })).state).toBe("RUNNING");
     await reportPodStatus(t.store, agent, {
       cluster: "c1",
       updates: pods.map((p) => ({ job: j.id, pod: p.name, state: "SUCCEEDED" as const })),
     });
-    const done = await t.db.prisma.job.findUniqueOrThrow({ where: { id: j.id } });
+    const done = await prismaOf(t.db).job.findUniqueOrThrow({ where: { id: j.id } });
     expect(done.state).toBe("SUCCEEDED");
     expect(done.finishedAt).not.toBeNull();
   });
@@ -223,17 +226,17 @@ describe("commitSession", () => {
     const outcome = result.jobs.find((o) => o.uid === big.id)!;
     expect(outcome.fitErrors.length).toBeGreaterThan(0);
     await commitSession(t.store, "c1", generation, result, rows);
-    const row = await t.db.prisma.job.findUniqueOrThrow({ where: { id: big.id } });
+    const row = await prismaOf(t.db).job.findUniqueOrThrow({ where: { id: big.id } });
     expect(row.state).toBe("PENDING");
     expect(row.pendingReason).toEqual({
       message: `c1: ${outcome.fitErrors.join("; ")}`,
       clusters: [{ cluster: "c1", message: outcome.fitErrors.join("; "), short: [] }],
     });
     // Unchanged reason in the next cycle: no new event.
-    const events = await t.db.prisma.event.count({ where: { jobId: big.id, kind: "job.pending" } });
+    const events = await prismaOf(t.db).event.count({ where: { jobId: big.id, kind: "job.pending" } });
     const again = await loadSnapshot(t.store, "c1");
     await commitSession(t.store, "c1", again.generation, runSession(again.snapshot), again.rows);
-    expect(await t.db.prisma.event.count({ where: { jobId: big.id, kind: "job.pending" } })).toBe(events);
+    expect(await prismaOf(t.db).event.count({ where: { jobId: big.id, kind: "job.pending" } })).toBe(events);
     await cancelJob(t.store, admin, { id: big.id });
   });
 
@@ -248,9 +251,9 @@ describe("commitSession", () => {
       admin,
       job({ name: "waiter", cluster: "c1", tasks: [{ name: "w", replicas: 1, resources: { gpu: 8 } }] }),
     );
-    const vPod = await t.db.prisma.pod.findFirstOrThrow({ where: { jobId: victim.id } });
-    const wPod = await t.db.prisma.pod.findFirstOrThrow({ where: { jobId: waiter.id } });
-    await t.db.prisma.pod.update({ where: { id: vPod.id }, data: { state: "RUNNING", nodeName: "n1" } });
+    const vPod = await prismaOf(t.db).pod.findFirstOrThrow({ where: { jobId: victim.id } });
+    const wPod = await prismaOf(t.db).pod.findFirstOrThrow({ where: { jobId: waiter.id } });
+    await prismaOf(t.db).pod.update({ where: { id: vPod.id }, data: { state: "RUNNING", nodeName: "n1" } });
     const { generation, rows } = await loadSnapshot(t.store, "c1");
     // A hand-written result in the core's contract: reclaim evicts the victim, pipelines the waiter.
     const result: SessionResult = {
@@ -271,12 +274,12 @@ describe("commitSession", () => {
     expect(committed.bindRequests.map((b) => [b.kind, b.podId, b.nodeName, b.reason])).toEqual([
       ["EVICT", vPod.id, "n1", "reclaimed for team-b"],
     ]);
-    expect(await t.db.prisma.pod.findUniqueOrThrow({ where: { id: vPod.id } })).toMatchObject({
+    expect(await prismaOf(t.db).pod.findUniqueOrThrow({ where: { id: vPod.id } })).toMatchObject({
       state: "RELEASING",
       nodeName: "n1",
       message: "reclaimed for team-b",
     });
-    expect(await t.db.prisma.pod.findUniqueOrThrow({ where: { id: wPod.id } })).toMatchObject({
+    expect(await prismaOf(t.db).pod.findUniqueOrThrow({ where: { id: wPod.id } })).toMatchObject({
       state: "PIPELINED",
       nodeName: "n1",
     });
@@ -293,7 +296,7 @@ describe("commitSession", () => {
       { binds: [], pipelines: [], evictions: [], pods: [], jobs: [], queues: [], searchCursors: [] },
       next.rows,
     );
-    expect(await t.db.prisma.pod.findUniqueOrThrow({ where: { id: wPod.id } })).toMatchObject({
+    expect(await prismaOf(t.db).pod.findUniqueOrThrow({ where: { id: wPod.id } })).toMatchObject({
       state: "PENDING",
       nodeName: null,
     });
@@ -303,7 +306,7 @@ describe("commitSession", () => {
       cluster: "c1",
       results: [{ bindRequest: committed.bindRequests[0]!.id, ok: true }],
     });
-    expect(await t.db.prisma.pod.findUniqueOrThrow({ where: { id: vPod.id } })).toMatchObject({
+    expect(await prismaOf(t.db).pod.findUniqueOrThrow({ where: { id: vPod.id } })).toMatchObject({
       state: "PENDING",
       nodeName: null,
     });
@@ -317,7 +320,7 @@ describe("commitSession", () => {
     const { job: dropped } = await submitJob(t.store, admin, job({ name: "dropped", cluster: "c1", ...one }));
     const { job: kept } = await submitJob(t.store, admin, job({ name: "kept", cluster: "c1", ...one }));
     const [m, d, k] = await Promise.all(
-      [moved, dropped, kept].map((j) => t.db.prisma.pod.findFirstOrThrow({ where: { jobId: j.id } })),
+      [moved, dropped, kept].map((j) => prismaOf(t.db).pod.findFirstOrThrow({ where: { jobId: j.id } })),
     );
     const { generation, rows } = await loadSnapshot(t.store, "c1");
     const bind = (jobId: string, pod: string) => ({
@@ -356,7 +359,7 @@ describe("commitSession", () => {
     );
     expect(committed.bindRequests.map((b) => [b.kind, b.podId])).toEqual([["BIND", k!.id]]);
     const state = async (id: string) => {
-      const p = await t.db.prisma.pod.findUniqueOrThrow({ where: { id } });
+      const p = await prismaOf(t.db).pod.findUniqueOrThrow({ where: { id } });
       return [p.state, p.nodeName];
     };
     expect(await state(m!.id)).toEqual(["PIPELINED", "n2"]);
@@ -377,10 +380,10 @@ describe("commitSession", () => {
     // Meanwhile the agent reports a node change: the generation moves.
     await reportNodes(t.store, agent, { cluster: "c1", complete: false, nodes: [gpuNode("n3", 4)] });
     const before = {
-      pods: await t.db.prisma.pod.findMany({ orderBy: { id: "asc" } }),
-      jobs: await t.db.prisma.job.findMany({ orderBy: { id: "asc" } }),
-      requests: await t.db.prisma.bindRequest.count(),
-      events: await t.db.prisma.event.count(),
+      pods: await prismaOf(t.db).pod.findMany({ orderBy: { id: "asc" } }),
+      jobs: await prismaOf(t.db).job.findMany({ orderBy: { id: "asc" } }),
+      requests: await prismaOf(t.db).bindRequest.count(),
+      events: await prismaOf(t.db).event.count(),
       generation: await clusterGeneration(),
     };
     const err = await commitSession(t.store, "c1", generation, result, rows).then(
@@ -394,10 +397,10 @@ describe("commitSession", () => {
       currentGeneration: generation + 1,
     });
     expect({
-      pods: await t.db.prisma.pod.findMany({ orderBy: { id: "asc" } }),
-      jobs: await t.db.prisma.job.findMany({ orderBy: { id: "asc" } }),
-      requests: await t.db.prisma.bindRequest.count(),
-      events: await t.db.prisma.event.count(),
+      pods: await prismaOf(t.db).pod.findMany({ orderBy: { id: "asc" } }),
+      jobs: await prismaOf(t.db).job.findMany({ orderBy: { id: "asc" } }),
+      requests: await prismaOf(t.db).bindRequest.count(),
+      events: await prismaOf(t.db).event.count(),
       generation: await clusterGeneration(),
     }).toEqual(before);
   });

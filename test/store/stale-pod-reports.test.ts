@@ -2,6 +2,7 @@
 // past must not put a pod back on a node. A pod the books hold on no node (PENDING, or
 // PIPELINED: only nominated) reported RUNNING stays where the books have it; a RELEASING pod
 // reported RUNNING is still being evicted and keeps holding its node as RELEASING.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { SessionResult } from "../../src/core/index.js";
 import { commitSession } from "../../src/store/operations/commit-session.js";
@@ -20,11 +21,12 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const podsOf = (id: string) => t.db.prisma.pod.findMany({ where: { jobId: id }, orderBy: { name: "asc" } });
+const podsOf = (id: string) =>
+  prismaOf(t.db).pod.findMany({ where: { jobId: id }, orderBy: { name: "asc" } });
 
 /** What the books hold on n1 of `cluster`: GPUs of pods BINDING, RUNNING or RELEASING there. */
 async function gpusHeldOn(cluster: string): Promise<number> {
-  const pods = await t.db.prisma.pod.findMany({
+  const pods = await prismaOf(t.db).pod.findMany({
     where: {
       nodeName: "n1",
       state: { in: ["BINDING", "RUNNING", "RELEASING"] },
@@ -98,7 +100,7 @@ it("a late report that a pod left its node does not take it off the node it is b
   await reportPodStatus(t.store, agent, { cluster: "c2", updates: [left] });
   expect((await podsOf(j.id)).map((p) => [p.state, p.nodeName])).toEqual([["BINDING", "n1"]]);
   await runCycle(t.store, "c2");
-  const binds = await t.db.prisma.bindRequest.count({ where: { jobId: j.id, kind: "BIND" } });
+  const binds = await prismaOf(t.db).bindRequest.count({ where: { jobId: j.id, kind: "BIND" } });
   expect(binds).toBe(2);
 });
 
@@ -140,7 +142,7 @@ async function oneGpuJobOn(cluster: string, name: string) {
 
 /** The pod's newest request of a kind. */
 const lastRequest = (podId: string, kind: "BIND" | "EVICT") =>
-  t.db.prisma.bindRequest.findFirstOrThrow({ where: { podId, kind }, orderBy: { createdAt: "desc" } });
+  prismaOf(t.db).bindRequest.findFirstOrThrow({ where: { podId, kind }, orderBy: { createdAt: "desc" } });
 
 it("a late report that a pod left its node, naming the bind of the run before, does not take it off the node it runs on again", async () => {
   const cluster = "c3";

@@ -1,5 +1,6 @@
 // The empty-cluster fit check (can this gang ever fit here?) is one dry run per job shape and
 // cluster, whatever the number of queues the jobs come from, unless a queue's limit can refuse it.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createQueue, setQueueQuota } from "../../src/store/operations/queues.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
@@ -50,7 +51,7 @@ it("checks a queue whose limit can refuse the job on its own, with its own reaso
   // The same shape as the jobs above, whose empty-cluster answer is cached already.
   await submitJob(t.store, admin, { ...huge("capped"), name: "capped-job" });
   await admission();
-  const j = await t.db.prisma.job.findFirstOrThrow({ where: { name: "capped-job" } });
+  const j = await prismaOf(t.db).job.findFirstOrThrow({ where: { name: "capped-job" } });
   expect(j.clusterName).toBeNull();
   const reason = j.pendingReason as { clusters: { cluster: string; message: string }[] };
   for (const c of reason.clusters)

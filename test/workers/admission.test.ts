@@ -1,6 +1,7 @@
 // Admission passes on their own, against real PostgreSQL and the real core: the documented
 // order (tier, score, then the cluster's name), spreading as clusters fill, and a head of jobs
 // that fit nowhere not hiding the jobs behind it.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createQueue } from "../../src/store/operations/queues.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
@@ -16,7 +17,7 @@ const gpus = (name: string, replicas: number, gpu: number) =>
   job({ name, tasks: [{ name: "w", replicas, resources: { cpu: 1000, memory: "1Gi", gpu } }] });
 
 const clusterOf = async (id: string) =>
-  (await t.db.prisma.job.findUniqueOrThrow({ where: { id } })).clusterName;
+  (await prismaOf(t.db).job.findUniqueOrThrow({ where: { id } })).clusterName;
 
 beforeAll(async () => {
   t = await openTestStore();
@@ -52,7 +53,7 @@ describe("admission", () => {
     expect(r.assigned.map((d) => d.job)).toEqual([small]);
     expect(r.unplaced).toBe(3);
     for (const id of stuck) {
-      const j = await t.db.prisma.job.findUniqueOrThrow({ where: { id } });
+      const j = await prismaOf(t.db).job.findUniqueOrThrow({ where: { id } });
       expect(j.clusterName).toBeNull();
       const reason = j.pendingReason as {
         message: string;

@@ -3,6 +3,7 @@
 // The failed pod returns to Pending with the agent's reason, is held back (backoff) before being
 // tried again, and the gang — running below its minimum — is evicted whole once the stale-gang
 // grace period runs out (KAI's stalegangeviction), the agent carrying out the evictions.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { defaultSchedulerConfig } from "../../src/core/index.js";
 import { until } from "../agent/until.js";
@@ -64,13 +65,13 @@ it("returns a refused pod to Pending with backoff, and evicts the gang left belo
   const id = await cp.submit({ ...gpuJob("gang", "team-a", 3, 4), cluster: "c1" });
 
   const refused = await until(async () => {
-    const pods = await cp.api.server.store.prisma.pod.findMany({ where: { jobId: id } });
+    const pods = await prismaOf(cp.api.server.store).pod.findMany({ where: { jobId: id } });
     const pod = pods.find((p) => p.message?.startsWith("bind to gpu-0 failed"));
     expect(pod).toBeDefined();
     return pod!;
   });
   expect(refused.message).toMatch(/cannot fit the pod/);
-  const failed = await cp.api.server.store.prisma.bindRequest.findMany({
+  const failed = await prismaOf(cp.api.server.store).bindRequest.findMany({
     where: { podId: refused.id, state: "FAILED" },
   });
   expect(failed.length).toBeGreaterThanOrEqual(1);

@@ -4,6 +4,7 @@
 // a node, every pod is placed once, and no node holds more GPUs than it has. Three rounds: each
 // arms a new worker to die at the first catch-up it starts, then submits and cancels jobs
 // (and small jobs after them until that worker has died).
+import { prismaOf } from "../../src/store/testing.js";
 import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { until } from "../agent/until.js";
@@ -50,7 +51,7 @@ async function workerKilledInCatchUp(id: string): Promise<{ arm: () => void; die
 }
 
 it("loses nothing when a worker dies while catching up", async () => {
-  const prisma = cp.api.server.store.prisma;
+  const prisma = prismaOf(cp.api.server.store);
   await cp.spawnWorker("steady");
   let kept: string[] = [];
   const warmJobs: string[] = [];

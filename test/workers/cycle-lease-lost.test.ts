@@ -1,6 +1,7 @@
 // A cycle whose cluster moved to another worker while it ran: its commit is refused by the lease,
 // and the cycle is dropped — counted as such, not as a failure, and with no cycle event (its
 // interval would overlap the new owner's cycles, which are the cluster's record).
+import { prismaOf } from "../../src/store/testing.js";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
@@ -66,8 +67,8 @@ it("drops a cycle whose lease was taken over: nothing committed, no failure, no 
   expect(report.binds).toBe(0);
   expect(await count(taskErrorsTotal, { task: "cycle" })).toBe(failedBefore);
   expect(await count(cyclesTotal, { cluster: "c1", outcome: "lease_lost" })).toBe(lostBefore + 1);
-  expect(await t.db.prisma.bindRequest.count({ where: { job: { id: j.id } } })).toBe(0);
+  expect(await prismaOf(t.db).bindRequest.count({ where: { job: { id: j.id } } })).toBe(0);
   expect(
-    await t.db.prisma.event.count({ where: { kind: { in: ["cycle.completed", "cycle.failed"] } } }),
+    await prismaOf(t.db).event.count({ where: { kind: { in: ["cycle.completed", "cycle.failed"] } } }),
   ).toBe(0);
 });

@@ -1,6 +1,7 @@
 // Sending a cycle's BindRequests a page at a time, pages overlapping (the next page read and the
 // last one marked while a page goes onto the queue): more than two pages' worth all reach the
 // cluster's bind queue, each once, and every row is marked DISPATCHED.
+import { prismaOf } from "../../src/store/testing.js";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -65,7 +66,7 @@ it("sends every BindRequest of a cycle over several pages, each once, and marks 
   expect(waiting.map((j) => j.id)).toEqual(bindRequests.map((b) => b.id));
   const states = await dispatcher.queueStates(bindRequests);
   expect(bindRequests.every((b) => states.get(b.id) === "queued")).toBe(true);
-  const rows = await t.store.prisma.bindRequest.groupBy({ by: ["state"], _count: true });
+  const rows = await prismaOf(t.store).bindRequest.groupBy({ by: ["state"], _count: true });
   expect(rows).toEqual([{ state: "DISPATCHED", _count: JOBS * PODS_PER_JOB }]);
   // Sending them again puts nothing new on the queue (the job id is the row id).
   await dispatcher.send(bindRequests, "cycle");

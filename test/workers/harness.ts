@@ -1,6 +1,7 @@
 // The whole control plane for the workers' end-to-end tests: the real API server over HTTP (real
 // PostgreSQL, real Redis), simulated clusters with their real agents (runAgent), and the workers —
 // in this process (startWorkers) or as child processes (`fleetq worker`) that can be killed.
+import { prismaOf } from "../../src/store/testing.js";
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { pino } from "pino";
@@ -236,7 +237,7 @@ export class ControlPlane {
   }
 
   async events(kind?: string): Promise<EventView[]> {
-    const rows = await this.api.server.store.prisma.event.findMany({
+    const rows = await prismaOf(this.api.server.store).event.findMany({
       where: kind ? { kind } : {},
       orderBy: { id: "asc" },
     });

@@ -1,6 +1,7 @@
 // The outbox sweeper against real PostgreSQL and Redis (no agent consuming the bind queue, so
 // what is queued stays queued): committed-but-unsent rows are sent, rows whose job still waits on
 // the queue are left alone, rows whose job is gone are sent again — never two jobs for one row.
+import { prismaOf } from "../../src/store/testing.js";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -36,7 +37,7 @@ afterAll(async () => {
 /** A sweep a second from now: every row is older than a zero delay, whatever the clock's grain. */
 const later = () => new Date(Date.now() + 1000);
 
-const rows = () => t.db.prisma.bindRequest.findMany({ orderBy: { id: "asc" } });
+const rows = () => prismaOf(t.db).bindRequest.findMany({ orderBy: { id: "asc" } });
 /** The row of each of these requests, in their order. */
 const rowsOf = async (ids: readonly { id: string }[]) => {
   const byId = new Map((await rows()).map((r) => [r.id, r]));

@@ -3,6 +3,7 @@
 // with SIGKILL keeps them until its leases lapse, then the last worker takes them; work goes on
 // on every cluster throughout. Read back from the API (each cluster's owner) and the event log:
 // per cluster, no two cycles ever overlap, and every pod was bound exactly once.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { cycleInterval } from "../../workers/index.js";
 import { until } from "../agent/until.js";
@@ -47,7 +48,7 @@ async function runOnEveryCluster(): Promise<void> {
 }
 
 it("spreads clusters evenly, hands them over on SIGTERM at once, takes a killed worker's after its lease", async () => {
-  const prisma = cp.api.server.store.prisma;
+  const prisma = prismaOf(cp.api.server.store);
   const spread = await until(async () => {
     const o = await owners();
     for (const w of WORKERS) expect(countOf(o, w)).toBe(2);

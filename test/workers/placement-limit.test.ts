@@ -1,6 +1,7 @@
 // A cycle's placement limit, against real PostgreSQL and Redis: a cycle places at most about
 // `maxPlacements` pods (whole gangs), commits them, leaves what it said of the jobs it did not
 // try as it was, and the workers run the next cycle at once — not on the next timer.
+import { prismaOf } from "../../src/store/testing.js";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testCycleDeps } from "../helpers/cycle-deps.js";
@@ -45,14 +46,14 @@ function cycleDeps(maxPlacements: number): CycleDeps {
 
 /** Jobs of c1 with a pod on a node. */
 async function placedJobs(): Promise<Set<string>> {
-  const pods = await t.db.prisma.pod.findMany({
+  const pods = await prismaOf(t.db).pod.findMany({
     where: { job: { clusterName: "c1" }, nodeName: { not: null } },
   });
   return new Set(pods.map((p) => p.jobId));
 }
 
 const reasonOf = async (id: string) =>
-  (await t.db.prisma.job.findUniqueOrThrow({ where: { id } })).pendingReason as { message: string } | null;
+  (await prismaOf(t.db).job.findUniqueOrThrow({ where: { id } })).pendingReason as { message: string } | null;
 
 describe("a cycle's placement limit", () => {
   it("places whole gangs up to the limit per cycle, in order, until the backlog is placed", async () => {

@@ -3,6 +3,7 @@
 // serial tasks (the outbox sweeper, admission, each cluster's cycle, lost-cluster checks) must go
 // on running on their timers afterwards: the sweeper is what sends again a BindRequest whose
 // queue job vanished with Redis, and nothing else triggers it.
+import { prismaOf } from "../../src/store/testing.js";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -120,7 +121,7 @@ describe("a BindRequest whose queue job vanished with Redis", () => {
     await cp.jobInState(id, "ADMITTED");
     const store = cp.api.server.store;
     await waitFor(async () => {
-      const rows = await store.prisma.bindRequest.findMany({ where: { jobId: id } });
+      const rows = await prismaOf(store).bindRequest.findMany({ where: { jobId: id } });
       expect(rows.map((r) => r.state)).toEqual(["DISPATCHED"]);
     });
     // Redis restarts empty: queues, timers, locks and the agents' outcome records are gone.

@@ -1,6 +1,7 @@
 // Run-time limits end to end: a job RUNNING past its maxRuntimeSeconds is stopped by the workers —
 // its pods evicted through the outbox and the agent (gone from the simulated cluster), each pod
 // and the job's event naming the limit, the job FAILED — while a job within its limit runs on.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { until } from "../agent/until.js";
 import { ControlPlane, gpuJob, TWO_NODES_OF_FOUR_GPUS } from "./harness.js";
@@ -33,7 +34,7 @@ it("stops a job past its limit: pods evicted from the cluster, job FAILED naming
     expect(podsOnCluster(limited)).toEqual([]);
   }, 60_000);
   expect(failed.cluster?.name).toBe("c1");
-  const p = cp.api.server.store.prisma;
+  const p = prismaOf(cp.api.server.store);
   const pods = await p.pod.findMany({ where: { jobId: limited }, orderBy: { name: "asc" } });
   expect(pods.map((x) => [x.state, x.nodeName, x.message])).toEqual([
     ["FAILED", null, "run-time limit exceeded (maxRuntimeSeconds 2)"],

@@ -2,6 +2,7 @@
 // either), against real PostgreSQL and Redis: each catches up on what the other committed, and
 // none ever commits from a stale view — a node never holds more than it has, a pod is never
 // placed twice, and a cycle that found its view stale refreshed and retried.
+import { prismaOf } from "../../src/store/testing.js";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { testCycleDeps } from "../helpers/cycle-deps.js";
@@ -55,12 +56,12 @@ const worker = (id: string): CycleDeps =>
 /** GPUs held per node (pods BINDING, RUNNING or RELEASING there) never exceed the node's 4, and
  * no pod has two BIND requests waiting. */
 async function checkNothingOvercommitted(step: number): Promise<void> {
-  const held = await t.db.prisma.$queryRawUnsafe<{ node: string; gpus: number }[]>(
+  const held = await prismaOf(t.db).$queryRawUnsafe<{ node: string; gpus: number }[]>(
     `SELECT node_name AS node, sum(gpus)::int AS gpus FROM pod
      WHERE state IN ('BINDING', 'RUNNING', 'RELEASING') GROUP BY node_name`,
   );
   for (const h of held) expect(h.gpus, `step ${step}: GPUs held on ${h.node}`).toBeLessThanOrEqual(4);
-  const twice = await t.db.prisma.$queryRawUnsafe<{ n: number }[]>(
+  const twice = await prismaOf(t.db).$queryRawUnsafe<{ n: number }[]>(
     `SELECT count(*)::int AS n FROM (SELECT pod_id FROM bind_request WHERE kind = 'BIND'
        AND state IN ('PENDING', 'DISPATCHED') GROUP BY pod_id HAVING count(*) > 1) x`,
   );
@@ -87,7 +88,7 @@ it("never commits from a stale cache when two workers take turns", async () => {
         }),
       );
     if (op === 1) {
-      const requests = await t.db.prisma.bindRequest.findMany({
+      const requests = await prismaOf(t.db).bindRequest.findMany({
         where: { state: { in: ["PENDING", "DISPATCHED"] } },
       });
       if (requests.length)
@@ -97,7 +98,7 @@ it("never commits from a stale cache when two workers take turns", async () => {
         });
     }
     if (op === 2) {
-      const pods = await t.db.prisma.pod.findMany({ where: { state: { in: ["RUNNING", "BINDING"] } } });
+      const pods = await prismaOf(t.db).pod.findMany({ where: { state: { in: ["RUNNING", "BINDING"] } } });
       const some = pods.filter(() => r.next() < 0.5);
       if (some.length)
         await reportPodStatus(t.store, agent, {

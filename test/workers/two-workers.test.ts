@@ -1,6 +1,7 @@
 // Two worker processes share the work: each owns some clusters, and when one stops the other
 // takes its clusters over; never two cycles of one cluster at once. Read back from the event log:
 // every cycle records its start and end, and per cluster the intervals must not overlap.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { cycleInterval } from "../../workers/index.js";
 import { until } from "../agent/until.js";
@@ -90,7 +91,7 @@ it("never runs two cycles of one cluster at once", async () => {
     }
   }
   // Every placement was decided once: one BIND per pod.
-  const binds = await cp.api.server.store.prisma.bindRequest.groupBy({
+  const binds = await prismaOf(cp.api.server.store).bindRequest.groupBy({
     by: ["podId"],
     where: { kind: "BIND" },
     _count: { _all: true },

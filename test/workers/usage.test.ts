@@ -2,6 +2,7 @@
 // recorder writes what each queue (and its parent) holds; loadSnapshot, when asked, gives each
 // queue its decayed usage as a fraction of the cluster's capacity; and the proportion plugin then
 // gives the queue that used the cluster lately a smaller share than the one that did not.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { computeFairShare, defaultSchedulerConfig } from "../../src/core/index.js";
 import { decayedAverage, DEFAULT_USAGE_WINDOW } from "../../src/store/domain/usage.js";
@@ -38,7 +39,7 @@ it("records usage and feeds it, decayed, into the fair shares", async () => {
   await runCycle(t.store, "c1");
   const now = new Date();
   expect(await recordUsage(t.store, config, 3600, { window: DEFAULT_USAGE_WINDOW, now })).toBe(1);
-  const rows = await t.db.prisma.queueUsage.findMany({ orderBy: { queueName: "asc" } });
+  const rows = await prismaOf(t.db).queueUsage.findMany({ orderBy: { queueName: "asc" } });
   expect(rows.map((r) => [r.queueName, r.gpuSeconds])).toEqual([
     ["org", 4 * 3600],
     ["team-a", 4 * 3600],
@@ -82,8 +83,8 @@ it("records from a worker's cached view what a full read records, reading only w
   const now = new Date(Date.now() + 7 * 86_400_000);
   const recorded = async () => {
     const where = { bucketStart: { gte: new Date(now.getTime() - 3_600_000) } };
-    const rows = await t.db.prisma.queueUsage.findMany({ where, orderBy: { queueName: "asc" } });
-    await t.db.prisma.queueUsage.deleteMany({ where });
+    const rows = await prismaOf(t.db).queueUsage.findMany({ where, orderBy: { queueName: "asc" } });
+    await prismaOf(t.db).queueUsage.deleteMany({ where });
     return rows.map((r) => [r.queueName, r.gpuSeconds, r.cpuMilliSeconds, r.memoryByteSeconds]);
   };
   const cache = new ClusterCache(t.store);

@@ -4,6 +4,7 @@
 // next one killed), the outbox sweeper sends what was committed but
 // never sent, and agents ignore repeats. Three such kills, then every job must run, every pod
 // exactly once, and every BindRequest must have reached its agent.
+import { prismaOf } from "../../src/store/testing.js";
 import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { until } from "../agent/until.js";
@@ -63,7 +64,7 @@ async function submitRound(round: number): Promise<string[]> {
 }
 
 it("loses no BindRequest and binds no pod twice when workers die mid-cycle", async () => {
-  const prisma = cp.api.server.store.prisma;
+  const prisma = prismaOf(cp.api.server.store);
   const jobs: string[] = [];
   let roundsWithUnsent = 0;
   for (let round = 0; round < ROUNDS; round++) {

@@ -1,6 +1,7 @@
 // Estimated starts of pending jobs, as the workers' estimator computed them for one cluster: that
 // cluster's estimates are replaced as a whole (jobs no longer pending or gone elsewhere lose
 // theirs). No events and no change of the job rows: this is derived data the API reads.
+import { prismaOf } from "../client.js";
 import type { Store } from "../store.js";
 
 export interface JobEstimateRow {
@@ -38,7 +39,7 @@ export async function replaceJobEstimates(
     })),
   );
   const staleBefore = new Date(at.getTime() - OFFER_STALE_MS);
-  await store.prisma.$transaction(async (tx) => {
+  await prismaOf(store).$transaction(async (tx) => {
     if (cluster === null) await tx.$executeRaw`DELETE FROM job_estimate WHERE cluster_name IS NULL`;
     else await tx.$executeRaw`DELETE FROM job_estimate WHERE cluster_name = ${cluster}`;
     if (rows.length)
