@@ -1,12 +1,11 @@
 // The snapshot loader and the committer against real PostgreSQL, with the real scheduling core
 // in between: rows → Snapshot → runSession → commitSession → rows and BindRequests; and the
 // fence: a result computed on a snapshot older than the cluster's generation is refused whole.
-import { prismaOf } from "../../src/store/testing.js";
+import { prismaOf, storeOver } from "../../src/store/testing.js";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type SessionResult, runSession } from "../../src/core/index.js";
 import { StaleSnapshotError } from "../../src/store/errors.js";
-import { discardEvents } from "../../src/store/events.js";
 import { PrismaClient } from "../../src/store/generated/prisma/client.js";
 import { registerCluster, cordonCluster } from "../../src/store/operations/clusters.js";
 import { commitSession } from "../../src/store/operations/commit-session.js";
@@ -124,7 +123,7 @@ describe("loadSnapshot", () => {
     });
     prisma.$on("query", (e) => queries.push(e.query));
     try {
-      const store = { prisma, events: discardEvents };
+      const store = storeOver(prisma);
       await loadSnapshot(store, "c1");
       const few = queries.length;
       for (let i = 0; i < 15; i++) await submitJob(t.store, admin, job({ name: `many-${i}`, cluster: "c1" }));

@@ -9,7 +9,7 @@ import { isFinished } from "../domain/job-state.js";
 import { StaleSnapshotError } from "../errors.js";
 import type { RecordEvent } from "../events.js";
 import { type CreatedBindRequest, createBindRequests } from "./bind-request-rows.js";
-import type { JobState, PodState } from "../generated/prisma/enums.js";
+import type { JobState, PodState } from "../types.js";
 import type { SnapshotRows } from "../snapshot/rows.js";
 import { type Actor, type Store, transact } from "../store.js";
 import { bumpGeneration, lockCluster } from "./cluster-fence.js";

@@ -11,7 +11,7 @@ import {
   samePendingReason,
 } from "../domain/pending-reason.js";
 import type { NewEvent, RecordEvent } from "../events.js";
-import type { JobState } from "../generated/prisma/enums.js";
+import type { JobState } from "../types.js";
 import type { JobRow } from "../snapshot/rows.js";
 
 /** What a session (or admission) says about a job besides its pods. Absent fields stay as they are. */

@@ -2,7 +2,7 @@
 // (the pods exist in the cluster: the agent binds them), and pods that keep their cluster uid.
 import { taskNameOf } from "../domain/pod-shapes.js";
 import { Prisma } from "../generated/prisma/client.js";
-import type { PodState } from "../generated/prisma/enums.js";
+import type { PodState } from "../types.js";
 import { uuidv7 } from "../ids.js";
 import { toJson } from "../json.js";
 import type { PodGroupSpec, PodShape, ReportedPod } from "../validation/pod-group-report.js";

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { holdsNodeState, keepsNodeName, TERMINAL_POD_STATES } from "../domain/pod-states.js";
 import { NotFoundError } from "../errors.js";
 import type { Tx } from "../db.js";
-import type { BindRequestState, JobState, PodState } from "../generated/prisma/enums.js";
+import type { BindRequestState, JobState, PodState } from "../types.js";
 import type { RecordEvent } from "../events.js";
 import { type Actor, type Store, transact } from "../store.js";
 import { clusterName } from "../validation/names.js";

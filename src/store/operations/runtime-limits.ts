@@ -7,7 +7,7 @@
 import { prismaOf } from "../client.js";
 import type { PrismaClient, Tx } from "../db.js";
 import { Prisma } from "../generated/prisma/client.js";
-import type { JobState } from "../generated/prisma/enums.js";
+import type { JobState } from "../types.js";
 import { type Actor, type Store, transact } from "../store.js";
 import type { RecordEvent } from "../events.js";
 import { lockCluster } from "./cluster-fence.js";
