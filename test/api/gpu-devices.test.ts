@@ -2,11 +2,11 @@
 // its nodes' device topology, real cycles choose devices for whole-GPU pods, the choice is stored
 // with the pod and its BindRequest, goes out in the agent's message, comes back into the next
 // snapshot for running pods, and is cleared when the pod loses its node.
-import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bindRequestMessages } from "../../src/store/operations/dispatch.js";
 import { loadSnapshot } from "../../src/store/snapshot/load-snapshot.js";
 import { gql, gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
+import { countRows, sql, tableRows } from "../helpers/db.js";
 import { runCycle } from "../helpers/cycle.js";
 
 let t: TestApi;
@@ -68,8 +68,11 @@ async function podOf(
 }
 
 async function dbState() {
-  const p = prismaOf(t.server.store);
-  return Promise.all([p.event.count(), p.node.findMany(), p.cluster.findMany()]);
+  return Promise.all([
+    countRows(t.db.url, "event"),
+    tableRows(t.db.url, "node"),
+    tableRows(t.db.url, "cluster"),
+  ]);
 }
 
 beforeAll(async () => {
@@ -161,14 +164,18 @@ describe("GPU devices", () => {
 
   it("clears the devices of a pod whose bind failed, and carries a pod's devices in its eviction", async () => {
     const [bind] = (await podOf(quad)).bindRequests;
-    const request = await prismaOf(t.server.store).bindRequest.findFirstOrThrow({ where: { jobId: quad } });
-    expect(bind!.gpuDevices).toEqual(request.gpuDevices);
+    const [request] = await sql<{ id: string; gpuDevices: number[] }>(
+      t.db.url,
+      `SELECT id::text, gpu_devices AS "gpuDevices" FROM bind_request WHERE job_id = $1`,
+      [quad],
+    );
+    expect(bind!.gpuDevices).toEqual(request!.gpuDevices);
     await gqlOk(
       t.url,
       agent,
       'mutation($r: [BindResultReport!]!) { reportBindResult(cluster: "c1", results: $r) }',
       {
-        r: [{ bindRequest: request.id, ok: false, message: "device busy" }],
+        r: [{ bindRequest: request!.id, ok: false, message: "device busy" }],
       },
     );
     const failed = await podOf(quad);
