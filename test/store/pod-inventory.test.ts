@@ -1,14 +1,14 @@
 // reportPodInventory: a page of the cluster's complete pod set fails exactly the held pods of
 // its key range that it does not list, leaves pods with a BindRequest in flight to that
 // request, and refuses a page that lists pods outside its range.
-import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { reportPodInventory } from "../../src/store/operations/reconcile-pods.js";
 import { reportBindResult, reportPodStatus } from "../../src/store/operations/report-pods.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { runCycle } from "../helpers/cycle.js";
+import { bindRequestsOfCluster, MAX_BIND_REQUESTS_PAGE } from "../../src/store/index.js";
 import type { TestStore } from "../helpers/store.js";
-import { admin, agentOfC1, generationOfC1, job, storeWithC1 } from "./fixtures.js";
+import { admin, agentOfC1, generationOfC1, job, podsOf, storeWithC1 } from "./fixtures.js";
 
 const agent = agentOfC1;
 let t: TestStore;
@@ -18,12 +18,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const pods = (jobId: string) =>
-  prismaOf(t.db).pod.findMany({
-    where: { jobId },
-    orderBy: { name: "asc" },
-    select: { name: true, state: true, message: true },
-  });
+const pods = async (jobId: string) =>
+  (await podsOf(t, jobId)).map(({ name, state, message }) => ({ name, state, message }));
 const generation = () => generationOfC1(t);
 
 it("fails the held pods of the page's range it does not list, once their binds are done", async () => {
@@ -33,7 +29,7 @@ it("fails the held pods of the page's range it does not list, once their binds a
   // Binds in flight: the pods may not exist yet; nothing is failed.
   expect(await reportPodInventory(t.store, agent, { cluster: "c1", pods: [] })).toBe(0);
 
-  const requests = await prismaOf(t.db).bindRequest.findMany({ where: { clusterName: "c1" } });
+  const requests = await bindRequestsOfCluster(t.store, "c1", null, MAX_BIND_REQUESTS_PAGE);
   await reportBindResult(t.store, agent, {
     cluster: "c1",
     results: requests.map((r) => ({ bindRequest: r.id, ok: true })),
