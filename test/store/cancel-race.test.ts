@@ -1,7 +1,6 @@
 // A cancel racing admission and a scheduling cycle must never leave the cancelled job's pods
 // placed: the cancel and the admission serialise on the job's row, and the commit refuses
 // placements for pods of a job that is finished by the time it writes.
-import { prismaOf } from "../../src/store/testing.js";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runSession } from "../../src/core/index.js";
@@ -12,8 +11,9 @@ import { cancelJob } from "../../src/store/operations/jobs.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { loadSnapshot } from "../../src/store/snapshot/load-snapshot.js";
 import { runCycle } from "../helpers/cycle.js";
+import { countRows, sql } from "../helpers/db.js";
 import type { TestStore } from "../helpers/store.js";
-import { admin, job, storeWithC1 } from "./fixtures.js";
+import { admin, job, jobOf, podsOf, storeWithC1 } from "./fixtures.js";
 
 let t: TestStore;
 
@@ -25,20 +25,25 @@ afterAll(async () => t?.close());
 /** Resolves once `n` sessions of the test database wait for a lock. */
 async function lockWaiters(n: number): Promise<void> {
   for (;;) {
-    const [row] = await prismaOf(t.db).$queryRaw<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM pg_stat_activity
-      WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+    const [row] = await sql<{ n: number }>(
+      t.testDb.url,
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
     if (row!.n >= n) return;
     await new Promise((r) => setTimeout(r, 20));
   }
 }
 
 async function placedPods(jobId: string) {
-  const pods = await prismaOf(t.db).pod.findMany({
-    where: { jobId, state: { in: ["BINDING", "RUNNING", "PIPELINED"] } },
-  });
-  const binds = await prismaOf(t.db).bindRequest.count({ where: { jobId, kind: "BIND" } });
-  return { pods: pods.length, binds };
+  const pods = await countRows(
+    t.testDb.url,
+    "pod",
+    "job_id = $1 AND state IN ('BINDING', 'RUNNING', 'PIPELINED')",
+    [jobId],
+  );
+  const binds = await countRows(t.testDb.url, "bind_request", "job_id = $1 AND kind = 'BIND'", [jobId]);
+  return { pods, binds };
 }
 
 describe("cancel racing admission and a cycle", () => {
@@ -69,7 +74,7 @@ describe("cancel racing admission and a cycle", () => {
     } finally {
       await holder.end();
     }
-    expect((await prismaOf(t.db).job.findUniqueOrThrow({ where: { id: j.id } })).state).toBe("CANCELLED");
+    expect((await jobOf(t, j.id)).state).toBe("CANCELLED");
     expect(await placedPods(j.id)).toEqual({ pods: 0, binds: 0 });
   });
 
@@ -80,17 +85,16 @@ describe("cancel racing admission and a cycle", () => {
     expect(result.binds.some((b) => b.job === j.id)).toBe(true);
     // The job ends without the cluster's generation moving (as a cancel that read the job
     // before it had a cluster does).
-    await prismaOf(t.db).$transaction([
-      prismaOf(t.db).pod.updateMany({
-        where: { jobId: j.id },
-        data: { state: "FAILED", message: "job cancelled" },
-      }),
-      prismaOf(t.db).job.update({ where: { id: j.id }, data: { state: "CANCELLED" } }),
-    ]);
+    await sql(
+      t.testDb.url,
+      `WITH pods AS (UPDATE pod SET state = 'FAILED', message = 'job cancelled' WHERE job_id = $1)
+       UPDATE job SET state = 'CANCELLED' WHERE id = $1`,
+      [j.id],
+    );
     const committed = await commitSession(t.store, "c1", snap.generation, result, snap.rows);
     expect(committed.bindRequests.filter((b) => b.jobId === j.id)).toEqual([]);
     expect(await placedPods(j.id)).toEqual({ pods: 0, binds: 0 });
-    const pods = await prismaOf(t.db).pod.findMany({ where: { jobId: j.id } });
+    const pods = await podsOf(t, j.id);
     expect(pods.map((p) => p.state)).toEqual(["FAILED", "FAILED"]);
   });
 });

@@ -1,11 +1,12 @@
 // Queue tree and quota operations against real PostgreSQL: what they write, what they refuse,
 // and that a refusal changes nothing.
-import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConflictError, InvalidInputError, NotFoundError } from "../../src/store/errors.js";
 import { registerCluster } from "../../src/store/operations/clusters.js";
 import { createQueue, deleteQueue, setQueueQuota, updateQueue } from "../../src/store/operations/queues.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
+import { queuesNamed, quotasOf } from "../../src/store/index.js";
+import { countRows, tableRows } from "../helpers/db.js";
 import { eventually, openTestStore, type TestStore } from "../helpers/store.js";
 import { admin, job } from "./fixtures.js";
 
@@ -21,11 +22,9 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const snapshotTables = async () => ({
-  queues: await prismaOf(t.db).queue.findMany({ orderBy: { name: "asc" } }),
-  quotas: await prismaOf(t.db).queueQuota.findMany({
-    orderBy: [{ queueName: "asc" }, { scope: "asc" }, { resource: "asc" }],
-  }),
-  events: await prismaOf(t.db).event.count(),
+  queues: await tableRows(t.testDb.url, "queue"),
+  quotas: await tableRows(t.testDb.url, "queue_quota"),
+  events: await countRows(t.testDb.url, "event"),
 });
 
 async function expectRefusedWithoutChange(
@@ -46,9 +45,9 @@ async function expectRefusedWithoutChange(
 
 describe("createQueue", () => {
   it("builds the tree and records an event that is published", async () => {
-    const q = await prismaOf(t.db).queue.findUniqueOrThrow({ where: { name: "dept" } });
+    const [q] = await queuesNamed(t.store, ["dept"]);
     expect(q).toMatchObject({ parentName: "org", priority: 120 });
-    expect((await prismaOf(t.db).queue.findUniqueOrThrow({ where: { name: "org" } })).priority).toBe(100);
+    expect((await queuesNamed(t.store, ["org"]))[0]!.priority).toBe(100);
     const e = await eventually(() =>
       t.published.find((x) => x.kind === "queue.created" && x.queue === "team-a"),
     );
@@ -133,7 +132,7 @@ describe("updateQueue", () => {
       updateQueue(t.store, admin, { name: "p2", parent: "p1" }),
     ]);
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
-    const rows = await prismaOf(t.db).queue.findMany({ where: { name: { in: ["p1", "p2"] } } });
+    const rows = await queuesNamed(t.store, ["p1", "p2"]);
     expect(rows.filter((r) => r.parentName !== null)).toHaveLength(1);
   });
 });
@@ -152,7 +151,7 @@ describe("deleteQueue", () => {
     );
     await createQueue(t.store, admin, { name: "empty", parent: "org" });
     expect(await deleteQueue(t.store, admin, { name: "empty" })).toBe(true);
-    expect(await prismaOf(t.db).queue.findUnique({ where: { name: "empty" } })).toBeNull();
+    expect(await queuesNamed(t.store, ["empty"])).toEqual([]);
     await expectRefusedWithoutChange(
       () => deleteQueue(t.store, admin, { name: "empty" }),
       NotFoundError,
@@ -172,10 +171,7 @@ describe("setQueueQuota", () => {
     });
     await setQueueQuota(t.store, admin, { queue: "team-a", cluster: "c1", resource: "GPU", deserved: 2 });
     await setQueueQuota(t.store, admin, { queue: "team-a", resource: "GPU", limit: -1 });
-    const rows = await prismaOf(t.db).queueQuota.findMany({
-      where: { queueName: "team-a" },
-      orderBy: { scope: "asc" },
-    });
+    const rows = await quotasOf(t.store, ["team-a"]);
     expect(rows.map(({ updatedAt: _u, ...r }) => r)).toEqual([
       { queueName: "team-a", scope: "*", resource: "GPU", deserved: 4, limit: -1, overQuotaWeight: 2 },
       { queueName: "team-a", scope: "c1", resource: "GPU", deserved: 2, limit: null, overQuotaWeight: null },
@@ -185,7 +181,7 @@ describe("setQueueQuota", () => {
   it("clears a row when every field is set to null", async () => {
     await setQueueQuota(t.store, admin, { queue: "team-b", resource: "CPU", deserved: 1000 });
     await setQueueQuota(t.store, admin, { queue: "team-b", resource: "CPU", deserved: null });
-    expect(await prismaOf(t.db).queueQuota.count({ where: { queueName: "team-b" } })).toBe(0);
+    expect(await quotasOf(t.store, ["team-b"])).toEqual([]);
   });
 
   it("refuses negative amounts, deserved above limit, fractions of CPU, unknown queues and clusters", async () => {
