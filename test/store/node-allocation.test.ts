@@ -11,7 +11,7 @@ import { submitJob } from "../../src/store/operations/submit-job.js";
 import { addSums, allocatedByCluster, allocatedByNode, zeroSum } from "../../src/store/queries/allocation.js";
 import { runCycle } from "../helpers/cycle.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
-import { admin, gpuNode, job } from "./fixtures.js";
+import { admin, gpuNode, job, podsOf } from "./fixtures.js";
 
 let t: TestStore;
 const agent = { name: "agent:c1" };
@@ -62,7 +62,7 @@ it("follows every change of what pods hold, node by node", async () => {
     [...(await summedOverPods()).values()].reduce(addSums, zeroSum()),
   );
 
-  const pods = await prismaOf(t.db).pod.findMany({ where: { jobId: { in: [a.id, b.id] } } });
+  const pods = [...(await podsOf(t, a.id)), ...(await podsOf(t, b.id))];
   await reportBindResult(t.store, agent, {
     cluster: "c1",
     results: bindRequests.map((r) => ({ bindRequest: r.id, ok: r.podId !== pods[0]!.id, message: "no" })),

@@ -1,5 +1,6 @@
 // Usage history: recorded per queue and cluster in buckets, read back decayed, shown by fairShare.
 import { prismaOf } from "../../src/store/testing.js";
+import { sql } from "../helpers/db.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fairShare } from "../../src/fair-share/fair-share.js";
 import { DEFAULT_USAGE_WINDOW, USAGE_BUCKET_SECONDS, decayedAverage } from "../../src/store/domain/usage.js";
@@ -43,10 +44,12 @@ describe("usage history", () => {
         ],
       });
     }
-    const rows = await prismaOf(t.db).queueUsage.findMany();
-    expect(rows.map((r) => [r.queueName, r.gpuSeconds, r.cpuMilliSeconds, r.memoryByteSeconds])).toEqual([
-      ["team-a", 240, 120_000, 60e9],
-    ]);
+    const rows = await sql<{ queue: string; gpu: number; cpu: number; memory: number }>(
+      t.testDb.url,
+      `SELECT queue_name AS queue, gpu_seconds::float8 AS gpu, cpu_milli_seconds::float8 AS cpu,
+         memory_byte_seconds::float8 AS memory FROM queue_usage`,
+    );
+    expect(rows.map((r) => [r.queue, r.gpu, r.cpu, r.memory])).toEqual([["team-a", 240, 120_000, 60e9]]);
   });
 
   it("reads back a decayed average: recent use counts most, no use means zero", () => {
