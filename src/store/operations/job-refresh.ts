@@ -38,13 +38,8 @@ export interface JobRefresh {
   refreshed: RefreshedJob | null;
 }
 
-export interface JobUpdate {
-  id: string;
-  state: JobState;
-  pendingReason: PendingReason | null;
-  lastStartAt: Date | null;
-  staleSince: Date | null;
-}
+/** What a refresh writes of a job. */
+export type JobUpdate = Pick<JobRow, "id" | "state" | "pendingReason" | "lastStartAt" | "staleSince">;
 
 /**
  * What refreshing one job changes: its state from its pods' states (`counts`; absent = its pods

@@ -7,7 +7,7 @@
 import { prismaOf } from "../client.js";
 import type { PrismaClient, Tx } from "../db.js";
 import { Prisma } from "../generated/prisma/client.js";
-import type { JobState } from "../types.js";
+import type { JobHead, JobState } from "../types.js";
 import { type Actor, type Store, transact } from "../store.js";
 import type { RecordEvent } from "../events.js";
 import { lockCluster } from "./cluster-fence.js";
@@ -32,12 +32,8 @@ export interface RuntimeLimitReport {
 export const runtimeLimitReason = (seconds: number) =>
   `run-time limit exceeded (maxRuntimeSeconds ${seconds})`;
 
-interface Overdue {
-  id: string;
-  name: string;
-  queueName: string;
-  clusterName: string | null;
-  state: JobState;
+/** A job past its limit: both columns are set on the jobs the query finds. */
+interface Overdue extends JobHead {
   maxRuntimeSeconds: number;
   startedAt: Date;
 }
