@@ -4,7 +4,7 @@ import { z } from "zod";
 import { holdsNodeState, keepsNodeName, TERMINAL_POD_STATES } from "../domain/pod-states.js";
 import { NotFoundError } from "../errors.js";
 import type { Tx } from "../db.js";
-import type { BindRequestState, JobHead, JobState, PodState } from "../types.js";
+import type { BindRequestState, Job, JobHead, JobState, Pod, PodState } from "../types.js";
 import type { RecordEvent } from "../events.js";
 import { type Actor, type Store, transact } from "../store.js";
 import { clusterName } from "../validation/names.js";
@@ -365,8 +365,8 @@ interface RequestWithPod {
   reason: string;
   /** No request of the same kind for the pod was created after this one. */
   latestOfKind: boolean;
-  pod: { id: string; name: string; state: PodState; nodeName: string | null };
-  job: { name: string; queueName: string; state: JobState };
+  pod: Pick<Pod, "id" | "name" | "state" | "nodeName">;
+  job: Pick<Job, "name" | "queueName" | "state">;
 }
 
 /** The requests with their pod and job, in one query. */
