@@ -2,7 +2,6 @@
 // variable, rows are weighed by what they cost (a pod or node row 10), lists of the fleet's
 // length count its real size, nested lists are capped per job (a cluster's nodes paged too), and
 // fairShare is computed once however often asked.
-import { prismaOf } from "../../src/store/testing.js";
 import { parse } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FairShareCache } from "../../src/api/fair-share-cache.js";
@@ -10,7 +9,7 @@ import { FleetSizeCache } from "../../src/api/fleet-size.js";
 import { MAX_QUERY_COST, operationCost, ROW_WEIGHTS } from "../../src/api/query-cost.js";
 import { buildSchema } from "../../src/api/schema.js";
 import { gql, gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
-import { admin as pgAdmin } from "../helpers/db.js";
+import { admin as pgAdmin, countRows } from "../helpers/db.js";
 
 let t: TestApi;
 let jobId: string;
@@ -302,7 +301,7 @@ describe("templates and manifests weigh by their size", () => {
   }, 60_000);
 
   it("a template above 256 KiB is refused naming the task, a manifest above 1 MiB naming the manifest", async () => {
-    const before = await prismaOf(t.server.store).job.count();
+    const before = await countRows(t.db.url, "job");
     const r = await gql(t.url, t.adminToken, SUBMIT, { input: input(300) });
     expect(r.errors?.[0]?.extensions).toMatchObject({
       code: "BAD_USER_INPUT",
@@ -327,6 +326,6 @@ describe("templates and manifests weigh by their size", () => {
     );
     expect(w.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "input.manifest" });
     expect(w.errors?.[0]?.message).toMatch(/at most 1048576 bytes/);
-    expect(await prismaOf(t.server.store).job.count()).toBe(before);
+    expect(await countRows(t.db.url, "job")).toBe(before);
   });
 });

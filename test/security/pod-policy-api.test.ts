@@ -1,12 +1,13 @@
 // Pod policies through the API and admission: an ADMIN sets what a cluster's pods may ask for
 // beyond cpu, memory and nvidia.com/gpu and what a queue's pods may name; submitJob holds a job to
 // both; admission never sends a job to a cluster whose pod policy refuses it.
-import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jobById } from "../../src/store/index.js";
 import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
 import { gpuNode } from "../store/fixtures.js";
 import { admissionPass } from "../workers/admission-pass.js";
+import { countRows } from "../helpers/db.js";
 
 let t: TestApi;
 let member: string;
@@ -81,7 +82,7 @@ describe("a cluster's pod policy", () => {
       code: "BAD_USER_INPUT",
       field: 'input.tasks[0].extendedResources["amd.com/gpu"]',
     });
-    expect(await prismaOf(t.server.store).job.count()).toBe(0);
+    expect(await countRows(t.db.url, "job")).toBe(0);
   });
 
   it("a template asking for an extended resource its task does not declare is refused", async () => {
@@ -128,9 +129,9 @@ describe("a cluster's pod policy", () => {
       input: refusedEverywhere,
     });
     await admissionPass(t.server.store);
-    const row = await prismaOf(t.server.store).job.findUniqueOrThrow({ where: { id: other.submitJob.id } });
-    expect(row.clusterName).toBeNull();
-    expect(JSON.stringify(row.pendingReason)).toMatch(/pod policy does not allow example.com\/fpga/);
+    const row = await jobById(t.server.store, other.submitJob.id);
+    expect(row!.clusterName).toBeNull();
+    expect(JSON.stringify(row!.pendingReason)).toMatch(/pod policy does not allow example.com\/fpga/);
   });
 });
 

@@ -2,14 +2,14 @@
 // tightened after a submit refuses its pending jobs' templates at admission. The job ends FAILED,
 // its pods FAILED, with a job.failed event naming the queue, the field and the rule; the jobs
 // that still pass are admitted as before. Real PostgreSQL, the real admission pass.
-import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assignJobClusters } from "../../src/store/operations/admission-decisions.js";
 import { createQueue, updateQueue } from "../../src/store/operations/queues.js";
 import { reassignJobCluster } from "../../src/store/operations/reassign-job.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
+import { eventsOfJobs, MAX_EVENTS_PAGE } from "../../src/store/index.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
-import { addGpuCluster, admin, job } from "../store/fixtures.js";
+import { addGpuCluster, admin, job, jobOf, podsOf } from "../store/fixtures.js";
 import { admissionPass } from "../workers/admission-pass.js";
 
 let t: TestStore;
@@ -41,11 +41,16 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const stateOf = (id: string) =>
-  prismaOf(t.db).job.findUniqueOrThrow({
-    where: { id },
-    select: { state: true, clusterName: true, pods: { select: { state: true, message: true } } },
-  });
+const stateOf = async (id: string) => {
+  const { state, clusterName } = await jobOf(t, id);
+  return {
+    state,
+    clusterName,
+    pods: (await podsOf(t, id)).map(({ state, message }) => ({ state, message })),
+  };
+};
+const eventsOf = async (ids: string[], kind: string) =>
+  [...(await eventsOfJobs(t.store, ids, MAX_EVENTS_PAGE)).values()].flat().filter((e) => e.kind === kind);
 
 describe("the queue's policy at admission", () => {
   it("refuses the pending jobs a tightened queue no longer allows, and admits the others", async () => {
@@ -65,11 +70,8 @@ describe("the queue's policy at admission", () => {
       expect(s.pods.map((p) => p.state)).toEqual(["FAILED", "FAILED"]);
       expect(s.pods[0]!.message).toMatch(/queue team-a/);
     }
-    const events = await prismaOf(t.db).event.findMany({
-      where: { kind: "job.failed", jobId: { in: [loose, elsewhere] } },
-      orderBy: { id: "asc" },
-    });
-    const byJob = new Map(events.map((e) => [e.jobId, e.message]));
+    const events = await eventsOf([loose, elsewhere], "job.failed");
+    const byJob = new Map(events.map((e) => [e.job, e.message]));
     expect(byJob.get(loose)).toMatch(/queue team-a/);
     expect(byJob.get(loose)).toMatch(/tasks\[0\]\.template\.spec\.containers\[0\]\.securityContext/);
     expect(byJob.get(loose)).toMatch(/RESTRICTED/);
@@ -91,11 +93,9 @@ describe("the queue's policy at admission", () => {
     const s = await stateOf(moved);
     expect(s).toMatchObject({ state: "FAILED", clusterName: "c1" });
     expect(s.pods.map((p) => p.state)).toEqual(["FAILED", "FAILED"]);
-    const failed = await prismaOf(t.db).event.findFirstOrThrow({
-      where: { kind: "job.failed", jobId: moved },
-    });
-    expect(failed.message).toMatch(/queue team-b's policy no longer allows it/);
-    expect(failed.message).toMatch(/RESTRICTED/);
-    expect(await prismaOf(t.db).event.count({ where: { kind: "job.reassigned", jobId: moved } })).toBe(0);
+    const [failed] = await eventsOf([moved], "job.failed");
+    expect(failed!.message).toMatch(/queue team-b's policy no longer allows it/);
+    expect(failed!.message).toMatch(/RESTRICTED/);
+    expect(await eventsOf([moved], "job.reassigned")).toEqual([]);
   });
 });

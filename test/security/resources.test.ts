@@ -1,13 +1,13 @@
 // Resources are fleetq's: a template may not ask for more than its task declares, the agent
 // writes every container's requests and limits from the declared amounts, and a pod asking
 // for nothing is refused.
-import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { podManifest } from "../../src/agent/backends/kubernetes/pod-manifest.js";
 import { declaredContainerResources, resourceOverAsk } from "../../src/protocol/pod-resources.js";
 import { bindRequest, renderJobFor } from "../agent/bind-requests.js";
 import type { BindRequestMessage } from "../../src/protocol/bind-request.js";
 import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
+import { countRows } from "../helpers/db.js";
 
 const GiB = 2 ** 30;
 type Json = Record<string, unknown>;
@@ -144,7 +144,7 @@ describe("at submit", () => {
       code: "BAD_USER_INPUT",
       field: 'input.tasks[0].template.spec.containers[0].resources.limits["nvidia.com/gpu"]',
     });
-    expect(await prismaOf(t.server.store).job.count()).toBe(0);
+    expect(await countRows(t.db.url, "job")).toBe(0);
   });
 
   it("a pod asking for no resources at all is refused", async () => {

@@ -3,10 +3,9 @@
 // submit is NOT_FOUND for every role, and a policy change in progress either comes first (and is
 // seen) or waits for the submit. Every path that makes jobs: submitJob, submitJobs, workloads and
 // the agent's pod groups.
-import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gql, gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
-import { admin as pgAdmin } from "../helpers/db.js";
+import { admin as pgAdmin, countRows } from "../helpers/db.js";
 
 let t: TestApi;
 let member = "";
@@ -54,7 +53,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const jobCount = () => prismaOf(t.server.store).job.count();
+const jobCount = () => countRows(t.db.url, "job");
 
 describe("a submission to a queue that does not exist", () => {
   it("is NOT_FOUND naming the queue, for a MEMBER and an ADMIN, on every submit path, and stores nothing", async () => {
