@@ -1,13 +1,13 @@
 // `fleetq submit` as CI pipelines use it, against the real API server, workers and a simulated
 // cluster with its agent (real PostgreSQL and Redis): every exit code — 0 succeeded, 1 failed or
 // cancelled, 2 timed out, 3 rejected, 4 unreachable — and the live progress line.
-import { prismaOf } from "../../src/store/testing.js";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type CliControlPlane, startCliControlPlane } from "./control-plane.js";
 import { runCli, until } from "./run-cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { countRows } from "../helpers/db.js";
 
 // Each test runs real processes against the real control plane: generous limits, no timing assertions.
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
@@ -45,7 +45,7 @@ async function jobNamed(name: string): Promise<JobRow | undefined> {
   return r.jobs.edges.map((e) => e.node).find((j) => j.name === name);
 }
 
-const jobCount = () => prismaOf(cp.server.store).job.count();
+const jobCount = () => countRows(cp.db.url, "job");
 
 beforeAll(async () => {
   cp = await startCliControlPlane();
