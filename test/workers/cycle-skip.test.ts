@@ -3,7 +3,6 @@
 // cycle decided nothing, and no time-dependent rule (min-runtime, stale-gang grace, bind backoff,
 // search-cursor expiry) can change the result yet. Random sequences of changes and waits check
 // every skipped cycle by running it anyway, from scratch: it must decide and write nothing.
-import { prismaOf } from "../../src/store/testing.js";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { testCycleDeps } from "../helpers/cycle-deps.js";
@@ -25,7 +24,7 @@ import { reportSomeBindResults, reportSomePodPhases } from "../helpers/agent-rep
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../helpers/redis.js";
 import { type Prng, prng } from "../helpers/prng.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
-import { admin, gpuNode, job } from "../store/fixtures.js";
+import { admin, gpuNode, job, podsOf } from "../store/fixtures.js";
 
 let t: TestStore;
 let redis: Redis;
@@ -82,7 +81,7 @@ describe("cycle skip", () => {
     expect(await runCycle(deps, "c0", REPORT_TRIGGER)).toMatchObject({ skipped: false, binds: 0 });
     expect((await runCycle(deps, "c0", "timer")).skipped).toBe(true);
     expect((await runCycle(deps, "c0", "event")).skipped).toBe(true);
-    const pods = await prismaOf(t.db).pod.findMany({ where: { jobId: first.job.id } });
+    const pods = await podsOf(t, first.job.id);
     await reportPodStatus(
       t.store,
       { name: "agent:c0" },
