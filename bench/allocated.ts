@@ -6,6 +6,7 @@
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { openDatabase } from "../src/store/index.js";
+import { prismaOf } from "../src/store/testing.js";
 import { allocatedByCluster, allocatedByNode } from "../src/store/queries/allocation.js";
 import { admin, createTestDatabase } from "../test/helpers/db.js";
 import { clusterShape, seedCluster } from "./seed-cluster.js";
@@ -25,7 +26,7 @@ try {
   const seeding = performance.now();
   await admin((c) => seedCluster(c, CLUSTER, clusterShape(NODES)), db.url);
   console.log(`seeded ${NODES} nodes in ${((performance.now() - seeding) / 1000).toFixed(1)} s`);
-  const { prisma } = await openDatabase(db.url);
+  const prisma = prismaOf(await openDatabase(db.url));
   const timed = async (f: () => Promise<unknown>) => {
     const ms: number[] = [];
     for (let i = 0; i < RUNS; i++) {

@@ -26,6 +26,7 @@ import {
   reportPodStatus,
   submitJob,
 } from "../src/store/index.js";
+import { prismaOf } from "../src/store/testing.js";
 import { admin, createTestDatabase } from "../test/helpers/db.js";
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../test/helpers/redis.js";
 import { type CycleReport, runCycle } from "../workers/cycle/run-cycle.js";
@@ -169,7 +170,7 @@ function medianLine(of: readonly Line[]): Line {
 
 /** Whole running one-GPU jobs, oldest first, until `pods` pods: reported SUCCEEDED by the agent. */
 async function finishGpuPods(store: ReturnType<typeof createStore>, pods: number): Promise<void> {
-  const rows = await store.prisma.$queryRawUnsafe<{ job_id: string; name: string }[]>(
+  const rows = await prismaOf(store).$queryRawUnsafe<{ job_id: string; name: string }[]>(
     `SELECT p.job_id::text AS job_id, p.name FROM pod p JOIN job j ON j.id = p.job_id
      WHERE j.cluster_name = $1 AND j.state = 'RUNNING' AND p.state = 'RUNNING' AND p.gpus = 1
      ORDER BY j.created_at, j.id, p.name`,

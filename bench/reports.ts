@@ -20,6 +20,7 @@ import { parseClusterFile } from "../src/agent/backends/simulated/cluster-file.j
 import { SimulatedBackend } from "../src/agent/backends/simulated/simulated-backend.js";
 import { defaultSchedulerConfig, runSession } from "../src/core/index.js";
 import { commitSession, createStore, loadSnapshot, openDatabase, submitJob } from "../src/store/index.js";
+import { prismaOf } from "../src/store/testing.js";
 import { createTestDatabase } from "../test/helpers/db.js";
 import { deleteTestKeys, TEST_REDIS_URL, testRedisPrefix } from "../test/helpers/redis.js";
 import { BindDispatcher } from "../workers/dispatch/bind-dispatcher.js";
@@ -82,7 +83,7 @@ async function oneRun(): Promise<RunResult> {
     API_READY,
   );
   const database = await openDatabase(db.url);
-  const { prisma } = database;
+  const prisma = prismaOf(database);
   const store = createStore(database);
   const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   const dispatcher = new BindDispatcher(store, redis, `${prefix}bind`, bindSecret);

@@ -10,21 +10,27 @@
 //     scheduling (a session, fair shares): it gives the core its input and commits its result;
 //   - outside src/store, the store is reached through its index (src/store/index.ts) only,
 //     nothing imports Prisma's generated client or types or @prisma/client, and nothing touches
-//     the Prisma client a Store holds (`store.prisma`): the store's named queries and operations
-//     are the way in.
+//     the Prisma client behind a Store (`.prisma`): the store's named queries and operations
+//     are the way in;
+//   - no name the store's index exports has a type that mentions one of Prisma's (the checker
+//     follows each export's type through what a caller can reach: test/helpers/exported-types.ts);
+//   - the store's test entry (src/store/testing.ts: the Prisma client behind a Store) is for tests
+//     and benchmarks: nothing under src/, workers/, bin/ or scripts/ imports it;
+//   - src/store/README.md names every export of the store's index.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { exportsMentioning, openProject } from "./helpers/exported-types.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
-function sources(dir: string): string[] {
+function sources(dir: string, ext = /\.ts$/): string[] {
   const out: string[] = [];
   for (const e of readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
     const rel = path.posix.join(dir, e.name);
     if (e.isDirectory()) {
-      if (rel !== "src/store/generated") out.push(...sources(rel));
-    } else if (e.name.endsWith(".ts")) out.push(rel);
+      if (rel !== "src/store/generated") out.push(...sources(rel, ext));
+    } else if (ext.test(e.name)) out.push(rel);
   }
   return out;
 }
@@ -97,6 +103,19 @@ function prismaReexports(index: string, text: string, read: (file: string) => st
   }
   return out;
 }
+
+/** An import of the store's test entry (src/store/testing.ts, or its build in dist/). */
+function isTestEntryImport(file: string, spec: string): boolean {
+  const t = target(file, spec);
+  return t !== null && /^(?:src|dist|dist\/src)\/store\/testing\.ts$/.test(t);
+}
+
+/** Declared by Prisma: its generated client, its packages. */
+const isPrismaDeclaration = (file: string) =>
+  /\/src\/store\/generated\/|\/node_modules\/(?:@prisma|\.prisma)\//.test(file);
+/** Declared by the project itself: the checker enters these types' members. */
+const isProjectDeclaration = (file: string) =>
+  file.startsWith(`${ROOT}/`) && !file.includes("/node_modules/") && !isPrismaDeclaration(file);
 
 /** Imports of a dependency-free core module where importing the index would cost, as file → module. */
 const CORE_LEAVES: Record<string, string> = {
@@ -222,6 +241,29 @@ describe("layers", () => {
     expect(prismaReexports("src/store/index.ts", read("src/store/index.ts"), read)).toEqual([]);
   });
 
+  it("the store's README names every export of its index", () => {
+    const code = readFileSync(path.join(ROOT, "src/store/index.ts"), "utf8").replace(/^\s*\/\/.*$/gm, "");
+    const names = [...code.matchAll(/\bexport\s+(?:type\s+)?\{([^}]*)\}/g)].flatMap((m) =>
+      exportedNames(m[1]!),
+    );
+    // Fences dropped: their backticks would pair with those of the code spans.
+    const readme = readFileSync(path.join(ROOT, "src/store/README.md"), "utf8").replaceAll("```", "");
+    const named = new Set([...readme.matchAll(/`([^`]+)`/g)].flatMap((m) => m[1]!.match(/[\w$]+/g) ?? []));
+    expect(names.filter((n) => !named.has(n))).toEqual([]);
+  });
+
+  it("nothing under src/, workers/, bin/ or scripts/ imports the store's test entry", () => {
+    const product = [...sources("src"), ...sources("workers"), ...sources("bin", /\.m?[jt]s$/)].concat(
+      sources("scripts", /\.m?[jt]s$/),
+    );
+    const uses = product.flatMap((file) =>
+      importsOf(readFileSync(path.join(ROOT, file), "utf8"))
+        .filter((spec) => isTestEntryImport(file, spec))
+        .map((spec) => `${file} imports ${spec}: src/store/testing.ts is for tests and benchmarks`),
+    );
+    expect(uses).toEqual([]);
+  });
+
   it("catches each kind of violation", () => {
     expect(violations("src/core/a.ts", "../store/index.js")).toHaveLength(1);
     expect(violations("src/core/x/a.ts", "../b.js")).toEqual([]);
@@ -262,6 +304,9 @@ describe("layers", () => {
       "PrismaClient from ./db.js (Prisma's)",
     ]);
     expect(leaks('export type { Job } from "./types.js";')).toEqual([]);
+    expect(isTestEntryImport("src/api/a.ts", "../store/testing.js")).toBe(true);
+    expect(isTestEntryImport("bin/a.mjs", "../dist/store/testing.js")).toBe(true);
+    expect(isTestEntryImport("src/store/a.ts", "./client.js")).toBe(false);
     expect(prismaUses("src/api/a.ts", "await ctx.store.prisma.job.findMany()")).toHaveLength(1);
     expect(prismaUses("src/api/a.ts", "// store.prisma in a comment\nconst prismaLike = 1;")).toEqual([]);
     expect(prismaUses("src/store/a.ts", "store.prisma.job")).toEqual([]);
@@ -274,5 +319,29 @@ describe("layers", () => {
     expect(
       importsOf('import type { A } from "./a.js";\nexport { b } from "./b.js";\nawait import("./c.js");'),
     ).toEqual(["./a.js", "./b.js", "./c.js"]);
+  });
+});
+
+describe("the store's exported types", () => {
+  let ts: ReturnType<typeof openProject>;
+  beforeAll(() => {
+    ts = openProject(ROOT);
+  });
+  afterAll(() => ts.close());
+  const mentions = (file: string) =>
+    exportsMentioning(ts.project, file, isPrismaDeclaration, isProjectDeclaration);
+
+  it("no name the store's index exports has a type that mentions one of Prisma's", () => {
+    expect(mentions("src/store/index.ts")).toEqual([]);
+  });
+
+  it("finds Prisma's types in a module that hands them on", () => {
+    expect(mentions("src/store/client.ts")).toEqual([
+      "holdClient(prisma): PrismaClient",
+      "prismaOf(): PrismaClient",
+    ]);
+    const db = mentions("src/store/db.ts");
+    expect(db).toContain("poolOf(prisma): PrismaClient");
+    expect(db).toContain("Tx.job: JobDelegate<DefaultArgs, { omit: GlobalOmitConfig | undefined; }>");
   });
 });

@@ -24,6 +24,7 @@ import {
   RedisEventBus,
   type Store,
   type UsageWindow,
+  withEvents,
 } from "../store/index.js";
 import { armoredValidate, armorProtection, costLimitPlugin, QUERY_LIMITS } from "./armor.js";
 import { checkedCost } from "./query-cost.js";
@@ -166,7 +167,7 @@ export async function createApiServer(opts: ApiServerOptions = {}): Promise<ApiS
   const redisUrl = opts.redisUrl ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
   const bus = new RedisEventBus(redisUrl, opts.redisPrefix ?? "fleetq:");
   const sink = countingCommitted(bus);
-  const store = opts.store ? { ...opts.store, events: sink } : createStore(db!, sink);
+  const store = opts.store ? withEvents(opts.store, sink) : createStore(db!, sink);
   const adminToken = opts.adminToken ?? process.env.FLEETQ_ADMIN_TOKEN;
   if (adminToken) await ensureAdminToken(store, adminToken);
   const oidc = opts.oidc === undefined ? oidcConfigFromEnv() : opts.oidc;

@@ -3,6 +3,7 @@
 import path from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
+import { holdClient } from "./client.js";
 import { PrismaClient } from "./generated/prisma/client.js";
 
 export type { Prisma } from "./generated/prisma/client.js";
@@ -22,8 +23,8 @@ const pools = new WeakMap<object, pg.Pool>();
 
 export const poolOf = (prisma: PrismaClient | Tx): pg.Pool | undefined => pools.get(prisma);
 
+/** An open database; its Prisma client is the store's own (client.ts). */
 export interface Database {
-  prisma: PrismaClient;
   kind: "postgres" | "pglite";
   url: string;
   close(): Promise<void>;
@@ -43,15 +44,11 @@ export async function openDatabase(
     const { PrismaPGlite } = await import("pglite-prisma-adapter");
     const pglite = await PGlite.create(path.resolve(url.slice("pglite:".length)));
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
-    return {
-      prisma,
-      kind: "pglite",
-      url,
-      close: async () => {
-        await prisma.$disconnect();
-        await pglite.close();
-      },
+    const close = async () => {
+      await prisma.$disconnect();
+      await pglite.close();
     };
+    return holdClient({ kind: "pglite", url, close }, prisma);
   }
   const statementNames = new Map<string, string>();
   const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
@@ -75,13 +72,9 @@ export async function openDatabase(
   });
   const prisma = new PrismaClient({ adapter });
   pools.set(prisma, pool);
-  return {
-    prisma,
-    kind: "postgres",
-    url,
-    close: async () => {
-      await prisma.$disconnect();
-      if (!pool.ended) await pool.end();
-    },
+  const close = async () => {
+    await prisma.$disconnect();
+    if (!pool.ended) await pool.end();
   };
+  return holdClient({ kind: "postgres", url, close }, prisma);
 }

@@ -1,7 +1,7 @@
 // The store's public surface: what the API, workers, agents' reports and the CLI use. README.md
 // lists each operation and query with its arguments.
 export { DEFAULT_DATABASE_URL, openDatabase, type Database } from "./db.js";
-export { createStore, type Actor, type Store } from "./store.js";
+export { createStore, type Actor, type Store, withEvents } from "./store.js";
 export type {
   BindResultEventData,
   CycleEventData,

@@ -1,7 +1,8 @@
 // The store: the database plus where its events are published. Every state change is one
 // named operation (src/store/operations) run through `transact`: one transaction that also
 // writes the operation's events, which are published once it has committed.
-import type { Database, PrismaClient, Tx } from "./db.js";
+import { holdClient, prismaOf } from "./client.js";
+import type { Database, Tx } from "./db.js";
 import {
   discardEvents,
   type EventRow,
@@ -12,14 +13,20 @@ import {
   toStoreEvent,
 } from "./events.js";
 
+/** The database and where its committed events go. Its Prisma client is the store's own
+ * (client.ts): callers use the operations and queries the index exports. */
 export interface Store {
-  prisma: PrismaClient;
-  events: EventSink;
+  readonly events: EventSink;
 }
 
 /** The store over an open database. */
 export function createStore(db: Database, events: EventSink = discardEvents): Store {
-  return { prisma: db.prisma, events };
+  return holdClient({ events }, prismaOf(db));
+}
+
+/** The same database, its committed events published to `events` instead. */
+export function withEvents(store: Store, events: EventSink): Store {
+  return holdClient({ events }, prismaOf(store));
 }
 
 /** Who asks for a change: recorded with its events (a token's name, "scheduler", "agent:<cluster>"). */
@@ -41,7 +48,7 @@ export async function transact<T>(
 ): Promise<T> {
   const recorded: NewEvent[] = [];
   let events: StoreEvent[] = [];
-  const result = await store.prisma.$transaction(
+  const result = await prismaOf(store).$transaction(
     async (tx) => {
       const value = await fn(tx, (e) => recorded.push(e));
       if (recorded.length) {

@@ -103,6 +103,10 @@ export interface Job {
   restartAfter: Date | null;
 }
 
+/** Which job, of which queue, on which cluster, in which state: what most of the store's reads
+ * of a job start from (each declares only what it adds). */
+export type JobHead = Pick<Job, "id" | "name" | "queueName" | "clusterName" | "state">;
+
 export interface JobTask {
   jobId: string;
   name: string;

@@ -7,6 +7,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseClusterFile } from "../../src/agent/backends/simulated/cluster-file.js";
 import { SimulatedBackend } from "../../src/agent/backends/simulated/simulated-backend.js";
+import { countRows, sql } from "../helpers/db.js";
 import { type ApiAgent, startApiAgent } from "./api-agent.js";
 import { until } from "./until.js";
 
@@ -43,7 +44,7 @@ describe("GPU devices end to end (simulated cluster)", () => {
     },
   };
   const backend = SimulatedBackend.fromClusterFile(parseClusterFile("c1.yaml", CLUSTER), clock);
-  const prisma = () => env.api.server.store.prisma;
+  const url = () => env.api.db.url;
 
   const admin = <T>(query: string, variables: Record<string, unknown> = {}) => env.admin<T>(query, variables);
   const dispatch = () => env.dispatch();
@@ -51,10 +52,12 @@ describe("GPU devices end to end (simulated cluster)", () => {
 
   /** Who holds each device according to the database: running or binding pods. */
   async function heldInDatabase(node: string): Promise<Map<number, string>> {
-    const pods = await prisma().pod.findMany({
-      where: { nodeName: node, state: { in: ["BINDING", "RUNNING"] } },
-      select: { jobId: true, name: true, gpuDevices: true, gpuGroups: true },
-    });
+    const pods = await sql<{ jobId: string; name: string; gpuDevices: number[]; gpuGroups: string[] }>(
+      url(),
+      `SELECT job_id::text AS "jobId", name, gpu_devices AS "gpuDevices", gpu_groups AS "gpuGroups" FROM pod
+       WHERE node_name = $1 AND state IN ('BINDING', 'RUNNING')`,
+      [node],
+    );
     const held = new Map<number, string>();
     const take = (index: number, holder: string) => {
       const other = held.get(index);
@@ -75,13 +78,11 @@ describe("GPU devices end to end (simulated cluster)", () => {
   /** Everything sent was carried out and reported: no request open, the pods' states in. */
   async function settled(): Promise<void> {
     await until(async () => {
-      expect(await prisma().bindRequest.count({ where: { state: { in: ["PENDING", "DISPATCHED"] } } })).toBe(
-        0,
-      );
-      expect(await prisma().pod.count({ where: { state: { in: ["BINDING", "RUNNING"] } } })).toBe(
+      expect(await countRows(url(), "bind_request", "state IN ('PENDING', 'DISPATCHED')")).toBe(0);
+      expect(await countRows(url(), "pod", "state IN ('BINDING', 'RUNNING')")).toBe(
         backend.cluster.runningPodCount,
       );
-      expect(await prisma().pod.count({ where: { state: "BINDING" } })).toBe(0);
+      expect(await countRows(url(), "pod", "state = 'BINDING'")).toBe(0);
     });
   }
 
@@ -127,7 +128,7 @@ describe("GPU devices end to end (simulated cluster)", () => {
         expect(backend.cluster.deviceHolders(node), `${node}, round ${rounds}`).toEqual(
           await heldInDatabase(node),
         );
-      const open = await prisma().job.count({ where: { state: { in: ["PENDING", "ADMITTED", "RUNNING"] } } });
+      const open = await countRows(url(), "job", "state IN ('PENDING', 'ADMITTED', 'RUNNING')");
       if (open === 0) break;
       expect(++rounds, "rounds").toBeLessThan(20);
       clock.t += 10_000;
@@ -135,19 +136,22 @@ describe("GPU devices end to end (simulated cluster)", () => {
       await settled();
     }
     // Every bind was accepted: no device was ever named while another pod held it.
-    const failed = await prisma().bindRequest.findMany({ where: { state: "FAILED" } });
+    const failed = await sql<{ lastError: string }>(
+      url(),
+      `SELECT last_error AS "lastError" FROM bind_request WHERE state = 'FAILED'`,
+    );
     expect(failed.map((b) => b.lastError)).toEqual([]);
-    const whole = await prisma().pod.findMany({
-      where: { gpus: { gt: 0 } },
-      select: { gpus: true, gpuDevices: true },
-    });
+    const whole = await sql<{ gpus: number; gpuDevices: number[] }>(
+      url(),
+      `SELECT gpus, gpu_devices AS "gpuDevices" FROM pod WHERE gpus > 0`,
+    );
     expect(whole.every((p) => p.gpuDevices.length === p.gpus)).toBe(true);
     // Shared pods' groups are named by the device they share, so the cluster checked those too.
-    const shared = await prisma().pod.findMany({
-      where: { gpuFraction: { gt: 0 } },
-      select: { gpuGroups: true },
-    });
+    const shared = await sql<{ gpuGroups: string[] }>(
+      url(),
+      `SELECT gpu_groups AS "gpuGroups" FROM pod WHERE gpu_fraction > 0`,
+    );
     expect(shared.map((p) => p.gpuGroups.every((g) => /^\d+$/.test(g)))).toEqual([true, true]);
-    expect(await prisma().job.count({ where: { state: "SUCCEEDED" } })).toBe(JOBS.length);
+    expect(await countRows(url(), "job", "state = 'SUCCEEDED'")).toBe(JOBS.length);
   });
 });

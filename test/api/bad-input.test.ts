@@ -3,21 +3,22 @@
 // deep queries are refused before they run.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
+import { countRows, tableRows } from "../helpers/db.js";
 
 let t: TestApi;
 const admin = (q: string, v: Record<string, unknown> = {}) => gql(t.url, t.adminToken, q, v);
 
 async function dbState() {
-  const p = t.server.store.prisma;
+  const url = t.db.url;
   return Promise.all([
-    p.event.count(),
-    p.queue.findMany(),
-    p.queueQuota.findMany(),
-    p.cluster.findMany(),
-    p.apiToken.count(),
-    p.job.count(),
-    p.pod.count(),
-    p.node.count(),
+    countRows(url, "event"),
+    tableRows(url, "queue"),
+    tableRows(url, "queue_quota"),
+    tableRows(url, "cluster"),
+    countRows(url, "api_token"),
+    countRows(url, "job"),
+    countRows(url, "pod"),
+    countRows(url, "node"),
   ]);
 }
 

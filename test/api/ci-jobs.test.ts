@@ -3,6 +3,7 @@
 // idempotent per job, refused as a whole (with the input's position) when one input is bad.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
+import { admin, countRows, sql } from "../helpers/db.js";
 
 let t: TestApi;
 beforeAll(async () => {
@@ -40,10 +41,11 @@ const spec = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-const counts = async () => {
-  const p = t.server.store.prisma;
-  return { jobs: await p.job.count(), pods: await p.pod.count(), events: await p.event.count() };
-};
+const counts = async () => ({
+  jobs: await countRows(t.db.url, "job"),
+  pods: await countRows(t.db.url, "pod"),
+  events: await countRows(t.db.url, "event"),
+});
 
 async function names(filter: Record<string, unknown>, first = 50): Promise<string[]> {
   const out: string[] = [];
@@ -250,12 +252,14 @@ describe("jobs(filter: { labels })", () => {
   });
 
   it("uses the GIN index on job.labels", async () => {
-    const plan = await t.server.store.prisma.$transaction(async (tx) => {
-      await tx.$executeRawUnsafe("SET LOCAL enable_seqscan = off");
-      return tx.$queryRawUnsafe<{ "QUERY PLAN": string }[]>(
-        `EXPLAIN SELECT id FROM job WHERE labels @> '{"pipeline":"500"}'::jsonb`,
-      );
-    });
+    const plan = await admin(async (c) => {
+      await c.query("SET enable_seqscan = off");
+      return (
+        await c.query<{ "QUERY PLAN": string }>(
+          `EXPLAIN SELECT id FROM job WHERE labels @> '{"pipeline":"500"}'::jsonb`,
+        )
+      ).rows;
+    }, t.db.url);
     expect(plan.map((r) => r["QUERY PLAN"]).join("\n")).toMatch(/job_labels_idx/);
   });
 });
@@ -278,10 +282,12 @@ describe("submitJobs", () => {
       events: before.events + 25,
     });
     // one pod per replica, named <task>-<i>, with UUIDv7 ids of the job's millisecond
-    const pods = await t.server.store.prisma.pod.findMany({
-      where: { jobId: submitJobs[0]!.id },
-      orderBy: { name: "asc" },
-    });
+    const pods = await sql<{ id: string; name: string; taskName: string; cpuMillis: number; state: string }>(
+      t.db.url,
+      `SELECT id::text, name, task_name AS "taskName", cpu_millis AS "cpuMillis", state::text FROM pod
+       WHERE job_id = $1 ORDER BY name`,
+      [submitJobs[0]!.id],
+    );
     expect(pods.map((p) => [p.name, p.taskName, p.cpuMillis, p.state])).toEqual([
       ["w-0", "w", 100, "PENDING"],
       ["w-1", "w", 100, "PENDING"],

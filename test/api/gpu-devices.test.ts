@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bindRequestMessages } from "../../src/store/operations/dispatch.js";
 import { loadSnapshot } from "../../src/store/snapshot/load-snapshot.js";
 import { gql, gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
+import { countRows, sql, tableRows } from "../helpers/db.js";
 import { runCycle } from "../helpers/cycle.js";
 
 let t: TestApi;
@@ -67,8 +68,11 @@ async function podOf(
 }
 
 async function dbState() {
-  const p = t.server.store.prisma;
-  return Promise.all([p.event.count(), p.node.findMany(), p.cluster.findMany()]);
+  return Promise.all([
+    countRows(t.db.url, "event"),
+    tableRows(t.db.url, "node"),
+    tableRows(t.db.url, "cluster"),
+  ]);
 }
 
 beforeAll(async () => {
@@ -160,14 +164,18 @@ describe("GPU devices", () => {
 
   it("clears the devices of a pod whose bind failed, and carries a pod's devices in its eviction", async () => {
     const [bind] = (await podOf(quad)).bindRequests;
-    const request = await t.server.store.prisma.bindRequest.findFirstOrThrow({ where: { jobId: quad } });
-    expect(bind!.gpuDevices).toEqual(request.gpuDevices);
+    const [request] = await sql<{ id: string; gpuDevices: number[] }>(
+      t.db.url,
+      `SELECT id::text, gpu_devices AS "gpuDevices" FROM bind_request WHERE job_id = $1`,
+      [quad],
+    );
+    expect(bind!.gpuDevices).toEqual(request!.gpuDevices);
     await gqlOk(
       t.url,
       agent,
       'mutation($r: [BindResultReport!]!) { reportBindResult(cluster: "c1", results: $r) }',
       {
-        r: [{ bindRequest: request.id, ok: false, message: "device busy" }],
+        r: [{ bindRequest: request!.id, ok: false, message: "device busy" }],
       },
     );
     const failed = await podOf(quad);

@@ -3,6 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
+import { countRows, sql, tableRows } from "../helpers/db.js";
 
 type Caller =
   | "anonymous"
@@ -168,23 +169,18 @@ const cases: (() => Promise<Case>)[] = [
   },
   async () => {
     const id = await newJob("team-a");
-    const pod = await t.server.store.prisma.pod.findFirstOrThrow({ where: { jobId: id } });
-    const request = await t.server.store.prisma.bindRequest.create({
-      data: {
-        id: randomUUID(),
-        kind: "BIND",
-        clusterName: "c1",
-        jobId: id,
-        podId: pod.id,
-        nodeName: "n1",
-        generation: 1n,
-      },
-    });
+    const [request] = await sql<{ id: string }>(
+      t.db.url,
+      `INSERT INTO bind_request (id, kind, cluster_name, job_id, pod_id, node_name, generation)
+       SELECT $1, 'BIND', 'c1', job_id, id, 'n1', 1 FROM pod WHERE job_id = $2 ORDER BY name LIMIT 1
+       RETURNING id::text`,
+      [randomUUID(), id],
+    );
     return {
       mutation: "reportBindResult",
       allowed: ["agent"],
       call: as(`mutation($r: [BindResultReport!]!) { reportBindResult(cluster: "c1", results: $r) }`, {
-        r: [{ bindRequest: request.id, ok: false, message: "node gone" }],
+        r: [{ bindRequest: request!.id, ok: false, message: "node gone" }],
       }),
     };
   },
@@ -237,18 +233,14 @@ async function newWebhook(): Promise<string> {
 }
 
 async function dbState() {
-  const p = t.server.store.prisma;
+  const url = t.db.url;
   return Promise.all([
-    p.event.count(),
-    p.queue.count(),
-    p.queueQuota.findMany(),
-    p.cluster.findMany(),
-    p.apiToken.findMany(),
-    p.job.findMany(),
-    p.pod.findMany(),
-    p.node.count(),
-    p.bindRequest.findMany(),
-    p.webhook.findMany(),
+    countRows(url, "event"),
+    countRows(url, "queue"),
+    ...["queue_quota", "cluster", "api_token", "job", "pod"].map((table) => tableRows(url, table)),
+    countRows(url, "node"),
+    tableRows(url, "bind_request"),
+    tableRows(url, "webhook"),
   ]);
 }
 

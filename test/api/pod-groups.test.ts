@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bindRequestMessages } from "../../src/store/operations/dispatch.js";
 import { gql, gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
+import { countRows, tableRows } from "../helpers/db.js";
 import { runCycle } from "../helpers/cycle.js";
 
 let t: TestApi;
@@ -76,13 +77,10 @@ const generation = async () =>
   ).cluster.generation;
 
 async function dbState() {
-  const p = t.server.store.prisma;
+  const url = t.db.url;
   return Promise.all([
-    p.event.count(),
-    p.job.findMany({ orderBy: { id: "asc" } }),
-    p.jobTask.findMany({ orderBy: [{ jobId: "asc" }, { name: "asc" }] }),
-    p.pod.findMany({ orderBy: { id: "asc" } }),
-    p.cluster.findMany(),
+    countRows(url, "event"),
+    ...["job", "job_task", "pod", "cluster"].map((r) => tableRows(url, r)),
   ]);
 }
 

@@ -4,6 +4,7 @@
 // input (ADMIN, or the AGENT of the job's cluster).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gql, gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
+import { countRows } from "../helpers/db.js";
 
 let t: TestApi;
 let agentC1 = "";
@@ -64,13 +65,13 @@ describe("restart policies and rendezvous ports", () => {
     [{ rendezvousPort: 0 }, "input.rendezvousPort", /1 to 65535/],
     [{ rendezvousPort: 70000 }, "input.rendezvousPort", /1 to 65535/],
   ])("refuses %j naming the field, storing nothing", async (over, field, message) => {
-    const jobs = await t.server.store.prisma.job.count();
+    const jobs = await countRows(t.db.url, "job");
     for (const query of [SUBMIT, RENDER]) {
       const r = await gql(t.url, t.adminToken, query, { input: spec(over) });
       expect(r.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", field });
       expect(r.errors?.[0]?.message).toMatch(message);
     }
-    expect(await t.server.store.prisma.job.count()).toBe(jobs);
+    expect(await countRows(t.db.url, "job")).toBe(jobs);
   });
 
   it("stores the policy with its defaults and shows the attempt", async () => {
@@ -136,10 +137,10 @@ describe("warnings and renderJob", () => {
     const queue = await gql(t.url, member, RENDER, { input: spec({ queue: "nope" }) });
     expect(queue.errors?.[0]?.extensions).toMatchObject({ code: "NOT_FOUND", field: "input.queue" });
     // Rendering changes nothing, whoever asks.
-    const jobs = await t.server.store.prisma.job.count();
+    const jobs = await countRows(t.db.url, "job");
     const ok = await gql<{ renderJob: string }>(t.url, viewer, RENDER, { input: spec() });
     expect(ok.data?.renderJob).toContain("kind: Service");
-    expect(await t.server.store.prisma.job.count()).toBe(jobs);
+    expect(await countRows(t.db.url, "job")).toBe(jobs);
   });
 });
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type CliControlPlane, startCliControlPlane } from "./control-plane.js";
 import { runCli, until } from "./run-cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { countRows } from "../helpers/db.js";
 
 // Each test runs real processes against the real control plane: generous limits, no timing assertions.
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
@@ -44,7 +45,7 @@ async function jobNamed(name: string): Promise<JobRow | undefined> {
   return r.jobs.edges.map((e) => e.node).find((j) => j.name === name);
 }
 
-const jobCount = () => cp.server.store.prisma.job.count();
+const jobCount = () => countRows(cp.db.url, "job");
 
 beforeAll(async () => {
   cp = await startCliControlPlane();

@@ -3,6 +3,7 @@
 // requests, and new phases for some of the pods that hold a node.
 import type { Actor } from "../../src/store/index.js";
 import { reportBindResult, reportPodStatus } from "../../src/store/index.js";
+import { sql } from "./db.js";
 import type { Prng } from "./prng.js";
 import type { TestStore } from "./store.js";
 
@@ -14,9 +15,11 @@ export async function reportSomeBindResults(
   r: Prng,
   opts: { share: number; ok: number; message?: string },
 ): Promise<void> {
-  const requests = await t.db.prisma.bindRequest.findMany({
-    where: { clusterName: cluster, state: { in: ["PENDING", "DISPATCHED"] } },
-  });
+  const requests = await sql<{ id: string }>(
+    t.testDb.url,
+    "SELECT id::text FROM bind_request WHERE cluster_name = $1 AND state IN ('PENDING', 'DISPATCHED') ORDER BY id",
+    [cluster],
+  );
   const some = requests.filter(() => r.next() < opts.share);
   if (!some.length) return;
   const message = opts.message === undefined ? {} : { message: opts.message };
@@ -38,13 +41,16 @@ export async function reportSomePodPhases(
   share: number,
   next: (state: Holding) => Reported,
 ): Promise<void> {
-  const pods = await t.db.prisma.pod.findMany({
-    where: { state: { in: ["BINDING", "RUNNING", "RELEASING"] }, job: { clusterName: cluster } },
-  });
+  const pods = await sql<{ jobId: string; name: string; state: Holding }>(
+    t.testDb.url,
+    `SELECT p.job_id::text AS "jobId", p.name, p.state::text FROM pod p JOIN job j ON j.id = p.job_id
+     WHERE j.cluster_name = $1 AND p.state IN ('BINDING', 'RUNNING', 'RELEASING') ORDER BY p.id`,
+    [cluster],
+  );
   const some = pods.filter(() => r.next() < share);
   if (!some.length) return;
   await reportPodStatus(t.store, agent, {
     cluster,
-    updates: some.map((p) => ({ job: p.jobId, pod: p.name, state: next(p.state as Holding) })),
+    updates: some.map((p) => ({ job: p.jobId, pod: p.name, state: next(p.state) })),
   });
 }

@@ -31,6 +31,35 @@ export async function admin<T>(fn: (c: pg.Client) => Promise<T>, url = TEST_PG_U
   }
 }
 
+/** The rows of one SQL statement, on a connection of its own: how tests set up or read back
+ * what the store's index has no operation or query for. */
+export function sql<T extends pg.QueryResultRow = Record<string, unknown>>(
+  url: string,
+  text: string,
+  params: unknown[] = [],
+): Promise<T[]> {
+  return admin(async (c) => (await c.query<T>(text, params)).rows, url);
+}
+
+/** How many rows of `table` match `where` (SQL, with `params` as $1…). */
+export async function countRows(url: string, table: string, where = "true", params: unknown[] = []) {
+  const [row] = await sql<{ n: number }>(
+    url,
+    `SELECT count(*)::int AS n FROM ${table} WHERE ${where}`,
+    params,
+  );
+  return row!.n;
+}
+
+/** Every row of `table` as JSON, in a fixed order: a refusal's tests compare them before and after. */
+export async function tableRows(url: string, table: string): Promise<unknown[]> {
+  const rows = await sql<{ r: unknown }>(
+    url,
+    `SELECT to_jsonb(t) AS r FROM ${table} t ORDER BY to_jsonb(t)::text`,
+  );
+  return rows.map((row) => row.r);
+}
+
 /** A fresh database name and its URL, not created yet (for tests of database creation). */
 export function reserveTestDatabase(): TestDatabase {
   const name = `fleetq_t_${randomBytes(6).toString("hex")}`;

@@ -9,7 +9,7 @@ import { FleetSizeCache } from "../../src/api/fleet-size.js";
 import { MAX_QUERY_COST, operationCost, ROW_WEIGHTS } from "../../src/api/query-cost.js";
 import { buildSchema } from "../../src/api/schema.js";
 import { gql, gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
-import { admin as pgAdmin } from "../helpers/db.js";
+import { admin as pgAdmin, countRows } from "../helpers/db.js";
 
 let t: TestApi;
 let jobId: string;
@@ -301,7 +301,7 @@ describe("templates and manifests weigh by their size", () => {
   }, 60_000);
 
   it("a template above 256 KiB is refused naming the task, a manifest above 1 MiB naming the manifest", async () => {
-    const before = await t.server.store.prisma.job.count();
+    const before = await countRows(t.db.url, "job");
     const r = await gql(t.url, t.adminToken, SUBMIT, { input: input(300) });
     expect(r.errors?.[0]?.extensions).toMatchObject({
       code: "BAD_USER_INPUT",
@@ -326,6 +326,6 @@ describe("templates and manifests weigh by their size", () => {
     );
     expect(w.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "input.manifest" });
     expect(w.errors?.[0]?.message).toMatch(/at most 1048576 bytes/);
-    expect(await t.server.store.prisma.job.count()).toBe(before);
+    expect(await countRows(t.db.url, "job")).toBe(before);
   });
 });

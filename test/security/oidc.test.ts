@@ -7,6 +7,7 @@ import { importJWK, type JWK, type JWTPayload, SignJWT, UnsecuredJWT } from "jos
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OidcConfig } from "../../src/api/identity/oidc-config.js";
 import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
+import { sql } from "../helpers/db.js";
 import { startOidcProvider, type TestOidcProvider } from "../helpers/oidc-provider.js";
 
 let idp: TestOidcProvider;
@@ -283,7 +284,10 @@ describe("role bindings: input", () => {
 
   it("is audited with its actor", async () => {
     await admin(`mutation { createRoleBinding(input: { group: "auditors", role: VIEWER }) { id } }`);
-    const rows = await t.server.store.prisma.event.findMany({ where: { kind: "rolebinding.created" } });
+    const rows = await sql<{ message: string; actor: string }>(
+      t.db.url,
+      "SELECT message, actor FROM event WHERE kind = 'rolebinding.created'",
+    );
     expect(rows.some((e) => e.message.includes("group auditors") && e.actor === "bootstrap-admin")).toBe(
       true,
     );

@@ -2,6 +2,7 @@
 // the queue's priority; a refused group gets no job and an event saying why.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
+import { sql } from "../helpers/db.js";
 
 let t: TestApi;
 let agent: string;
@@ -32,16 +33,19 @@ describe("pod groups created in a cluster", () => {
       g: [group("ml", "sweep", "research"), group("ml", "steal", "prod")],
     });
     expect(r.reportPodGroups).toBe(1);
-    const jobs = await t.server.store.prisma.job.findMany({ select: { name: true, queueName: true } });
+    const jobs = await sql(t.db.url, `SELECT name, queue_name AS "queueName" FROM job`);
     expect(jobs).toEqual([{ name: "sweep", queueName: "research" }]);
-    const refused = await t.server.store.prisma.event.findMany({ where: { kind: "podgroup.refused" } });
+    const refused = await sql<{ message: string }>(
+      t.db.url,
+      "SELECT message FROM event WHERE kind = 'podgroup.refused'",
+    );
     expect(refused).toHaveLength(1);
     expect(refused[0]!.message).toMatch(/ml\/steal.*namespace "ml" may not charge queue prod/);
   });
 
   it("a group's priority is capped by its queue's", async () => {
     await gqlOk(t.url, agent, REPORT, { g: [group("ml", "urgent", "research", 100_000)] });
-    const job = await t.server.store.prisma.job.findFirst({ where: { name: "urgent" } });
+    const [job] = await sql(t.db.url, "SELECT priority, preemptible FROM job WHERE name = 'urgent'");
     expect(job).toMatchObject({ priority: 60, preemptible: true });
   });
 });

@@ -2,10 +2,12 @@
 // beyond cpu, memory and nvidia.com/gpu and what a queue's pods may name; submitJob holds a job to
 // both; admission never sends a job to a cluster whose pod policy refuses it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jobById } from "../../src/store/index.js";
 import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
 import { gpuNode } from "../store/fixtures.js";
 import { admissionPass } from "../workers/admission-pass.js";
+import { countRows } from "../helpers/db.js";
 
 let t: TestApi;
 let member: string;
@@ -80,7 +82,7 @@ describe("a cluster's pod policy", () => {
       code: "BAD_USER_INPUT",
       field: 'input.tasks[0].extendedResources["amd.com/gpu"]',
     });
-    expect(await t.server.store.prisma.job.count()).toBe(0);
+    expect(await countRows(t.db.url, "job")).toBe(0);
   });
 
   it("a template asking for an extended resource its task does not declare is refused", async () => {
@@ -127,9 +129,9 @@ describe("a cluster's pod policy", () => {
       input: refusedEverywhere,
     });
     await admissionPass(t.server.store);
-    const row = await t.server.store.prisma.job.findUniqueOrThrow({ where: { id: other.submitJob.id } });
-    expect(row.clusterName).toBeNull();
-    expect(JSON.stringify(row.pendingReason)).toMatch(/pod policy does not allow example.com\/fpga/);
+    const row = await jobById(t.server.store, other.submitJob.id);
+    expect(row!.clusterName).toBeNull();
+    expect(JSON.stringify(row!.pendingReason)).toMatch(/pod policy does not allow example.com\/fpga/);
   });
 });
 

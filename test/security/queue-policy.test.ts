@@ -1,7 +1,9 @@
 // A MEMBER cannot have the agent create any pod anywhere: the queue's namespaces and pod
 // security level hold at submit, set by ADMINs and inherited down the queue tree.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jobById } from "../../src/store/index.js";
 import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
+import { countRows } from "../helpers/db.js";
 
 let t: TestApi;
 let member: string;
@@ -96,7 +98,7 @@ describe("queue policy: submitJob", () => {
   it("a namespace outside the queue's list is FORBIDDEN", async () => {
     const r = await gql(t.url, member, SUBMIT, { input: job({ namespace: "kube-system" }) });
     expect(r.errors?.[0]?.extensions).toMatchObject({ code: "FORBIDDEN", field: "input.namespace" });
-    expect(await t.server.store.prisma.job.count()).toBe(0);
+    expect(await countRows(t.db.url, "job")).toBe(0);
   });
 
   it("a privileged container breaks BASELINE: BAD_USER_INPUT at its path", async () => {
@@ -122,7 +124,7 @@ describe("queue policy: submitJob", () => {
     expect(hostPath.errors?.[0]?.extensions).toMatchObject({
       field: "input.tasks[0].template.spec.volumes[0].hostPath",
     });
-    expect(await t.server.store.prisma.job.count()).toBe(0);
+    expect(await countRows(t.db.url, "job")).toBe(0);
   });
 
   it("a template within the level in an allowed namespace is accepted", async () => {
@@ -133,8 +135,8 @@ describe("queue policy: submitJob", () => {
     const r = await gql(t.url, member, SUBMIT, { input: job({ namespace: "default" }) });
     expect(r.errors?.[0]?.extensions).toMatchObject({ code: "FORBIDDEN", field: "input.namespace" });
     const { submitJob } = await gqlOk<{ submitJob: { id: string } }>(t.url, member, SUBMIT, { input: job() });
-    const row = await t.server.store.prisma.job.findUniqueOrThrow({ where: { id: submitJob.id } });
-    expect(row.namespace).toBe("fleetq-org");
+    const row = await jobById(t.server.store, submitJob.id);
+    expect(row!.namespace).toBe("fleetq-org");
   });
 
   it("a PRIVILEGED queue in kube-system takes what BASELINE refuses (ADMIN-granted)", async () => {

@@ -7,6 +7,7 @@ import { declaredContainerResources, resourceOverAsk } from "../../src/protocol/
 import { bindRequest, renderJobFor } from "../agent/bind-requests.js";
 import type { BindRequestMessage } from "../../src/protocol/bind-request.js";
 import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
+import { countRows } from "../helpers/db.js";
 
 const GiB = 2 ** 30;
 type Json = Record<string, unknown>;
@@ -143,7 +144,7 @@ describe("at submit", () => {
       code: "BAD_USER_INPUT",
       field: 'input.tasks[0].template.spec.containers[0].resources.limits["nvidia.com/gpu"]',
     });
-    expect(await t.server.store.prisma.job.count()).toBe(0);
+    expect(await countRows(t.db.url, "job")).toBe(0);
   });
 
   it("a pod asking for no resources at all is refused", async () => {

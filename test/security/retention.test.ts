@@ -5,6 +5,7 @@ import { cancelJob, createQueue, pruneHistory, submitJob } from "../../src/store
 import { pino } from "pino";
 import { workerOptionsFromEnv } from "../../src/cli/worker-options.js";
 import { resolveOptions } from "../../workers/options.js";
+import { countRows, sql } from "../helpers/db.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 
 let s: TestStore;
@@ -23,28 +24,31 @@ beforeAll(async () => {
 afterAll(async () => s?.close());
 
 it("prunes events and finished jobs older than the cutoff, and nothing else", async () => {
-  const db = s.store.prisma;
+  const url = s.testDb.url;
   const oldDone = (await submitJob(s.store, actor, job("old-done"))).job;
   await cancelJob(s.store, actor, { id: oldDone.id });
   const oldRunning = (await submitJob(s.store, actor, job("old-pending"))).job;
   const recentDone = (await submitJob(s.store, actor, job("recent-done"))).job;
   await cancelJob(s.store, actor, { id: recentDone.id });
   const longAgo = new Date(Date.now() - 40 * DAY);
-  await db.job.updateMany({ where: { id: { in: [oldDone.id, oldRunning.id] } }, data: { finishedAt: null } });
-  await db.job.update({ where: { id: oldDone.id }, data: { finishedAt: longAgo, createdAt: longAgo } });
-  await db.job.update({ where: { id: oldRunning.id }, data: { createdAt: longAgo } });
-  await db.event.updateMany({ where: { jobId: { in: [oldDone.id, oldRunning.id] } }, data: { at: longAgo } });
-  const recentEvents = await db.event.count({ where: { at: { gt: new Date(Date.now() - DAY) } } });
+  const old = [oldDone.id, oldRunning.id];
+  await sql(url, "UPDATE job SET created_at = $2, finished_at = NULL WHERE id = ANY($1::uuid[])", [
+    old,
+    longAgo,
+  ]);
+  await sql(url, "UPDATE job SET finished_at = $2 WHERE id = $1", [oldDone.id, longAgo]);
+  await sql(url, "UPDATE event SET at = $2 WHERE job_id = ANY($1::uuid[])", [old, longAgo]);
+  const recentEvents = await countRows(url, "event", "at > $1", [new Date(Date.now() - DAY)]);
 
   const pruned = await pruneHistory(s.store, new Date(Date.now() - 30 * DAY), 1);
   expect(pruned).toMatchObject({ jobs: 1 });
   expect(pruned.events).toBeGreaterThanOrEqual(3);
-  expect(
-    (await db.job.findMany({ select: { name: true }, orderBy: { name: "asc" } })).map((j) => j.name),
-  ).toEqual(["old-pending", "recent-done"]);
-  expect(await db.pod.count({ where: { jobId: oldDone.id } })).toBe(0);
-  expect(await db.event.count({ where: { at: { lt: new Date(Date.now() - 30 * DAY) } } })).toBe(0);
-  expect(await db.event.count()).toBe(recentEvents);
+  expect((await sql<{ name: string }>(url, "SELECT name FROM job ORDER BY name")).map((j) => j.name)).toEqual(
+    ["old-pending", "recent-done"],
+  );
+  expect(await countRows(url, "pod", "job_id = $1", [oldDone.id])).toBe(0);
+  expect(await countRows(url, "event", "at < $1", [new Date(Date.now() - 30 * DAY)])).toBe(0);
+  expect(await countRows(url, "event")).toBe(recentEvents);
 });
 
 it("the workers prune after 30 days unless told otherwise", () => {

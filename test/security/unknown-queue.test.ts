@@ -5,7 +5,7 @@
 // the agent's pod groups.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gql, gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
-import { admin as pgAdmin } from "../helpers/db.js";
+import { admin as pgAdmin, countRows } from "../helpers/db.js";
 
 let t: TestApi;
 let member = "";
@@ -53,7 +53,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const jobCount = () => t.server.store.prisma.job.count();
+const jobCount = () => countRows(t.db.url, "job");
 
 describe("a submission to a queue that does not exist", () => {
   it("is NOT_FOUND naming the queue, for a MEMBER and an ADMIN, on every submit path, and stores nothing", async () => {

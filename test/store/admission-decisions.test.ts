@@ -3,8 +3,9 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { assignJobClusters } from "../../src/store/operations/admission-decisions.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
+import { eventsOfJobs, jobsById, MAX_EVENTS_PAGE } from "../../src/store/index.js";
 import type { TestStore } from "../helpers/store.js";
-import { admin, job, storeWithC1 } from "./fixtures.js";
+import { admin, job, jobOf, storeWithC1 } from "./fixtures.js";
 
 let t: TestStore;
 beforeAll(async () => {
@@ -24,7 +25,7 @@ it("assigns each job once, with its event, and refuses a batch naming a missing 
       { job: b, cluster: "nowhere" },
     ]),
   ).rejects.toThrow(/cluster "nowhere" does not exist/);
-  const untouched = await t.db.prisma.job.findMany({ where: { id: { in: [a, b] } } });
+  const untouched = await jobsById(t.store, [a, b]);
   expect(untouched.map((j) => j.clusterName)).toEqual([null, null]);
 
   expect(
@@ -32,11 +33,13 @@ it("assigns each job once, with its event, and refuses a batch naming a missing 
   ).toEqual([a]);
   // A second admitter racing for the same job changes nothing.
   expect(await assignJobClusters(t.store, ADMISSION, [{ job: a, cluster: "c1" }])).toEqual([]);
-  const j = await t.db.prisma.job.findUniqueOrThrow({ where: { id: a } });
+  const j = await jobOf(t, a);
   expect(j.clusterName).toBe("c1");
   expect((j.pendingReason as { message: string }).message).toBe("waiting for the scheduler on cluster c1");
-  const events = await t.db.prisma.event.findMany({ where: { jobId: a, kind: "job.assigned" } });
-  expect(events.map((e) => [e.message, e.actor, e.clusterName, e.queueName])).toEqual([
+  const events = (await eventsOfJobs(t.store, [a], MAX_EVENTS_PAGE))
+    .get(a)!
+    .filter((e) => e.kind === "job.assigned");
+  expect(events.map((e) => [e.message, e.actor, e.cluster, e.queue])).toEqual([
     ["job a assigned to cluster c1: the gang fits now", "admission", "c1", "team-a"],
   ]);
 });

@@ -11,8 +11,9 @@ import { cancelJob } from "../../src/store/operations/jobs.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { loadSnapshot } from "../../src/store/snapshot/load-snapshot.js";
 import { runCycle } from "../helpers/cycle.js";
+import { countRows, sql } from "../helpers/db.js";
 import type { TestStore } from "../helpers/store.js";
-import { admin, job, storeWithC1 } from "./fixtures.js";
+import { admin, job, jobOf, podsOf, storeWithC1 } from "./fixtures.js";
 
 let t: TestStore;
 
@@ -24,20 +25,25 @@ afterAll(async () => t?.close());
 /** Resolves once `n` sessions of the test database wait for a lock. */
 async function lockWaiters(n: number): Promise<void> {
   for (;;) {
-    const [row] = await t.db.prisma.$queryRaw<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM pg_stat_activity
-      WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+    const [row] = await sql<{ n: number }>(
+      t.testDb.url,
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
     if (row!.n >= n) return;
     await new Promise((r) => setTimeout(r, 20));
   }
 }
 
 async function placedPods(jobId: string) {
-  const pods = await t.db.prisma.pod.findMany({
-    where: { jobId, state: { in: ["BINDING", "RUNNING", "PIPELINED"] } },
-  });
-  const binds = await t.db.prisma.bindRequest.count({ where: { jobId, kind: "BIND" } });
-  return { pods: pods.length, binds };
+  const pods = await countRows(
+    t.testDb.url,
+    "pod",
+    "job_id = $1 AND state IN ('BINDING', 'RUNNING', 'PIPELINED')",
+    [jobId],
+  );
+  const binds = await countRows(t.testDb.url, "bind_request", "job_id = $1 AND kind = 'BIND'", [jobId]);
+  return { pods, binds };
 }
 
 describe("cancel racing admission and a cycle", () => {
@@ -68,7 +74,7 @@ describe("cancel racing admission and a cycle", () => {
     } finally {
       await holder.end();
     }
-    expect((await t.db.prisma.job.findUniqueOrThrow({ where: { id: j.id } })).state).toBe("CANCELLED");
+    expect((await jobOf(t, j.id)).state).toBe("CANCELLED");
     expect(await placedPods(j.id)).toEqual({ pods: 0, binds: 0 });
   });
 
@@ -79,17 +85,16 @@ describe("cancel racing admission and a cycle", () => {
     expect(result.binds.some((b) => b.job === j.id)).toBe(true);
     // The job ends without the cluster's generation moving (as a cancel that read the job
     // before it had a cluster does).
-    await t.db.prisma.$transaction([
-      t.db.prisma.pod.updateMany({
-        where: { jobId: j.id },
-        data: { state: "FAILED", message: "job cancelled" },
-      }),
-      t.db.prisma.job.update({ where: { id: j.id }, data: { state: "CANCELLED" } }),
-    ]);
+    await sql(
+      t.testDb.url,
+      `WITH pods AS (UPDATE pod SET state = 'FAILED', message = 'job cancelled' WHERE job_id = $1)
+       UPDATE job SET state = 'CANCELLED' WHERE id = $1`,
+      [j.id],
+    );
     const committed = await commitSession(t.store, "c1", snap.generation, result, snap.rows);
     expect(committed.bindRequests.filter((b) => b.jobId === j.id)).toEqual([]);
     expect(await placedPods(j.id)).toEqual({ pods: 0, binds: 0 });
-    const pods = await t.db.prisma.pod.findMany({ where: { jobId: j.id } });
+    const pods = await podsOf(t, j.id);
     expect(pods.map((p) => p.state)).toEqual(["FAILED", "FAILED"]);
   });
 });

@@ -3,6 +3,7 @@
 // trigger, an upsert either way), whichever statement wrote it, and a row untouched keeps its.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createQueue, submitJobs } from "../../src/store/index.js";
+import { admin as onConnection, sql } from "../helpers/db.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 import { addC1, admin, job } from "./fixtures.js";
 
@@ -19,19 +20,19 @@ const TABLES = ["cluster", "node", "queue", "queue_quota", "job", "job_task", "p
 
 /** Runs `sql` in one transaction; returns that transaction's id. */
 async function inTransaction(statements: string[]): Promise<string> {
-  return t.db.prisma.$transaction(async (tx) => {
-    for (const s of statements) await tx.$executeRawUnsafe(s);
-    const [row] = await tx.$queryRawUnsafe<{ xid: string }[]>("SELECT pg_current_xact_id()::text AS xid");
-    return row!.xid;
-  });
+  return onConnection(async (c) => {
+    await c.query("BEGIN");
+    for (const s of statements) await c.query(s);
+    const { rows } = await c.query<{ xid: string }>("SELECT pg_current_xact_id()::text AS xid");
+    await c.query("COMMIT");
+    return rows[0]!.xid;
+  }, t.testDb.url);
 }
 
 const stamps = async (table: string, where: string) =>
-  (
-    await t.db.prisma.$queryRawUnsafe<{ x: string }[]>(
-      `SELECT change_xid::text AS x FROM ${table} WHERE ${where}`,
-    )
-  ).map((r) => r.x);
+  (await sql<{ x: string }>(t.testDb.url, `SELECT change_xid::text AS x FROM ${table} WHERE ${where}`)).map(
+    (r) => r.x,
+  );
 
 describe("change_xid", () => {
   it("an insert carries the inserting transaction's id, on every tracked table", async () => {
@@ -50,7 +51,7 @@ describe("change_xid", () => {
 
   it("a submitted batch's jobs, tasks and pods carry its transaction's id; an update re-stamps", async () => {
     const before = BigInt(
-      (await t.db.prisma.$queryRawUnsafe<{ x: string }[]>("SELECT pg_current_xact_id()::text AS x"))[0]!.x,
+      (await sql<{ x: string }>(t.testDb.url, "SELECT pg_current_xact_id()::text AS x"))[0]!.x,
     );
     const [a, b] = await submitJobs(t.store, admin, [job({ name: "a" }), job({ name: "b" })]);
     const ids = `('${a!.job.id}', '${b!.job.id}')`;
@@ -90,7 +91,8 @@ describe("change_xid", () => {
   });
 
   it("covers every tracked table", async () => {
-    const tracked = await t.db.prisma.$queryRawUnsafe<{ t: string }[]>(
+    const tracked = await sql<{ t: string }>(
+      t.testDb.url,
       "SELECT table_name AS t FROM information_schema.columns WHERE column_name = 'change_xid' AND table_name <> 'change_tombstone' ORDER BY 1",
     );
     expect(tracked.map((r) => r.t)).toEqual([...TABLES].sort());

@@ -3,6 +3,7 @@
 // (caches refreshed after every step, caches that catch up over many steps, caches whose drift
 // check runs every time, the cache cycles ran from), a cycle from the cache decides exactly what
 // a cycle from a full load decides, and a refresh with nothing changed says so.
+import { sql } from "../helpers/db.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultSchedulerConfig, runSession, SessionCarry } from "../../src/core/index.js";
 import {
@@ -25,7 +26,7 @@ import {
 import { reportSomeBindResults, reportSomePodPhases } from "../helpers/agent-reports.js";
 import { type Prng, prng } from "../helpers/prng.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
-import { admin, gpuNode, job } from "./fixtures.js";
+import { admin, clusterOf, gpuNode, job } from "./fixtures.js";
 
 const CLUSTERS = ["c1", "c2"];
 const NOW = 1_000_000;
@@ -104,14 +105,18 @@ async function randomStep(r: Prng, cache: ClusterCache, step: number): Promise<s
       return "submit";
     }
     case 2: {
-      const waiting = await t.db.prisma.job.findMany({ where: { clusterName: null, state: "PENDING" } });
+      const waiting = await sql<{ id: string }>(
+        t.testDb.url,
+        "SELECT id::text FROM job WHERE cluster_name IS NULL AND state = 'PENDING' ORDER BY id",
+      );
       if (waiting.length) await assignJobCluster(t.store, admin, { job: r.pick(waiting).id, cluster });
       return "assign";
     }
     case 3: {
-      const open = await t.db.prisma.job.findMany({
-        where: { state: { in: ["PENDING", "ADMITTED", "RUNNING"] } },
-      });
+      const open = await sql<{ id: string }>(
+        t.testDb.url,
+        "SELECT id::text FROM job WHERE state IN ('PENDING', 'ADMITTED', 'RUNNING') ORDER BY id",
+      );
       if (open.length) await cancelJob(t.store, admin, { id: r.pick(open).id });
       return "cancel";
     }
@@ -125,7 +130,7 @@ async function randomStep(r: Prng, cache: ClusterCache, step: number): Promise<s
       await updateQueue(t.store, admin, { name: r.pick(["team-a", "team-b"]), priority: 50 + r.int(100) });
       return "quota";
     case 5: {
-      const c = await t.db.prisma.cluster.findUniqueOrThrow({ where: { name: cluster } });
+      const c = await clusterOf(t, cluster);
       await cordonCluster(t.store, admin, { name: cluster, cordoned: !c.cordoned && r.next() < 0.5 });
       return "cordon";
     }
@@ -220,7 +225,7 @@ describe("ClusterCache", () => {
     expect(await cache.unchangedSinceRefresh(CLUSTERS)).not.toContain("c2");
     expect((await cache.refresh("c2", { now: NOW })).unchanged).toBe(false);
     await settled();
-    const { cordoned } = await t.db.prisma.cluster.findUniqueOrThrow({ where: { name: "c2" } });
+    const { cordoned } = await clusterOf(t, "c2");
     await cordonCluster(t.store, admin, { name: "c2", cordoned: !cordoned });
     expect(await cache.unchangedSinceRefresh(CLUSTERS)).not.toContain("c2");
     await cordonCluster(t.store, admin, { name: "c2", cordoned });

@@ -19,7 +19,7 @@ import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { loadSnapshot } from "../../src/store/snapshot/load-snapshot.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
-import { admin, gpuNode, job } from "./fixtures.js";
+import { admin, bindRequestsOf, clusterOf, gpuNode, job } from "./fixtures.js";
 
 let t: TestStore;
 
@@ -93,11 +93,9 @@ it("refuses the commit of a worker whose lease lapsed or was taken over, and tak
   // Taken over: the former owner's commit is refused and names the new owner.
   const [theirs] = await acquireClusterLeases(t.store, "new", ["c1"], 60_000);
   await expect(commit({ owner: "old", epoch: mine!.epoch })).rejects.toThrow(/now "new" at epoch/);
-  const generation = Number(
-    (await t.db.prisma.cluster.findUniqueOrThrow({ where: { name: "c1" } })).generation,
-  );
+  const generation = Number((await clusterOf(t, "c1")).generation);
   expect(generation).toBe(loaded.generation);
-  expect(await t.db.prisma.bindRequest.count({ where: { job: { id: j.id } } })).toBe(0);
+  expect(await bindRequestsOf(t, j.id)).toEqual([]);
   // The owner's commit of the same result goes through.
   const done = await commit({ owner: "new", epoch: theirs!.epoch });
   expect(done.bindRequests.length).toBe(result.binds.length);

@@ -7,7 +7,7 @@ import { submitJob } from "../../src/store/operations/submit-job.js";
 import { submitWorkload } from "../../src/store/operations/submit-workload.js";
 import { runCycle } from "../helpers/cycle.js";
 import type { TestStore } from "../helpers/store.js";
-import { admin, job, storeWithC1 } from "./fixtures.js";
+import { admin, job, podsOf, storeWithC1 } from "./fixtures.js";
 
 let t: TestStore;
 
@@ -41,7 +41,7 @@ describe("bindRequestMessages", () => {
     await markBindRequestsDispatched(t.store, [bindRequests[1]!.id]);
     const ids = [bindRequests[1]!.id, "00000000-0000-7000-8000-000000000000", bindRequests[0]!.id];
     const messages = await bindRequestMessages(t.store, ids);
-    const pods = await t.db.prisma.pod.findMany({ where: { jobId: j.id }, orderBy: { name: "asc" } });
+    const pods = await podsOf(t, j.id);
     const expected = (i: number, attempt: number) => ({
       id: bindRequests[i]!.id,
       kind: "bind",

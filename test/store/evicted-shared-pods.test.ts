@@ -5,6 +5,7 @@
 // Written there, the books held them in a group whose memory other pods hold (a shared GPU of
 // 81,920 MiB at 163,840 in the books, never in the cluster) and left their own device free for
 // the next cycle to bind onto while they still ran on it.
+import { sql } from "../helpers/db.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { SessionResult } from "../../src/core/index.js";
 import { registerCluster } from "../../src/store/operations/clusters.js";
@@ -16,7 +17,7 @@ import { submitJob } from "../../src/store/operations/submit-job.js";
 import { loadSnapshot } from "../../src/store/snapshot/load-snapshot.js";
 import { runCycle } from "../helpers/cycle.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
-import { admin, job } from "./fixtures.js";
+import { admin, job, podsOf } from "./fixtures.js";
 
 const MIB = 81_920;
 const agent = { name: "agent:c1" };
@@ -54,16 +55,18 @@ const gang = (name: string) =>
 
 /** GPU memory the books hold per shared group of n1 (pods BINDING, RUNNING or RELEASING). */
 async function groupsOfN1(): Promise<Record<string, number>> {
-  const pods = await t.db.prisma.pod.findMany({
-    where: { nodeName: "n1", state: { in: ["BINDING", "RUNNING", "RELEASING"] } },
-  });
+  const pods = await sql<{ gpuGroups: string[]; gpuMemory: number }>(
+    t.testDb.url,
+    `SELECT gpu_groups AS "gpuGroups", gpu_memory AS "gpuMemory" FROM pod
+     WHERE node_name = 'n1' AND state IN ('BINDING', 'RUNNING', 'RELEASING')`,
+  );
   const out: Record<string, number> = {};
   for (const p of pods) for (const g of p.gpuGroups) out[g] = (out[g] ?? 0) + p.gpuMemory;
   return out;
 }
 
 async function runAll(jobId: string): Promise<void> {
-  const pods = await t.db.prisma.pod.findMany({ where: { jobId } });
+  const pods = await podsOf(t, jobId);
   await reportPodStatus(t.store, agent, {
     cluster: "c1",
     updates: pods.map((p) => ({ job: jobId, pod: p.name, state: "RUNNING" as const })),
@@ -77,9 +80,8 @@ it("a pod moved to another device of its node and evicted there stays RELEASING 
   await runCycle(t.store, "c1");
   await runAll(a.id);
   await runAll(b.id);
-  const podsOf = (id: string) => t.db.prisma.pod.findMany({ where: { jobId: id }, orderBy: { name: "asc" } });
-  const aPods = await podsOf(a.id);
-  const bPods = await podsOf(b.id);
+  const aPods = await podsOf(t, a.id);
+  const bPods = await podsOf(t, b.id);
   const own = aPods[0]!.gpuGroups;
   const other = bPods[0]!.gpuGroups;
   expect(aPods.every((p) => p.state === "RUNNING" && p.gpuGroups.join() === own.join())).toBe(true);
@@ -130,7 +132,7 @@ it("a pod moved to another device of its node and evicted there stays RELEASING 
 
   // a's pods run on their own device until evicted: RELEASING there, one eviction each.
   expect(await groupsOfN1()).toEqual({ [own[0]!]: MIB, [other[0]!]: MIB });
-  expect((await podsOf(a.id)).map((p) => [p.state, p.gpuGroups])).toEqual(
+  expect((await podsOf(t, a.id)).map((p) => [p.state, p.gpuGroups])).toEqual(
     aPods.map(() => ["RELEASING", own]),
   );
   expect(commit.bindRequests.map((r) => [r.kind, r.gpuGroups])).toEqual(aPods.map(() => ["EVICT", own]));
@@ -138,7 +140,7 @@ it("a pod moved to another device of its node and evicted there stays RELEASING 
   // The next gang waits for a's device: pipelined, never bound onto what a still holds.
   const { job: c } = await submitJob(t.store, admin, gang("c"));
   await runCycle(t.store, "c1");
-  expect((await podsOf(c.id)).map((p) => p.state)).not.toContain("BINDING");
+  expect((await podsOf(t, c.id)).map((p) => p.state)).not.toContain("BINDING");
   const groups = await groupsOfN1();
   for (const g of Object.values(groups)) expect(g).toBeLessThanOrEqual(MIB);
 });

@@ -2,7 +2,18 @@
 import { registerCluster } from "../../src/store/operations/clusters.js";
 import { createQueue } from "../../src/store/operations/queues.js";
 import { reportNodes } from "../../src/store/operations/report-nodes.js";
-import type { Store } from "../../src/store/index.js";
+import {
+  type Cluster,
+  clustersNamed,
+  type Job,
+  jobById,
+  MAX_BIND_REQUESTS_PAGE,
+  MAX_PODS_PAGE,
+  type Pod,
+  podsOfJobs,
+  type Store,
+  bindRequestsOfJobs,
+} from "../../src/store/index.js";
 import type { SubmitJobInput } from "../../src/store/validation/submit-job.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 
@@ -50,5 +61,29 @@ export async function storeWithC1(): Promise<TestStore> {
 
 /** c1's fencing generation. */
 export async function generationOfC1(t: TestStore): Promise<number> {
-  return Number((await t.db.prisma.cluster.findUniqueOrThrow({ where: { name: "c1" } })).generation);
+  return Number((await clusterOf(t, "c1")).generation);
+}
+
+/** A job's row, read as the API reads it. */
+export async function jobOf(t: TestStore, id: string): Promise<Job> {
+  const j = await jobById(t.store, id);
+  if (!j) throw new Error(`no job ${id}`);
+  return j;
+}
+
+/** A job's pods, task by task in natural name order, read as the API reads them. */
+export async function podsOf(t: TestStore, jobId: string): Promise<Pod[]> {
+  return (await podsOfJobs(t.store, [jobId], MAX_PODS_PAGE)).get(jobId) ?? [];
+}
+
+/** A cluster's row, read as the API reads it. */
+export async function clusterOf(t: TestStore, name: string): Promise<Cluster> {
+  const [c] = await clustersNamed(t.store, [name]);
+  if (!c) throw new Error(`no cluster ${name}`);
+  return c;
+}
+
+/** A job's bind requests, oldest first, read as the API reads them. */
+export async function bindRequestsOf(t: TestStore, jobId: string) {
+  return (await bindRequestsOfJobs(t.store, [jobId], MAX_BIND_REQUESTS_PAGE)).get(jobId) ?? [];
 }

@@ -9,8 +9,17 @@ import { reportPodInventory } from "../../src/store/operations/reconcile-pods.js
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { cancelJob } from "../../src/store/operations/jobs.js";
 import { runCycle } from "../helpers/cycle.js";
+import { eventsOfJobs, MAX_EVENTS_PAGE } from "../../src/store/index.js";
 import type { TestStore } from "../helpers/store.js";
-import { admin, agentOfC1, job, storeWithC1 } from "./fixtures.js";
+import {
+  admin,
+  agentOfC1,
+  podsOf as podsOfJob,
+  bindRequestsOf,
+  job,
+  jobOf,
+  storeWithC1,
+} from "./fixtures.js";
 
 let t: TestStore;
 const checker = { name: "restart-check" };
@@ -20,17 +29,14 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const podsOf = (id: string) => t.db.prisma.pod.findMany({ where: { jobId: id }, orderBy: { name: "asc" } });
-const jobRow = (id: string) => t.db.prisma.job.findUniqueOrThrow({ where: { id } });
-const lastBinds = async (id: string) =>
-  new Map(
-    (
-      await t.db.prisma.bindRequest.findMany({
-        where: { jobId: id, kind: "BIND" },
-        orderBy: { createdAt: "asc" },
-      })
-    ).map((b) => [b.podId, b.id]),
-  );
+const podsOf = (id: string) => podsOfJob(t, id);
+const jobRow = (id: string) => jobOf(t, id);
+/** A job's bind requests of `kind`, oldest first. */
+const requestsOf = async (id: string, kind: "BIND" | "EVICT") =>
+  (await bindRequestsOf(t, id)).filter((b) => b.kind === kind);
+const eventOf = async (id: string, kind: string) =>
+  (await eventsOfJobs(t.store, [id], MAX_EVENTS_PAGE)).get(id)!.find((e) => e.kind === kind)!;
+const lastBinds = async (id: string) => new Map((await requestsOf(id, "BIND")).map((b) => [b.podId, b.id]));
 
 /** A gang of `replicas` one-GPU pods with a restart policy, placed and running on c1. */
 async function runningGang(
@@ -69,9 +75,7 @@ async function runningGang(
 
 /** The agent carries out the gang's EVICT requests. */
 async function confirmEvictions(id: string) {
-  const evicts = await t.db.prisma.bindRequest.findMany({
-    where: { jobId: id, kind: "EVICT", state: "PENDING" },
-  });
+  const evicts = (await requestsOf(id, "EVICT")).filter((b) => b.state === "PENDING");
   await reportBindResult(t.store, agentOfC1, {
     cluster: "c1",
     results: evicts.map((b) => ({ bindRequest: b.id, ok: true })),
@@ -107,10 +111,10 @@ it("restarts the gang once on a failure, holds the next attempt until its pods s
     ["w-1", "PENDING"],
     ["w-2", "RELEASING"],
   ]);
-  const evicts = await t.db.prisma.bindRequest.findMany({ where: { jobId: j.id, kind: "EVICT" } });
+  const evicts = await requestsOf(j.id, "EVICT");
   // The evictions end runs of the first attempt (restarts 0): the agent names those pods so.
   expect(evicts.map((b) => b.restarts)).toEqual([0, 0]);
-  const event = await t.db.prisma.event.findFirstOrThrow({ where: { jobId: j.id, kind: "job.restarted" } });
+  const event = await eventOf(j.id, "job.restarted");
   expect(event.message).toContain("pod w-1 failed with exit code 7");
 
   // The failed pod's report comes again (a retried report): the gang does not restart twice.
@@ -135,9 +139,7 @@ it("restarts the gang once on a failure, holds the next attempt until its pods s
   expect(row.restartAfter).toBeNull();
   await runCycle(t.store, "c1");
   expect((await podsOf(j.id)).map((p) => p.state)).toEqual(["BINDING", "BINDING", "BINDING"]);
-  const rebinds = await t.db.prisma.bindRequest.findMany({
-    where: { jobId: j.id, kind: "BIND", restarts: 1 },
-  });
+  const rebinds = (await requestsOf(j.id, "BIND")).filter((b) => b.restarts === 1);
   expect(rebinds).toHaveLength(3);
   await cancelJob(t.store, admin, { id: j.id });
 });
@@ -177,7 +179,7 @@ it("fails the job when the restarts are used up, or on an exit code that is not 
     const row = await jobRow(j.id);
     expect(row.state).toBe("FAILED");
     expect(row.restarts).toBe(0);
-    const failed = await t.db.prisma.event.findFirstOrThrow({ where: { jobId: j.id, kind: "job.failed" } });
+    const failed = await eventOf(j.id, "job.failed");
     expect(failed.message).toContain(says);
     // The rest of the gang is stopped.
     expect((await podsOf(j.id)).map((p) => [p.name, p.state, p.exitCode])).toEqual([

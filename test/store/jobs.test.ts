@@ -7,8 +7,10 @@ import { assignJobCluster, cancelJob, setJobPendingReason } from "../../src/stor
 import { createQueue } from "../../src/store/operations/queues.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import type { SubmitJobInput } from "../../src/store/validation/submit-job.js";
+import { tasksOf } from "../../src/store/index.js";
+import { countRows, sql } from "../helpers/db.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
-import { admin, job } from "./fixtures.js";
+import { admin, clusterOf, job, jobOf, podsOf } from "./fixtures.js";
 
 let t: TestStore;
 beforeAll(async () => {
@@ -20,10 +22,10 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const counts = async () => ({
-  jobs: await t.db.prisma.job.count(),
-  tasks: await t.db.prisma.jobTask.count(),
-  pods: await t.db.prisma.pod.count(),
-  events: await t.db.prisma.event.count(),
+  jobs: await countRows(t.testDb.url, "job"),
+  tasks: await countRows(t.testDb.url, "job_task"),
+  pods: await countRows(t.testDb.url, "pod"),
+  events: await countRows(t.testDb.url, "event"),
 });
 
 describe("submitJob", () => {
@@ -57,16 +59,14 @@ describe("submitJob", () => {
       state: "PENDING",
     });
     expect(row.pendingReason).toEqual({ message: "waiting for admission to a cluster", clusters: [] });
-    const pods = await t.db.prisma.pod.findMany({ where: { jobId: row.id }, orderBy: { name: "asc" } });
+    const pods = await podsOf(t, row.id);
     expect(pods.map((p) => [p.name, p.state, p.cpuMillis, Number(p.memory), p.gpus, p.gpuFraction])).toEqual([
       ["ps-0", "PENDING", 500, 512 * 2 ** 20, 0, 0],
       ["worker-0", "PENDING", 0, 2 ** 30, 0, 0.5],
       ["worker-1", "PENDING", 0, 2 ** 30, 0, 0.5],
       ["worker-2", "PENDING", 0, 2 ** 30, 0, 0.5],
     ]);
-    const task = await t.db.prisma.jobTask.findUniqueOrThrow({
-      where: { jobId_name: { jobId: row.id, name: "worker" } },
-    });
+    const task = (await tasksOf(t.store, [row.id])).find((x) => x.name === "worker");
     expect(task).toMatchObject({
       replicas: 3,
       gpuModel: "A100",
@@ -270,7 +270,7 @@ describe("cancelJob", () => {
     expect(r.job.pendingReason).toBeNull();
     expect(r.job.finishedAt).not.toBeNull();
     expect(r.bindRequests).toEqual([]);
-    const pods = await t.db.prisma.pod.findMany({ where: { jobId: row.id } });
+    const pods = await podsOf(t, row.id);
     expect(pods.every((p) => p.state === "FAILED" && p.message === "job cancelled")).toBe(true);
     const again = await cancelJob(t.store, admin, { id: row.id });
     expect(again.job.finishedAt).toEqual(r.job.finishedAt);
@@ -278,18 +278,19 @@ describe("cancelJob", () => {
 
   it("evicts pods holding resources (EVICT BindRequests, generation bumped)", async () => {
     const { job: row } = await submitJob(t.store, admin, job({ cluster: "c1" }));
-    await t.db.prisma.pod.updateMany({
-      where: { jobId: row.id },
-      data: { state: "RUNNING", nodeName: "n1" },
-    });
-    await t.db.prisma.job.update({ where: { id: row.id }, data: { state: "RUNNING" } });
-    const gen = (await t.db.prisma.cluster.findUniqueOrThrow({ where: { name: "c1" } })).generation;
+    await sql(
+      t.testDb.url,
+      `WITH pods AS (UPDATE pod SET state = 'RUNNING', node_name = 'n1' WHERE job_id = $1)
+       UPDATE job SET state = 'RUNNING' WHERE id = $1`,
+      [row.id],
+    );
+    const gen = (await clusterOf(t, "c1")).generation;
     const r = await cancelJob(t.store, admin, { id: row.id });
     expect(r.bindRequests.map((b) => [b.kind, b.nodeName, b.state, Number(b.generation)])).toEqual([
       ["EVICT", "n1", "PENDING", Number(gen) + 1],
       ["EVICT", "n1", "PENDING", Number(gen) + 1],
     ]);
-    const pods = await t.db.prisma.pod.findMany({ where: { jobId: row.id } });
+    const pods = await podsOf(t, row.id);
     expect(pods.every((p) => p.state === "RELEASING" && p.nodeName === "n1")).toBe(true);
   });
 
@@ -302,7 +303,7 @@ describe("cancelJob", () => {
       field: "id",
     });
     const { job: row } = await submitJob(t.store, admin, job());
-    await t.db.prisma.job.update({ where: { id: row.id }, data: { state: "SUCCEEDED" } });
+    await sql(t.testDb.url, "UPDATE job SET state = 'SUCCEEDED' WHERE id = $1", [row.id]);
     await expect(cancelJob(t.store, admin, { id: row.id })).rejects.toBeInstanceOf(ConflictError);
   });
 });
@@ -315,7 +316,7 @@ describe("admission writes", () => {
       assignJobCluster(t.store, { name: "admission" }, { job: row.id, cluster: "c1" }),
     ]);
     expect([a, b].sort()).toEqual([false, true]);
-    const after = await t.db.prisma.job.findUniqueOrThrow({ where: { id: row.id } });
+    const after = await jobOf(t, row.id);
     expect(after.clusterName).toBe("c1");
     expect(after.pendingReason).toEqual({ message: "waiting for the scheduler on cluster c1", clusters: [] });
   });
@@ -330,9 +331,7 @@ describe("admission writes", () => {
     };
     expect(await setJobPendingReason(t.store, { name: "admission" }, { job: row.id, reason })).toBe(true);
     expect(await setJobPendingReason(t.store, { name: "admission" }, { job: row.id, reason })).toBe(false);
-    expect((await t.db.prisma.job.findUniqueOrThrow({ where: { id: row.id } })).pendingReason).toEqual(
-      reason,
-    );
+    expect((await jobOf(t, row.id)).pendingReason).toEqual(reason);
   });
 });
 
@@ -358,7 +357,7 @@ describe("submitJob racing a change of the queue tree", () => {
         field: "queue",
         message: 'queue: queue "racy" has child queues; jobs go to leaf queues',
       });
-      expect(await t.db.prisma.job.count({ where: { queueName: "racy" } })).toBe(0);
+      expect(await countRows(t.testDb.url, "job", "queue_name = 'racy'")).toBe(0);
     } finally {
       await adminTx.end();
     }

@@ -8,7 +8,7 @@ import { ConflictError } from "../../src/store/errors.js";
 import { markLostClusters } from "../../src/store/operations/lost-clusters.js";
 import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import type { TestStore } from "../helpers/store.js";
-import { agentOfC1, generationOfC1, gpuNode, storeWithC1 } from "./fixtures.js";
+import { agentOfC1, clusterOf, generationOfC1, gpuNode, storeWithC1 } from "./fixtures.js";
 
 let t: TestStore;
 
@@ -17,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const stateOfC1 = async () => (await t.db.prisma.cluster.findUniqueOrThrow({ where: { name: "c1" } })).state;
+const stateOfC1 = async () => (await clusterOf(t, "c1")).state;
 
 it("refuses a partial report or heartbeat from a LOST cluster, and takes it back on a complete one", async () => {
   await markLostClusters(

@@ -7,7 +7,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/store/db.js";
+import { createQueue, createStore, listQueues, openDatabase } from "../../src/store/index.js";
 import { migrateDeploy, migrateStatus } from "../../src/store/migrate/index.js";
 import { reserveTestDatabase, type TestDatabase } from "../helpers/db.js";
 
@@ -76,8 +76,9 @@ describe("embedded PGlite (DATABASE_URL=pglite:<dir>)", () => {
       const db = await openDatabase(url);
       try {
         expect(db.kind).toBe("pglite");
-        await db.prisma.queue.create({ data: { name: "root" } });
-        expect(await db.prisma.queue.count()).toBe(1);
+        const store = createStore(db);
+        await createQueue(store, { name: "test-admin" }, { name: "root" });
+        expect((await listQueues(store)).map((q) => q.name)).toEqual(["root"]);
       } finally {
         await db.close();
       }

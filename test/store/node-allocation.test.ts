@@ -1,5 +1,6 @@
 // What pods hold per node, as the triggers keep it, against the sum over every pod, after each
 // step of a job's life: placed, a bind failed, running, cancelled and evicted, finished.
+import { prismaOf } from "../../src/store/testing.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { registerCluster } from "../../src/store/operations/clusters.js";
 import { cancelJob } from "../../src/store/operations/jobs.js";
@@ -10,7 +11,7 @@ import { submitJob } from "../../src/store/operations/submit-job.js";
 import { addSums, allocatedByCluster, allocatedByNode, zeroSum } from "../../src/store/queries/allocation.js";
 import { runCycle } from "../helpers/cycle.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
-import { admin, gpuNode, job } from "./fixtures.js";
+import { admin, gpuNode, job, podsOf } from "./fixtures.js";
 
 let t: TestStore;
 const agent = { name: "agent:c1" };
@@ -29,7 +30,7 @@ afterAll(async () => t?.close());
 
 /** The definition: requests of the pods holding each node, summed over every pod. */
 async function summedOverPods() {
-  const rows = await t.db.prisma.$queryRaw<
+  const rows = await prismaOf(t.db).$queryRaw<
     { node: string; cpu: bigint; memory: string; gpu: number; gpu_memory: bigint }[]
   >`
     SELECT p.node_name AS node, sum(p.cpu_millis)::bigint AS cpu, sum(p.memory)::text AS memory,
@@ -45,7 +46,7 @@ async function summedOverPods() {
   );
 }
 
-const kept = async () => (await allocatedByNode(t.db.prisma, ["c1"])).get("c1") ?? new Map();
+const kept = async () => (await allocatedByNode(prismaOf(t.db), ["c1"])).get("c1") ?? new Map();
 
 it("follows every change of what pods hold, node by node", async () => {
   const tasks = [{ name: "w", replicas: 6, resources: { cpu: 1500, memory: "3Gi", gpu: 2 } }];
@@ -57,11 +58,11 @@ it("follows every change of what pods hold, node by node", async () => {
   expect(bindRequests).toHaveLength(8);
   expect((await kept()).size).toBe(2);
   expect(await kept()).toEqual(await summedOverPods());
-  expect((await allocatedByCluster(t.db.prisma, ["c1"])).get("c1")).toEqual(
+  expect((await allocatedByCluster(prismaOf(t.db), ["c1"])).get("c1")).toEqual(
     [...(await summedOverPods()).values()].reduce(addSums, zeroSum()),
   );
 
-  const pods = await t.db.prisma.pod.findMany({ where: { jobId: { in: [a.id, b.id] } } });
+  const pods = [...(await podsOf(t, a.id)), ...(await podsOf(t, b.id))];
   await reportBindResult(t.store, agent, {
     cluster: "c1",
     results: bindRequests.map((r) => ({ bindRequest: r.id, ok: r.podId !== pods[0]!.id, message: "no" })),

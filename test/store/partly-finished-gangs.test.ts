@@ -8,7 +8,7 @@ import { reportPodStatus } from "../../src/store/operations/report-pods.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { runCycle } from "../helpers/cycle.js";
 import type { TestStore } from "../helpers/store.js";
-import { admin, agentOfC1, job, storeWithC1 } from "./fixtures.js";
+import { admin, agentOfC1, job, jobOf, podsOf, storeWithC1 } from "./fixtures.js";
 
 let t: TestStore;
 
@@ -17,12 +17,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const podsOf = async (id: string) =>
-  (await t.db.prisma.pod.findMany({ where: { jobId: id }, orderBy: { name: "asc" } })).map((p) => [
-    p.name,
-    p.state,
-  ]);
-const stateOf = async (id: string) => (await t.db.prisma.job.findUniqueOrThrow({ where: { id } })).state;
+const podStates = async (id: string) => (await podsOf(t, id)).map((p) => [p.name, p.state]);
+const stateOf = async (id: string) => (await jobOf(t, id)).state;
 
 it("places the pods a gang has left once some of its pods finished and the others were evicted", async () => {
   const { job: j } = await submitJob(
@@ -56,7 +52,7 @@ it("places the pods a gang has left once some of its pods finished and the other
 
   // The node has room for them: the next cycle places the two, and the job runs again.
   await runCycle(t.store, "c1");
-  expect(await podsOf(j.id)).toEqual([
+  expect(await podStates(j.id)).toEqual([
     ["w-0", "SUCCEEDED"],
     ["w-1", "SUCCEEDED"],
     ["w-2", "BINDING"],

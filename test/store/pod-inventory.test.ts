@@ -6,8 +6,9 @@ import { reportPodInventory } from "../../src/store/operations/reconcile-pods.js
 import { reportBindResult, reportPodStatus } from "../../src/store/operations/report-pods.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { runCycle } from "../helpers/cycle.js";
+import { bindRequestsOfCluster, MAX_BIND_REQUESTS_PAGE } from "../../src/store/index.js";
 import type { TestStore } from "../helpers/store.js";
-import { admin, agentOfC1, generationOfC1, job, storeWithC1 } from "./fixtures.js";
+import { admin, agentOfC1, generationOfC1, job, podsOf, storeWithC1 } from "./fixtures.js";
 
 const agent = agentOfC1;
 let t: TestStore;
@@ -17,12 +18,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const pods = (jobId: string) =>
-  t.db.prisma.pod.findMany({
-    where: { jobId },
-    orderBy: { name: "asc" },
-    select: { name: true, state: true, message: true },
-  });
+const pods = async (jobId: string) =>
+  (await podsOf(t, jobId)).map(({ name, state, message }) => ({ name, state, message }));
 const generation = () => generationOfC1(t);
 
 it("fails the held pods of the page's range it does not list, once their binds are done", async () => {
@@ -32,7 +29,7 @@ it("fails the held pods of the page's range it does not list, once their binds a
   // Binds in flight: the pods may not exist yet; nothing is failed.
   expect(await reportPodInventory(t.store, agent, { cluster: "c1", pods: [] })).toBe(0);
 
-  const requests = await t.db.prisma.bindRequest.findMany({ where: { clusterName: "c1" } });
+  const requests = await bindRequestsOfCluster(t.store, "c1", null, MAX_BIND_REQUESTS_PAGE);
   await reportBindResult(t.store, agent, {
     cluster: "c1",
     results: requests.map((r) => ({ bindRequest: r.id, ok: true })),

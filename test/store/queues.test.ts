@@ -5,6 +5,8 @@ import { ConflictError, InvalidInputError, NotFoundError } from "../../src/store
 import { registerCluster } from "../../src/store/operations/clusters.js";
 import { createQueue, deleteQueue, setQueueQuota, updateQueue } from "../../src/store/operations/queues.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
+import { queuesNamed, quotasOf } from "../../src/store/index.js";
+import { countRows, tableRows } from "../helpers/db.js";
 import { eventually, openTestStore, type TestStore } from "../helpers/store.js";
 import { admin, job } from "./fixtures.js";
 
@@ -20,11 +22,9 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const snapshotTables = async () => ({
-  queues: await t.db.prisma.queue.findMany({ orderBy: { name: "asc" } }),
-  quotas: await t.db.prisma.queueQuota.findMany({
-    orderBy: [{ queueName: "asc" }, { scope: "asc" }, { resource: "asc" }],
-  }),
-  events: await t.db.prisma.event.count(),
+  queues: await tableRows(t.testDb.url, "queue"),
+  quotas: await tableRows(t.testDb.url, "queue_quota"),
+  events: await countRows(t.testDb.url, "event"),
 });
 
 async function expectRefusedWithoutChange(
@@ -45,9 +45,9 @@ async function expectRefusedWithoutChange(
 
 describe("createQueue", () => {
   it("builds the tree and records an event that is published", async () => {
-    const q = await t.db.prisma.queue.findUniqueOrThrow({ where: { name: "dept" } });
+    const [q] = await queuesNamed(t.store, ["dept"]);
     expect(q).toMatchObject({ parentName: "org", priority: 120 });
-    expect((await t.db.prisma.queue.findUniqueOrThrow({ where: { name: "org" } })).priority).toBe(100);
+    expect((await queuesNamed(t.store, ["org"]))[0]!.priority).toBe(100);
     const e = await eventually(() =>
       t.published.find((x) => x.kind === "queue.created" && x.queue === "team-a"),
     );
@@ -132,7 +132,7 @@ describe("updateQueue", () => {
       updateQueue(t.store, admin, { name: "p2", parent: "p1" }),
     ]);
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
-    const rows = await t.db.prisma.queue.findMany({ where: { name: { in: ["p1", "p2"] } } });
+    const rows = await queuesNamed(t.store, ["p1", "p2"]);
     expect(rows.filter((r) => r.parentName !== null)).toHaveLength(1);
   });
 });
@@ -151,7 +151,7 @@ describe("deleteQueue", () => {
     );
     await createQueue(t.store, admin, { name: "empty", parent: "org" });
     expect(await deleteQueue(t.store, admin, { name: "empty" })).toBe(true);
-    expect(await t.db.prisma.queue.findUnique({ where: { name: "empty" } })).toBeNull();
+    expect(await queuesNamed(t.store, ["empty"])).toEqual([]);
     await expectRefusedWithoutChange(
       () => deleteQueue(t.store, admin, { name: "empty" }),
       NotFoundError,
@@ -171,10 +171,7 @@ describe("setQueueQuota", () => {
     });
     await setQueueQuota(t.store, admin, { queue: "team-a", cluster: "c1", resource: "GPU", deserved: 2 });
     await setQueueQuota(t.store, admin, { queue: "team-a", resource: "GPU", limit: -1 });
-    const rows = await t.db.prisma.queueQuota.findMany({
-      where: { queueName: "team-a" },
-      orderBy: { scope: "asc" },
-    });
+    const rows = await quotasOf(t.store, ["team-a"]);
     expect(rows.map(({ updatedAt: _u, ...r }) => r)).toEqual([
       { queueName: "team-a", scope: "*", resource: "GPU", deserved: 4, limit: -1, overQuotaWeight: 2 },
       { queueName: "team-a", scope: "c1", resource: "GPU", deserved: 2, limit: null, overQuotaWeight: null },
@@ -184,7 +181,7 @@ describe("setQueueQuota", () => {
   it("clears a row when every field is set to null", async () => {
     await setQueueQuota(t.store, admin, { queue: "team-b", resource: "CPU", deserved: 1000 });
     await setQueueQuota(t.store, admin, { queue: "team-b", resource: "CPU", deserved: null });
-    expect(await t.db.prisma.queueQuota.count({ where: { queueName: "team-b" } })).toBe(0);
+    expect(await quotasOf(t.store, ["team-b"])).toEqual([]);
   });
 
   it("refuses negative amounts, deserved above limit, fractions of CPU, unknown queues and clusters", async () => {

@@ -6,7 +6,7 @@ import { reportPodStatus } from "../../src/store/operations/report-pods.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { runCycle } from "../helpers/cycle.js";
 import type { TestStore } from "../helpers/store.js";
-import { admin, agentOfC1, generationOfC1, job, storeWithC1 } from "./fixtures.js";
+import { admin, agentOfC1, generationOfC1, job, jobOf, podsOf, storeWithC1 } from "./fixtures.js";
 
 const agent = agentOfC1;
 let t: TestStore;
@@ -22,13 +22,13 @@ it("a RUNNING confirmation of a bound pod leaves the generation; a pod ending mo
   const { job: j } = await submitJob(t.store, admin, job({ cluster: "c1" }));
   await runCycle(t.store, "c1");
   const g = await generation();
-  const pods = await t.db.prisma.pod.findMany({ where: { jobId: j.id }, orderBy: { name: "asc" } });
+  const pods = await podsOf(t, j.id);
   expect(pods.map((p) => p.state)).toEqual(["BINDING", "BINDING"]);
 
   const updates = pods.map((p) => ({ job: j.id, pod: p.name, state: "RUNNING" as const }));
   expect(await reportPodStatus(t.store, agent, { cluster: "c1", updates })).toBe(2);
   expect(await generation()).toBe(g);
-  expect((await t.db.prisma.job.findUniqueOrThrow({ where: { id: j.id } })).state).toBe("RUNNING");
+  expect((await jobOf(t, j.id)).state).toBe("RUNNING");
 
   await reportPodStatus(t.store, agent, {
     cluster: "c1",

@@ -1,5 +1,6 @@
 // Role bindings in the store: a person's principal is the union of the live bindings naming their
 // subject or e-mail or any of their groups; deleted bindings count for nothing.
+import { sql } from "../helpers/db.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createQueue,
@@ -60,7 +61,10 @@ describe("principalOfIdentity", () => {
       deleteRoleBinding(ts.store, actor, { id: "01900000-0000-7000-8000-000000000000" }),
     ).rejects.toBeInstanceOf(NotFoundError);
     expect((await listRoleBindings(ts.store)).some((x) => x.id === b.id)).toBe(false);
-    const events = await ts.store.prisma.event.findMany({ where: { kind: { startsWith: "rolebinding." } } });
+    const events = await sql<{ actor: string; message: string }>(
+      ts.testDb.url,
+      "SELECT actor, message FROM event WHERE kind LIKE 'rolebinding.%'",
+    );
     expect(events.every((e) => e.actor === "ops@example.com")).toBe(true);
     expect(events.map((e) => e.message)).toContain("role binding subject temp → VIEWER deleted");
   });

@@ -6,8 +6,10 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { cancelJob } from "../../src/store/operations/jobs.js";
 import { stopJobsPastRuntimeLimit } from "../../src/store/operations/runtime-limits.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
+import { eventsOfJobs, jobsById, MAX_EVENTS_PAGE } from "../../src/store/index.js";
+import { sql } from "../helpers/db.js";
 import type { TestStore } from "../helpers/store.js";
-import { admin, generationOfC1, job, storeWithC1 } from "./fixtures.js";
+import { admin, bindRequestsOf, generationOfC1, job, jobOf, podsOf, storeWithC1 } from "./fixtures.js";
 
 let t: TestStore;
 beforeAll(async () => {
@@ -16,6 +18,9 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const STARTED = new Date("2026-01-01T10:00:00Z");
+const setJobState = (id: string, state: string) =>
+  sql(t.testDb.url, 'UPDATE job SET state = $2::"JobState" WHERE id = $1', [id, state]);
+
 const at = (seconds: number) => new Date(STARTED.getTime() + seconds * 1000);
 
 /** A job on c1 that started at STARTED: pod 0 RUNNING on n1, pod 1 still PENDING. */
@@ -25,12 +30,13 @@ async function running(name: string, limit: number | null): Promise<string> {
     admin,
     job({ name, cluster: "c1", ...(limit ? { maxRuntimeSeconds: limit } : {}) }),
   );
-  const p = t.db.prisma;
-  await p.job.update({ where: { id: row.id }, data: { state: "RUNNING", startedAt: STARTED, minMember: 1 } });
-  await p.pod.update({
-    where: { jobId_name: { jobId: row.id, name: "worker-0" } },
-    data: { state: "RUNNING", nodeName: "n1", startedAt: STARTED },
-  });
+  await sql(
+    t.testDb.url,
+    `WITH pod AS (UPDATE pod SET state = 'RUNNING', node_name = 'n1', started_at = $2
+                  WHERE job_id = $1 AND name = 'worker-0')
+     UPDATE job SET state = 'RUNNING', started_at = $2, min_member = 1 WHERE id = $1`,
+    [row.id, STARTED],
+  );
   return row.id;
 }
 
@@ -43,8 +49,7 @@ it("stops only what is past its limit, the way a cancel stops a job", async () =
   const { job: waiting } = await submitJob(t.store, admin, job({ name: "waiting", maxRuntimeSeconds: 1 }));
   // started once, preempted back to PENDING: stopped only when placed again
   const requeued = await running("requeued", 60);
-  await t.db.prisma.job.update({ where: { id: requeued }, data: { state: "PENDING" } });
-  const p = t.db.prisma;
+  await setJobState(requeued, "PENDING");
   const generation = await generationOfC1(t);
 
   expect((await stopJobsPastRuntimeLimit(t.store, admin, { now: at(59) })).stopped).toEqual([]);
@@ -55,19 +60,21 @@ it("stops only what is past its limit, the way a cancel stops a job", async () =
   });
   expect(await generationOfC1(t)).toBe(generation + 1);
 
-  const stopped = await p.job.findUniqueOrThrow({ where: { id: over } });
+  const stopped = await jobOf(t, over);
   expect([stopped.state, stopped.finishedAt, stopped.pendingReason]).toEqual(["FAILED", at(60), null]);
-  const pods = await p.pod.findMany({ where: { jobId: over }, orderBy: { name: "asc" } });
+  const pods = await podsOf(t, over);
   const reason = "run-time limit exceeded (maxRuntimeSeconds 60)";
   expect(pods.map((x) => [x.name, x.state, x.nodeName, x.message])).toEqual([
     ["worker-0", "RELEASING", "n1", reason],
     ["worker-1", "FAILED", null, reason],
   ]);
-  const evictions = await p.bindRequest.findMany({ where: { jobId: over } });
+  const evictions = await bindRequestsOf(t, over);
   expect(evictions.map((b) => [b.kind, b.state, b.nodeName, b.reason, Number(b.generation)])).toEqual([
     ["EVICT", "PENDING", "n1", reason, generation + 1],
   ]);
-  const events = await p.event.findMany({ where: { jobId: over, kind: "job.failed" } });
+  const events = (await eventsOfJobs(t.store, [over], MAX_EVENTS_PAGE))
+    .get(over)!
+    .filter((e) => e.kind === "job.failed");
   expect(events.map((e) => e.message)).toEqual([
     `job over failed: ${reason}; started 60s ago; evicting 1 pod(s)`,
   ]);
@@ -75,9 +82,10 @@ it("stops only what is past its limit, the way a cancel stops a job", async () =
   // the others are as they were; a second pass finds nothing more
   const states = async () =>
     Object.fromEntries(
-      (
-        await p.job.findMany({ where: { id: { in: [within, unlimited, cancelled, waiting.id, requeued] } } })
-      ).map((j) => [j.name, j.state]),
+      (await jobsById(t.store, [within, unlimited, cancelled, waiting.id, requeued])).map((j) => [
+        j.name,
+        j.state,
+      ]),
     );
   expect(await states()).toEqual({
     within: "RUNNING",
@@ -88,7 +96,7 @@ it("stops only what is past its limit, the way a cancel stops a job", async () =
   });
   expect((await stopJobsPastRuntimeLimit(t.store, admin, { now: at(600) })).stopped).toEqual([]);
   // placed again: stopped at the next look
-  await p.job.update({ where: { id: requeued }, data: { state: "ADMITTED" } });
+  await setJobState(requeued, "ADMITTED");
   expect(
     (await stopJobsPastRuntimeLimit(t.store, admin, { now: at(601) })).stopped.map((s) => s.name),
   ).toEqual(["requeued"]);

@@ -1,11 +1,11 @@
 // The snapshot loader and the committer against real PostgreSQL, with the real scheduling core
 // in between: rows → Snapshot → runSession → commitSession → rows and BindRequests; and the
 // fence: a result computed on a snapshot older than the cluster's generation is refused whole.
+import { storeOver } from "../../src/store/testing.js";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type SessionResult, runSession } from "../../src/core/index.js";
 import { StaleSnapshotError } from "../../src/store/errors.js";
-import { discardEvents } from "../../src/store/events.js";
 import { PrismaClient } from "../../src/store/generated/prisma/client.js";
 import { registerCluster, cordonCluster } from "../../src/store/operations/clusters.js";
 import { commitSession } from "../../src/store/operations/commit-session.js";
@@ -15,8 +15,15 @@ import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { reportBindResult, reportPodStatus } from "../../src/store/operations/report-pods.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { loadSnapshot } from "../../src/store/snapshot/load-snapshot.js";
+import {
+  bindRequestsOfCluster,
+  eventsOfJobs,
+  MAX_BIND_REQUESTS_PAGE,
+  MAX_EVENTS_PAGE,
+} from "../../src/store/index.js";
+import { countRows, sql, tableRows } from "../helpers/db.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
-import { admin, gpuNode, job } from "./fixtures.js";
+import { admin, clusterOf, gpuNode, job, jobOf, podsOf } from "./fixtures.js";
 
 const agent = { name: "agent:c1" };
 
@@ -48,8 +55,17 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const clusterGeneration = async (name = "c1") =>
-  Number((await t.db.prisma.cluster.findUniqueOrThrow({ where: { name } })).generation);
+const clusterGeneration = async (name = "c1") => Number((await clusterOf(t, name)).generation);
+/** A pod's row by id. */
+const podById = async (id: string) =>
+  (
+    await sql<{ state: string; nodeName: string | null; message: string | null }>(
+      t.testDb.url,
+      `SELECT state::text, node_name AS "nodeName", message FROM pod WHERE id = $1`,
+      [id],
+    )
+  )[0]!;
+const firstPodOf = async (jobId: string) => (await podsOf(t, jobId))[0]!;
 
 describe("loadSnapshot", () => {
   it("maps nodes, the queue tree with effective quotas for the cluster, and the cluster's jobs", async () => {
@@ -123,7 +139,7 @@ describe("loadSnapshot", () => {
     });
     prisma.$on("query", (e) => queries.push(e.query));
     try {
-      const store = { prisma, events: discardEvents };
+      const store = storeOver(prisma);
       await loadSnapshot(store, "c1");
       const few = queries.length;
       for (let i = 0; i < 15; i++) await submitJob(t.store, admin, job({ name: `many-${i}`, cluster: "c1" }));
@@ -142,7 +158,7 @@ describe("loadSnapshot", () => {
 
 describe("commitSession", () => {
   it("commits a real session: pods BINDING on their nodes, BIND requests, the job ADMITTED, generation bumped", async () => {
-    await t.db.prisma.job.updateMany({ where: { clusterName: "c1" }, data: { state: "CANCELLED" } }); // a clean slate
+    await sql(t.testDb.url, "UPDATE job SET state = 'CANCELLED' WHERE cluster_name = 'c1'"); // a clean slate
     const { job: j } = await submitJob(
       t.store,
       admin,
@@ -159,7 +175,7 @@ describe("commitSession", () => {
     expect(committed.generation).toBe(generation + 1);
     expect(await clusterGeneration()).toBe(generation + 1);
 
-    const pods = await t.db.prisma.pod.findMany({ where: { jobId: j.id }, orderBy: { name: "asc" } });
+    const pods = await podsOf(t, j.id);
     expect(pods.every((p) => p.state === "BINDING" && (p.nodeName === "n1" || p.nodeName === "n2"))).toBe(
       true,
     );
@@ -169,19 +185,21 @@ describe("commitSession", () => {
     );
     expect(requests.map((b) => b.nodeName).sort()).toEqual(pods.map((p) => p.nodeName).sort());
     // What the commit hands the dispatcher is the rows as stored, field by field, in id order.
-    const stored = await t.db.prisma.bindRequest.findMany({ where: { generation: BigInt(generation + 1) } });
-    // (all but the attempt the database fills in)
-    expect(committed.bindRequests).toEqual(
-      stored.sort((a, b) => (a.id < b.id ? -1 : 1)).map(({ restarts: _r, ...row }) => row),
+    const stored = (await bindRequestsOfCluster(t.store, "c1", null, MAX_BIND_REQUESTS_PAGE)).filter(
+      (b) => Number(b.generation) === generation + 1,
     );
-    const after = await t.db.prisma.job.findUniqueOrThrow({ where: { id: j.id } });
+    // (all but the attempt the database fills in, and the pod's name the API reads with them)
+    expect(committed.bindRequests).toEqual(
+      stored.sort((a, b) => (a.id < b.id ? -1 : 1)).map(({ restarts: _r, pod: _p, ...row }) => row),
+    );
+    const after = await jobOf(t, j.id);
     expect(after.state).toBe("ADMITTED");
     expect(after.pendingReason).toBeNull();
     expect(after.lastStartAt).not.toBeNull();
     expect(committed.jobs).toContainEqual(
       expect.objectContaining({ id: j.id, from: "PENDING", to: "ADMITTED" }),
     );
-    const events = await t.db.prisma.event.findMany({ where: { jobId: j.id }, orderBy: { id: "asc" } });
+    const events = (await eventsOfJobs(t.store, [j.id], MAX_EVENTS_PAGE)).get(j.id)!;
     expect(events.map((e) => e.kind)).toEqual(["job.submitted", "pods.bound", "job.admitted"]);
     expect(events[1]!.actor).toBe("scheduler");
 
@@ -202,12 +220,12 @@ describe("commitSession", () => {
       cluster: "c1",
       updates: pods.map((p) => ({ job: j.id, pod: p.name, state: "RUNNING" as const })),
     });
-    expect((await t.db.prisma.job.findUniqueOrThrow({ where: { id: j.id } })).state).toBe("RUNNING");
+    expect((await jobOf(t, j.id)).state).toBe("RUNNING");
     await reportPodStatus(t.store, agent, {
       cluster: "c1",
       updates: pods.map((p) => ({ job: j.id, pod: p.name, state: "SUCCEEDED" as const })),
     });
-    const done = await t.db.prisma.job.findUniqueOrThrow({ where: { id: j.id } });
+    const done = await jobOf(t, j.id);
     expect(done.state).toBe("SUCCEEDED");
     expect(done.finishedAt).not.toBeNull();
   });
@@ -223,17 +241,19 @@ describe("commitSession", () => {
     const outcome = result.jobs.find((o) => o.uid === big.id)!;
     expect(outcome.fitErrors.length).toBeGreaterThan(0);
     await commitSession(t.store, "c1", generation, result, rows);
-    const row = await t.db.prisma.job.findUniqueOrThrow({ where: { id: big.id } });
+    const row = await jobOf(t, big.id);
     expect(row.state).toBe("PENDING");
     expect(row.pendingReason).toEqual({
       message: `c1: ${outcome.fitErrors.join("; ")}`,
       clusters: [{ cluster: "c1", message: outcome.fitErrors.join("; "), short: [] }],
     });
     // Unchanged reason in the next cycle: no new event.
-    const events = await t.db.prisma.event.count({ where: { jobId: big.id, kind: "job.pending" } });
+    const pendingEvents = () =>
+      countRows(t.testDb.url, "event", "job_id = $1 AND kind = 'job.pending'", [big.id]);
+    const events = await pendingEvents();
     const again = await loadSnapshot(t.store, "c1");
     await commitSession(t.store, "c1", again.generation, runSession(again.snapshot), again.rows);
-    expect(await t.db.prisma.event.count({ where: { jobId: big.id, kind: "job.pending" } })).toBe(events);
+    expect(await pendingEvents()).toBe(events);
     await cancelJob(t.store, admin, { id: big.id });
   });
 
@@ -248,9 +268,9 @@ describe("commitSession", () => {
       admin,
       job({ name: "waiter", cluster: "c1", tasks: [{ name: "w", replicas: 1, resources: { gpu: 8 } }] }),
     );
-    const vPod = await t.db.prisma.pod.findFirstOrThrow({ where: { jobId: victim.id } });
-    const wPod = await t.db.prisma.pod.findFirstOrThrow({ where: { jobId: waiter.id } });
-    await t.db.prisma.pod.update({ where: { id: vPod.id }, data: { state: "RUNNING", nodeName: "n1" } });
+    const vPod = await firstPodOf(victim.id);
+    const wPod = await firstPodOf(waiter.id);
+    await sql(t.testDb.url, "UPDATE pod SET state = 'RUNNING', node_name = 'n1' WHERE id = $1", [vPod.id]);
     const { generation, rows } = await loadSnapshot(t.store, "c1");
     // A hand-written result in the core's contract: reclaim evicts the victim, pipelines the waiter.
     const result: SessionResult = {
@@ -271,12 +291,12 @@ describe("commitSession", () => {
     expect(committed.bindRequests.map((b) => [b.kind, b.podId, b.nodeName, b.reason])).toEqual([
       ["EVICT", vPod.id, "n1", "reclaimed for team-b"],
     ]);
-    expect(await t.db.prisma.pod.findUniqueOrThrow({ where: { id: vPod.id } })).toMatchObject({
+    expect(await podById(vPod.id)).toMatchObject({
       state: "RELEASING",
       nodeName: "n1",
       message: "reclaimed for team-b",
     });
-    expect(await t.db.prisma.pod.findUniqueOrThrow({ where: { id: wPod.id } })).toMatchObject({
+    expect(await podById(wPod.id)).toMatchObject({
       state: "PIPELINED",
       nodeName: "n1",
     });
@@ -293,7 +313,7 @@ describe("commitSession", () => {
       { binds: [], pipelines: [], evictions: [], pods: [], jobs: [], queues: [], searchCursors: [] },
       next.rows,
     );
-    expect(await t.db.prisma.pod.findUniqueOrThrow({ where: { id: wPod.id } })).toMatchObject({
+    expect(await podById(wPod.id)).toMatchObject({
       state: "PENDING",
       nodeName: null,
     });
@@ -303,7 +323,7 @@ describe("commitSession", () => {
       cluster: "c1",
       results: [{ bindRequest: committed.bindRequests[0]!.id, ok: true }],
     });
-    expect(await t.db.prisma.pod.findUniqueOrThrow({ where: { id: vPod.id } })).toMatchObject({
+    expect(await podById(vPod.id)).toMatchObject({
       state: "PENDING",
       nodeName: null,
     });
@@ -316,9 +336,7 @@ describe("commitSession", () => {
     const { job: moved } = await submitJob(t.store, admin, job({ name: "moved", cluster: "c1", ...one }));
     const { job: dropped } = await submitJob(t.store, admin, job({ name: "dropped", cluster: "c1", ...one }));
     const { job: kept } = await submitJob(t.store, admin, job({ name: "kept", cluster: "c1", ...one }));
-    const [m, d, k] = await Promise.all(
-      [moved, dropped, kept].map((j) => t.db.prisma.pod.findFirstOrThrow({ where: { jobId: j.id } })),
-    );
+    const [m, d, k] = await Promise.all([moved, dropped, kept].map((j) => firstPodOf(j.id)));
     const { generation, rows } = await loadSnapshot(t.store, "c1");
     const bind = (jobId: string, pod: string) => ({
       job: jobId,
@@ -356,7 +374,7 @@ describe("commitSession", () => {
     );
     expect(committed.bindRequests.map((b) => [b.kind, b.podId])).toEqual([["BIND", k!.id]]);
     const state = async (id: string) => {
-      const p = await t.db.prisma.pod.findUniqueOrThrow({ where: { id } });
+      const p = await podById(id);
       return [p.state, p.nodeName];
     };
     expect(await state(m!.id)).toEqual(["PIPELINED", "n2"]);
@@ -376,13 +394,14 @@ describe("commitSession", () => {
     expect(result.binds.some((b) => b.job === j.id)).toBe(true);
     // Meanwhile the agent reports a node change: the generation moves.
     await reportNodes(t.store, agent, { cluster: "c1", complete: false, nodes: [gpuNode("n3", 4)] });
-    const before = {
-      pods: await t.db.prisma.pod.findMany({ orderBy: { id: "asc" } }),
-      jobs: await t.db.prisma.job.findMany({ orderBy: { id: "asc" } }),
-      requests: await t.db.prisma.bindRequest.count(),
-      events: await t.db.prisma.event.count(),
+    const tables = async () => ({
+      pods: await tableRows(t.testDb.url, "pod"),
+      jobs: await tableRows(t.testDb.url, "job"),
+      requests: await countRows(t.testDb.url, "bind_request"),
+      events: await countRows(t.testDb.url, "event"),
       generation: await clusterGeneration(),
-    };
+    });
+    const before = await tables();
     const err = await commitSession(t.store, "c1", generation, result, rows).then(
       () => null,
       (e: unknown) => e,
@@ -393,13 +412,7 @@ describe("commitSession", () => {
       seenGeneration: generation,
       currentGeneration: generation + 1,
     });
-    expect({
-      pods: await t.db.prisma.pod.findMany({ orderBy: { id: "asc" } }),
-      jobs: await t.db.prisma.job.findMany({ orderBy: { id: "asc" } }),
-      requests: await t.db.prisma.bindRequest.count(),
-      events: await t.db.prisma.event.count(),
-      generation: await clusterGeneration(),
-    }).toEqual(before);
+    expect(await tables()).toEqual(before);
   });
 
   it("an unchanged node report does not move the generation; a cordon does, and empties the cluster for the session", async () => {

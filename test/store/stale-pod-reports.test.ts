@@ -2,6 +2,7 @@
 // past must not put a pod back on a node. A pod the books hold on no node (PENDING, or
 // PIPELINED: only nominated) reported RUNNING stays where the books have it; a RELEASING pod
 // reported RUNNING is still being evicted and keeps holding its node as RELEASING.
+import { sql } from "../helpers/db.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { SessionResult } from "../../src/core/index.js";
 import { commitSession } from "../../src/store/operations/commit-session.js";
@@ -11,7 +12,15 @@ import { submitJob } from "../../src/store/operations/submit-job.js";
 import { loadSnapshot } from "../../src/store/snapshot/load-snapshot.js";
 import { runCycle } from "../helpers/cycle.js";
 import type { TestStore } from "../helpers/store.js";
-import { addGpuCluster, admin, agentOfC1, job, storeWithC1 } from "./fixtures.js";
+import {
+  addGpuCluster,
+  podsOf as podsOfJob,
+  admin,
+  agentOfC1,
+  bindRequestsOf,
+  job,
+  storeWithC1,
+} from "./fixtures.js";
 
 let t: TestStore;
 
@@ -20,18 +29,17 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const podsOf = (id: string) => t.db.prisma.pod.findMany({ where: { jobId: id }, orderBy: { name: "asc" } });
+const podsOf = (id: string) => podsOfJob(t, id);
 
 /** What the books hold on n1 of `cluster`: GPUs of pods BINDING, RUNNING or RELEASING there. */
 async function gpusHeldOn(cluster: string): Promise<number> {
-  const pods = await t.db.prisma.pod.findMany({
-    where: {
-      nodeName: "n1",
-      state: { in: ["BINDING", "RUNNING", "RELEASING"] },
-      job: { clusterName: cluster },
-    },
-  });
-  return pods.reduce((sum, p) => sum + p.gpus, 0);
+  const [row] = await sql<{ gpus: number }>(
+    t.testDb.url,
+    `SELECT coalesce(sum(p.gpus), 0)::int AS gpus FROM pod p JOIN job j ON j.id = p.job_id
+     WHERE p.node_name = 'n1' AND p.state IN ('BINDING', 'RUNNING', 'RELEASING') AND j.cluster_name = $1`,
+    [cluster],
+  );
+  return row!.gpus;
 }
 
 it("late RUNNING reports put neither a releasing pod nor one pipelined onto its node back in the running", async () => {
@@ -98,7 +106,7 @@ it("a late report that a pod left its node does not take it off the node it is b
   await reportPodStatus(t.store, agent, { cluster: "c2", updates: [left] });
   expect((await podsOf(j.id)).map((p) => [p.state, p.nodeName])).toEqual([["BINDING", "n1"]]);
   await runCycle(t.store, "c2");
-  const binds = await t.db.prisma.bindRequest.count({ where: { jobId: j.id, kind: "BIND" } });
+  const binds = (await bindRequestsOf(t, j.id)).filter((r) => r.kind === "BIND").length;
   expect(binds).toBe(2);
 });
 
@@ -140,7 +148,11 @@ async function oneGpuJobOn(cluster: string, name: string) {
 
 /** The pod's newest request of a kind. */
 const lastRequest = (podId: string, kind: "BIND" | "EVICT") =>
-  t.db.prisma.bindRequest.findFirstOrThrow({ where: { podId, kind }, orderBy: { createdAt: "desc" } });
+  sql<{ id: string; state: string; nodeName: string }>(
+    t.testDb.url,
+    'SELECT id::text, state::text, node_name AS "nodeName" FROM bind_request WHERE pod_id = $1 AND kind = $2 ORDER BY created_at DESC, id DESC LIMIT 1',
+    [podId, kind],
+  ).then(([r]) => r!);
 
 it("a late report that a pod left its node, naming the bind of the run before, does not take it off the node it runs on again", async () => {
   const cluster = "c3";

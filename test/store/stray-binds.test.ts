@@ -6,8 +6,9 @@ import { cancelJob } from "../../src/store/operations/jobs.js";
 import { reportBindResult } from "../../src/store/operations/report-pods.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { runCycle } from "../helpers/cycle.js";
+import { eventsOfJobs, MAX_EVENTS_PAGE } from "../../src/store/index.js";
 import type { TestStore } from "../helpers/store.js";
-import { admin, agentOfC1, generationOfC1, job, storeWithC1 } from "./fixtures.js";
+import { admin, agentOfC1, bindRequestsOf, generationOfC1, job, podsOf, storeWithC1 } from "./fixtures.js";
 
 let t: TestStore;
 
@@ -16,8 +17,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const requestsOf = (jobId: string) =>
-  t.db.prisma.bindRequest.findMany({ where: { jobId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+const requestsOf = (jobId: string) => bindRequestsOf(t, jobId);
 
 async function placed(name: string): Promise<string> {
   const { job: j } = await submitJob(
@@ -44,7 +44,7 @@ it("a bind carried out after its pod was stopped is evicted again", async () => 
   expect(evict!.kind).toBe("EVICT");
   // The eviction runs first (nothing there yet), then the bind: the pod now runs on n1.
   await reportBindResult(t.store, agentOfC1, result(evict!.id));
-  expect((await t.db.prisma.pod.findFirstOrThrow({ where: { jobId: id } })).state).toBe("FAILED");
+  expect((await podsOf(t, id))[0]!.state).toBe("FAILED");
   await reportBindResult(t.store, agentOfC1, result(bind!.id));
 
   const after = await requestsOf(id);
@@ -54,9 +54,11 @@ it("a bind carried out after its pod was stopped is evicted again", async () => 
     ["EVICT", "PENDING", bind!.nodeName],
   ]);
   expect(Number(after[2]!.generation)).toBe(await generationOfC1(t));
-  const pod = await t.db.prisma.pod.findFirstOrThrow({ where: { jobId: id } });
-  expect([pod.state, pod.nodeName]).toEqual(["FAILED", null]);
-  const events = await t.db.prisma.event.findMany({ where: { jobId: id, kind: "bind.result" } });
+  const [pod] = await podsOf(t, id);
+  expect([pod!.state, pod!.nodeName]).toEqual(["FAILED", null]);
+  const events = (await eventsOfJobs(t.store, [id], MAX_EVENTS_PAGE))
+    .get(id)!
+    .filter((e) => e.kind === "bind.result");
   expect(events.at(-1)!.message).toContain(`after the pod was taken off ${bind!.nodeName}: evicting it`);
 
   // Its result, and the same bind result again, change nothing more.

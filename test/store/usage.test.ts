@@ -1,4 +1,6 @@
 // Usage history: recorded per queue and cluster in buckets, read back decayed, shown by fairShare.
+import { prismaOf } from "../../src/store/testing.js";
+import { sql } from "../helpers/db.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fairShare } from "../../src/fair-share/fair-share.js";
 import { DEFAULT_USAGE_WINDOW, USAGE_BUCKET_SECONDS, decayedAverage } from "../../src/store/domain/usage.js";
@@ -42,10 +44,12 @@ describe("usage history", () => {
         ],
       });
     }
-    const rows = await t.db.prisma.queueUsage.findMany();
-    expect(rows.map((r) => [r.queueName, r.gpuSeconds, r.cpuMilliSeconds, r.memoryByteSeconds])).toEqual([
-      ["team-a", 240, 120_000, 60e9],
-    ]);
+    const rows = await sql<{ queue: string; gpu: number; cpu: number; memory: number }>(
+      t.testDb.url,
+      `SELECT queue_name AS queue, gpu_seconds::float8 AS gpu, cpu_milli_seconds::float8 AS cpu,
+         memory_byte_seconds::float8 AS memory FROM queue_usage`,
+    );
+    expect(rows.map((r) => [r.queue, r.gpu, r.cpu, r.memory])).toEqual([["team-a", 240, 120_000, 60e9]]);
   });
 
   it("reads back a decayed average: recent use counts most, no use means zero", () => {
@@ -69,7 +73,7 @@ describe("usage history", () => {
 
   it("shows in fairShare next to what the core computes", async () => {
     const now = new Date("2026-01-01T12:00:00Z");
-    const usage = await recentUsage(t.db.prisma, now);
+    const usage = await recentUsage(prismaOf(t.db), now);
     expect(usage.get(usageKey("team-a", "c1"))!.gpu).toBeGreaterThan(0);
     const rows = await fairShare(t.store, { now });
     const teamA = rows.filter((r) => r.queue === "team-a");

@@ -5,8 +5,9 @@ import { createQueue, setQueueQuota } from "../../src/store/operations/queues.js
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { admissionPass } from "./admission-pass.js";
 import { metrics } from "../../workers/metrics.js";
+import { sql } from "../helpers/db.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
-import { addGpuCluster, admin, job } from "../store/fixtures.js";
+import { addGpuCluster, admin, job, jobOf } from "../store/fixtures.js";
 
 let t: TestStore;
 
@@ -50,7 +51,11 @@ it("checks a queue whose limit can refuse the job on its own, with its own reaso
   // The same shape as the jobs above, whose empty-cluster answer is cached already.
   await submitJob(t.store, admin, { ...huge("capped"), name: "capped-job" });
   await admission();
-  const j = await t.db.prisma.job.findFirstOrThrow({ where: { name: "capped-job" } });
+  const [capped] = await sql<{ id: string }>(
+    t.testDb.url,
+    "SELECT id::text FROM job WHERE name = 'capped-job'",
+  );
+  const j = await jobOf(t, capped!.id);
   expect(j.clusterName).toBeNull();
   const reason = j.pendingReason as { clusters: { cluster: string; message: string }[] };
   for (const c of reason.clusters)

@@ -6,7 +6,7 @@ import { createQueue } from "../../src/store/operations/queues.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { admissionPass } from "./admission-pass.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
-import { addGpuCluster, admin, job } from "../store/fixtures.js";
+import { addGpuCluster, admin, job, jobOf } from "../store/fixtures.js";
 
 let t: TestStore;
 
@@ -15,8 +15,7 @@ const admission = (batch = 1000) => admissionPass(t.store, { batch });
 const gpus = (name: string, replicas: number, gpu: number) =>
   job({ name, tasks: [{ name: "w", replicas, resources: { cpu: 1000, memory: "1Gi", gpu } }] });
 
-const clusterOf = async (id: string) =>
-  (await t.db.prisma.job.findUniqueOrThrow({ where: { id } })).clusterName;
+const clusterOf = async (id: string) => (await jobOf(t, id)).clusterName;
 
 beforeAll(async () => {
   t = await openTestStore();
@@ -52,7 +51,7 @@ describe("admission", () => {
     expect(r.assigned.map((d) => d.job)).toEqual([small]);
     expect(r.unplaced).toBe(3);
     for (const id of stuck) {
-      const j = await t.db.prisma.job.findUniqueOrThrow({ where: { id } });
+      const j = await jobOf(t, id);
       expect(j.clusterName).toBeNull();
       const reason = j.pendingReason as {
         message: string;

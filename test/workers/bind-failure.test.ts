@@ -3,6 +3,12 @@
 // The failed pod returns to Pending with the agent's reason, is held back (backoff) before being
 // tried again, and the gang — running below its minimum — is evicted whole once the stale-gang
 // grace period runs out (KAI's stalegangeviction), the agent carrying out the evictions.
+import {
+  bindRequestsOfJobs,
+  MAX_BIND_REQUESTS_PAGE,
+  MAX_PODS_PAGE,
+  podsOfJobs,
+} from "../../src/store/index.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { defaultSchedulerConfig } from "../../src/core/index.js";
 import { until } from "../agent/until.js";
@@ -64,15 +70,15 @@ it("returns a refused pod to Pending with backoff, and evicts the gang left belo
   const id = await cp.submit({ ...gpuJob("gang", "team-a", 3, 4), cluster: "c1" });
 
   const refused = await until(async () => {
-    const pods = await cp.api.server.store.prisma.pod.findMany({ where: { jobId: id } });
+    const pods = (await podsOfJobs(cp.api.server.store, [id], MAX_PODS_PAGE)).get(id) ?? [];
     const pod = pods.find((p) => p.message?.startsWith("bind to gpu-0 failed"));
     expect(pod).toBeDefined();
     return pod!;
   });
   expect(refused.message).toMatch(/cannot fit the pod/);
-  const failed = await cp.api.server.store.prisma.bindRequest.findMany({
-    where: { podId: refused.id, state: "FAILED" },
-  });
+  const failed = (
+    (await bindRequestsOfJobs(cp.api.server.store, [id], MAX_BIND_REQUESTS_PAGE)).get(id) ?? []
+  ).filter((b) => b.podId === refused.id && b.state === "FAILED");
   expect(failed.length).toBeGreaterThanOrEqual(1);
   expect(failed[0]!.lastError).toMatch(/cannot fit the pod/);
 

@@ -7,6 +7,7 @@
 import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { until } from "../agent/until.js";
+import { countRows, sql } from "../helpers/db.js";
 import { ControlPlane, gpuJob } from "./harness.js";
 
 const CLUSTER = `
@@ -50,7 +51,7 @@ async function workerKilledInCatchUp(id: string): Promise<{ arm: () => void; die
 }
 
 it("loses nothing when a worker dies while catching up", async () => {
-  const prisma = cp.api.server.store.prisma;
+  const url = cp.api.db.url;
   await cp.spawnWorker("steady");
   let kept: string[] = [];
   const warmJobs: string[] = [];
@@ -92,26 +93,37 @@ it("loses nothing when a worker dies while catching up", async () => {
     for (const id of cancelled) expect((await cp.job(id)).state).toBe("CANCELLED");
   }, 180_000);
 
-  const pods = await prisma.pod.findMany({ where: { jobId: { in: kept } } });
+  const pods = await sql<{ state: string; nodeName: string | null }>(
+    url,
+    `SELECT state::text, node_name AS "nodeName" FROM pod WHERE job_id = ANY($1::uuid[])`,
+    [kept],
+  );
   expect(pods.every((p) => p.state === "RUNNING" && p.nodeName)).toBe(true);
   // One placement per pod of the jobs kept: none lost, none doubled.
-  const binds = await prisma.bindRequest.findMany({ where: { jobId: { in: kept }, kind: "BIND" } });
+  const binds = await sql<{ podId: string }>(
+    url,
+    `SELECT pod_id::text AS "podId" FROM bind_request WHERE job_id = ANY($1::uuid[]) AND kind = 'BIND'`,
+    [kept],
+  );
   expect(new Set(binds.map((r) => r.podId)).size).toBe(pods.length);
   expect(binds).toHaveLength(pods.length);
   // Nothing of the cancelled jobs holds a node.
-  const leftOver = await prisma.pod.count({
-    where: { jobId: { in: cancelled }, state: { in: ["BINDING", "RUNNING"] } },
-  });
+  const leftOver = await countRows(
+    url,
+    "pod",
+    "job_id = ANY($1::uuid[]) AND state IN ('BINDING', 'RUNNING')",
+    [cancelled],
+  );
   expect(leftOver).toBe(0);
   // No node over-committed, in the books and on the cluster.
-  const held = await prisma.pod.groupBy({
-    by: ["nodeName"],
-    where: { state: { in: ["BINDING", "RUNNING"] }, nodeName: { not: null } },
-    _sum: { gpus: true },
-  });
-  for (const n of held) expect(n._sum.gpus ?? 0).toBeLessThanOrEqual(GPUS_PER_NODE);
+  const held = await sql<{ gpus: number }>(
+    url,
+    `SELECT sum(gpus)::int AS gpus FROM pod WHERE state IN ('BINDING', 'RUNNING') AND node_name IS NOT NULL
+     GROUP BY node_name`,
+  );
+  for (const n of held) expect(n.gpus).toBeLessThanOrEqual(GPUS_PER_NODE);
   await until(async () => {
-    const running = await prisma.pod.count({ where: { state: "RUNNING" } });
+    const running = await countRows(url, "pod", "state = 'RUNNING'");
     expect(cp.backends.get("c1")!.cluster.runningPodCount).toBe(running);
   });
 }, 600_000);

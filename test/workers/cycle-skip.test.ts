@@ -24,7 +24,7 @@ import { reportSomeBindResults, reportSomePodPhases } from "../helpers/agent-rep
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../helpers/redis.js";
 import { type Prng, prng } from "../helpers/prng.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
-import { admin, gpuNode, job } from "../store/fixtures.js";
+import { admin, gpuNode, job, podsOf } from "../store/fixtures.js";
 
 let t: TestStore;
 let redis: Redis;
@@ -81,7 +81,7 @@ describe("cycle skip", () => {
     expect(await runCycle(deps, "c0", REPORT_TRIGGER)).toMatchObject({ skipped: false, binds: 0 });
     expect((await runCycle(deps, "c0", "timer")).skipped).toBe(true);
     expect((await runCycle(deps, "c0", "event")).skipped).toBe(true);
-    const pods = await t.db.prisma.pod.findMany({ where: { jobId: first.job.id } });
+    const pods = await podsOf(t, first.job.id);
     await reportPodStatus(
       t.store,
       { name: "agent:c0" },

@@ -1,5 +1,6 @@
 // The workers' estimates task keeps Job.estimatedStart current on its own: a submission triggers a
 // run (the timer is far off here), and the waiting job's estimate is the running job's declared end.
+import { jobById } from "../../src/store/index.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { until } from "../agent/until.js";
 import { ControlPlane, gpuJob, TWO_NODES_OF_FOUR_GPUS } from "./harness.js";
@@ -29,7 +30,7 @@ it("a submission triggers new estimates: the waiting job starts when the running
     expect(job.estimatedStart).not.toBeNull();
     return job;
   }, 60_000);
-  const last = await cp.api.server.store.prisma.job.findUniqueOrThrow({ where: { id: running } });
+  const last = (await jobById(cp.api.server.store, running))!;
   expect(e).toEqual({
     state: "PENDING",
     estimatedStart: new Date(last.lastStartAt!.getTime() + 1_800_000).toISOString(),

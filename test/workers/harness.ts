@@ -11,6 +11,7 @@ import { type RunningWorkers, startWorkers, type WorkerOptions } from "../../wor
 import { expect } from "vitest";
 import { until } from "../agent/until.js";
 import { gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
+import { sql } from "../helpers/db.js";
 import { TEST_REDIS_URL, deleteTestKeys } from "../helpers/redis.js";
 import type { EventData } from "../../src/store/index.js";
 import { defaultBindSecret } from "../../src/protocol/bind-request.js";
@@ -236,18 +237,12 @@ export class ControlPlane {
   }
 
   async events(kind?: string): Promise<EventView[]> {
-    const rows = await this.api.server.store.prisma.event.findMany({
-      where: kind ? { kind } : {},
-      orderBy: { id: "asc" },
-    });
-    return rows.map((r) => ({
-      at: r.at,
-      kind: r.kind,
-      message: r.message,
-      cluster: r.clusterName,
-      job: r.jobId,
-      data: r.data as EventData | null,
-    }));
+    return sql<EventView>(
+      this.api.db.url,
+      `SELECT at, kind, message, cluster_name AS cluster, job_id::text AS job, data FROM event
+       WHERE $1::text IS NULL OR kind = $1 ORDER BY id`,
+      [kind ?? null],
+    );
   }
 
   async close(): Promise<void> {

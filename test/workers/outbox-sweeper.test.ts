@@ -10,6 +10,7 @@ import { BindDispatcher } from "../../workers/dispatch/bind-dispatcher.js";
 import { sweepOutbox } from "../../workers/index.js";
 import { runCycle } from "../helpers/cycle.js";
 import { TEST_REDIS_URL, testRedisPrefix } from "../helpers/redis.js";
+import { bindRequestsOfCluster, MAX_BIND_REQUESTS_PAGE } from "../../src/store/index.js";
 import type { TestStore } from "../helpers/store.js";
 import { admin, job, storeWithC1 } from "../store/fixtures.js";
 
@@ -36,7 +37,10 @@ afterAll(async () => {
 /** A sweep a second from now: every row is older than a zero delay, whatever the clock's grain. */
 const later = () => new Date(Date.now() + 1000);
 
-const rows = () => t.db.prisma.bindRequest.findMany({ orderBy: { id: "asc" } });
+const rows = async () =>
+  (await bindRequestsOfCluster(t.store, "c1", null, MAX_BIND_REQUESTS_PAGE)).sort((a, b) =>
+    a.id < b.id ? -1 : 1,
+  );
 /** The row of each of these requests, in their order. */
 const rowsOf = async (ids: readonly { id: string }[]) => {
   const byId = new Map((await rows()).map((r) => [r.id, r]));

@@ -18,6 +18,7 @@ import { digestCluster } from "../../workers/admission/cluster-digest.js";
 import { DigestServer, OwnerDigests } from "../../workers/admission/owner-digests.js";
 import { AdmissionState, fullReads, localDigests } from "../../workers/admission/state.js";
 import { WorkerSignals } from "../../workers/signals.js";
+import { sql } from "../helpers/db.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 import { deleteTestKeys, TEST_REDIS_URL, testRedisPrefix } from "../helpers/redis.js";
 import { admin, gpuNode, job } from "../store/fixtures.js";
@@ -112,7 +113,7 @@ it("decides what a pass reading every cluster decides", async () => {
   for (let i = 0; i < 6; i++) await submitJob(t.store, admin, gpus(`j${i}`, 2, 3));
   const overOwners = await admissionPass(t.store, { state: new AdmissionState(owners) });
   // The same pass again, from nothing, each cluster read here: the same decisions.
-  await t.db.prisma.job.updateMany({ where: { name: { startsWith: "j" } }, data: { clusterName: null } });
+  await sql(t.testDb.url, "UPDATE job SET cluster_name = NULL WHERE name LIKE 'j%'");
   const readHere = await admissionPass(t.store, { state: new AdmissionState(fullReads(t.store)) });
   const decisions = (r: typeof overOwners) => r.assigned.map((d) => [d.job, d.cluster, d.tier]);
   expect(decisions(overOwners).length).toBeGreaterThan(0);

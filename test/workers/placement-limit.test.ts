@@ -16,8 +16,9 @@ import { BindDispatcher } from "../../workers/dispatch/bind-dispatcher.js";
 import { runCycle } from "../../workers/index.js";
 import { until } from "../agent/until.js";
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../helpers/redis.js";
+import { sql } from "../helpers/db.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
-import { admin, gpuNode, job } from "../store/fixtures.js";
+import { admin, gpuNode, job, jobOf } from "../store/fixtures.js";
 import { ControlPlane, gpuJob, TWO_NODES_OF_FOUR_GPUS } from "./harness.js";
 
 let t: TestStore;
@@ -45,14 +46,15 @@ function cycleDeps(maxPlacements: number): CycleDeps {
 
 /** Jobs of c1 with a pod on a node. */
 async function placedJobs(): Promise<Set<string>> {
-  const pods = await t.db.prisma.pod.findMany({
-    where: { job: { clusterName: "c1" }, nodeName: { not: null } },
-  });
+  const pods = await sql<{ jobId: string }>(
+    t.testDb.url,
+    `SELECT p.job_id::text AS "jobId" FROM pod p JOIN job j ON j.id = p.job_id
+     WHERE j.cluster_name = 'c1' AND p.node_name IS NOT NULL`,
+  );
   return new Set(pods.map((p) => p.jobId));
 }
 
-const reasonOf = async (id: string) =>
-  (await t.db.prisma.job.findUniqueOrThrow({ where: { id } })).pendingReason as { message: string } | null;
+const reasonOf = async (id: string) => (await jobOf(t, id)).pendingReason as { message: string } | null;
 
 describe("a cycle's placement limit", () => {
   it("places whole gangs up to the limit per cycle, in order, until the backlog is placed", async () => {

@@ -10,6 +10,7 @@ import { SerialTask, type SerialTaskOptions } from "../../workers/serial-task.js
 import { until as waitFor } from "../agent/until.js";
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../helpers/redis.js";
 import { OwnRedis } from "../helpers/topology/services.js";
+import { bindRequestsOfJobs, MAX_BIND_REQUESTS_PAGE } from "../../src/store/index.js";
 import { ControlPlane, gpuJob, TWO_NODES_OF_FOUR_GPUS } from "./harness.js";
 
 /** Resolves once `count()` reaches `n` (the test's own timeout bounds the wait). */
@@ -120,7 +121,7 @@ describe("a BindRequest whose queue job vanished with Redis", () => {
     await cp.jobInState(id, "ADMITTED");
     const store = cp.api.server.store;
     await waitFor(async () => {
-      const rows = await store.prisma.bindRequest.findMany({ where: { jobId: id } });
+      const rows = (await bindRequestsOfJobs(store, [id], MAX_BIND_REQUESTS_PAGE)).get(id) ?? [];
       expect(rows.map((r) => r.state)).toEqual(["DISPATCHED"]);
     });
     // Redis restarts empty: queues, timers, locks and the agents' outcome records are gone.

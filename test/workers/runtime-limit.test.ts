@@ -1,6 +1,12 @@
 // Run-time limits end to end: a job RUNNING past its maxRuntimeSeconds is stopped by the workers —
 // its pods evicted through the outbox and the agent (gone from the simulated cluster), each pod
 // and the job's event naming the limit, the job FAILED — while a job within its limit runs on.
+import {
+  bindRequestsOfJobs,
+  MAX_BIND_REQUESTS_PAGE,
+  MAX_PODS_PAGE,
+  podsOfJobs,
+} from "../../src/store/index.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { until } from "../agent/until.js";
 import { ControlPlane, gpuJob, TWO_NODES_OF_FOUR_GPUS } from "./harness.js";
@@ -33,16 +39,17 @@ it("stops a job past its limit: pods evicted from the cluster, job FAILED naming
     expect(podsOnCluster(limited)).toEqual([]);
   }, 60_000);
   expect(failed.cluster?.name).toBe("c1");
-  const p = cp.api.server.store.prisma;
-  const pods = await p.pod.findMany({ where: { jobId: limited }, orderBy: { name: "asc" } });
+  const store = cp.api.server.store;
+  const pods = (await podsOfJobs(store, [limited], MAX_PODS_PAGE)).get(limited)!;
   expect(pods.map((x) => [x.state, x.nodeName, x.message])).toEqual([
     ["FAILED", null, "run-time limit exceeded (maxRuntimeSeconds 2)"],
     ["FAILED", null, "run-time limit exceeded (maxRuntimeSeconds 2)"],
   ]);
   // both pods had been bound on the cluster, and were evicted from it
-  const binds = await p.bindRequest.findMany({ where: { jobId: limited, kind: "BIND" } });
+  const requests = (await bindRequestsOfJobs(store, [limited], MAX_BIND_REQUESTS_PAGE)).get(limited)!;
+  const binds = requests.filter((b) => b.kind === "BIND");
   expect(binds.map((b) => b.state)).toEqual(["SUCCEEDED", "SUCCEEDED"]);
-  const evictions = await p.bindRequest.findMany({ where: { jobId: limited, kind: "EVICT" } });
+  const evictions = requests.filter((b) => b.kind === "EVICT");
   expect(evictions.map((b) => [b.state, b.reason])).toEqual([
     ["SUCCEEDED", "run-time limit exceeded (maxRuntimeSeconds 2)"],
     ["SUCCEEDED", "run-time limit exceeded (maxRuntimeSeconds 2)"],

@@ -18,6 +18,7 @@ import { BindDispatcher } from "../../workers/dispatch/bind-dispatcher.js";
 import { runCycle } from "../../workers/index.js";
 import { prng } from "../helpers/prng.js";
 import { TEST_REDIS_URL, deleteTestKeys, testRedisPrefix } from "../helpers/redis.js";
+import { sql } from "../helpers/db.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 import { admin, gpuNode, job } from "../store/fixtures.js";
 
@@ -55,12 +56,14 @@ const worker = (id: string): CycleDeps =>
 /** GPUs held per node (pods BINDING, RUNNING or RELEASING there) never exceed the node's 4, and
  * no pod has two BIND requests waiting. */
 async function checkNothingOvercommitted(step: number): Promise<void> {
-  const held = await t.db.prisma.$queryRawUnsafe<{ node: string; gpus: number }[]>(
+  const held = await sql<{ node: string; gpus: number }>(
+    t.testDb.url,
     `SELECT node_name AS node, sum(gpus)::int AS gpus FROM pod
      WHERE state IN ('BINDING', 'RUNNING', 'RELEASING') GROUP BY node_name`,
   );
   for (const h of held) expect(h.gpus, `step ${step}: GPUs held on ${h.node}`).toBeLessThanOrEqual(4);
-  const twice = await t.db.prisma.$queryRawUnsafe<{ n: number }[]>(
+  const twice = await sql<{ n: number }>(
+    t.testDb.url,
     `SELECT count(*)::int AS n FROM (SELECT pod_id FROM bind_request WHERE kind = 'BIND'
        AND state IN ('PENDING', 'DISPATCHED') GROUP BY pod_id HAVING count(*) > 1) x`,
   );
@@ -87,9 +90,10 @@ it("never commits from a stale cache when two workers take turns", async () => {
         }),
       );
     if (op === 1) {
-      const requests = await t.db.prisma.bindRequest.findMany({
-        where: { state: { in: ["PENDING", "DISPATCHED"] } },
-      });
+      const requests = await sql<{ id: string }>(
+        t.testDb.url,
+        "SELECT id::text FROM bind_request WHERE state IN ('PENDING', 'DISPATCHED') ORDER BY id",
+      );
       if (requests.length)
         await reportBindResult(t.store, agent, {
           cluster: "c1",
@@ -97,7 +101,10 @@ it("never commits from a stale cache when two workers take turns", async () => {
         });
     }
     if (op === 2) {
-      const pods = await t.db.prisma.pod.findMany({ where: { state: { in: ["RUNNING", "BINDING"] } } });
+      const pods = await sql<{ jobId: string; name: string; state: string }>(
+        t.testDb.url,
+        `SELECT job_id::text AS "jobId", name, state::text FROM pod WHERE state IN ('RUNNING', 'BINDING') ORDER BY id`,
+      );
       const some = pods.filter(() => r.next() < 0.5);
       if (some.length)
         await reportPodStatus(t.store, agent, {

@@ -4,13 +4,14 @@
 // gives the queue that used the cluster lately a smaller share than the one that did not.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { computeFairShare, defaultSchedulerConfig } from "../../src/core/index.js";
-import { decayedAverage, DEFAULT_USAGE_WINDOW } from "../../src/store/domain/usage.js";
+import { decayedAverage, DEFAULT_USAGE_WINDOW, type UsageBucket } from "../../src/store/domain/usage.js";
 import { fairShareConfig } from "../../src/fair-share/fair-share.js";
 import { ClusterCache, loadSnapshot } from "../../src/store/index.js";
 import { createQueue, setQueueQuota } from "../../src/store/operations/queues.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { recordUsage } from "../../workers/index.js";
 import { runCycle } from "../helpers/cycle.js";
+import { sql } from "../helpers/db.js";
 import { openTestStore, type TestStore } from "../helpers/store.js";
 import { addC1, admin, job } from "../store/fixtures.js";
 
@@ -38,7 +39,12 @@ it("records usage and feeds it, decayed, into the fair shares", async () => {
   await runCycle(t.store, "c1");
   const now = new Date();
   expect(await recordUsage(t.store, config, 3600, { window: DEFAULT_USAGE_WINDOW, now })).toBe(1);
-  const rows = await t.db.prisma.queueUsage.findMany({ orderBy: { queueName: "asc" } });
+  const rows = await sql<UsageBucket & { queueName: string }>(
+    t.testDb.url,
+    `SELECT queue_name AS "queueName", bucket_start AS "bucketStart", gpu_seconds AS "gpuSeconds",
+       cpu_milli_seconds AS "cpuMilliSeconds", memory_byte_seconds AS "memoryByteSeconds"
+     FROM queue_usage ORDER BY queue_name`,
+  );
   expect(rows.map((r) => [r.queueName, r.gpuSeconds])).toEqual([
     ["org", 4 * 3600],
     ["team-a", 4 * 3600],
@@ -87,10 +93,13 @@ it("records usage and feeds it, decayed, into the fair shares", async () => {
 it("records from a worker's cached view what a full read records, reading only what changed", async () => {
   const now = new Date(Date.now() + 7 * 86_400_000);
   const recorded = async () => {
-    const where = { bucketStart: { gte: new Date(now.getTime() - 3_600_000) } };
-    const rows = await t.db.prisma.queueUsage.findMany({ where, orderBy: { queueName: "asc" } });
-    await t.db.prisma.queueUsage.deleteMany({ where });
-    return rows.map((r) => [r.queueName, r.gpuSeconds, r.cpuMilliSeconds, r.memoryByteSeconds]);
+    const rows = await sql<{ queue: string; gpu: number; cpu: number; memory: number }>(
+      t.testDb.url,
+      `DELETE FROM queue_usage WHERE bucket_start >= $1
+       RETURNING queue_name AS queue, gpu_seconds AS gpu, cpu_milli_seconds AS cpu, memory_byte_seconds AS memory`,
+      [new Date(now.getTime() - 3_600_000)],
+    );
+    return rows.sort((a, b) => (a.queue < b.queue ? -1 : 1)).map((r) => [r.queue, r.gpu, r.cpu, r.memory]);
   };
   const cache = new ClusterCache(t.store);
   await cache.refresh("c1");

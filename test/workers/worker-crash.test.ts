@@ -7,6 +7,7 @@
 import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { until } from "../agent/until.js";
+import { countRows, sql } from "../helpers/db.js";
 import { ControlPlane, gpuJob } from "./harness.js";
 
 const CLUSTER = `
@@ -63,7 +64,7 @@ async function submitRound(round: number): Promise<string[]> {
 }
 
 it("loses no BindRequest and binds no pod twice when workers die mid-cycle", async () => {
-  const prisma = cp.api.server.store.prisma;
+  const url = cp.api.db.url;
   const jobs: string[] = [];
   let roundsWithUnsent = 0;
   for (let round = 0; round < ROUNDS; round++) {
@@ -72,7 +73,7 @@ it("loses no BindRequest and binds no pod twice when workers die mid-cycle", asy
     await died;
     if (process.env.WORKERS_TEST_LOG) console.error(`round ${round}: worker killed`);
     // Committed but never sent: the kill fell between the commit and the send.
-    if ((await prisma.bindRequest.count({ where: { state: "PENDING" } })) > 0) roundsWithUnsent++;
+    if ((await countRows(url, "bind_request", "state = 'PENDING'")) > 0) roundsWithUnsent++;
   }
   await cp.spawnWorker("survivor");
 
@@ -80,16 +81,24 @@ it("loses no BindRequest and binds no pod twice when workers die mid-cycle", asy
     for (const id of jobs) expect((await cp.job(id)).state).toBe("RUNNING");
   }, 180_000);
 
-  const pods = await prisma.pod.findMany({ where: { jobId: { in: jobs } } });
+  const pods = await sql<{ id: string; state: string; nodeName: string | null }>(
+    url,
+    `SELECT id::text, state::text, node_name AS "nodeName" FROM pod WHERE job_id = ANY($1::uuid[])`,
+    [jobs],
+  );
   expect(pods).toHaveLength(ROUNDS * JOBS_PER_ROUND * PODS_PER_JOB);
   expect(pods.every((p) => p.state === "RUNNING" && p.nodeName)).toBe(true);
   // One placement per pod, each carried out: none lost, none doubled.
-  const requests = await prisma.bindRequest.findMany({ where: { jobId: { in: jobs } } });
+  const requests = await sql<{ kind: string; podId: string; clusterName: string }>(
+    url,
+    `SELECT kind::text, pod_id::text AS "podId", cluster_name AS "clusterName" FROM bind_request WHERE job_id = ANY($1::uuid[])`,
+    [jobs],
+  );
   expect(requests.every((r) => r.kind === "BIND")).toBe(true);
   expect(new Set(requests.map((r) => r.podId)).size).toBe(pods.length);
   expect(requests).toHaveLength(pods.length);
   await until(async () => {
-    const open = await prisma.bindRequest.count({ where: { state: { not: "SUCCEEDED" } } });
+    const open = await countRows(url, "bind_request", "state <> 'SUCCEEDED'");
     expect(open).toBe(0);
   });
   const running = CLUSTERS.map((c) => cp.backends.get(c)!.cluster.runningPodCount).reduce((a, b) => a + b, 0);

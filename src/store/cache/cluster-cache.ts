@@ -6,6 +6,7 @@
 // its cursor is older than the tombstones kept or than maxIdleMs, and when a drift check finds
 // counts that differ from the database's. PostgreSQL stays the truth: a cached snapshot may be
 // stale, and the commit's generation fence refuses what was decided on it.
+import { prismaOf } from "../client.js";
 import { queueUsageFractions, usageFrom } from "../snapshot/queue-usage.js";
 import type { QuotaVector } from "../../core/index.js";
 import type { UsageBucket, UsageWindow } from "../domain/usage.js";
@@ -133,7 +134,7 @@ export class ClusterCache {
     const out = new Set<string>();
     if (!asked.size) return out;
     const read = await readChangedClusters(
-      this.store.prisma,
+      prismaOf(this.store),
       [...asked].map(([name, a]) => ({ name, since: a.cursor, snapshot: a.entry.seen })),
     );
     if (!read) return out;
@@ -170,7 +171,7 @@ export class ClusterCache {
     const held = this.entries.get(cluster);
     let outcome: { entry: Entry; changed: boolean; buckets: Map<string, UsageBucket[]> | null };
     try {
-      outcome = await readConsistent(this.store.prisma, async (q) => {
+      outcome = await readConsistent(prismaOf(this.store), async (q) => {
         const full = async (point: ReadPoint) => {
           const entry: Entry = {
             state: new ClusterState(cluster),
@@ -264,7 +265,7 @@ export class ClusterCache {
   private async pruneTombstones(wallClock: number): Promise<void> {
     if (wallClock - this.prunedAt < this.opts.tombstoneRetentionMs / 10) return;
     this.prunedAt = wallClock;
-    await pruneChangeTombstones(this.store.prisma, this.opts.tombstoneRetentionMs);
+    await pruneChangeTombstones(prismaOf(this.store), this.opts.tombstoneRetentionMs);
   }
 }
 

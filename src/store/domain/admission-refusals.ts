@@ -1,15 +1,12 @@
 // Which jobs admission refuses because their queue's policy no longer allows them: a queue
 // tightened after a submit (namespaces, pod security level, allow-lists) holds for its pending
 // jobs too. Pure: the decision's operation reads the rows and the policies and writes the outcome.
+import type { Job } from "../types.js";
 import type { QueuePolicy } from "./queue-policy.js";
 import { type StoredTaskForPolicy, storedJobPolicyError } from "../validation/job-policy.js";
 
 /** A job about to be admitted, with the task rows its pods are made from. */
-export interface AdmittedJobRows {
-  id: string;
-  name: string;
-  namespace: string;
-  queueName: string;
+export interface AdmittedJobRows extends Pick<Job, "id" | "name" | "namespace" | "queueName"> {
   tasks: readonly StoredTaskForPolicy[];
 }
 

@@ -5,7 +5,7 @@
 // job fails and the rest of its pods are stopped. A failure the policy does not restart on (an
 // exit code outside onExitCodes) fails the job the same way. Pure: the store's operations apply
 // what `planGangFailure` decides (operations/gang-restarts.ts).
-import type { JobState, PodState } from "../types.js";
+import type { Job, PodState } from "../types.js";
 import { holdsNodeState } from "./pod-states.js";
 
 export interface RestartPolicy {
@@ -40,11 +40,7 @@ export interface PodFailure {
   message: string | null;
 }
 
-export interface GangJob {
-  id: string;
-  name: string;
-  state: JobState;
-  restarts: number;
+export interface GangJob extends Pick<Job, "id" | "name" | "state" | "restarts"> {
   restartPolicy: RestartPolicy | null;
 }
 

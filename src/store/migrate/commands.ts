@@ -1,18 +1,24 @@
 // The migrate commands (same meaning as `prisma migrate …`), as functions: the CLI script
 // (scripts/migrate.ts), the test helpers and `fleetq dev` (embedded PGlite) call them in-process.
-import type { DiagnoseMigrationHistoryOutput, SchemaFilter } from "@prisma/schema-engine-wasm";
+import type { DiagnoseMigrationHistoryOutput } from "@prisma/schema-engine-wasm";
 import { withSchemaEngine } from "./engine.js";
 import { readMigrationList, writeMigration } from "./migrations-dir.js";
 import { projectSchemaLocation, type SchemaLocation } from "./paths.js";
 import { ensurePostgresDatabase } from "./pg-adapter.js";
 
+/** Tables and enums the migrations leave alone (prisma.config.ts's `tables.external`, `enums.external`). */
+export interface MigrationFilters {
+  externalTables: string[];
+  externalEnums: string[];
+}
+
 export interface MigrateOptions {
   url: string;
   location?: SchemaLocation;
-  filters?: SchemaFilter;
+  filters?: MigrationFilters;
 }
 
-const noFilters: SchemaFilter = { externalTables: [], externalEnums: [] };
+const noFilters: MigrationFilters = { externalTables: [], externalEnums: [] };
 
 async function ensureDatabase(url: string): Promise<void> {
   if (!url.startsWith("pglite:")) await ensurePostgresDatabase(url); // PGlite creates its folder itself

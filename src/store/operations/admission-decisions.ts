@@ -2,6 +2,7 @@
 // transaction, which first checks the jobs against their queues' current policies), and why the
 // others stay unadmitted (one transaction). Same rules as assignJobCluster / setJobPendingReason,
 // in bulk (a pass decides about up to a thousand jobs).
+import { prismaOf } from "../client.js";
 import { z } from "zod";
 import type { Tx } from "../db.js";
 import {
@@ -91,7 +92,7 @@ export async function assignJobClusters(
 ): Promise<string[]> {
   const list = parseInput(decisions, input);
   if (!list.length) return [];
-  const events = await store.prisma.$transaction(
+  const events = await prismaOf(store).$transaction(
     async (tx) => {
       const jobs = await admittedJobRows(
         tx,

@@ -3,6 +3,7 @@
 // start where the previous ended (several workers sampling one cluster cover each second once),
 // and a rollup writes only hours wholly sampled and not yet rolled up (a rerun writes nothing;
 // rewriting an hour from the same samples replaces its rows).
+import { prismaOf } from "../client.js";
 import type { Tx } from "../db.js";
 import {
   bucketSpans,
@@ -65,7 +66,7 @@ export interface UsageSampleInput {
  * and GPU model, allocated (pods BINDING, RUNNING or RELEASING on a node) and used (RUNNING).
  * Returns the seconds sampled (0: another worker sampled up to `at` already). */
 export async function recordUsageSamples(store: Store, r: UsageSampleInput): Promise<number> {
-  return store.prisma.$transaction(async (tx) => {
+  return prismaOf(store).$transaction(async (tx) => {
     const mark = await lockMark(tx, r.cluster);
     const from = sampleStart(mark.sampledTo, r.at, r.seconds, r.maxSeconds ?? 2 * r.seconds);
     if (!from) return 0;
@@ -118,7 +119,7 @@ export async function rollUpUsage(
   const now = o.now ?? new Date();
   const rawWindow = o.rawWindowSeconds ?? DEFAULT_USAGE_WINDOW.windowSeconds;
   const cutoff = retentionCutoff(now, o.retentionDays ?? DEFAULT_USAGE_RETENTION_DAYS);
-  return store.prisma.$transaction(
+  return prismaOf(store).$transaction(
     async (tx) => {
       const mark = await lockMark(tx, cluster);
       const range = rollupRange(mark.rolledTo, mark.sampledTo, await firstSample(tx, cluster));
@@ -234,7 +235,7 @@ export interface SeedRollupsInput {
  * queue on every cluster, each hour from the day of `from`, a deterministic amount. */
 export async function seedUsageRollups(store: Store, s: SeedRollupsInput): Promise<number> {
   const start = floorTo(s.from.getTime(), DAY_MS);
-  return store.prisma.$transaction(
+  return prismaOf(store).$transaction(
     async (tx) => {
       await tx.$executeRaw`INSERT INTO usage_label_set (labels) VALUES ('{}'::jsonb) ON CONFLICT (labels) DO NOTHING`;
       const end = new Date(start + s.hours * 3_600_000);

@@ -3,6 +3,7 @@
 // unless renewed, so a killed worker's clusters are free once its leases lapse. Every change of a
 // cluster's owner grows the lease's epoch, and a cycle's commit carries the epoch it was planned
 // under (commitSession's `lease`): a worker that lost the lease can no longer commit there.
+import { prismaOf } from "../client.js";
 import type { Tx } from "../db.js";
 import { LeaseLostError } from "../errors.js";
 import type { Store } from "../store.js";
@@ -23,7 +24,7 @@ export interface OwnershipView {
 
 /** The owner of each cluster whose lease is live (API reads, metrics). */
 export async function clusterOwners(store: Store): Promise<Map<string, { owner: string; since: Date }>> {
-  const rows = await store.prisma.$queryRaw<{ cluster: string; owner: string; since: Date }[]>`
+  const rows = await prismaOf(store).$queryRaw<{ cluster: string; owner: string; since: Date }[]>`
     SELECT cluster_name AS cluster, owner, acquired_at AS since FROM cluster_lease
     WHERE owner IS NOT NULL AND expires_at > now()`;
   return new Map(rows.map((r) => [r.cluster, { owner: r.owner, since: r.since }]));
@@ -35,7 +36,7 @@ export async function clusterOwners(store: Store): Promise<Map<string, { owner: 
  * worker may have it by now).
  */
 export async function renewWorkerLeases(store: Store, worker: string, leaseMs: number): Promise<HeldLease[]> {
-  return store.prisma.$transaction(async (tx) => {
+  return prismaOf(store).$transaction(async (tx) => {
     await tx.$executeRaw`
       INSERT INTO worker (id, expires_at) VALUES (${worker}, now() + ${leaseMs} * interval '1 millisecond')
       ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`;
@@ -49,7 +50,7 @@ export async function renewWorkerLeases(store: Store, worker: string, leaseMs: n
 
 /** Live workers and every cluster's live owner, read at one point in time. */
 export async function ownershipView(store: Store): Promise<OwnershipView> {
-  const [workers, clusters] = await store.prisma.$transaction(
+  const [workers, clusters] = await prismaOf(store).$transaction(
     async (tx) => {
       const w = await tx.$queryRaw<{ id: string }[]>`
         SELECT id FROM worker WHERE expires_at > now() ORDER BY id`;
@@ -74,7 +75,7 @@ export async function acquireClusterLeases(
   leaseMs: number,
 ): Promise<HeldLease[]> {
   if (!clusters.length) return [];
-  const rows = await store.prisma.$queryRaw<{ cluster: string; epoch: bigint }[]>`
+  const rows = await prismaOf(store).$queryRaw<{ cluster: string; epoch: bigint }[]>`
     INSERT INTO cluster_lease AS l (cluster_name, owner, epoch, acquired_at, expires_at)
     SELECT c.name, ${worker}, 1, now(), now() + ${leaseMs} * interval '1 millisecond'
     FROM cluster c WHERE c.name = ANY(${clusters as string[]}::text[])
@@ -92,7 +93,7 @@ export async function releaseClusterLeases(
   clusters: readonly string[],
 ): Promise<string[]> {
   if (!clusters.length) return [];
-  const rows = await store.prisma.$queryRaw<{ cluster: string }[]>`
+  const rows = await prismaOf(store).$queryRaw<{ cluster: string }[]>`
     UPDATE cluster_lease SET owner = NULL, expires_at = NULL
     WHERE owner = ${worker} AND cluster_name = ANY(${clusters as string[]}::text[])
     RETURNING cluster_name AS cluster`;
@@ -101,7 +102,7 @@ export async function releaseClusterLeases(
 
 /** The worker leaves: its row goes, and every lease it holds is released. */
 export async function leaveWorkers(store: Store, worker: string): Promise<void> {
-  await store.prisma.$transaction(async (tx) => {
+  await prismaOf(store).$transaction(async (tx) => {
     await tx.$executeRaw`UPDATE cluster_lease SET owner = NULL, expires_at = NULL WHERE owner = ${worker}`;
     await tx.$executeRaw`DELETE FROM worker WHERE id = ${worker}`;
     // Rows of workers long gone (killed) are of no use to anyone.

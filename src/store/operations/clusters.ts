@@ -3,6 +3,7 @@ import { z } from "zod";
 import { UNFINISHED_JOB_STATES } from "../domain/job-state.js";
 import { ConflictError, NotFoundError } from "../errors.js";
 import { type Actor, type Store, transact } from "../store.js";
+import type { Cluster } from "../types.js";
 import { clusterName, labelInputs, labelsToRecord } from "../validation/names.js";
 import { parseInput } from "../validation/parse.js";
 import { clusterPodPolicyInput, storedClusterPodPolicy } from "../validation/pod-policy.js";
@@ -16,7 +17,11 @@ export type RegisterClusterInput = z.input<typeof registerInput>;
 
 /** Registers a cluster, or replaces the labels (and the pod policy, when given) of one already
  * registered (idempotent). */
-export async function registerCluster(store: Store, actor: Actor, input: RegisterClusterInput) {
+export async function registerCluster(
+  store: Store,
+  actor: Actor,
+  input: RegisterClusterInput,
+): Promise<Cluster> {
   const c = parseInput(registerInput, input);
   const labels = labelsToRecord(c.labels ?? []);
   const podPolicy = c.podPolicy ? { podPolicy: storedClusterPodPolicy(c.podPolicy) } : {};
@@ -37,7 +42,11 @@ export async function registerCluster(store: Store, actor: Actor, input: Registe
   });
 }
 
-export async function cordonCluster(store: Store, actor: Actor, input: { name: string; cordoned: boolean }) {
+export async function cordonCluster(
+  store: Store,
+  actor: Actor,
+  input: { name: string; cordoned: boolean },
+): Promise<Cluster> {
   const c = parseInput(z.object({ name: clusterName, cordoned: z.boolean() }).strict(), input);
   return transact(store, actor, async (tx, record) => {
     if (!(await lockCluster(tx, c.name))) throw new NotFoundError("cluster", c.name, "name");

@@ -9,7 +9,7 @@ import { isFinished } from "../domain/job-state.js";
 import { StaleSnapshotError } from "../errors.js";
 import type { RecordEvent } from "../events.js";
 import { type CreatedBindRequest, createBindRequests } from "./bind-request-rows.js";
-import type { JobState, PodState } from "../generated/prisma/enums.js";
+import type { Job, PodState } from "../types.js";
 import type { SnapshotRows } from "../snapshot/rows.js";
 import { type Actor, type Store, transact } from "../store.js";
 import { bumpGeneration, lockCluster } from "./cluster-fence.js";
@@ -62,11 +62,7 @@ export async function commitSession(
   );
 }
 
-interface LockedJob {
-  id: string;
-  state: JobState;
-  clusterName: string | null;
-}
+type LockedJob = Pick<Job, "id" | "state" | "clusterName">;
 
 /** Locks the rows of the jobs the plan changes and reads their current state: a cancel that
  * committed meanwhile is seen here, and one still running waits for this commit. */

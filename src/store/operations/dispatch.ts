@@ -3,6 +3,7 @@
 //   PENDING ──(sent on the cluster's BullMQ queue)──▶ DISPATCHED ──(agent's result)──▶ SUCCEEDED | FAILED
 // A DISPATCHED request without a result after a while may be sent again (same id: agents are
 // idempotent on it, BullMQ dedupes on it); every send counts one attempt.
+import { prismaOf } from "../client.js";
 import type { BindRequestMessage } from "../../protocol/bind-request.js";
 import type { BindRequest } from "../types.js";
 import { readStatement } from "../snapshot/read-rows.js";
@@ -29,7 +30,7 @@ export async function bindRequestsToDispatch(store: Store, q: OutboxQuery = {}):
     q.pendingOlderThanMs === undefined
       ? { state: "PENDING" as const }
       : { state: "PENDING" as const, createdAt: { lt: new Date(+now - q.pendingOlderThanMs) } };
-  return store.prisma.bindRequest.findMany({
+  return prismaOf(store).bindRequest.findMany({
     where: { ...(q.cluster ? { clusterName: q.cluster } : {}), OR: [pending, ...stale] },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     take: q.limit ?? 1000,
@@ -59,7 +60,7 @@ export async function bindRequestMessages(
   ids: readonly string[],
 ): Promise<BindRequestMessage[]> {
   if (!ids.length) return [];
-  const rows = await readStatement(store.prisma, MESSAGES_SQL, [[...ids]]);
+  const rows = await readStatement(prismaOf(store), MESSAGES_SQL, [[...ids]]);
   return rows.map((r): BindRequestMessage => {
     const [id, kind, cluster, generation, jobId, jobName, namespace, queue, createdInCluster] = r;
     const [task, podName, cpuMillis, memory, gpus, gpuFraction, gpuMemory] = r.slice(9, 16);
@@ -108,7 +109,7 @@ export async function markBindRequestsDispatched(
   now = new Date(),
 ): Promise<number> {
   if (!ids.length) return 0;
-  return store.prisma.$executeRaw`
+  return prismaOf(store).$executeRaw`
     UPDATE bind_request SET state = 'DISPATCHED', dispatched_at = ${now}, attempts = attempts + 1
     WHERE id = ANY(${[...ids]}::uuid[]) AND state IN ('PENDING', 'DISPATCHED')`;
 }
@@ -116,7 +117,7 @@ export async function markBindRequestsDispatched(
 /** Of these requests, those still DISPATCHED without a result. */
 export async function openBindRequests(store: Store, ids: readonly string[]): Promise<string[]> {
   if (!ids.length) return [];
-  const rows = await store.prisma.$queryRaw<{ id: string }[]>`
+  const rows = await prismaOf(store).$queryRaw<{ id: string }[]>`
     SELECT id::text AS id FROM bind_request WHERE id = ANY(${[...ids]}::uuid[]) AND state = 'DISPATCHED'`;
   return rows.map((r) => r.id);
 }

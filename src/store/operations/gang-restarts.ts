@@ -19,7 +19,7 @@ import type { RecordEvent } from "../events.js";
 import { Prisma } from "../generated/prisma/client.js";
 import { RESOURCE_HOLDING_POD_STATES } from "../domain/pod-states.js";
 import { type Actor, type Store, transact } from "../store.js";
-import type { JobState, PodState } from "../types.js";
+import type { Job, JobHead, PodState } from "../types.js";
 import { createBindRequests } from "./bind-request-rows.js";
 import { bumpGeneration } from "./cluster-fence.js";
 import type { JobNotes } from "./job-refresh.js";
@@ -38,14 +38,7 @@ export interface GangOutcome {
   notes: Map<string, JobNotes>;
 }
 
-interface JobRow {
-  id: string;
-  name: string;
-  queueName: string;
-  state: JobState;
-  restarts: number;
-  restartPolicy: unknown;
-}
+type JobRow = Omit<JobHead, "clusterName"> & Pick<Job, "restarts" | "restartPolicy">;
 
 /** Applies the failures (the first one of each job decides for it). */
 export async function applyGangFailures(
@@ -187,16 +180,7 @@ export async function releaseRestartHolds(
 ): Promise<ReleasedHolds> {
   const now = opts.now ?? new Date();
   return transact(store, actor, async (tx, record) => {
-    const due = await tx.$queryRaw<
-      {
-        id: string;
-        name: string;
-        queueName: string;
-        clusterName: string | null;
-        state: JobState;
-        restarts: number;
-      }[]
-    >`
+    const due = await tx.$queryRaw<(JobHead & Pick<Job, "restarts">)[]>`
       SELECT j.id::text AS id, j.name, j.queue_name AS "queueName", j.cluster_name AS "clusterName",
         j.state::text AS state, j.restarts
       FROM job j

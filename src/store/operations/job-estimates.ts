@@ -2,6 +2,7 @@
 // cluster's estimates are replaced as a whole (jobs no longer pending or gone elsewhere lose
 // theirs), each job keeping the first start it was given while it stays estimated. No events and
 // no change of the job rows: this is derived data the API and the metrics read.
+import { prismaOf } from "../client.js";
 import type { Store } from "../store.js";
 
 export interface JobEstimateRow {
@@ -39,7 +40,7 @@ export async function replaceJobEstimates(
     })),
   );
   const staleBefore = new Date(at.getTime() - OFFER_STALE_MS);
-  await store.prisma.$transaction(async (tx) => {
+  await prismaOf(store).$transaction(async (tx) => {
     // Jobs estimated or offered again keep their row, and with it their first estimate.
     const kept = [...rows, ...offers].map((r) => r.jobId);
     await tx.$executeRaw`

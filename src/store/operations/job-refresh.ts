@@ -11,7 +11,7 @@ import {
   samePendingReason,
 } from "../domain/pending-reason.js";
 import type { NewEvent, RecordEvent } from "../events.js";
-import type { JobState } from "../generated/prisma/enums.js";
+import type { JobState } from "../types.js";
 import type { JobRow } from "../snapshot/rows.js";
 
 /** What a session (or admission) says about a job besides its pods. Absent fields stay as they are. */
@@ -38,13 +38,8 @@ export interface JobRefresh {
   refreshed: RefreshedJob | null;
 }
 
-export interface JobUpdate {
-  id: string;
-  state: JobState;
-  pendingReason: PendingReason | null;
-  lastStartAt: Date | null;
-  staleSince: Date | null;
-}
+/** What a refresh writes of a job. */
+export type JobUpdate = Pick<JobRow, "id" | "state" | "pendingReason" | "lastStartAt" | "staleSince">;
 
 /**
  * What refreshing one job changes: its state from its pods' states (`counts`; absent = its pods

@@ -6,6 +6,7 @@
 // `requeueAfterMs`, a cluster silent that long has their placed pods taken back (PENDING, off
 // the node) and the jobs go back to admission — at the risk of a pod running twice should the
 // cluster still run it.
+import { prismaOf } from "../client.js";
 import type { Tx } from "../db.js";
 import { awaitingAdmission } from "../domain/pending-reason.js";
 import { PLACED_POD_STATES } from "../domain/pod-states.js";
@@ -41,7 +42,7 @@ export async function markLostClusters(
 ): Promise<LostClusterReport> {
   const report: LostClusterReport = { lost: [], lostNow: [], readmitted: 0, requeued: 0 };
   const silentSince = new Date(+o.now - o.lostAfterMs);
-  const candidates = await store.prisma.cluster.findMany({
+  const candidates = await prismaOf(store).cluster.findMany({
     where: {
       OR: [
         { state: "LOST" },

@@ -1,6 +1,6 @@
 // Writing many pod state changes in one statement (a session commit can move thousands of pods).
 import type { Tx } from "../db.js";
-import type { PodState } from "../generated/prisma/enums.js";
+import type { PodState } from "../types.js";
 
 export interface PodChange {
   id: string;

@@ -6,7 +6,7 @@ import { awaitingScheduler } from "../domain/pending-reason.js";
 import { tasksOf } from "../domain/pod-shapes.js";
 import type { RecordEvent } from "../events.js";
 import { Prisma } from "../generated/prisma/client.js";
-import type { PodState } from "../generated/prisma/enums.js";
+import type { PodState } from "../types.js";
 import { uuidv7 } from "../ids.js";
 import { toJson } from "../json.js";
 import type { Actor } from "../store.js";

@@ -2,28 +2,16 @@
 // (the pods exist in the cluster: the agent binds them), and pods that keep their cluster uid.
 import { taskNameOf } from "../domain/pod-shapes.js";
 import { Prisma } from "../generated/prisma/client.js";
-import type { PodState } from "../generated/prisma/enums.js";
+import type { Job, JobTask, Pod } from "../types.js";
 import { uuidv7 } from "../ids.js";
 import { toJson } from "../json.js";
 import type { PodGroupSpec, PodShape, ReportedPod } from "../validation/pod-group-report.js";
 
 /** A group's open job as reportPodGroups reads it. */
-export interface GroupJob {
-  id: string;
-  name: string;
-  queueName: string;
-  priority: number;
-  preemptible: boolean;
-  minMember: number;
-  pods: {
-    id: string;
-    name: string;
-    taskName: string;
-    state: PodState;
-    nodeName: string | null;
-    clusterUid: string | null;
-  }[];
-  tasks: { name: string; replicas: number }[];
+export interface GroupJob
+  extends Pick<Job, "id" | "name" | "queueName" | "priority" | "preemptible" | "minMember"> {
+  pods: Pick<Pod, "id" | "name" | "taskName" | "state" | "nodeName" | "clusterUid">[];
+  tasks: Pick<JobTask, "name" | "replicas">[];
 }
 
 export const requests = (s: PodShape) => ({

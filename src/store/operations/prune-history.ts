@@ -1,6 +1,7 @@
 // Retention: the event log, closed BindRequests and finished jobs (with their tasks, pods and
 // BindRequests) older than a cutoff are deleted, a batch per statement so that no transaction
 // holds many rows. Unfinished jobs and open BindRequests are never touched, whatever their age.
+import { prismaOf } from "../client.js";
 import type { Store } from "../store.js";
 
 export interface PruneReport {
@@ -13,7 +14,7 @@ export const PRUNE_BATCH = 5_000;
 
 /** Deletes what finished before `before`; returns how many rows of each kind went. */
 export async function pruneHistory(store: Store, before: Date, batch = PRUNE_BATCH): Promise<PruneReport> {
-  const db = store.prisma;
+  const db = prismaOf(store);
   const report: PruneReport = { events: 0, bindRequests: 0, jobs: 0 };
   const drain = async (step: () => Promise<number>): Promise<number> => {
     let total = 0;

@@ -6,7 +6,7 @@ import { UNFINISHED_JOB_STATES } from "../domain/job-state.js";
 import { QueueTree } from "../domain/queue-tree.js";
 import { ConflictError, NotFoundError } from "../errors.js";
 import { Prisma } from "../generated/prisma/client.js";
-import type { QuotaResource } from "../generated/prisma/enums.js";
+import type { Queue, QuotaResource } from "../types.js";
 import { type Actor, type Store, transact } from "../store.js";
 import { queueName, clusterName, dnsLabel } from "../validation/names.js";
 import { POD_SECURITY_LEVELS } from "../validation/pod-security/index.js";
@@ -74,7 +74,7 @@ async function refuseIfHoldsJobs(tx: Tx, queue: string, field: string): Promise<
   }
 }
 
-export async function createQueue(store: Store, actor: Actor, input: CreateQueueInput) {
+export async function createQueue(store: Store, actor: Actor, input: CreateQueueInput): Promise<Queue> {
   const q = parseInput(createQueueInput, input);
   return transact(store, actor, async (tx, record) => {
     await lockQueueTree(tx);
@@ -110,7 +110,7 @@ const updateQueueInput = createQueueInput;
  * `namespaces` / `podSecurity` / `podPolicy` null: inherit the parent's again; absent: unchanged. */
 export type UpdateQueueInput = z.input<typeof updateQueueInput>;
 
-export async function updateQueue(store: Store, actor: Actor, input: UpdateQueueInput) {
+export async function updateQueue(store: Store, actor: Actor, input: UpdateQueueInput): Promise<Queue> {
   const q = parseInput(updateQueueInput, input);
   return transact(store, actor, async (tx, record) => {
     await lockQueueTree(tx);
@@ -223,7 +223,7 @@ const setQuotaInput = z
 /** Fields left out keep their value; fields given as null are cleared (inherit the default row). */
 export type SetQueueQuotaInput = z.input<typeof setQuotaInput>;
 
-export async function setQueueQuota(store: Store, actor: Actor, input: SetQueueQuotaInput) {
+export async function setQueueQuota(store: Store, actor: Actor, input: SetQueueQuotaInput): Promise<Queue> {
   const q = parseInput(setQuotaInput, input);
   const scope = q.cluster ?? DEFAULT_QUOTA_SCOPE;
   return transact(store, actor, async (tx, record) => {

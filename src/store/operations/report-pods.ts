@@ -4,7 +4,7 @@ import { z } from "zod";
 import { holdsNodeState, keepsNodeName, TERMINAL_POD_STATES } from "../domain/pod-states.js";
 import { NotFoundError } from "../errors.js";
 import type { Tx } from "../db.js";
-import type { BindRequestState, JobState, PodState } from "../generated/prisma/enums.js";
+import type { BindRequestState, Job, JobHead, JobState, Pod, PodState } from "../types.js";
 import type { RecordEvent } from "../events.js";
 import { type Actor, type Store, transact } from "../store.js";
 import { clusterName } from "../validation/names.js";
@@ -80,16 +80,7 @@ export async function reportPodStatus(
     const jobIds = [...new Set(r.updates.map((u) => u.job))];
     const jobs = new Map(
       (
-        await tx.$queryRaw<
-          {
-            id: string;
-            clusterName: string | null;
-            state: JobState;
-            name: string;
-            queueName: string;
-            workload: boolean;
-          }[]
-        >`
+        await tx.$queryRaw<(JobHead & { workload: boolean })[]>`
           SELECT id::text AS id, cluster_name AS "clusterName", state::text AS state, name, queue_name AS "queueName",
             workload IS NOT NULL AS workload
           FROM job WHERE id = ANY(${jobIds}::uuid[])`
@@ -386,8 +377,8 @@ interface RequestWithPod {
   reason: string;
   /** No request of the same kind for the pod was created after this one. */
   latestOfKind: boolean;
-  pod: { id: string; name: string; state: PodState; nodeName: string | null };
-  job: { name: string; queueName: string; state: JobState };
+  pod: Pick<Pod, "id" | "name" | "state" | "nodeName">;
+  job: Pick<Job, "name" | "queueName" | "state">;
   /** When the request was committed. */
   createdAt: Date;
 }

@@ -2,6 +2,7 @@
 // subject (matched against the token's subject and its e-mail) or a group, and grants ADMIN,
 // VIEWER, or MEMBER of queue subtrees. A person's role is the union of the live bindings naming
 // them or any of their groups.
+import { prismaOf } from "../client.js";
 import { z } from "zod";
 import type { Tx } from "../db.js";
 import { NotFoundError } from "../errors.js";
@@ -94,7 +95,7 @@ export async function deleteRoleBinding(store: Store, actor: Actor, input: { id:
 
 /** The live bindings, oldest first. */
 export function listRoleBindings(store: Store): Promise<RoleBinding[]> {
-  return store.prisma.roleBinding.findMany({ where: { revokedAt: null }, orderBy: { createdAt: "asc" } });
+  return prismaOf(store).roleBinding.findMany({ where: { revokedAt: null }, orderBy: { createdAt: "asc" } });
 }
 
 /** A person as their identity provider's token says. */
@@ -108,7 +109,7 @@ export interface Identity {
  * binding's queues; else VIEWER; null when no live binding names them or their groups. */
 export async function principalOfIdentity(store: Store, who: Identity): Promise<Principal | null> {
   const names = who.email ? [who.subject, who.email] : [who.subject];
-  const bindings = await store.prisma.roleBinding.findMany({
+  const bindings = await prismaOf(store).roleBinding.findMany({
     where: {
       revokedAt: null,
       OR: [{ subject: { in: names } }, ...(who.groups.length ? [{ group: { in: [...who.groups] } }] : [])],

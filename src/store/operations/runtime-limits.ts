@@ -4,9 +4,10 @@
 // pod's message naming the limit. One transaction per cluster, with the cluster row locked (the
 // fence) and each job re-checked under its row lock: a job that finished or was cancelled in the
 // meantime is left alone.
-import type { Tx } from "../db.js";
+import { prismaOf } from "../client.js";
+import type { PrismaClient, Tx } from "../db.js";
 import { Prisma } from "../generated/prisma/client.js";
-import type { JobState } from "../generated/prisma/enums.js";
+import type { JobHead, JobState } from "../types.js";
 import { type Actor, type Store, transact } from "../store.js";
 import type { RecordEvent } from "../events.js";
 import { lockCluster } from "./cluster-fence.js";
@@ -31,12 +32,8 @@ export interface RuntimeLimitReport {
 export const runtimeLimitReason = (seconds: number) =>
   `run-time limit exceeded (maxRuntimeSeconds ${seconds})`;
 
-interface Overdue {
-  id: string;
-  name: string;
-  queueName: string;
-  clusterName: string | null;
-  state: JobState;
+/** A job past its limit: both columns are set on the jobs the query finds. */
+interface Overdue extends JobHead {
   maxRuntimeSeconds: number;
   startedAt: Date;
 }
@@ -46,7 +43,7 @@ interface Overdue {
  * it is placed again. */
 const LIMITED_STATES: JobState[] = ["ADMITTED", "RUNNING"];
 
-async function overdueJobs(tx: Tx | Store["prisma"], now: Date, limit: number, ids?: string[], lock = false) {
+async function overdueJobs(tx: Tx | PrismaClient, now: Date, limit: number, ids?: string[], lock = false) {
   return tx.$queryRaw<Overdue[]>`
     SELECT id::text AS id, name, queue_name AS "queueName", cluster_name AS "clusterName", state::text AS state,
       max_runtime_seconds AS "maxRuntimeSeconds", started_at AS "startedAt"
@@ -108,7 +105,7 @@ export async function stopJobsPastRuntimeLimit(
   opts: { now?: Date; limit?: number } = {},
 ): Promise<RuntimeLimitReport> {
   const now = opts.now ?? new Date();
-  const candidates = await overdueJobs(store.prisma, now, opts.limit ?? 500);
+  const candidates = await overdueJobs(prismaOf(store), now, opts.limit ?? 500);
   const byCluster = new Map<string | null, string[]>();
   for (const j of candidates) {
     const list = byCluster.get(j.clusterName);

@@ -1,6 +1,7 @@
 // Fair-share history: the worker that records a cluster's usage samples each queue's deserved
 // share, fair share and allocation there; old minutes are folded into hours, hours past the week
 // dropped, all in the sample's transaction. No events: bookkeeping, not a change.
+import { prismaOf } from "../client.js";
 import {
   foldBefore,
   foldToHours,
@@ -26,7 +27,7 @@ export async function recordQueueShares(store: Store, r: QueueSharesRecord): Pro
     ...shareColumns({ ...q, at: minute, spanSeconds: SHARE_SAMPLE_SECONDS }),
   }));
   const cutoff = foldBefore(r.at);
-  await store.prisma.$transaction(async (tx) => {
+  await prismaOf(store).$transaction(async (tx) => {
     if (rows.length) {
       // Queues deleted meanwhile are skipped by the join rather than failing the whole sample.
       await tx.$executeRaw`

@@ -8,6 +8,7 @@
 // row. createQueue/updateQueue/deleteQueue hold FOR UPDATE on it while they change the tree; a
 // submit meeting that lock fails fast and retries with a fresh snapshot (so it sees the new
 // children), and a tree change that comes second waits for the submit and then sees its job.
+import { prismaOf } from "../client.js";
 import { createHash } from "node:crypto";
 import { awaitingAdmission, awaitingScheduler } from "../domain/pending-reason.js";
 import type { PrismaClient, Tx } from "../db.js";
@@ -73,7 +74,7 @@ export function specHash(spec: JobSpec): string {
 
 async function replay(store: Store, spec: JobSpec, hash: string): Promise<SubmitResult | null> {
   if (!spec.idempotencyKey) return null;
-  const job = await store.prisma.job.findUnique({
+  const job = await prismaOf(store).job.findUnique({
     where: { queueName_idempotencyKey: { queueName: spec.queue, idempotencyKey: spec.idempotencyKey } },
   });
   if (!job) return null;
@@ -89,7 +90,7 @@ async function replay(store: Store, spec: JobSpec, hash: string): Promise<Submit
 /** What the insert refuses the spec for (an unknown or inner queue, an unknown cluster), as the
  * clear error to answer with; null when it refuses nothing. */
 export async function refusalOf(store: Store, spec: JobSpec): Promise<Error | null> {
-  const queue = await store.prisma.queue.findUnique({
+  const queue = await prismaOf(store).queue.findUnique({
     where: { name: spec.queue },
     select: { _count: { select: { children: true } } },
   });
@@ -98,7 +99,7 @@ export async function refusalOf(store: Store, spec: JobSpec): Promise<Error | nu
     return invalidAt(["queue"], `queue "${spec.queue}" has child queues; jobs go to leaf queues`);
   if (
     spec.cluster &&
-    !(await store.prisma.cluster.findUnique({ where: { name: spec.cluster }, select: { name: true } }))
+    !(await prismaOf(store).cluster.findUnique({ where: { name: spec.cluster }, select: { name: true } }))
   ) {
     return invalidAt(["cluster"], `cluster "${spec.cluster}" does not exist`);
   }
@@ -271,7 +272,7 @@ const STALE = Symbol("policy changed");
 export async function submitJob(store: Store, actor: Actor, input: SubmitJobInput): Promise<SubmitResult> {
   const spec = parseSpec(input);
   // The cluster the job names holds it to its pod policy now; one chosen later, at admission.
-  const cluster = (await clusterPodPolicies(store.prisma, [spec.cluster])).get(spec.cluster ?? "");
+  const cluster = (await clusterPodPolicies(prismaOf(store), [spec.cluster])).get(spec.cluster ?? "");
   return storeJobSpec(store, actor, spec.queue, (policy) => {
     const placed = withQueueNamespace(spec, policy);
     checkPolicy(placed, policy, cluster);
@@ -296,14 +297,14 @@ async function attemptStore(
   queue: string,
   specOf: SpecOf,
 ): Promise<Attempt | typeof STALE> {
-  const read = await versionedQueuePolicy(store.prisma, queue);
+  const read = await versionedQueuePolicy(prismaOf(store), queue);
   if (!read) throw new NotFoundError("queue", queue, "queue");
   const spec = specOf(read.policy);
   const hash = specHash(spec);
   const message = submittedMessage(spec);
   const now = new Date();
   const job = jobRow(spec, uuidv7(now.getTime()), hash, actor.name, now);
-  const inserted = await insertJob(store.prisma, job, spec, message, actor, read.version);
+  const inserted = await insertJob(prismaOf(store), job, spec, message, actor, read.version);
   return inserted === STALE ? STALE : { spec, hash, job, message, inserted };
 }
 
@@ -370,13 +371,13 @@ export async function previewSpec(store: Store, input: SubmitJobInput): Promise<
   const spec = parseSpec(input);
   const refused = await refusalOf(store, spec);
   if (refused) throw refused;
-  const policy = await queuePolicy(store.prisma, spec.queue);
+  const policy = await queuePolicy(prismaOf(store), spec.queue);
   if (!policy) throw new NotFoundError("queue", spec.queue, "queue");
   const placed = withQueueNamespace(spec, policy);
   checkPolicy(
     placed,
     policy,
-    (await clusterPodPolicies(store.prisma, [spec.cluster])).get(spec.cluster ?? ""),
+    (await clusterPodPolicies(prismaOf(store), [spec.cluster])).get(spec.cluster ?? ""),
   );
   return placed;
 }

@@ -11,6 +11,7 @@
 // is checked against them; then the queues are locked FOR KEY SHARE NOWAIT (a queue tree change in
 // progress: the batch retries), the clusters named FOR KEY SHARE (they cannot go away before the
 // commit).
+import { prismaOf } from "../client.js";
 import { withQueueNamespace } from "../validation/job-policy.js";
 import { clusterPodPolicies } from "../queries/cluster-pod-policy.js";
 import type { Tx } from "../db.js";
@@ -267,7 +268,7 @@ export async function submitJobs(
     }
   });
   const clusters = await clusterPodPolicies(
-    store.prisma,
+    prismaOf(store),
     specs.map((s) => s.cluster),
   );
   return storeJobSpecs(
@@ -299,7 +300,7 @@ export async function storeJobSpecs(
   if (!queues.length) return [];
   for (let attempt = 1; ; attempt++) {
     try {
-      const { results, events } = await store.prisma.$transaction(
+      const { results, events } = await prismaOf(store).$transaction(
         async (tx) => {
           const entries = prepare(actor, specsOf(await lockedQueuePolicies(tx, queues)));
           await lockTargets(tx, entries);

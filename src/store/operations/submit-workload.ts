@@ -4,6 +4,7 @@
 // each input's key). The job keeps the manifest: its cluster's agent creates the object once the
 // job is placed. The queue's policy (its default request included) is read, and the manifest made
 // into a job and checked, in the transaction that stores the job.
+import { prismaOf } from "../client.js";
 import type { Actor, Store } from "../store.js";
 import { errorAt, invalidAt } from "../validation/parse.js";
 import { clusterPodPolicies } from "../queries/cluster-pod-policy.js";
@@ -31,7 +32,7 @@ export async function submitWorkload(
   input: SubmitWorkloadInput,
 ): Promise<SubmitResult> {
   checkManifestSize(input);
-  const cluster = (await clusterPodPolicies(store.prisma, [input.cluster])).get(input.cluster ?? "");
+  const cluster = (await clusterPodPolicies(prismaOf(store), [input.cluster])).get(input.cluster ?? "");
   return storeJobSpec(store, actor, workloadQueue(input), (policy) =>
     workloadJobSpec(input, policy, cluster),
   );
@@ -52,7 +53,7 @@ export async function submitWorkloads(
     }
   });
   const clusters = await clusterPodPolicies(
-    store.prisma,
+    prismaOf(store),
     inputs.map((input) => input.cluster),
   );
   return storeJobSpecs(store, actor, queues, (policies) =>

@@ -1,4 +1,5 @@
 // API tokens: a random secret shown once; the database keeps only its sha256.
+import { prismaOf } from "../client.js";
 import { createHash, randomBytes } from "node:crypto";
 import { z } from "zod";
 import { NotFoundError } from "../errors.js";
@@ -124,7 +125,7 @@ export async function revokeToken(store: Store, actor: Actor, input: { id: strin
 
 /** The principal of a bearer secret; null for unknown or revoked secrets. */
 export async function authenticate(store: Store, secret: string): Promise<Principal | null> {
-  const row = await store.prisma.apiToken.findUnique({ where: { secretHash: hashSecret(secret) } });
+  const row = await prismaOf(store).apiToken.findUnique({ where: { secretHash: hashSecret(secret) } });
   if (!row || row.revokedAt) return null;
   return {
     tokenId: row.id,

@@ -1,5 +1,6 @@
 // Usage history: a scheduling cycle records what each queue held on the cluster since the last
 // record (the allocation × the seconds it was held). No events: this is bookkeeping, not a change.
+import { prismaOf } from "../client.js";
 import type { QuotaVector } from "../../core/index.js";
 import { bucketStart, DEFAULT_USAGE_WINDOW, type UsageWindow } from "../domain/usage.js";
 import type { Store } from "../store.js";
@@ -27,7 +28,7 @@ export async function recordQueueUsage(
     }));
   const bucket = bucketStart(r.at);
   const horizon = new Date(r.at.getTime() - window.windowSeconds * 1000);
-  await store.prisma.$transaction(async (tx) => {
+  await prismaOf(store).$transaction(async (tx) => {
     if (rows.length) {
       // Queues deleted meanwhile are skipped by the join rather than failing the whole record.
       await tx.$executeRaw`

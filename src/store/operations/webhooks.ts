@@ -1,6 +1,7 @@
 // Webhooks: registering them, fanning recorded events out to deliveries (once each: the outbox
 // rows are claimed and deleted in the transaction that writes the deliveries), and recording how
 // each delivery attempt went — which may disable the webhook. docs/webhooks.md.
+import { prismaOf } from "../client.js";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Tx } from "../db.js";
@@ -180,7 +181,7 @@ export async function fanOutWebhookEvents(
   store: Store,
   o: { limit: number; link: string | null },
 ): Promise<FanOutResult> {
-  return store.prisma.$transaction(async (tx) => {
+  return prismaOf(store).$transaction(async (tx) => {
     const events = await claimOutbox(tx, o.limit);
     if (!events.length) return { claimed: 0, deliveries: [] };
     const [webhooks, queues] = await Promise.all([
@@ -215,7 +216,7 @@ export interface DeliveryToSend {
 }
 
 export async function webhookDeliveryToSend(store: Store, id: string): Promise<DeliveryToSend | null> {
-  const d = await store.prisma.webhookDelivery.findUnique({
+  const d = await prismaOf(store).webhookDelivery.findUnique({
     where: { id },
     select: {
       id: true,
@@ -232,7 +233,7 @@ export async function webhookDeliveryToSend(store: Store, id: string): Promise<D
 
 /** Pending deliveries created before `before`, oldest first: those whose queue job may be lost. */
 export async function pendingWebhookDeliveries(store: Store, before: Date, limit: number): Promise<string[]> {
-  const rows = await store.prisma.webhookDelivery.findMany({
+  const rows = await prismaOf(store).webhookDelivery.findMany({
     where: { state: "PENDING", createdAt: { lt: before }, webhook: { enabled: true } },
     orderBy: { createdAt: "asc" },
     take: limit,

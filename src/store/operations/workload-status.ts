@@ -6,7 +6,7 @@ import { z } from "zod";
 import { isFinished } from "../domain/job-state.js";
 import { NotFoundError } from "../errors.js";
 import { type Actor, type Store, transact } from "../store.js";
-import type { JobState } from "../types.js";
+import type { JobHead } from "../types.js";
 import { clusterName } from "../validation/names.js";
 import { invalidAt, parseInput } from "../validation/parse.js";
 import { bumpGeneration, lockCluster } from "./cluster-fence.js";
@@ -31,12 +31,7 @@ const reportInput = z
   .strict();
 export type ReportWorkloadStatusInput = z.input<typeof reportInput>;
 
-interface JobRow {
-  id: string;
-  name: string;
-  queueName: string;
-  clusterName: string | null;
-  state: JobState;
+interface WorkloadJob extends JobHead {
   kind: string | null;
 }
 
@@ -53,13 +48,13 @@ export async function reportWorkloadStatus(
     const ids = [...new Set(r.updates.map((u) => u.job))];
     const jobs = new Map(
       (
-        await tx.$queryRaw<JobRow[]>`
+        await tx.$queryRaw<WorkloadJob[]>`
           SELECT id::text AS id, name, queue_name AS "queueName", cluster_name AS "clusterName",
             state::text AS state, workload->>'kind' AS kind
           FROM job WHERE id = ANY(${ids}::uuid[]) FOR UPDATE`
       ).map((j) => [j.id, j]),
     );
-    const ended: { job: JobRow; state: "SUCCEEDED" | "FAILED" }[] = [];
+    const ended: { job: WorkloadJob; state: "SUCCEEDED" | "FAILED" }[] = [];
     let told = 0;
     r.updates.forEach((u, i) => {
       const job = jobs.get(u.job);

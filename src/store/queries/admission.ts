@@ -2,6 +2,7 @@
 // that have waited long on the cluster admission gave them with none of their pods placed. Each
 // comes as the core's PodGroupSpec (every pod Pending), ready to be added to a cluster's snapshot
 // for a dry run.
+import { prismaOf } from "../client.js";
 import { type PodNeeds, podNeedsOf } from "../validation/extended-resources.js";
 import type { PodGroupSpec, TopologySpec } from "../../core/index.js";
 import { groupBy } from "../collections.js";
@@ -38,7 +39,7 @@ export interface UnadmittedJob {
 
 /** Every PENDING job without a cluster, highest priority first, then oldest (one small row each). */
 export async function unadmittedJobs(store: Store): Promise<UnadmittedJob[]> {
-  const rows = await store.prisma.$queryRaw<{ id: string; pods: number }[]>`
+  const rows = await prismaOf(store).$queryRaw<{ id: string; pods: number }[]>`
     SELECT j.id::text AS id, (SELECT count(*) FROM pod p WHERE p.job_id = j.id)::int AS pods
     FROM job j WHERE j.state = 'PENDING' AND j.cluster_name IS NULL
     ORDER BY j.priority DESC, j.created_at ASC, j.id ASC`;
@@ -50,9 +51,9 @@ export async function readmissionCandidates(
   store: Store,
   q: { afterMs: number; now: Date; limit: number },
 ): Promise<AdmissionCandidate[]> {
-  const waiting = await longWaiting(store.prisma, q.afterMs, q);
+  const waiting = await longWaiting(prismaOf(store), q.afterMs, q);
   return candidates(
-    store.prisma,
+    prismaOf(store),
     waiting.map((w) => w.job),
     new Map(waiting.map((w) => [w.job.id, w.assignedAt])),
   );
@@ -66,9 +67,9 @@ export async function admissionCandidatesByIds(
   if (!ids.length) return [];
   // The three reads go out together: a job's tasks and pods read beside a job left out go unused.
   const [rows, tasks, pods] = await Promise.all([
-    store.prisma.job.findMany({ where: { id: { in: [...ids] }, state: "PENDING", clusterName: null } }),
-    store.prisma.jobTask.findMany({ where: { jobId: { in: [...ids] } } }),
-    store.prisma.pod.findMany({ where: { jobId: { in: [...ids] } } }),
+    prismaOf(store).job.findMany({ where: { id: { in: [...ids] }, state: "PENDING", clusterName: null } }),
+    prismaOf(store).jobTask.findMany({ where: { jobId: { in: [...ids] } } }),
+    prismaOf(store).pod.findMany({ where: { jobId: { in: [...ids] } } }),
   ]);
   const byId = new Map(rows.map((j) => [j.id, j]));
   const jobs = ids.map((id) => byId.get(id)).filter((j): j is Job => j !== undefined);

@@ -1,5 +1,6 @@
 // Failed binds of pods that wait to be placed again: the workers hold such a pod back for a
 // while (backoff growing with the number of failures) before the scheduler may retry it.
+import { prismaOf } from "../client.js";
 import type { Store } from "../store.js";
 
 export interface BindFailure {
@@ -14,7 +15,7 @@ export interface BindFailure {
 
 /** Pods of `cluster` in state PENDING with failed BIND requests since their last successful one. */
 export async function pendingPodBindFailures(store: Store, cluster: string): Promise<BindFailure[]> {
-  const rows = await store.prisma.$queryRaw<
+  const rows = await prismaOf(store).$queryRaw<
     {
       pod_id: string;
       job_id: string;

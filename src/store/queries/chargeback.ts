@@ -1,5 +1,6 @@
 // Chargeback reads: the usage report (aggregated in SQL from usage_day and usage_hour), the
 // prices, and each job's own usage.
+import { prismaOf } from "../client.js";
 import { hoursOf, type ResourceHours } from "../domain/chargeback.js";
 import { Prisma } from "../generated/prisma/client.js";
 import { epochMs, SUM_COLUMNS, utc } from "../operations/chargeback.js";
@@ -80,7 +81,7 @@ export async function usageReport(
     ? Prisma.sql`date_trunc(${STEP_UNIT[plan.step]}, t)`
     : Prisma.sql`${utc(plan.from)}`;
   type Row = Sums & { period: number; cost: number | null } & Record<`k${0 | 1 | 2 | 3}`, string | null>;
-  const rows = await store.prisma.$queryRaw<Row[]>`
+  const rows = await prismaOf(store).$queryRaw<Row[]>`
     WITH i AS (
       SELECT ${period} AS period, ${Prisma.join(
         keys.map((g, n) => Prisma.sql`${keyOf(g)} AS ${Prisma.raw(`k${n}`)}`),
@@ -133,7 +134,7 @@ export interface UsagePrice {
 }
 
 export async function usagePrices(store: Store): Promise<UsagePrice[]> {
-  const rows = await store.prisma.usagePrice.findMany({
+  const rows = await prismaOf(store).usagePrice.findMany({
     orderBy: [{ clusterName: "asc" }, { gpuModel: "asc" }, { resource: "asc" }],
   });
   return rows.map((r) => ({
@@ -151,7 +152,7 @@ export interface JobUsage {
 
 /** Each job's usage on every cluster it ran on: rolled up, plus its samples not rolled up yet. */
 export async function jobUsageOf(store: Store, jobIds: readonly string[]): Promise<Map<string, JobUsage>> {
-  const rows = await store.prisma.$queryRaw<(Sums & { job_id: string })[]>`
+  const rows = await prismaOf(store).$queryRaw<(Sums & { job_id: string })[]>`
     SELECT job_id::text, ${Prisma.raw(SUMS)} FROM (
       SELECT job_id, ${Prisma.raw(SUM_LIST)} FROM job_usage WHERE job_id = ANY(${[...jobIds]}::uuid[])
       UNION ALL

@@ -1,4 +1,5 @@
 // The clusters as the workers see them: one scheduling cycle each, and admission's candidates.
+import { prismaOf } from "../client.js";
 import { type ClusterPodPolicy, clusterPodPolicyOf } from "../validation/pod-policy.js";
 import type { Store } from "../store.js";
 import { isLost } from "../domain/cluster-state.js";
@@ -17,7 +18,7 @@ export interface ClusterSummary {
 
 /** Every cluster's name, state, labels and pod policy, by name. */
 export async function clusterSummaries(store: Store): Promise<ClusterSummary[]> {
-  const rows = await store.prisma.cluster.findMany({ orderBy: { name: "asc" } });
+  const rows = await prismaOf(store).cluster.findMany({ orderBy: { name: "asc" } });
   return rows.map((c) => ({
     name: c.name,
     labels: c.labels as Record<string, string>,
@@ -30,6 +31,6 @@ export async function clusterSummaries(store: Store): Promise<ClusterSummary[]> 
 
 /** Whether the cluster is LOST now (its cycles place nothing). */
 export async function clusterIsLost(store: Store, cluster: string): Promise<boolean> {
-  const row = await store.prisma.cluster.findUnique({ where: { name: cluster }, select: { state: true } });
+  const row = await prismaOf(store).cluster.findUnique({ where: { name: cluster }, select: { state: true } });
   return row ? isLost(row.state) : false;
 }

@@ -1,6 +1,7 @@
 // What a dry run of a submission reads: the jobs the inputs would become — checked as submitJob,
 // submitJobs and submitWorkload check them, the queues' policies included — as admission
 // candidates with fresh ids and PENDING pods, and their declared run times. Nothing is written.
+import { prismaOf } from "../client.js";
 import type { Job } from "../types.js";
 import { uuidv7 } from "../ids.js";
 import type { Actor, Store } from "../store.js";
@@ -43,9 +44,9 @@ export async function previewWorkloadCandidates(
 async function workloadSpec(store: Store, input: SubmitWorkloadInput): Promise<JobSpec> {
   checkManifestSize(input);
   const queue = workloadQueue(input);
-  const policy = await queuePolicy(store.prisma, queue);
+  const policy = await queuePolicy(prismaOf(store), queue);
   if (!policy) throw new NotFoundError("queue", queue, "queue");
-  const cluster = (await clusterPodPolicies(store.prisma, [input.cluster])).get(input.cluster ?? "");
+  const cluster = (await clusterPodPolicies(prismaOf(store), [input.cluster])).get(input.cluster ?? "");
   const spec = workloadJobSpec(input, policy, cluster);
   const refused = await refusalOf(store, spec);
   if (refused) throw refused;

@@ -1,5 +1,6 @@
 // What the start-time estimator reads besides the cluster's snapshot (the run times jobs declare,
 // each queue's recent run times), and the estimates the API shows.
+import { prismaOf } from "../client.js";
 import type { Store } from "../store.js";
 
 export interface JobEstimate {
@@ -12,7 +13,7 @@ export interface JobEstimate {
 /** The stored estimates of these jobs. */
 export async function jobEstimatesOf(store: Store, ids: readonly string[]): Promise<JobEstimate[]> {
   if (!ids.length) return [];
-  const rows = await store.prisma.jobEstimate.findMany({ where: { jobId: { in: [...ids] } } });
+  const rows = await prismaOf(store).jobEstimate.findMany({ where: { jobId: { in: [...ids] } } });
   return rows.map((r) => ({
     jobId: r.jobId,
     cluster: r.clusterName,
@@ -32,7 +33,7 @@ export const QUEUE_RUNTIME_DAYS = 7;
  */
 export async function queueRuntimeSamples(store: Store, now = new Date()): Promise<Map<string, number[]>> {
   const since = new Date(now.getTime() - QUEUE_RUNTIME_DAYS * 86_400_000);
-  const rows = await store.prisma.$queryRaw<{ queue: string; seconds: number }[]>`
+  const rows = await prismaOf(store).$queryRaw<{ queue: string; seconds: number }[]>`
     SELECT queue_name AS queue, seconds
     FROM (
       SELECT queue_name, extract(epoch FROM finished_at - started_at)::float8 AS seconds,
@@ -57,7 +58,7 @@ export async function jobRuntimeHints(
   ids: readonly string[],
 ): Promise<Map<string, { expectedSeconds: number | null; maxSeconds: number | null }>> {
   if (!ids.length) return new Map();
-  const rows = await store.prisma.job.findMany({
+  const rows = await prismaOf(store).job.findMany({
     where: { id: { in: [...ids] } },
     select: { id: true, expectedRuntimeSeconds: true, maxRuntimeSeconds: true },
   });

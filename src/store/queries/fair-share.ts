@@ -1,5 +1,6 @@
 // What the fair-share view is computed from (by its callers, with the core's proportion plugin):
 // each cluster's current snapshot and its queues' recent usage.
+import { prismaOf } from "../client.js";
 import type { QuotaVector, Snapshot } from "../../core/index.js";
 import type { UsageWindow } from "../domain/usage.js";
 import { NotFoundError } from "../errors.js";
@@ -28,16 +29,18 @@ export async function* fairShareInputs(
   const now = opts.now ?? new Date();
   let clusters: string[];
   if (opts.cluster) {
-    if (!(await store.prisma.cluster.findUnique({ where: { name: opts.cluster }, select: { name: true } }))) {
+    if (
+      !(await prismaOf(store).cluster.findUnique({ where: { name: opts.cluster }, select: { name: true } }))
+    ) {
       throw new NotFoundError("cluster", opts.cluster, "cluster");
     }
     clusters = [opts.cluster];
   } else {
     clusters = (
-      await store.prisma.cluster.findMany({ select: { name: true }, orderBy: { name: "asc" } })
+      await prismaOf(store).cluster.findMany({ select: { name: true }, orderBy: { name: "asc" } })
     ).map((c) => c.name);
   }
-  const usage = await recentUsage(store.prisma, now, clusters);
+  const usage = await recentUsage(prismaOf(store), now, clusters);
   for (const cluster of clusters) {
     const { snapshot } = await loadSnapshot(store, cluster, {
       now: now.getTime(),

@@ -1,5 +1,6 @@
 // A page of each job's pods, events and BindRequests, for many jobs in one pass: the nested
 // lists of the API are capped per job, so a page of jobs never reads every row of its jobs.
+import { prismaOf } from "../client.js";
 import { groupBy, naturalCompare } from "../collections.js";
 import { type StoreEvent, toStoreEvent } from "../events.js";
 import type { BindRequestWithPod, Pod } from "../types.js";
@@ -21,14 +22,14 @@ export async function podsOfJobs(
   first: number,
   after: string | null = null,
 ): Promise<Map<string, Pod[]>> {
-  const ids = await store.prisma.$queryRaw<{ id: string }[]>`
+  const ids = await prismaOf(store).$queryRaw<{ id: string }[]>`
     SELECT id FROM (
       SELECT p.id, row_number() OVER (PARTITION BY p.job_id ORDER BY p.task_name, length(p.name), p.name) AS n
       FROM pod p WHERE p.job_id = ANY(${jobIds}::uuid[])
         AND (${after}::text IS NULL OR (p.task_name, length(p.name), p.name) > (
           SELECT c.task_name, length(c.name), c.name FROM pod c WHERE c.job_id = p.job_id AND c.name = ${after}::text))
     ) p WHERE n <= ${first}`;
-  const rows = await store.prisma.pod.findMany({ where: { id: { in: ids.map((r) => r.id) } } });
+  const rows = await prismaOf(store).pod.findMany({ where: { id: { in: ids.map((r) => r.id) } } });
   rows.sort(byName);
   return groupBy(rows, (p) => p.jobId);
 }
@@ -38,7 +39,7 @@ export async function podStatesOfJobs(
   store: Store,
   jobIds: string[],
 ): Promise<Map<string, { state: string; count: number }[]>> {
-  const rows = await store.prisma.$queryRaw<{ jobId: string; state: string; count: number }[]>`
+  const rows = await prismaOf(store).$queryRaw<{ jobId: string; state: string; count: number }[]>`
     SELECT job_id::text AS "jobId", state::text AS state, count(*)::int AS count
     FROM pod WHERE job_id = ANY(${jobIds}::uuid[])
     GROUP BY job_id, state ORDER BY job_id, state`;
@@ -57,12 +58,12 @@ export async function eventsOfJobs(
   jobIds: string[],
   first: number,
 ): Promise<Map<string, StoreEvent[]>> {
-  const ids = await store.prisma.$queryRaw<{ id: bigint }[]>`
+  const ids = await prismaOf(store).$queryRaw<{ id: bigint }[]>`
     SELECT id FROM (
       SELECT id, row_number() OVER (PARTITION BY job_id ORDER BY id) AS n
       FROM event WHERE job_id = ANY(${jobIds}::uuid[])
     ) e WHERE n <= ${first}`;
-  const rows = await store.prisma.event.findMany({
+  const rows = await prismaOf(store).event.findMany({
     where: { id: { in: ids.map((r) => r.id) } },
     orderBy: { id: "asc" },
   });
@@ -75,12 +76,12 @@ export async function bindRequestsOfJobs(
   jobIds: string[],
   first: number,
 ): Promise<Map<string, BindRequestWithPod[]>> {
-  const ids = await store.prisma.$queryRaw<{ id: string }[]>`
+  const ids = await prismaOf(store).$queryRaw<{ id: string }[]>`
     SELECT id FROM (
       SELECT id, row_number() OVER (PARTITION BY job_id ORDER BY created_at, id) AS n
       FROM bind_request WHERE job_id = ANY(${jobIds}::uuid[])
     ) b WHERE n <= ${first}`;
-  const rows = await store.prisma.bindRequest.findMany({
+  const rows = await prismaOf(store).bindRequest.findMany({
     where: { id: { in: ids.map((r) => r.id) } },
     include: { pod: { select: { name: true } } },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
@@ -90,5 +91,5 @@ export async function bindRequestsOfJobs(
 
 /** The pod of the job with this name, or null. */
 export function jobPod(store: Store, jobId: string, name: string): Promise<Pod | null> {
-  return store.prisma.pod.findUnique({ where: { jobId_name: { jobId, name } } });
+  return prismaOf(store).pod.findUnique({ where: { jobId_name: { jobId, name } } });
 }

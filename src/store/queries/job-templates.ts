@@ -1,5 +1,6 @@
 // The pod templates of a job's tasks, which agents fetch once per job instead of receiving
 // them with every BindRequest.
+import { prismaOf } from "../client.js";
 import type { Store } from "../store.js";
 
 export interface JobTemplates {
@@ -10,7 +11,7 @@ export interface JobTemplates {
 
 /** null when the job does not exist. */
 export async function jobTemplates(store: Store, job: string): Promise<JobTemplates | null> {
-  const row = await store.prisma.job.findUnique({
+  const row = await prismaOf(store).job.findUnique({
     where: { id: job },
     select: {
       clusterName: true,

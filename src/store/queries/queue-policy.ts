@@ -1,4 +1,5 @@
 // Queues' effective namespaces, pod-security level and pod allow-lists (see domain/queue-policy.ts).
+import { prismaOf } from "../client.js";
 import type { PrismaClient, Tx } from "../db.js";
 import {
   effectivePolicies,
@@ -100,7 +101,7 @@ export async function lockedQueuePolicies(
 
 /** Every queue's effective policy. */
 export async function queuePolicies(store: Store): Promise<Map<string, QueuePolicy>> {
-  const rows = await store.prisma.queue.findMany({
+  const rows = await prismaOf(store).queue.findMany({
     select: {
       name: true,
       parentName: true,

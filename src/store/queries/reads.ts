@@ -1,6 +1,7 @@
 // The reads of the API, the metrics and the CLI: named queries returning plain rows, so that no
 // code outside the store holds the Prisma client. Lookups by key take many keys at once (the
 // API's per-request loaders batch them) and return rows in a stable order.
+import { prismaOf } from "../client.js";
 import type { Store } from "../store.js";
 import {
   allocatedByCluster,
@@ -24,7 +25,7 @@ import type {
 
 /** PostgreSQL answers (readiness). */
 export async function databaseAnswers(store: Store): Promise<boolean> {
-  return store.prisma.$queryRaw`SELECT 1::text AS ok`.then(
+  return prismaOf(store).$queryRaw`SELECT 1::text AS ok`.then(
     () => true,
     () => false,
   );
@@ -32,28 +33,28 @@ export async function databaseAnswers(store: Store): Promise<boolean> {
 
 /** Every queue's name and parent: the tree. */
 export function queueTreeRows(store: Store): Promise<{ name: string; parentName: string | null }[]> {
-  return store.prisma.queue.findMany({ select: { name: true, parentName: true } });
+  return prismaOf(store).queue.findMany({ select: { name: true, parentName: true } });
 }
 
 /** Every queue, oldest first. */
 export function listQueues(store: Store): Promise<Queue[]> {
-  return store.prisma.queue.findMany({ orderBy: [{ createdAt: "asc" }, { name: "asc" }] });
+  return prismaOf(store).queue.findMany({ orderBy: [{ createdAt: "asc" }, { name: "asc" }] });
 }
 
 export function queuesNamed(store: Store, names: string[]): Promise<Queue[]> {
-  return store.prisma.queue.findMany({ where: { name: { in: names } } });
+  return prismaOf(store).queue.findMany({ where: { name: { in: names } } });
 }
 
 /** The children of these queues, oldest first. */
 export function queueChildren(store: Store, parents: string[]): Promise<Queue[]> {
-  return store.prisma.queue.findMany({
+  return prismaOf(store).queue.findMany({
     where: { parentName: { in: parents } },
     orderBy: [{ createdAt: "asc" }, { name: "asc" }],
   });
 }
 
 export function quotasOf(store: Store, queues: string[]): Promise<QueueQuota[]> {
-  return store.prisma.queueQuota.findMany({
+  return prismaOf(store).queueQuota.findMany({
     where: { queueName: { in: queues } },
     orderBy: [{ scope: "asc" }, { resource: "asc" }],
   });
@@ -61,15 +62,18 @@ export function quotasOf(store: Store, queues: string[]): Promise<QueueQuota[]> 
 
 /** Every cluster, by name. */
 export function listClusterRows(store: Store): Promise<Cluster[]> {
-  return store.prisma.cluster.findMany({ orderBy: { name: "asc" } });
+  return prismaOf(store).cluster.findMany({ orderBy: { name: "asc" } });
 }
 
 export function clustersNamed(store: Store, names: string[]): Promise<Cluster[]> {
-  return store.prisma.cluster.findMany({ where: { name: { in: names } } });
+  return prismaOf(store).cluster.findMany({ where: { name: { in: names } } });
 }
 
 export function nodesOf(store: Store, clusters: string[]): Promise<Node[]> {
-  return store.prisma.node.findMany({ where: { clusterName: { in: clusters } }, orderBy: { name: "asc" } });
+  return prismaOf(store).node.findMany({
+    where: { clusterName: { in: clusters } },
+    orderBy: { name: "asc" },
+  });
 }
 
 /** One page of a cluster's nodes, by name: the first `first` after the node named `after` (none
@@ -81,7 +85,7 @@ export async function nodesPage(
   first: number,
   after: string | null,
 ): Promise<Node[]> {
-  const names = await store.prisma.$queryRaw<{ name: string }[]>`
+  const names = await prismaOf(store).$queryRaw<{ name: string }[]>`
     SELECT n.name FROM node n
     WHERE n.cluster_name = ${cluster}
       AND (${after}::text IS NULL OR (n.name > ${after}::text
@@ -89,22 +93,22 @@ export async function nodesPage(
     ORDER BY n.name
     LIMIT ${first}`;
   if (!names.length) return [];
-  return store.prisma.node.findMany({
+  return prismaOf(store).node.findMany({
     where: { clusterName: cluster, name: { in: names.map((n) => n.name) } },
     orderBy: { name: "asc" },
   });
 }
 
 export function jobsById(store: Store, ids: string[]): Promise<Job[]> {
-  return store.prisma.job.findMany({ where: { id: { in: ids } } });
+  return prismaOf(store).job.findMany({ where: { id: { in: ids } } });
 }
 
 export async function jobById(store: Store, id: string): Promise<Job | null> {
-  return store.prisma.job.findUnique({ where: { id } });
+  return prismaOf(store).job.findUnique({ where: { id } });
 }
 
 export function tasksOf(store: Store, jobs: string[]): Promise<JobTask[]> {
-  return store.prisma.jobTask.findMany({ where: { jobId: { in: jobs } } });
+  return prismaOf(store).jobTask.findMany({ where: { jobId: { in: jobs } } });
 }
 
 /** A cluster's BindRequests (optionally in one state), oldest first, at most `first`. */
@@ -114,7 +118,7 @@ export function bindRequestsOfCluster(
   state: BindRequestState | null,
   first: number,
 ): Promise<BindRequestWithPod[]> {
-  return store.prisma.bindRequest.findMany({
+  return prismaOf(store).bindRequest.findMany({
     where: { clusterName: cluster, ...(state ? { state } : {}) },
     include: { pod: { select: { name: true } } },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
@@ -124,7 +128,7 @@ export function bindRequestsOfCluster(
 
 /** Every API token (hashes stay in the store), oldest first. */
 export function listTokens(store: Store): Promise<Omit<ApiToken, "secretHash">[]> {
-  return store.prisma.apiToken.findMany({
+  return prismaOf(store).apiToken.findMany({
     orderBy: { createdAt: "asc" },
     omit: { secretHash: true },
   });
@@ -132,7 +136,7 @@ export function listTokens(store: Store): Promise<Omit<ApiToken, "secretHash">[]
 
 /** Pods waiting to be placed, per queue (jobs not finished). */
 export function pendingPodsByQueue(store: Store): Promise<{ queue: string; n: number }[]> {
-  return store.prisma.$queryRaw`
+  return prismaOf(store).$queryRaw`
     SELECT j.queue_name AS queue, count(*)::int AS n
     FROM pod p JOIN job j ON j.id = p.job_id
     WHERE p.state IN ('PENDING', 'PIPELINED') AND j.state IN ('PENDING', 'ADMITTED', 'RUNNING')
@@ -141,7 +145,7 @@ export function pendingPodsByQueue(store: Store): Promise<{ queue: string; n: nu
 
 /** How many clusters there are and how many nodes the largest has (the API's cost estimates). */
 export async function fleetSize(store: Store): Promise<{ clusters: number; largestCluster: number }> {
-  const [row] = await store.prisma.$queryRaw<{ clusters: number; largest: number }[]>`
+  const [row] = await prismaOf(store).$queryRaw<{ clusters: number; largest: number }[]>`
     SELECT (SELECT count(*) FROM cluster)::int AS clusters,
       (SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM node GROUP BY cluster_name) c)::int AS largest`;
   return { clusters: row?.clusters ?? 0, largestCluster: row?.largest ?? 0 };
@@ -149,7 +153,7 @@ export async function fleetSize(store: Store): Promise<{ clusters: number; large
 
 /** BindRequests not carried out yet, per cluster and state (PENDING, DISPATCHED). */
 export function dispatchBacklog(store: Store): Promise<{ cluster: string; state: string; n: number }[]> {
-  return store.prisma.$queryRaw`
+  return prismaOf(store).$queryRaw`
     SELECT cluster_name AS cluster, state::text AS state, count(*)::int AS n
     FROM bind_request WHERE state IN ('PENDING', 'DISPATCHED')
     GROUP BY cluster_name, state`;
@@ -160,7 +164,7 @@ export function dispatchBacklog(store: Store): Promise<{ cluster: string; state:
 export function startsPastEstimate(
   store: Store,
 ): Promise<{ queue: string; jobs: number; seconds: number }[]> {
-  return store.prisma.$queryRaw`
+  return prismaOf(store).$queryRaw`
     SELECT j.queue_name AS queue, count(*)::int AS jobs,
       extract(epoch FROM now() - min(e.first_estimated_start))::float8 AS seconds
     FROM job_estimate e JOIN job j ON j.id = e.job_id
@@ -175,7 +179,7 @@ export function jobsPage(
   first: number,
   after?: string | null,
 ): Promise<JobPage> {
-  return listJobs(store.prisma, filter, first, after);
+  return listJobs(prismaOf(store), filter, first, after);
 }
 
 /** cluster → what its pods hold, in all (one row per cluster). */
@@ -183,7 +187,7 @@ export function allocationByCluster(
   store: Store,
   clusters: readonly string[],
 ): Promise<Map<string, ResourceSum>> {
-  return allocatedByCluster(store.prisma, clusters);
+  return allocatedByCluster(prismaOf(store), clusters);
 }
 
 /** cluster → node → what its pods hold. */
@@ -191,7 +195,7 @@ export function allocationByNode(
   store: Store,
   clusters: readonly string[],
 ): Promise<Map<string, Map<string, ResourceSum>>> {
-  return allocatedByNode(store.prisma, clusters);
+  return allocatedByNode(prismaOf(store), clusters);
 }
 
 /** cluster → its nodes, counted, and what they offer in all (one row per cluster). */
@@ -199,5 +203,5 @@ export function capacityOfClusters(
   store: Store,
   clusters: readonly string[],
 ): Promise<Map<string, ClusterCapacity>> {
-  return capacityByCluster(store.prisma, clusters);
+  return capacityByCluster(prismaOf(store), clusters);
 }

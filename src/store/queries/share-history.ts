@@ -1,4 +1,5 @@
 // A queue's fair-share history on one cluster (domain/share-history.ts), oldest first.
+import { prismaOf } from "../client.js";
 import type { QuotaVector } from "../../core/index.js";
 import type { ShareSample } from "../domain/share-history.js";
 import { NotFoundError } from "../errors.js";
@@ -69,12 +70,12 @@ export async function queueShareHistory(
   q: { queue: string; cluster: string; from: Date; to: Date },
 ): Promise<ShareSample[]> {
   const [queue, cluster] = await Promise.all([
-    store.prisma.queue.findUnique({ where: { name: q.queue }, select: { name: true } }),
-    store.prisma.cluster.findUnique({ where: { name: q.cluster }, select: { name: true } }),
+    prismaOf(store).queue.findUnique({ where: { name: q.queue }, select: { name: true } }),
+    prismaOf(store).cluster.findUnique({ where: { name: q.cluster }, select: { name: true } }),
   ]);
   if (!queue) throw new NotFoundError("queue", q.queue, "queue");
   if (!cluster) throw new NotFoundError("cluster", q.cluster, "cluster");
-  const rows = await store.prisma.queueShareSample.findMany({
+  const rows = await prismaOf(store).queueShareSample.findMany({
     where: { queueName: q.queue, clusterName: q.cluster, at: { gte: q.from, lte: q.to } },
     orderBy: { at: "asc" },
   });

@@ -1,6 +1,7 @@
 // The snapshot loader: one cluster's rows → the core's Snapshot, read in one REPEATABLE READ
 // transaction (a consistent view) with a fixed handful of set queries, whatever the cluster's
 // size. The workers' cluster caches (src/store/cache) read and build the same way.
+import { prismaOf } from "../client.js";
 import type { UsageWindow } from "../domain/usage.js";
 import { NotFoundError } from "../errors.js";
 import type { Store } from "../store.js";
@@ -50,7 +51,7 @@ export async function loadSnapshot(
 ): Promise<LoadedSnapshot> {
   const now = opts.now ?? Date.now();
   const state = new ClusterState(cluster);
-  const apply = await readConsistent(store.prisma, (q) => readAll(q, state, now, opts.usage));
+  const apply = await readConsistent(prismaOf(store), (q) => readAll(q, state, now, opts.usage));
   const buckets = apply();
   const usage =
     buckets && opts.usage

@@ -7,7 +7,7 @@ import { type PrismaClient, poolOf } from "../db.js";
 import { RESOURCE_HOLDING_POD_STATES, UNFINISHED_JOB_STATES } from "../domain/job-state.js";
 import { DEFAULT_QUOTA_SCOPE } from "../domain/quotas.js";
 import type { UsageBucket } from "../domain/usage.js";
-import type { JobState, PodState, QuotaResource } from "../generated/prisma/enums.js";
+import type { JobState, PodState, QuotaResource } from "../types.js";
 import type { JobRecord, NodeRecord, PodRecord, QueueRecord, QuotaRecord, TaskRecord } from "./records.js";
 
 /** One statement of a consistent read: positional parameters, rows as arrays. */

@@ -1,6 +1,6 @@
 // The rows a cluster's snapshot is built from, as compact records: only the columns the
 // snapshot and the committer need, numbers for times (ms since the epoch) and amounts.
-import type { JobState, Pod } from "../types.js";
+import type { Job, JobHead, Pod } from "../types.js";
 import type { PendingReason } from "../domain/pending-reason.js";
 import type { QuotaRow } from "../domain/quotas.js";
 import type { SubGroupRow, TopologyConstraint } from "../validation/submit-job.js";
@@ -31,16 +31,10 @@ export interface QueueRecord {
 /** A quota row as the snapshot reads it: every column but its time of change. */
 export type QuotaRecord = QuotaRow;
 
-export interface JobRecord {
-  id: string;
-  name: string;
-  namespace: string;
-  queueName: string;
-  clusterName: string | null;
-  state: JobState;
-  priority: number;
-  preemptible: boolean;
-  minMember: number;
+/** A job as the snapshot reads it: its columns, JSON ones parsed and times as numbers. */
+export interface JobRecord
+  extends JobHead,
+    Pick<Job, "namespace" | "priority" | "preemptible" | "minMember"> {
   subGroups: SubGroupRow[];
   topology: TopologyConstraint | null;
   createdAt: number;

@@ -1,7 +1,7 @@
 // The rows a snapshot was built from, kept beside it so the commit can plan from them without
 // reading the cluster again. A generation match at commit time means they are still current for
 // every pod of the cluster (each change of pod state on a cluster bumps its generation).
-import type { Job, JobState, Pod } from "../types.js";
+import type { Job, JobHead, Pod } from "../types.js";
 import type { PendingReason } from "../domain/pending-reason.js";
 
 export type PodRow = Pick<
@@ -9,17 +9,10 @@ export type PodRow = Pick<
   "id" | "jobId" | "name" | "state" | "nodeName" | "gpuGroups" | "gpuDevices" | "message"
 >;
 
-export interface JobRow {
-  id: string;
-  name: string;
-  queueName: string;
-  clusterName: string | null;
-  state: JobState;
-  /** The gang minimum: with the pods' states it gives the job's state (domain/job-state). */
-  minMember: number;
+/** The committer's columns of a job: with the pods' states, the gang minimum (`minMember`)
+ * gives the job's state (domain/job-state). */
+export interface JobRow extends JobHead, Pick<Job, "minMember" | "lastStartAt" | "staleSince"> {
   pendingReason: PendingReason | null;
-  lastStartAt: Date | null;
-  staleSince: Date | null;
   /** A restarted gang held back: its pending reason is the restart's, not a session's. */
   held?: boolean;
   /** A workload's job: its object's status ends it, not its pods (domain/job-state). */
