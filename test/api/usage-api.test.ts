@@ -10,6 +10,7 @@ import {
   type Database,
 } from "../../src/store/index.js";
 import { gql, gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
+import { sql } from "../helpers/db.js";
 
 let t: TestApi;
 let db: Database;
@@ -103,7 +104,7 @@ beforeAll(async () => {
   await submit("nlp", "team-b", "c1", 1, 1000, "nlp");
   await submit("etl", "team-a", "c2", 0, 4000);
   // The pods run on n1 from 00:00 to 02:00.
-  await db.prisma.pod.updateMany({ data: { state: "RUNNING", nodeName: "n1" } });
+  await sql(t.db.url, "UPDATE pod SET state = 'RUNNING', node_name = 'n1'");
   const store = createStore(db);
   for (let at = START + 60_000; at <= START + 2 * 3_600_000; at += at === START + 60_000 ? 240_000 : 300_000)
     for (const cluster of ["c1", "c2"])

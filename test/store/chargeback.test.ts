@@ -16,10 +16,11 @@ import { deleteCluster, registerCluster } from "../../src/store/operations/clust
 import { createQueue } from "../../src/store/operations/queues.js";
 import { reportNodes } from "../../src/store/operations/report-nodes.js";
 import { bucketSpans, HOUR_MS, rollupRange, sampleStart } from "../../src/store/domain/chargeback.js";
+import { countRows, sql } from "../helpers/db.js";
 import { prng } from "../helpers/prng.js";
 import type { TestStore } from "../helpers/store.js";
 import { openTestStore } from "../helpers/store.js";
-import { admin, gpuNode, job } from "./fixtures.js";
+import { admin, gpuNode, job, podsOf } from "./fixtures.js";
 
 let t: TestStore;
 const START = Date.parse("2026-11-01T00:00:00Z");
@@ -38,6 +39,12 @@ interface PodModel {
   state: (typeof STATES)[number];
   node: string | null;
 }
+
+const url = () => t.testDb.url;
+// The usage tables' timestamps have no time zone: they hold UTC.
+const utc = (at: Date | number | string): string => new Date(at).toISOString();
+/** SQL for parameter $n, an instant as `utc` gives it, as such a timestamp. */
+const utcParam = (n: number) => `($${n}::timestamptz AT TIME ZONE 'UTC')`;
 
 const MODEL_OF: Record<string, string> = { "c1/n1": "A100", "c1/n2": "H100", "c2/n1": "A100" };
 
@@ -70,8 +77,8 @@ async function makePods(): Promise<PodModel[]> {
         tasks: [{ name: "w", replicas: 2, resources: { cpu: 1000 * (i + 1), memory: "2Gi", gpu } }],
       }),
     );
-    const rows = await t.db.prisma.pod.findMany({ where: { jobId: j.id } });
-    await t.db.prisma.job.update({ where: { id: j.id }, data: { clusterName: cluster } });
+    const rows = await podsOf(t, j.id);
+    await sql(url(), "UPDATE job SET cluster_name = $2 WHERE id = $1", [j.id, cluster]);
     for (const p of rows)
       pods.push({
         id: p.id,
@@ -162,7 +169,11 @@ describe("usage rollups", () => {
               ? r.pick(["n1", "n2"])
               : "n1"
             : null;
-          await t.db.prisma.pod.update({ where: { id: p.id }, data: { state: p.state, nodeName: p.node } });
+          await sql(url(), "UPDATE pod SET state = $2, node_name = $3 WHERE id = $1", [
+            p.id,
+            p.state,
+            p.node,
+          ]);
         }
       }
       for (const cluster of ["c1", "c2"]) {
@@ -207,10 +218,13 @@ describe("usage rollups", () => {
     expectSame(before, whole);
 
     // The rollups equal the samples of their hours, summed in SQL the other way round.
-    const samples = await t.db.prisma.$queryRaw<{ k: string; ag: number }[]>`
-      SELECT (extract(epoch FROM date_trunc('hour', bucket_start)) * 1000)::bigint || '|' || queue_name || '|' ||
-             cluster_name || '|' || gpu_model || '|' || (labels ->> 'team') AS k, sum(alloc_gpu_seconds) AS ag
-      FROM usage_sample WHERE bucket_start < to_timestamp(${rolledTo / 1000}) AT TIME ZONE 'UTC' GROUP BY 1`;
+    const samples = await sql<{ k: string; ag: number }>(
+      url(),
+      `SELECT (extract(epoch FROM date_trunc('hour', bucket_start)) * 1000)::bigint || '|' || queue_name || '|' ||
+              cluster_name || '|' || gpu_model || '|' || (labels ->> 'team') AS k, sum(alloc_gpu_seconds) AS ag
+       FROM usage_sample WHERE bucket_start < ${utcParam(1)} GROUP BY 1`,
+      [utc(rolledTo)],
+    );
     for (const s of samples.filter((x) => x.ag > 0)) expect(before.get(s.k)![0]).toBeCloseTo(s.ag, 3);
 
     // A day later the samples are gone; the rollups, and a rerun of the rollup, are unchanged.
@@ -218,9 +232,7 @@ describe("usage rollups", () => {
       const pruned = await rollUpUsage(t.store, c, { now: new Date(now + 2 * 86_400_000) });
       expect(pruned.from).toBeNull();
     }
-    expect(await t.db.prisma.usageSample.count({ where: { bucketStart: { lt: new Date(rolledTo) } } })).toBe(
-      0,
-    );
+    expect(await countRows(url(), "usage_sample", `bucket_start < ${utcParam(1)}`, [utc(rolledTo)])).toBe(0);
     expectSame(hourly(await report(START, rolledTo)), whole);
 
     // Daily and monthly answers (read from usage_day) equal the hourly ones summed.
@@ -245,34 +257,34 @@ describe("a deleted cluster", () => {
       { cluster: "c3", complete: true, nodes: [gpuNode("n1")] },
     );
     const { job: j } = await submitJob(t.store, admin, job({ name: "last", cluster: "c3" }));
-    await t.db.prisma.job.update({ where: { id: j.id }, data: { clusterName: "c3" } });
-    await t.db.prisma.pod.updateMany({ where: { jobId: j.id }, data: { state: "RUNNING", nodeName: "n1" } });
+    await sql(url(), "UPDATE job SET cluster_name = 'c3' WHERE id = $1", [j.id]);
+    await sql(url(), "UPDATE pod SET state = 'RUNNING', node_name = 'n1' WHERE job_id = $1", [j.id]);
     const at = new Date("2026-12-01T00:30:00Z");
     expect(await recordUsageSamples(t.store, { cluster: "c3", at, seconds: 1800 })).toBe(1800);
-    await t.db.prisma.pod.updateMany({
-      where: { jobId: j.id },
-      data: { state: "SUCCEEDED", nodeName: null },
-    });
-    await t.db.prisma.job.update({ where: { id: j.id }, data: { state: "SUCCEEDED", finishedAt: at } });
+    await sql(url(), "UPDATE pod SET state = 'SUCCEEDED', node_name = NULL WHERE job_id = $1", [j.id]);
+    await sql(url(), `UPDATE job SET state = 'SUCCEEDED', finished_at = ${utcParam(2)} WHERE id = $1`, [
+      j.id,
+      utc(at),
+    ]);
     await deleteCluster(t.store, admin, { name: "c3" });
     const plan = planUsageReport({ from: "2026-12-01", to: "2026-12-02", groupBy: ["CLUSTER"] });
     const [row] = await usageReport(t.store, plan, null);
     expect([row!.cluster, row!.allocated.gpuHours]).toEqual(["c3", 1]);
-    expect(await t.db.prisma.usageSample.count({ where: { clusterName: "c3" } })).toBe(0);
-    expect(await t.db.prisma.usageMark.count({ where: { clusterName: "c3" } })).toBe(0);
+    expect(await countRows(url(), "usage_sample", "cluster_name = 'c3'")).toBe(0);
+    expect(await countRows(url(), "usage_mark", "cluster_name = 'c3'")).toBe(0);
   });
 });
 
 describe("retention", () => {
   it("drops rollups before the cutoff, deleted clusters' too, and keeps the rest", async () => {
     const count = async (before: string) => ({
-      hours: await t.db.prisma.usageHour.count({ where: { hour: { lt: new Date(before) } } }),
-      days: await t.db.prisma.usageDay.count({ where: { day: { lt: new Date(before) } } }),
+      hours: await countRows(url(), "usage_hour", `hour < ${utcParam(1)}`, [utc(before)]),
+      days: await countRows(url(), "usage_day", `day < ${utcParam(1)}`, [utc(before)]),
     });
     expect((await count("2026-11-25")).hours).toBeGreaterThan(0);
     await rollUpUsage(t.store, "c1", { now: new Date("2026-12-05T12:00:00Z"), retentionDays: 10 });
     expect(await count("2026-11-25")).toEqual({ hours: 0, days: 0 });
-    expect(await t.db.prisma.usageHour.count({ where: { clusterName: "c3" } })).toBeGreaterThan(0);
+    expect(await countRows(url(), "usage_hour", "cluster_name = 'c3'")).toBeGreaterThan(0);
     await rollUpUsage(t.store, "c1", { now: new Date("2027-01-01T00:00:00Z"), retentionDays: 10 });
     expect(await count("2027-01-01")).toEqual({ hours: 0, days: 0 });
   });

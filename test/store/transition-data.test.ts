@@ -7,16 +7,20 @@ import { countingCommitted, transitionMetrics } from "../../src/metrics/transiti
 import type { Store } from "../../src/store/index.js";
 import {
   type BindResultEventData,
+  eventsOfJobs,
   type JobStartEventData,
+  MAX_EVENTS_PAGE,
   startsPastEstimate,
+  withEvents,
 } from "../../src/store/index.js";
 import { replaceJobEstimates } from "../../src/store/operations/job-estimates.js";
 import { createQueue } from "../../src/store/operations/queues.js";
 import { reportBindResult, reportPodStatus } from "../../src/store/operations/report-pods.js";
 import { submitJob } from "../../src/store/operations/submit-job.js";
 import { runCycle } from "../helpers/cycle.js";
+import { sql } from "../helpers/db.js";
 import type { TestStore } from "../helpers/store.js";
-import { admin, agentOfC1, job, storeWithC1 } from "./fixtures.js";
+import { admin, agentOfC1, bindRequestsOf, job, jobOf, storeWithC1 } from "./fixtures.js";
 
 let t: TestStore;
 /** The store as the API's and the workers' are: counting what it publishes. */
@@ -27,7 +31,7 @@ const QUEUE = `transitions-${Math.random().toString(36).slice(2, 8)}`;
 beforeAll(async () => {
   t = await storeWithC1();
   await createQueue(t.store, admin, { name: QUEUE });
-  counted = { ...t.store, events: countingCommitted(t.store.events) };
+  counted = withEvents(t.store, countingCommitted(t.store.events));
 });
 afterAll(async () => t?.close());
 
@@ -40,9 +44,7 @@ const report = (id: string, state: "RUNNING" | "PENDING" | "SUCCEEDED") =>
 
 async function bindAll(id: string): Promise<void> {
   await runCycle(counted, "c1");
-  const binds = await t.db.prisma.bindRequest.findMany({
-    where: { jobId: id, kind: "BIND", state: { not: "SUCCEEDED" } },
-  });
+  const binds = (await bindRequestsOf(t, id)).filter((b) => b.kind === "BIND" && b.state !== "SUCCEEDED");
   expect(binds).toHaveLength(2);
   await reportBindResult(counted, agentOfC1, {
     cluster: "c1",
@@ -50,8 +52,21 @@ async function bindAll(id: string): Promise<void> {
   });
 }
 
-const eventsOf = (id: string, kind: string) =>
-  t.db.prisma.event.findMany({ where: { jobId: id, kind }, orderBy: { id: "asc" } });
+const eventsOf = async (id: string, kind: string) =>
+  ((await eventsOfJobs(t.store, [id], MAX_EVENTS_PAGE)).get(id) ?? []).filter((e) => e.kind === kind);
+
+/** A job's stored estimate with the first start it was given, which no query of the index reads. */
+async function estimateRow(id: string) {
+  const [row] = await sql<{ estimated: number | null; first: number | null }>(
+    t.testDb.url,
+    `SELECT (extract(epoch FROM estimated_start) * 1000)::float8 AS estimated,
+            (extract(epoch FROM first_estimated_start) * 1000)::float8 AS first
+     FROM job_estimate WHERE job_id = $1`,
+    [id],
+  );
+  const at = (ms: number | null) => (ms === null ? null : new Date(ms));
+  return row ? { estimatedStart: at(row.estimated), firstEstimatedStart: at(row.first) } : null;
+}
 
 async function metricValue(name: string, labels: Record<string, string>): Promise<number | undefined> {
   const metric = await transitionMetrics.getSingleMetric(name)!.get();
@@ -68,7 +83,7 @@ it("a job's first start carries its wait, its binds their latency; a second star
   for (const s of bindSeconds) expect(s).toBeLessThan(60);
 
   await report(j.id, "RUNNING");
-  const row = await t.db.prisma.job.findUniqueOrThrow({ where: { id: j.id } });
+  const row = await jobOf(t, j.id);
   expect(row.state).toBe("RUNNING");
   const [first] = await eventsOf(j.id, "job.running");
   const { waitSeconds } = first!.data as unknown as JobStartEventData;
@@ -107,7 +122,7 @@ it("a job keeps its first estimated start while later runs move it", async () =>
   await replaceJobEstimates(t.store, "c1", [{ jobId: j.id, cluster: "c1", start: firstStart }]);
   const later = new Date(Date.now() + 600_000);
   await replaceJobEstimates(t.store, "c1", [{ jobId: j.id, cluster: "c1", start: later }]);
-  const row = await t.db.prisma.jobEstimate.findUniqueOrThrow({ where: { jobId: j.id } });
+  const row = (await estimateRow(j.id))!;
   expect(row.estimatedStart).toEqual(later);
   expect(row.firstEstimatedStart).toEqual(firstStart);
 
@@ -119,9 +134,7 @@ it("a job keeps its first estimated start while later runs move it", async () =>
   // Out of the cluster's estimates (it stopped waiting there), then back: a new first estimate.
   await replaceJobEstimates(t.store, "c1", []);
   await replaceJobEstimates(t.store, "c1", [{ jobId: j.id, cluster: "c1", start: later }]);
-  expect(
-    (await t.db.prisma.jobEstimate.findUniqueOrThrow({ where: { jobId: j.id } })).firstEstimatedStart,
-  ).toEqual(later);
+  expect((await estimateRow(j.id))!.firstEstimatedStart).toEqual(later);
   expect((await startsPastEstimate(t.store)).find((r) => r.queue === QUEUE)).toBeUndefined();
 });
 
@@ -140,10 +153,10 @@ it("a job waiting for admission keeps the first start a cluster offered while th
   const offer = (start: Date) => [{ jobId: j.id, cluster: "c1", start }];
   await replaceJobEstimates(t.store, "c1", [], new Date(), offer(firstStart));
   await replaceJobEstimates(t.store, "c1", [], new Date(), offer(later));
-  const row = await t.db.prisma.jobEstimate.findUniqueOrThrow({ where: { jobId: j.id } });
+  const row = (await estimateRow(j.id))!;
   expect(row.estimatedStart).toEqual(later);
   expect(row.firstEstimatedStart).toEqual(firstStart);
   // The cluster no longer offers it: its estimate goes.
   await replaceJobEstimates(t.store, "c1", [], new Date(), []);
-  expect(await t.db.prisma.jobEstimate.findUnique({ where: { jobId: j.id } })).toBeNull();
+  expect(await estimateRow(j.id)).toBeNull();
 });

@@ -50,7 +50,17 @@ it("records usage and feeds it, decayed, into the fair shares", async () => {
     ["team-a", 4 * 3600],
   ]);
   // The chargeback sample of the same interval: the job's pods hold (BINDING), none runs yet.
-  const samples = await t.db.prisma.usageSample.findMany();
+  const samples = await sql<{
+    queueName: string;
+    gpuModel: string;
+    allocGpuSeconds: number;
+    usedGpuSeconds: number;
+  }>(
+    t.testDb.url,
+    `SELECT queue_name AS "queueName", gpu_model AS "gpuModel", alloc_gpu_seconds AS "allocGpuSeconds",
+       used_gpu_seconds AS "usedGpuSeconds"
+     FROM usage_sample`,
+  );
   expect(samples.reduce((s, r) => s + r.allocGpuSeconds, 0)).toBe(4 * 3600);
   expect(
     samples.every((r) => r.queueName === "team-a" && r.gpuModel === "A100" && r.usedGpuSeconds === 0),
