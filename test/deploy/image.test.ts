@@ -569,12 +569,17 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
     const readOnlyHome = path.join(work, "read-only-home");
     mkdirSync(readOnlyHome, { recursive: true });
     chmodSync(readOnlyHome, 0o555);
-    const start = async (pod: string, c: K8sObject) => {
-      for (const m of c.volumeMounts ?? [])
-        expect(m.mountPath, `${pod} ${c.name}: a mount the replay has`).toBe("/tmp");
+    const start = async (d: K8sObject, pod: string, c: K8sObject) => {
+      for (const m of c.volumeMounts ?? []) {
+        const volume = podTemplate(d)!.spec.volumes.find((v: K8sObject) => v.name === m.name);
+        expect([m.mountPath, Object.keys(volume)], `${pod} ${c.name}: a mount the replay has`).toEqual([
+          "/tmp",
+          ["name", "emptyDir"],
+        ]);
+      }
       const env = containerEnv(rendered, c, {
         secrets,
-        fields: { "metadata.name": pod, "metadata.namespace": "fleetq" },
+        fields: { "metadata.name": pod, "metadata.namespace": d.metadata.namespace },
       });
       const moved = await onThisMachine(c, env, shared);
       const home = c.securityContext?.readOnlyRootFilesystem ? readOnlyHome : imageEnv.HOME!;
@@ -603,7 +608,7 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
       const { spec } = podTemplate(d)!;
       const pod = `${d.metadata.name}-5d8f7c9b64-${["x2k4q", "p7n3m"][i]}`;
       for (const init of spec.initContainers ?? []) {
-        const { argv, env } = await start(pod, init);
+        const { argv, env } = await start(d, pod, init);
         const r = await runToEnd(argv[0]!, argv.slice(1), { cwd: app, env, timeoutMs: 120_000, ...runAs });
         expect(r.code, `${pod} ${init.name}:\n${r.stdout}\n${r.stderr}`).toBe(0);
         // the first pod's init container migrates the new database, the next finds nothing to apply
@@ -611,7 +616,7 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
         else expect(r.stdout).toContain("is up to date");
       }
       for (const c of spec.containers) {
-        const { argv, env, hostPort } = await start(pod, c);
+        const { argv, env, hostPort } = await start(d, pod, c);
         const server = startServer(argv, app, env);
         servers.push(server);
         running.push({
