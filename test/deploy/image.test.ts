@@ -8,7 +8,13 @@
 // (adapted: this test's PostgreSQL, Redis, a Redis prefix of its own, free ports, an admin token)
 // answering /readyz, the dashboard and a GraphQL request, and the worker service's command
 // answering /healthz, the demo service's command, and one demo cluster's agent service until
-// its cluster is READY; all stop cleanly on SIGTERM as `docker stop` asks. The commands run with
+// its cluster is READY; all stop cleanly on SIGTERM as `docker stop` asks. And as Kubernetes runs
+// it: the production overlay rendered (test/deploy/kustomize.ts), each Deployment's init container
+// (migrate) and containers run with their command/args and the environment their pod spec gives
+// (test/deploy/pod-spec.ts; Secrets filled with this test's database, Redis and tokens, the pod's
+// name for the downward API, the ports moved to free ones here), answering the probes they declare
+// and a GraphQL request, stopping within terminationGracePeriodSeconds, writing nothing outside
+// their /tmp volume (readOnlyRootFilesystem; their HOME is unwritable too). The commands run with
 // the image's environment only (its ENV, PATH, a HOME of their own), not the tests'; and, for the
 // image's USER, when the tests run as root, as an unprivileged user (nobody) that owns neither the
 // directory nor anything in it, as the image's `node` does not own /app (else as the tests' user).
@@ -35,6 +41,8 @@ import { reserveTestDatabase, type TestDatabase } from "../helpers/db.js";
 import { deleteTestKeys, TEST_REDIS_URL, testRedisPrefix } from "../helpers/redis.js";
 import { runToEnd } from "../helpers/run-to-end.js";
 import { freePort } from "../helpers/topology/services.js";
+import { type K8sObject, kustomize, podTemplate } from "./kustomize.js";
+import { containerArgv, containerEnv, containerPort, httpProbe, type Secrets } from "./pod-spec.js";
 import {
   parseDockerfile,
   planFinalStage,
@@ -155,8 +163,9 @@ function newerThan(mtimeMs: number, paths: string[]): string | null {
 interface Server {
   child: ChildProcess;
   output(): string;
-  /** SIGTERM, as `docker stop` sends; the exit code (SIGKILL after 30 s, as `docker stop -t 30`). */
-  stop(): Promise<number | null>;
+  /** SIGTERM, as `docker stop` and the kubelet send; the exit code (SIGKILL after `graceMs`,
+   * 30 s as `docker stop -t 30` and a pod's default terminationGracePeriodSeconds). */
+  stop(graceMs?: number): Promise<number | null>;
 }
 
 /** The image's USER: as root, nobody (uid and gid 65534) if it may run this Node.js; else the tests' user. */
@@ -175,9 +184,9 @@ function startServer(argv: string[], cwd: string, env: Record<string, string>): 
   return {
     child,
     output: () => output,
-    stop: async () => {
+    stop: async (graceMs = 30_000) => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
       const code = await exited;
       clearTimeout(timer);
       return code;
@@ -196,6 +205,96 @@ async function untilAnswers(url: string, server: Server, timeoutMs = 90_000): Pr
     if (Date.now() > end) throw new Error(`${url} did not answer in time:\n${server.output()}`);
     await new Promise((r) => setTimeout(r, 250));
   }
+}
+
+/** The migrations the image holds. */
+function migrationCount(app: string): number {
+  const dir = path.join(app, "prisma/migrations");
+  return readdirSync(dir).filter((m) => statSync(path.join(dir, m)).isDirectory()).length;
+}
+
+/** A probe's window: its initial delay and as many periods as it may fail (Kubernetes' defaults). */
+function probeWindowMs(probe: K8sObject): number {
+  return (
+    ((probe.initialDelaySeconds ?? 0) + (probe.periodSeconds ?? 10) * (probe.failureThreshold ?? 3)) * 1000
+  );
+}
+
+/**
+ * A container's environment moved from its pod's network namespace onto this machine's: each port
+ * it declares is given a free port here, in the variables holding that number (a declared port no
+ * variable holds could not be moved, and is refused); `shared` replaces the variables that would
+ * otherwise meet other users of the tests' Redis.
+ */
+async function onThisMachine(
+  c: K8sObject,
+  env: Record<string, string>,
+  shared: Record<string, string>,
+): Promise<{ env: Record<string, string>; hostPort: Map<number, number> }> {
+  const hostPort = new Map<number, number>();
+  const out = { ...env };
+  for (const { containerPort } of c.ports ?? []) {
+    const port = await freePort();
+    hostPort.set(containerPort, port);
+    const holders = Object.keys(env).filter((k) => /PORT$/.test(k) && env[k] === String(containerPort));
+    if (!holders.length)
+      throw new Error(`${c.name}: no variable tells the process to serve port ${containerPort}`);
+    for (const k of holders) out[k] = String(port);
+  }
+  for (const [k, v] of Object.entries(shared)) if (k in out) out[k] = v;
+  return { env: out, hostPort };
+}
+
+/**
+ * What the image's user wrote since `since` outside /tmp, i.e. what a read-only root filesystem
+ * would have refused (as root the tests run the image as nobody, whose files are found by owner;
+ * as the tests' own user, the unwritable app directory and HOME are the only emulation).
+ */
+async function writtenOutsideTmp(since: Date): Promise<string[]> {
+  if (runAs.uid === undefined) return [];
+  const pruned = ["/proc", "/sys", "/dev", "/tmp"].flatMap((p) => ["-path", p, "-o"]).slice(0, -1);
+  const at = `@${Math.floor(since.getTime() / 1000)}`;
+  const r = await runToEnd(
+    "find",
+    ["/", "-xdev", "(", ...pruned, ")", "-prune", "-o", "-user", String(runAs.uid), "-newermt", at, "-print"],
+    { cwd: "/", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, timeoutMs: 120_000 },
+  );
+  return r.stdout.split("\n").filter(Boolean);
+}
+
+/** A server's process runs as the image's user. */
+function expectImageUser(server: Server): void {
+  if (runAs.uid === undefined) return;
+  expect(readFileSync(`/proc/${server.child.pid}/status`, "utf8")).toMatch(
+    new RegExp(`^Uid:\\s+${runAs.uid}\\s`, "m"),
+  );
+}
+
+/** GraphQL over HTTP at `base` with a bearer token; a response with errors fails the test. */
+function graphqlClient(base: string, token: string) {
+  return async (query: string, variables: Record<string, unknown> = {}) => {
+    const res = await fetch(`${base}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await res.json()) as { data?: Record<string, unknown>; errors?: unknown[] };
+    expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
+    return body.data!;
+  };
+}
+
+/** An ADMIN creates a queue through the API and reads it back. */
+async function expectQueueRoundTrip(graphql: ReturnType<typeof graphqlClient>, name: string) {
+  await graphql("mutation($n: String!) { createQueue(input: { name: $n, priority: 120 }) { name } }", {
+    n: name,
+  });
+  expect(
+    await graphql("query($n: String!) { queue(name: $n) { name priority } me { role } }", { n: name }),
+  ).toEqual({
+    queue: { name, priority: 120 },
+    me: { role: "ADMIN" },
+  });
 }
 
 describe("the Dockerfile's replay", () => {
@@ -220,7 +319,9 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
   let image: ReplayedImage;
   let imageEnv: Record<string, string>;
   let db: TestDatabase | null = null;
+  let podDb: TestDatabase | null = null;
   const redisPrefix = testRedisPrefix("fleetq-image");
+  const podRedisPrefix = testRedisPrefix("fleetq-image-pods");
   const adminToken = `fq_test_${randomBytes(16).toString("hex")}`;
   const servers: Server[] = [];
 
@@ -283,7 +384,9 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
   afterAll(async () => {
     await Promise.allSettled(servers.map((s) => s.stop()));
     await db?.drop().catch(() => {});
+    await podDb?.drop().catch(() => {});
     await deleteTestKeys(redisPrefix).catch(() => {});
+    await deleteTestKeys(podRedisPrefix).catch(() => {});
     if (work) rmSync(work, { recursive: true, force: true });
   }, 120_000);
 
@@ -351,10 +454,7 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
       },
     );
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
-    const migrations = readdirSync(path.join(app, "prisma/migrations")).filter((m) =>
-      statSync(path.join(app, "prisma/migrations", m)).isDirectory(),
-    );
-    expect(r.stdout).toContain(`applied ${migrations.length} migration(s)`);
+    expect(r.stdout).toContain(`applied ${migrationCount(app)} migration(s)`);
   }, 150_000);
 
   it("serves the API with its default command, runs the workers, the demo and an agent; all stop cleanly", async () => {
@@ -389,13 +489,8 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
     });
     servers.push(worker);
 
-    if (runAs.uid !== undefined) {
-      for (const s of [api, worker]) {
-        expect(readFileSync(`/proc/${s.child.pid}/status`, "utf8")).toMatch(
-          new RegExp(`^Uid:\\s+${runAs.uid}\\s`, "m"),
-        );
-      }
-    }
+    expectImageUser(api);
+    expectImageUser(worker);
     const base = `http://127.0.0.1:${apiPort}`;
     expect(await (await untilAnswers(`${base}/readyz`, api)).json()).toMatchObject({ status: "ready" });
     await untilAnswers(`http://127.0.0.1:${workerPort}/healthz`, worker);
@@ -405,23 +500,8 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
     const script = await fetch(`${base}/dashboard/app.js`);
     expect(script.status, await script.clone().text()).toBe(200);
 
-    const graphql = async (query: string, variables: Record<string, unknown> = {}) => {
-      const res = await fetch(`${base}/graphql`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: `Bearer ${adminToken}` },
-        body: JSON.stringify({ query, variables }),
-      });
-      const body = (await res.json()) as { data?: Record<string, unknown>; errors?: unknown[] };
-      expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
-      return body.data!;
-    };
-    await graphql("mutation($n: String!) { createQueue(input: { name: $n, priority: 120 }) { name } }", {
-      n: "image-check",
-    });
-    expect(await graphql('{ queue(name: "image-check") { name priority } me { role } }')).toEqual({
-      queue: { name: "image-check", priority: 120 },
-      me: { role: "ADMIN" },
-    });
+    const graphql = graphqlClient(base, adminToken);
+    await expectQueueRoundTrip(graphql, "image-check");
 
     // The demo service writes the agents' tokens into the tokens volume, here a directory the
     // image's user may write; agent-acl is not run (its Redis users would be the shared Redis's):
@@ -466,4 +546,109 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
     expect(workerCode, worker.output()).toBe(0);
     expect(agentCode, agent.output()).toBe(0);
   }, 300_000);
+
+  it("runs the production overlay's pods: the init containers migrate, the API and the workers answer their probes and stop within their grace period", async () => {
+    const rendered = kustomize(path.join(ROOT, "deploy/kubernetes/overlays/production"));
+    const deployments = rendered.filter((o) => o.kind === "Deployment");
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(["fleetq-api", "fleetq-worker"]);
+    podDb = reserveTestDatabase();
+    const secrets: Secrets = {
+      fleetq: {
+        "database-url": podDb.url,
+        "redis-url": TEST_REDIS_URL,
+        "bind-secret": "a-bind-secret-of-the-image-test",
+        "admin-token": adminToken,
+      },
+    };
+    const shared = {
+      FLEETQ_REDIS_PREFIX: podRedisPrefix,
+      FLEETQ_BIND_QUEUE_PREFIX: `${podRedisPrefix}bind`,
+    };
+    // A read-only root filesystem: the user's HOME (the image's /home/node) is not writable either;
+    // the /tmp volume is this machine's /tmp.
+    const readOnlyHome = path.join(work, "read-only-home");
+    mkdirSync(readOnlyHome, { recursive: true });
+    chmodSync(readOnlyHome, 0o555);
+    const start = async (d: K8sObject, pod: string, c: K8sObject) => {
+      for (const m of c.volumeMounts ?? []) {
+        const volume = podTemplate(d)!.spec.volumes.find((v: K8sObject) => v.name === m.name);
+        expect([m.mountPath, Object.keys(volume)], `${pod} ${c.name}: a mount the replay has`).toEqual([
+          "/tmp",
+          ["name", "emptyDir"],
+        ]);
+      }
+      const env = containerEnv(rendered, c, {
+        secrets,
+        fields: { "metadata.name": pod, "metadata.namespace": d.metadata.namespace },
+      });
+      const moved = await onThisMachine(c, env, shared);
+      const home = c.securityContext?.readOnlyRootFilesystem ? readOnlyHome : imageEnv.HOME!;
+      return {
+        argv: containerArgv(image, c, moved.env),
+        // The tests' Redis has no password: serve and worker refuse it without this.
+        env: {
+          ...imageEnv,
+          HOME: home,
+          ...moved.env,
+          ...(moved.env.REDIS_URL ? { FLEETQ_INSECURE_REDIS: "1" } : {}),
+        },
+        hostPort: moved.hostPort,
+      };
+    };
+
+    const startedAt = new Date();
+    const running: {
+      pod: string;
+      c: K8sObject;
+      server: Server;
+      hostPort: Map<number, number>;
+      graceMs: number;
+    }[] = [];
+    for (const [i, d] of deployments.entries()) {
+      const { spec } = podTemplate(d)!;
+      const pod = `${d.metadata.name}-5d8f7c9b64-${["x2k4q", "p7n3m"][i]}`;
+      for (const init of spec.initContainers ?? []) {
+        const { argv, env } = await start(d, pod, init);
+        const r = await runToEnd(argv[0]!, argv.slice(1), { cwd: app, env, timeoutMs: 120_000, ...runAs });
+        expect(r.code, `${pod} ${init.name}:\n${r.stdout}\n${r.stderr}`).toBe(0);
+        // the first pod's init container migrates the new database, the next finds nothing to apply
+        if (i === 0) expect(r.stdout).toContain(`applied ${migrationCount(app)} migration(s)`);
+        else expect(r.stdout).toContain("is up to date");
+      }
+      for (const c of spec.containers) {
+        const { argv, env, hostPort } = await start(d, pod, c);
+        const server = startServer(argv, app, env);
+        servers.push(server);
+        running.push({
+          pod,
+          c,
+          server,
+          hostPort,
+          graceMs: (spec.terminationGracePeriodSeconds ?? 30) * 1000,
+        });
+      }
+    }
+    expect(running.map((r) => r.c.args)).toEqual([["serve"], ["worker"]]);
+
+    for (const { pod, c, server, hostPort } of running) {
+      expectImageUser(server);
+      // the startup probe first (the others wait for it), each within the time the kubelet gives it
+      for (const which of ["startupProbe", "readinessProbe", "livenessProbe"]) {
+        expect(c[which], `${pod} ${c.name} ${which}`).toBeDefined();
+        const probe = httpProbe(c, c[which]);
+        const url = `${probe.scheme}://127.0.0.1:${hostPort.get(probe.port)}${probe.path}`;
+        await untilAnswers(url, server, probeWindowMs(c[which]));
+      }
+    }
+    const api = running.find((r) => r.c.args[0] === "serve")!;
+    const graphql = graphqlClient(
+      `http://127.0.0.1:${api.hostPort.get(containerPort(api.c, "http"))}`,
+      adminToken,
+    );
+    await expectQueueRoundTrip(graphql, "pod-check");
+
+    const codes = await Promise.all(running.map((r) => r.server.stop(r.graceMs)));
+    for (const [i, r] of running.entries()) expect(codes[i], `${r.pod}:\n${r.server.output()}`).toBe(0);
+    expect(await writtenOutsideTmp(startedAt), "written outside the /tmp volume").toEqual([]);
+  }, 420_000);
 });

@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { podSecurityViolation } from "../../src/store/index.js";
 import { type K8sObject, kustomize, podTemplate, splitImage } from "./kustomize.js";
+import { envEntries } from "./pod-spec.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const DEPLOY = path.join(ROOT, "deploy/kubernetes");
@@ -130,15 +131,7 @@ const fleetqContainers = (dir: string) =>
       .map((c) => ({ ...p, container: c })),
   );
 /** A container's environment as the pod would get it: envFrom ConfigMaps (rendered) and env. */
-function environment(dir: string, c: K8sObject): Map<string, K8sObject> {
-  const env = new Map<string, K8sObject>();
-  for (const from of c.envFrom ?? [])
-    if (from.configMapRef)
-      for (const [name, value] of Object.entries(one(dir, "ConfigMap", from.configMapRef.name).data))
-        env.set(name, { name, value });
-  for (const e of c.env ?? []) env.set(e.name, e);
-  return env;
-}
+const environment = (dir: string, c: K8sObject) => envEntries(objects(dir), c);
 const serverOf = (dir: string, command: string) => {
   const found = fleetqContainers(dir).filter((p) => p.container.args?.[0] === command);
   expect(found, `${dir}: fleetq ${command}`).toHaveLength(1);
