@@ -291,7 +291,13 @@ async function loadUsage() {
     state.usage = { rows: d.usageReport, range };
     drawUsage();
   } catch (e) {
-    if (asked === state.usageAsked) $("gpu-hours-error").textContent = e.message;
+    if (asked !== state.usageAsked) return;
+    $("gpu-hours-error").textContent = e.message;
+    // The token's budget is spent (by the page's other loads): again once it is refilled.
+    if (e instanceof RateLimited) {
+      clearTimeout(state.usageTimer);
+      state.usageTimer = setTimeout(loadUsage, e.retryAfter * 1000);
+    }
   }
 }
 
