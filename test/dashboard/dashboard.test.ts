@@ -2,8 +2,8 @@
 // `fleetq dev`: the page loads with the token from the address, shows the demo's queue tree,
 // clusters and fair-share bars, updates live when a job is submitted, opens a job's page from the
 // job tables (pods, timeline, expected start, logs, cancel), charts a queue's fair share over time
-// from the workers' samples, and asks for a token when it has none or a bad one. Screenshots go to
-// test-results/ (gitignored).
+// from the workers' samples and GPU-hours per queue (per cluster for a VIEWER) from hourly rollups,
+// and asks for a token when it has none or a bad one. Screenshots go to test-results/ (gitignored).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -15,23 +15,53 @@ import { ROOT, runCli } from "../cli/run-cli.js";
 import { testRedisPrefix } from "../helpers/redis.js";
 import { type DevProcess, startDevProcess } from "../e2e/dev-process.js";
 import { gql } from "../helpers/api.js";
+import { createTestDatabase, type TestDatabase } from "../helpers/db.js";
+import { createStore, openDatabase, seedUsageRollups } from "../../src/store/index.js";
 
 const SCREENSHOTS = path.join(ROOT, "test-results");
 const DEMO_QUEUES = ["acme", "research", "vision", "llm", "product", "search", "ads"];
 
 let dev: DevProcess;
+let db: TestDatabase;
 let browser: BrowserContext;
 const stateDir = mkdtempSync(path.join(tmpdir(), "fleetq-dashboard-state-"));
 const userDataDir = mkdtempSync(path.join(tmpdir(), "fleetq-chromium-"));
 const prefix = testRedisPrefix("fleetq-dashboard");
 
+const HOUR_MS = 3_600_000;
+/** Queues and clusters with GPU-hours in the 30 days before the current hour. */
+const USAGE_QUEUES = ["vision", "llm", "search", "ads"];
+const USAGE_CLUSTERS = ["a100-small", "h100-l4-mixed"];
+
+/** Hourly rollups of whole past hours (the workers roll up only hours they sampled wholly): from
+ * the UTC midnight 29 days ago up to the current hour. */
+async function seedUsage(url: string) {
+  const database = await openDatabase(url);
+  try {
+    const from = new Date(Math.floor(Date.now() / (24 * HOUR_MS)) * 24 * HOUR_MS - 29 * 24 * HOUR_MS);
+    const hours = Math.floor((Date.now() - from.getTime()) / HOUR_MS);
+    await seedUsageRollups(createStore(database), {
+      queues: USAGE_QUEUES,
+      clusters: USAGE_CLUSTERS,
+      from,
+      hours,
+    });
+  } finally {
+    await database.close();
+  }
+}
+
 beforeAll(async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
+  db = await createTestDatabase();
+  await seedUsage(db.url);
   dev = await startDevProcess([process.execPath, path.join(ROOT, "bin/fleetq.mjs"), "dev", "--port", "0"], {
     cwd: ROOT,
     env: {
       ...(process.env as Record<string, string>),
       FLEETQ_STATE_DIR: stateDir,
+      // PostgreSQL rather than the embedded database: the test writes usage rollups into it.
+      DATABASE_URL: db.url,
       FLEETQ_REDIS_PREFIX: prefix,
       FLEETQ_BIND_QUEUE_PREFIX: `${prefix}bind`,
       // Samples for the fair-share chart from the start (one per minute is kept).
@@ -52,6 +82,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await dev?.stop();
+  await db?.drop();
   rmSync(userDataDir, { recursive: true, force: true });
   rmSync(stateDir, { recursive: true, force: true });
   await deleteTestKeys(prefix);
@@ -272,6 +303,17 @@ it("opens a job's page from the job tables: pods, timeline, expected start, logs
   await page.close();
 }, 600_000);
 
+/** A query of the test's own with `token`, which the dashboard's tabs share: while their loads have
+ * spent its budget (RATE_LIMITED), again once the API says it is refilled. */
+async function gqlWhenAllowed<T>(token: string, query: string, variables: Record<string, unknown> = {}) {
+  for (let attempt = 1; ; attempt++) {
+    const r = await gql<T>(`${dev.baseUrl}/graphql`, token, query, variables);
+    const limited = r.errors?.[0]?.extensions as { code?: string; retryAfter?: number } | undefined;
+    if (limited?.code !== "RATE_LIMITED" || attempt === 5) return r;
+    await new Promise((done) => setTimeout(done, (limited.retryAfter ?? 1) * 1000));
+  }
+}
+
 it("charts a queue's allocation, fair share and deserved share on a cluster from the workers' samples", async () => {
   const { page, errors } = await openDashboard(dev.viewerToken);
   await page
@@ -296,8 +338,7 @@ it("charts a queue's allocation, fair share and deserved share on a cluster from
       label,
     ).toBe(true);
   // the samples it draws are the workers': vision's deserved GPUs there, as fairShare gives them now
-  const shares = await gql<{ fairShare: { queue: string; deserved: { gpu: number } }[] }>(
-    `${dev.baseUrl}/graphql`,
+  const shares = await gqlWhenAllowed<{ fairShare: { queue: string; deserved: { gpu: number } }[] }>(
     dev.viewerToken,
     'query { fairShare(cluster: "a100-small") { queue deserved { gpu } } }',
   );
@@ -312,6 +353,117 @@ it("charts a queue's allocation, fair share and deserved share on a cluster from
   await page.screenshot({ path: path.join(SCREENSHOTS, "dashboard-chart.png"), fullPage: true });
   expect(errors).toEqual([]);
   await page.close();
+}, 300_000);
+
+/** The GPU-hours chart's drawn series (uPlot's data: times, then one array per series). */
+const drawnUsage = (page: Page) =>
+  page.evaluate<number[][]>(
+    'Array.from(document.querySelector("[data-testid=gpu-hours-chart]").chart.data, (a) => Array.from(a))',
+  );
+
+interface UsageRowOut {
+  queue: string | null;
+  cluster: string | null;
+  periodStart: string;
+  allocated: { gpuHours: number };
+}
+
+/** The API's allocated GPU-hours per group and period start (epoch s): the last 2 days by hour, or
+ * the last 31 by day. */
+async function reportedUsage(token: string, groupBy: string[], step: "HOUR" | "DAY") {
+  const to = new Date((Math.floor(Date.now() / 86_400_000) + 1) * 86_400_000);
+  const from = new Date(to.getTime() - (step === "HOUR" ? 2 : 31) * 86_400_000);
+  const r = await gqlWhenAllowed<{ usageReport: UsageRowOut[] }>(
+    token,
+    "query($from: String!, $to: String!, $groupBy: [UsageGroup!]!, $step: UsageStep) { usageReport(from: $from, to: $to, groupBy: $groupBy, step: $step) { queue cluster periodStart allocated { gpuHours } } }",
+    { from: from.toISOString(), to: to.toISOString(), groupBy, step },
+  );
+  expect(r.errors).toBeUndefined();
+  const out = new Map<string, number>();
+  for (const row of r.data!.usageReport)
+    out.set(
+      `${row.queue ?? row.cluster ?? "fleet"} ${Date.parse(row.periodStart) / 1000}`,
+      row.allocated.gpuHours,
+    );
+  return out;
+}
+
+/** Every drawn point equals the API's figure for its group and period (none: 0). */
+async function expectDrawnAsReported(page: Page, series: string[], reported: Map<string, number>) {
+  const [times, ...values] = await drawnUsage(page);
+  expect(values).toHaveLength(series.length);
+  series.forEach((name, i) => {
+    expect(values[i], name).toEqual(times!.map((t) => reported.get(`${name} ${t}`) ?? 0));
+    expect(Math.max(...values[i]!), name).toBeGreaterThan(0);
+  });
+}
+
+it("charts GPU-hours per queue from the hourly rollups for an ADMIN, per cluster or in total for a VIEWER", async () => {
+  const { page, errors } = await openDashboard(dev.adminToken);
+  const chart = section(page, "gpu-hours-chart");
+  // the last day by hour: the 23 whole hours before the current one (a 24th once it is rolled up)
+  await expect
+    .poll(() => chart.getAttribute("data-series"), { timeout: 60_000 })
+    .toBe("ads,llm,search,vision");
+  expect(Number(await chart.getAttribute("data-points"))).toBeGreaterThanOrEqual(23);
+  expect(Number(await chart.getAttribute("data-points"))).toBeLessThanOrEqual(24);
+  await expectDrawnAsReported(
+    page,
+    [...USAGE_QUEUES].sort(),
+    await reportedUsage(dev.adminToken, ["QUEUE"], "HOUR"),
+  );
+  const legend = await chart.locator(".u-legend .u-series").allInnerTexts();
+  for (const q of USAGE_QUEUES) expect(legend.some((l) => l.includes(q))).toBe(true);
+  // with the hours used beside those allocated
+  await page.check("[data-testid=gpu-hours-used]");
+  expect(await chart.getAttribute("data-series")).toBe(
+    "ads,ads used,llm,llm used,search,search used,vision,vision used",
+  );
+  await page.screenshot({ path: path.join(SCREENSHOTS, "dashboard-gpu-hours.png"), fullPage: true });
+  await page.uncheck("[data-testid=gpu-hours-used]");
+  // the last month by day: 30 days (29 in the first hour of a UTC day: it has no whole hour yet)
+  await page.selectOption("[data-testid=gpu-hours-range]", "month");
+  await expect
+    .poll(async () => Number(await chart.getAttribute("data-points")), { timeout: 60_000 })
+    .toBeGreaterThanOrEqual(29);
+  expect(Number(await chart.getAttribute("data-points"))).toBeLessThanOrEqual(30);
+  await expectDrawnAsReported(
+    page,
+    [...USAGE_QUEUES].sort(),
+    await reportedUsage(dev.adminToken, ["QUEUE"], "DAY"),
+  );
+  expect(errors).toEqual([]);
+  await page.close();
+
+  // a VIEWER: no per-queue choice (the API refuses it), per cluster or the fleet's total
+  const viewer = await openDashboard(dev.viewerToken);
+  const vchart = section(viewer.page, "gpu-hours-chart");
+  await expect
+    .poll(() => vchart.getAttribute("data-series"), { timeout: 60_000 })
+    .toBe("a100-small,h100-l4-mixed");
+  expect(await viewer.page.locator('[data-testid=gpu-hours-by] option[value="QUEUE"]').isDisabled()).toBe(
+    true,
+  );
+  await expectDrawnAsReported(
+    viewer.page,
+    USAGE_CLUSTERS,
+    await reportedUsage(dev.viewerToken, ["CLUSTER"], "HOUR"),
+  );
+  await vchart.scrollIntoViewIfNeeded();
+  await viewer.page.screenshot({
+    path: path.join(SCREENSHOTS, "dashboard-gpu-hours-viewer.png"),
+    fullPage: true,
+  });
+  await viewer.page.selectOption("[data-testid=gpu-hours-by]", "TOTAL");
+  await expect.poll(() => vchart.getAttribute("data-series"), { timeout: 60_000 }).toBe("fleet");
+  await expectDrawnAsReported(viewer.page, ["fleet"], await reportedUsage(dev.viewerToken, [], "HOUR"));
+  const refused = await gqlWhenAllowed(
+    dev.viewerToken,
+    'query { usageReport(from: "2026-01-01", to: "2026-01-02", groupBy: [QUEUE]) { queue } }',
+  );
+  expect(refused.errors?.[0]?.extensions?.code).toBe("FORBIDDEN");
+  expect(viewer.errors).toEqual([]);
+  await viewer.page.close();
 }, 300_000);
 
 it("asks for a token, refuses a bad one, and keeps a good one", async () => {

@@ -115,3 +115,10 @@ export const SHARE_HISTORY_QUERY = `query ShareHistory($queue: String!, $cluster
 
 /** Who is signed in and the queue tree: what the job page decides its offers from. */
 export const ME_QUERY = `query Me { me { name role queues } queues { name parent { name } } }`;
+
+/** GPU-hours per period and group (groupBy: QUEUE, CLUSTER or none); a VIEWER may not group by
+ * QUEUE. */
+export const USAGE_QUERY = `query GpuHours($from: String!, $to: String!, $groupBy: [UsageGroup!]!, $step: UsageStep) {
+  usageReport(from: $from, to: $to, groupBy: $groupBy, step: $step) {
+    queue cluster periodStart allocated { gpuHours } used { gpuHours } }
+}`;

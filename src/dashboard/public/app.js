@@ -3,7 +3,8 @@
 // clusters and jobs — or, at #job=<id>, that job's page (job-page.js) — and reloads whenever the
 // queueEvents subscription reports a change (debounced), polling as a fallback while the
 // WebSocket is down. The fair-share chart (charts.js) reloads when its choices change and each
-// minute, as often as the workers sample.
+// minute, as often as the workers sample; the GPU-hours chart when its choices change and every
+// five minutes (usage is rolled up per hour).
 import {
   CANCEL_JOB,
   DASHBOARD_QUERY,
@@ -17,10 +18,11 @@ import {
   SHARE_HISTORY_QUERY,
   SHORTFALL_QUERY,
   RateLimited,
+  USAGE_QUERY,
   subscribeEvents,
   Unauthenticated,
 } from "./api.js";
-import { drawShareHistory, rangeOf } from "./charts.js";
+import { drawGpuHours, drawShareHistory, rangeOf, usageRangeOf } from "./charts.js";
 import { h, replace } from "./dom.js";
 import {
   isFinished,
@@ -58,6 +60,13 @@ const state = {
   history: null,
   /** Counts the chart's loads. */
   historyAsked: 0,
+  usageTimer: null,
+  /** The role the GPU-hours chart's choices were offered for. */
+  usageRole: null,
+  /** The GPU-hours chart's rows and range, drawn again when "used too" changes. */
+  usage: null,
+  /** Counts the GPU-hours chart's loads. */
+  usageAsked: 0,
   events: [],
   live: false,
   unsubscribe: null,
@@ -88,6 +97,7 @@ function draw() {
   if (!d) return;
   $("who").textContent = `${d.me.name} (${d.me.role})`;
   fillHistoryChoices(d);
+  fillUsageChoices(d.me.role);
   renderQueues($("queues"), d, state.resource);
   renderClusters($("clusters"), d.clusters);
   renderPending($("pending"), d.pending);
@@ -250,6 +260,52 @@ async function loadHistory() {
   }
 }
 
+// The GPU-hours chart.
+
+/** A VIEWER sees fleet totals only (per cluster at most): no per-queue choice. */
+function fillUsageChoices(role) {
+  if (role === state.usageRole) return;
+  state.usageRole = role;
+  const by = $("gpu-hours-by");
+  const perQueue = by.querySelector('option[value="QUEUE"]');
+  perQueue.disabled = role === "VIEWER";
+  if (perQueue.disabled && by.value === "QUEUE") by.value = "CLUSTER";
+  $("gpu-hours").hidden = false;
+  loadUsage();
+}
+
+async function loadUsage() {
+  clearTimeout(state.usageTimer);
+  state.usageTimer = setTimeout(loadUsage, 5 * 60_000);
+  if (!state.usageRole || state.jobId || !(state.token || state.oidc)) return;
+  // Only the latest choice's answer is drawn: an earlier one may arrive after it.
+  const asked = ++state.usageAsked;
+  const by = $("gpu-hours-by").value;
+  const range = usageRangeOf($("gpu-hours-range").value);
+  const groupBy = by === "TOTAL" ? [] : [by];
+  try {
+    const { from, to, step } = range;
+    const d = await gql(await currentToken(), USAGE_QUERY, { from, to, groupBy, step });
+    if (asked !== state.usageAsked) return;
+    $("gpu-hours-error").textContent = "";
+    state.usage = { rows: d.usageReport, range };
+    drawUsage();
+  } catch (e) {
+    if (asked !== state.usageAsked) return;
+    $("gpu-hours-error").textContent = e.message;
+    // The token's budget is spent (by the page's other loads): again once it is refilled.
+    if (e instanceof RateLimited) {
+      clearTimeout(state.usageTimer);
+      state.usageTimer = setTimeout(loadUsage, e.retryAfter * 1000);
+    }
+  }
+}
+
+function drawUsage() {
+  if (state.usage)
+    drawGpuHours($("gpu-hours-chart"), state.usage.rows, state.usage.range, $("gpu-hours-used").checked);
+}
+
 /** One load at a time; a request while one runs makes one more afterwards. While the token's
  * budget is spent (RATE_LIMITED), loads wait until the API says it is refilled. */
 function refresh() {
@@ -343,6 +399,10 @@ function signOut(message) {
   clearTimeout(state.pollTimer);
   clearTimeout(state.historyTimer);
   state.historyTimer = null;
+  clearTimeout(state.usageTimer);
+  state.usageTimer = null;
+  state.usageRole = null;
+  state.usage = null;
   state.token = null;
   state.data = null;
   state.jobData = null;
@@ -364,6 +424,8 @@ $("resource").addEventListener("change", (e) => {
 });
 for (const id of ["history-queue", "history-cluster", "history-range"])
   $(id).addEventListener("change", () => loadHistory());
+for (const id of ["gpu-hours-by", "gpu-hours-range"]) $(id).addEventListener("change", () => loadUsage());
+$("gpu-hours-used").addEventListener("change", () => drawUsage());
 $("job-cancel").addEventListener("click", () => cancelShownJob());
 window.addEventListener("hashchange", route);
 

@@ -102,7 +102,8 @@ export interface WebhookPayload {
   queue: string | null;
   cluster: string | null;
   job: WithIsoDates<WebhookJob> | null;
-  /** The dashboard, when the workers know the public address; else null. */
+  /** A job event's page on the dashboard (`#job=<id>`), a cluster event's the dashboard itself,
+   * when the workers know the public address; else null. */
   link: string | null;
 }
 
@@ -124,7 +125,16 @@ export function summaryOf(name: WebhookEventName, e: WebhookSourceEvent): string
   return `[fleetq] ${subject}${where} ${what[name]}`;
 }
 
-export function webhookPayload(e: WebhookSourceEvent, link: string | null): WebhookPayload {
+/** The dashboard's page of the job (`#job=<id>`, what the dashboard routes on), or the dashboard. */
+export function dashboardLink(dashboard: string | null, jobId: string | null): string | null {
+  if (!dashboard || !jobId) return dashboard;
+  const url = new URL(dashboard);
+  url.hash = `job=${encodeURIComponent(jobId)}`;
+  return url.toString();
+}
+
+/** `dashboard`: the dashboard's public address, or null. */
+export function webhookPayload(e: WebhookSourceEvent, dashboard: string | null): WebhookPayload {
   const name = webhookEventOf(e.kind)!;
   const j = e.job;
   return {
@@ -142,7 +152,7 @@ export function webhookPayload(e: WebhookSourceEvent, link: string | null): Webh
       finishedAt: iso(j.finishedAt),
       estimatedStart: iso(j.estimatedStart),
     },
-    link,
+    link: dashboardLink(dashboard, j?.id ?? null),
   };
 }
 
