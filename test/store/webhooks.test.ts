@@ -113,7 +113,7 @@ describe("planning", () => {
         restarts: 0,
         estimatedStart: null,
       },
-      link: "https://fleetq.example",
+      link: "https://fleetq.example/#job=job-a1",
     });
     const lost = planDeliveries([event("cluster.lost", null)], hooks, tree, null)[0]!.payload;
     expect(lost.text).toBe("[fleetq] cluster c1 lost: cluster.lost happened");

@@ -158,7 +158,7 @@ describe("deliveries", () => {
       text: "[fleetq] job nightly-train (queue team-a, cluster c1) succeeded",
       queue: "team-a",
       cluster: "c1",
-      link: "https://fleetq.example.com",
+      link: `https://fleetq.example.com/#job=${picked}`,
       job: {
         id: picked,
         name: "nightly-train",

@@ -18,6 +18,7 @@ import {
 import { DEFAULT_USAGE_WINDOW } from "../domain/usage.js";
 import { Prisma } from "../generated/prisma/client.js";
 import { type Actor, type Store, transact } from "../store.js";
+import { HOLDING_STATES_SQL } from "./pod-state-sql.js";
 import { invalidAt, parseInput } from "../validation/parse.js";
 import { z } from "zod";
 import { clusterName } from "../validation/names.js";
@@ -85,7 +86,7 @@ export async function recordUsageSamples(store: Store, r: UsageSampleInput): Pro
                coalesce(sum(p.memory) FILTER (WHERE p.state = 'RUNNING'), 0)::float8 AS used_mem
         FROM pod p JOIN job j ON j.id = p.job_id
         LEFT JOIN node n ON n.cluster_name = j.cluster_name AND n.name = p.node_name
-        WHERE j.cluster_name = ${r.cluster} AND p.state IN ('BINDING', 'RUNNING', 'RELEASING')
+        WHERE j.cluster_name = ${r.cluster} AND p.state IN (${HOLDING_STATES_SQL})
           AND p.node_name IS NOT NULL
         GROUP BY 1, 2, 3, 4
       ) h CROSS JOIN jsonb_to_recordset(${JSON.stringify(spans)}::jsonb) AS s(bucket float8, seconds float8)

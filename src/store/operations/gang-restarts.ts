@@ -16,9 +16,8 @@ import {
 import { isFinished } from "../domain/job-state.js";
 import { awaitingAdmission, awaitingScheduler, type PendingReason } from "../domain/pending-reason.js";
 import type { RecordEvent } from "../events.js";
-import { Prisma } from "../generated/prisma/client.js";
-import { RESOURCE_HOLDING_POD_STATES } from "../domain/pod-states.js";
 import { type Actor, type Store, transact } from "../store.js";
+import { HOLDING_STATES_SQL } from "./pod-state-sql.js";
 import type { Job, JobHead, PodState } from "../types.js";
 import { createBindRequests } from "./bind-request-rows.js";
 import { bumpGeneration } from "./cluster-fence.js";
@@ -27,7 +26,6 @@ import { writePodChanges } from "./pod-changes.js";
 import { stopPodsOfJobs } from "./stop-pods.js";
 
 /** The states that hold a node, as SQL (constants: the statement's text stays the same). */
-const HOLDING_STATES = Prisma.raw(RESOURCE_HOLDING_POD_STATES.map((s) => `'${s}'`).join(", "));
 
 export interface GangFailure extends PodFailure {
   jobId: string;
@@ -187,7 +185,7 @@ export async function releaseRestartHolds(
       WHERE j.restart_after IS NOT NULL
         AND (j.state IN ('SUCCEEDED', 'FAILED', 'CANCELLED')
           OR (j.restart_after <= ${now}
-            AND NOT EXISTS (SELECT 1 FROM pod p WHERE p.job_id = j.id AND p.state IN (${HOLDING_STATES}))))
+            AND NOT EXISTS (SELECT 1 FROM pod p WHERE p.job_id = j.id AND p.state IN (${HOLDING_STATES_SQL}))))
       FOR UPDATE OF j`;
     if (!due.length) return { jobs: 0, clusters: [] };
     const waiting = due.filter((j) => !isFinished(j.state));

@@ -9,10 +9,9 @@
 // instead: gang-restarts.ts). A pod with a BindRequest in flight is left to
 // that request's result: its pod may not exist yet, or is being evicted.
 import { z } from "zod";
-import { RESOURCE_HOLDING_POD_STATES } from "../domain/pod-states.js";
 import { NotFoundError } from "../errors.js";
-import { Prisma } from "../generated/prisma/client.js";
 import { type Actor, type Store, transact } from "../store.js";
+import { HOLDING_STATES_SQL } from "./pod-state-sql.js";
 import { clusterName } from "../validation/names.js";
 import { parseInput } from "../validation/parse.js";
 import { bumpGeneration, lockCluster } from "./cluster-fence.js";
@@ -21,7 +20,6 @@ import { refreshJobs } from "./job-refresh.js";
 import { writePodChanges } from "./pod-changes.js";
 
 /** The states that hold a node, as SQL (constants: the statement's text stays the same). */
-const HOLDING_STATES = Prisma.raw(RESOURCE_HOLDING_POD_STATES.map((s) => `'${s}'`).join(", "));
 
 const podRef = z
   .object({ job: z.uuid("not a job id"), pod: z.string().min(1, "pod must not be empty") })
@@ -78,7 +76,7 @@ export async function reportPodInventory(
       SELECT p.id, p.job_id::text AS job_id, p.name, p.state::text AS state, p.node_name
       FROM pod p JOIN job j ON j.id = p.job_id
       WHERE j.cluster_name = ${r.cluster}
-        AND p.state IN (${HOLDING_STATES})
+        AND p.state IN (${HOLDING_STATES_SQL})
         AND (${afterJob}::text IS NULL
           OR (p.job_id::text COLLATE "C", p.name COLLATE "C") > (${afterJob}::text COLLATE "C", ${afterPod}::text COLLATE "C"))
         AND (${throughJob}::text IS NULL
