@@ -221,7 +221,7 @@ function probeWindowMs(probe: K8sObject): number {
 }
 
 /**
- * A container's environment moved from its pod's network namespace onto this machine's: each port
+ * A container's environment moved from its pod's network namespace onto the test host's: each port
  * it declares is given a free port here, in the variables holding that number (a declared port no
  * variable holds could not be moved, and is refused); `shared` replaces the variables that would
  * otherwise meet other users of the tests' Redis.
@@ -565,7 +565,7 @@ describe("the Docker image (its final stage replayed without an engine)", () => 
       FLEETQ_BIND_QUEUE_PREFIX: `${podRedisPrefix}bind`,
     };
     // A read-only root filesystem: the user's HOME (the image's /home/node) is not writable either;
-    // the /tmp volume is this machine's /tmp.
+    // the /tmp volume is the test host's /tmp.
     const readOnlyHome = path.join(work, "read-only-home");
     mkdirSync(readOnlyHome, { recursive: true });
     chmodSync(readOnlyHome, 0o555);
