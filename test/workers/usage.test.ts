@@ -61,7 +61,7 @@ it("records usage and feeds it, decayed, into the fair shares", async () => {
        used_gpu_seconds AS "usedGpuSeconds"
      FROM usage_sample`,
   );
-  expect(samples.reduce((s, r) => s + r.allocGpuSeconds, 0)).toBe(4 * 3600);
+  expect(samples.reduce((s, r) => s + r.allocGpuSeconds, 0)).toBeCloseTo(4 * 3600, 6);
   expect(
     samples.every((r) => r.queueName === "team-a" && r.gpuModel === "A100" && r.usedGpuSeconds === 0),
   ).toBe(true);
