@@ -89,12 +89,6 @@ export const taskErrorsTotal = new Counter({
   registers: [metrics],
 });
 
-export const clustersLost = new Gauge({
-  name: "fleetq_clusters_lost",
-  help: "Clusters LOST (agent silent past clusterLostAfter): no admissions or placements there",
-  registers: [metrics],
-});
-
 export const jobsMovedFromLostClusters = new Counter({
   name: "fleetq_lost_cluster_jobs_total",
   help: "Jobs sent back to admission from LOST clusters (readmitted: no pod placed; requeued: placed pods taken back)",

@@ -3,7 +3,7 @@
 // so in the log and metrics.
 import type { Logger } from "pino";
 import { type LostClusterReport, markLostClusters, type Store } from "../../src/store/index.js";
-import { clustersLost, jobsMovedFromLostClusters } from "../metrics.js";
+import { jobsMovedFromLostClusters } from "../metrics.js";
 
 export interface LostCheckOptions {
   lostAfterMs: number;
@@ -24,7 +24,6 @@ export async function checkLostClusters(
     lostAfterMs: o.lostAfterMs,
     requeueAfterMs: o.requeueAfterMs || null,
   });
-  clustersLost.set(report.lostNow.length);
   if (report.readmitted) jobsMovedFromLostClusters.inc({ how: "readmitted" }, report.readmitted);
   if (report.requeued) jobsMovedFromLostClusters.inc({ how: "requeued" }, report.requeued);
   if (report.lost.length || report.readmitted || report.requeued) log.warn(report, "lost clusters");
