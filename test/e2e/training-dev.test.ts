@@ -7,7 +7,7 @@
 // `why`, and a manifest its queue's policy refuses exits 3 naming the field.
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, it } from "vitest";
 import { runCli, until } from "../cli/run-cli.js";
 import { gqlOk } from "../helpers/api.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.js";
@@ -44,9 +44,13 @@ afterAll(async () => {
   await db?.drop();
 });
 
+// The tests wait on simulated runs (a gang's two attempts, every example manifest): they run
+// side by side on the one development server, each with its own jobs.
 const cli = (args: string[], token = dev.memberToken) => runCli(args, { url: dev.baseUrl, token });
 
-it("submit --wait shows a gang restart and exits 0 once the second attempt succeeds", async () => {
+it.concurrent("submit --wait shows a gang restart and exits 0 once the second attempt succeeds", async ({
+  expect,
+}) => {
   const r = await cli(["submit", "examples/jobs/restart-on-failure.yaml", "--wait"]);
   expect(r.stderr).toContain("restarted: attempt 2");
   expect(r.stderr).toContain("failed with exit code 1");
@@ -60,7 +64,9 @@ it("submit --wait shows a gang restart and exits 0 once the second attempt succe
   expect(previous.stdout).toContain("[worker-1] exited with code 1");
 }, 180_000);
 
-it("logs -f waits for the gang to start and follows it across a restart to the end of its last attempt", async () => {
+it.concurrent("logs -f waits for the gang to start and follows it across a restart to the end of its last attempt", async ({
+  expect,
+}) => {
   const submitted = await cli(["submit", "examples/jobs/restart-on-failure.yaml", "--name", "followed"]);
   expect(submitted.code).toBe(0);
   const followed = await cli(["logs", submitted.stdout.trim(), "-f"]);
@@ -72,7 +78,9 @@ it("logs -f waits for the gang to start and follows it across a restart to the e
   expect(lines.at(-1)).toBe("exited with code 0");
 }, 180_000);
 
-it("logs --all -f prints the simulated lines of every pod as they come, until their runs end", async () => {
+it.concurrent("logs --all -f prints the simulated lines of every pod as they come, until their runs end", async ({
+  expect,
+}) => {
   const spec = path.join(state, "short.yaml");
   writeFileSync(
     spec,
@@ -113,7 +121,9 @@ it("logs --all -f prints the simulated lines of every pod as they come, until th
   expect(refused.stderr).toContain("may not read logs");
 }, 180_000);
 
-it("render prints the Service and pods the agent would create, submitting nothing", async () => {
+it.concurrent("render prints the Service and pods the agent would create, submitting nothing", async ({
+  expect,
+}) => {
   const r = await cli(["render", "examples/jobs/torchrun-ddp.yaml"]);
   expect(r.code).toBe(0);
   expect(r.stdout).toContain("kind: Service");
@@ -126,7 +136,9 @@ it("render prints the Service and pods the agent would create, submitting nothin
 
 const WORKLOADS = ["job", "indexed-job", "jobset", "pytorchjob", "mpijob"];
 
-it("submit --wait runs every example manifest to success; get jobs and why show them like any job", async () => {
+it.concurrent("submit --wait runs every example manifest to success; get jobs and why show them like any job", async ({
+  expect,
+}) => {
   const runs = await Promise.all(
     WORKLOADS.map((w) => cli(["submit", `examples/workloads/${w}.yaml`, "--wait", "--timeout", "3m"])),
   );
@@ -155,7 +167,9 @@ it("submit --wait runs every example manifest to success; get jobs and why show 
   await cli(["cancel", pending.stdout.trim()]);
 }, 300_000);
 
-it("a manifest its queue refuses exits 3 naming the field; nothing is submitted", async () => {
+it.concurrent("a manifest its queue refuses exits 3 naming the field; nothing is submitted", async ({
+  expect,
+}) => {
   const manifest = path.join(state, "privileged.yaml");
   writeFileSync(
     manifest,
