@@ -17,9 +17,10 @@ export default defineConfig({
     // again for each file cost more than most files' tests. Each file still opens its own
     // database, Redis prefix and servers.
     isolate: false,
-    // Most files wait (on PostgreSQL, Redis, processes they start) more than they compute: one
-    // more file than there are cores keeps the cores busy.
-    maxWorkers: os.availableParallelism() + 1,
+    // Most files wait (on PostgreSQL, Redis, processes they start) more than they compute: with
+    // one more file than there are cores, the cores still idled an eighth of the run; two more
+    // keep them busy.
+    maxWorkers: os.availableParallelism() + 2,
     sequence: { sequencer: SystemsFirst },
   },
 });
