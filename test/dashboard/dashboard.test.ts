@@ -314,7 +314,8 @@ async function gqlWhenAllowed<T>(token: string, query: string, variables: Record
   }
 }
 
-/** A sample of `queue` on `cluster` in the minute two minutes ago, as a worker writes it. */
+/** A sample of `queue` on `cluster` in the minute two minutes ago, as a worker writes it, of
+ * nothing at all: a point the workers' samples cannot be mistaken for. */
 async function seedEarlierShareSample(queue: string, cluster: string) {
   const database = await openDatabase(db.url);
   try {
@@ -322,7 +323,7 @@ async function seedEarlierShareSample(queue: string, cluster: string) {
     await recordQueueShares(createStore(database), {
       cluster,
       at: new Date(Date.now() - 120_000),
-      queues: [{ queue, deserved: { gpu: 8, cpuMillis: 0, memory: 0 }, fairShare: none, allocated: none }],
+      queues: [{ queue, deserved: none, fairShare: none, allocated: none }],
     });
   } finally {
     await database.close();
