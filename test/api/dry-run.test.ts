@@ -9,7 +9,14 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { defaultSchedulerConfig } from "../../src/core/index.js";
 import type { SubmitDryRunView } from "../../src/cli/client/types.js";
 import { runAdmission } from "../../workers/index.js";
-import { gql, gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
+import {
+  gql,
+  gqlOk,
+  registerClusterWithAgent,
+  reportNodes,
+  startTestApi,
+  type TestApi,
+} from "../helpers/api.js";
 import { runCycle } from "../helpers/cycle.js";
 import { admin as pgAdmin } from "../helpers/db.js";
 import { TEST_REDIS_URL } from "../helpers/redis.js";
@@ -90,17 +97,14 @@ beforeAll(async () => {
   for (const [cluster, nodes] of Object.entries(shapes)) {
     const agent = await registerClusterWithAgent(t, cluster);
     agents.set(cluster, agent);
-    await gqlOk(
-      t.url,
+    await reportNodes(
+      t,
       agent,
-      "mutation($c: String!, $n: [NodeReport!]!) { reportNodes(cluster: $c, nodes: $n, complete: true) }",
-      {
-        c: cluster,
-        n: Array.from({ length: nodes }, (_, i) => ({
-          name: `${cluster}-n${i}`,
-          capacity: { cpu: 64000, memory: "512Gi", gpu: 4 },
-        })),
-      },
+      cluster,
+      Array.from({ length: nodes }, (_, i) => ({
+        name: `${cluster}-n${i}`,
+        capacity: { cpu: 64000, memory: "512Gi", gpu: 4 },
+      })),
     );
   }
   await fill("c1", 8);

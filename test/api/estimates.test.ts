@@ -6,7 +6,7 @@ import { defaultSchedulerConfig } from "../../src/core/index.js";
 import { ClusterCache } from "../../src/store/index.js";
 import { runEstimates } from "../../workers/index.js";
 import { runCli } from "../cli/run-cli.js";
-import { gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
+import { gqlOk, reportNodes, startTestApi, type TestApi } from "../helpers/api.js";
 import { runCycle } from "../helpers/cycle.js";
 import { admin as pgAdmin } from "../helpers/db.js";
 
@@ -61,14 +61,7 @@ beforeAll(async () => {
       'mutation { createToken(input: { name: "agent-c1", role: AGENT, cluster: "c1" }) { secret } }',
     )
   ).createToken.secret;
-  await gqlOk(
-    t.url,
-    agent,
-    'mutation($n: [NodeReport!]!) { reportNodes(cluster: "c1", nodes: $n, complete: true) }',
-    {
-      n: [{ name: "gpu-0", capacity: { cpu: 32000, memory: "256Gi", gpu: 4 } }],
-    },
-  );
+  await reportNodes(t, agent, "c1", [{ name: "gpu-0", capacity: { cpu: 32000, memory: "256Gi", gpu: 4 } }]);
   first = await submit("first");
   await runCycle(t.server.store, "c1");
   second = await submit("second");

@@ -5,7 +5,14 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { defaultSchedulerConfig } from "../../src/core/index.js";
 import { recordUsage } from "../../workers/index.js";
-import { gql, gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
+import {
+  gql,
+  gqlOk,
+  registerClusterWithAgent,
+  reportNodes,
+  startTestApi,
+  type TestApi,
+} from "../helpers/api.js";
 import { runCycle } from "../helpers/cycle.js";
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
@@ -40,14 +47,7 @@ beforeAll(async () => {
   await ok('mutation { createQueue(input: { name: "team" }) { name } }');
   await ok('mutation { setQueueQuota(input: { queue: "team", resource: GPU, deserved: 4 }) { name } }');
   const agent = await registerClusterWithAgent(t, "c1");
-  await gqlOk(
-    t.url,
-    agent,
-    'mutation($n: [NodeReport!]!) { reportNodes(cluster: "c1", nodes: $n, complete: true) }',
-    {
-      n: [{ name: "gpu-0", capacity: { cpu: 32000, memory: "256Gi", gpu: 8 } }],
-    },
-  );
+  await reportNodes(t, agent, "c1", [{ name: "gpu-0", capacity: { cpu: 32000, memory: "256Gi", gpu: 8 } }]);
   await ok(
     'mutation { submitJob(input: { name: "j", queue: "team", cluster: "c1", tasks: [{ name: "w", replicas: 1, resources: { cpu: 1000, memory: "1Gi", gpu: 2 } }] }) { id } }',
   );

@@ -9,7 +9,14 @@ import {
   rollUpUsage,
   type Database,
 } from "../../src/store/index.js";
-import { gql, gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
+import {
+  gql,
+  gqlOk,
+  registerClusterWithAgent,
+  reportNodes,
+  startTestApi,
+  type TestApi,
+} from "../helpers/api.js";
 import { sql } from "../helpers/db.js";
 
 let t: TestApi;
@@ -91,14 +98,9 @@ beforeAll(async () => {
     );
   for (const c of ["c1", "c2"]) {
     const agent = await registerClusterWithAgent(t, c);
-    await gqlOk(
-      t.url,
-      agent,
-      `mutation($n: [NodeReport!]!) { reportNodes(cluster: "${c}", nodes: $n, complete: true) }`,
-      {
-        n: [{ name: "n1", gpuModel: "A100", capacity: { gpu: 8, cpu: 64000, memory: "512Gi" } }],
-      },
-    );
+    await reportNodes(t, agent, c, [
+      { name: "n1", gpuModel: "A100", capacity: { gpu: 8, cpu: 64000, memory: "512Gi" } },
+    ]);
   }
   await submit("vision", "team-a", "c1", 2, 1000, "vision");
   await submit("nlp", "team-b", "c1", 1, 1000, "nlp");

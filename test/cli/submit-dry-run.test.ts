@@ -4,7 +4,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
+import { gqlOk, registerClusterWithAgent, reportNodes, startTestApi, type TestApi } from "../helpers/api.js";
 import { admin as pgAdmin } from "../helpers/db.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runCli } from "./run-cli.js";
@@ -37,14 +37,7 @@ beforeAll(async () => {
   const ok = (q: string) => gqlOk(t.url, t.adminToken, q);
   await ok('mutation { createQueue(input: { name: "team" }) { name } }');
   const agent = await registerClusterWithAgent(t, "c1");
-  await gqlOk(
-    t.url,
-    agent,
-    'mutation($n: [NodeReport!]!) { reportNodes(cluster: "c1", nodes: $n, complete: true) }',
-    {
-      n: [{ name: "gpu-0", capacity: { cpu: 32000, memory: "256Gi", gpu: 8 } }],
-    },
-  );
+  await reportNodes(t, agent, "c1", [{ name: "gpu-0", capacity: { cpu: 32000, memory: "256Gi", gpu: 8 } }]);
   viewer = (
     (await ok('mutation { createToken(input: { name: "v", role: VIEWER }) { secret } }')).createToken as {
       secret: string;

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { admin as pgAdmin } from "../helpers/db.js";
-import { gql, gqlOk, startTestApi, type TestApi } from "../helpers/api.js";
+import { gql, gqlOk, reportNodes, startTestApi, type TestApi } from "../helpers/api.js";
 import { runCycle } from "../helpers/cycle.js";
 import { runCli } from "./run-cli.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -49,18 +49,16 @@ beforeAll(async () => {
   const agent = (
     await ok('mutation { createToken(input: { name: "agent-c1", role: AGENT, cluster: "c1" }) { secret } }')
   ).createToken as { secret: string };
-  await gqlOk(
-    t.url,
+  await reportNodes(
+    t,
     agent.secret,
-    'mutation($n: [NodeReport!]!) { reportNodes(cluster: "c1", nodes: $n, complete: true) }',
-    {
-      n: [0, 1].map((i) => ({
-        name: `gpu-${i}`,
-        capacity: { cpu: 32000, memory: "256Gi", gpu: 8, gpuMemory: 8 * 81920 },
-        labels: [{ key: "rack", value: `r${i}` }],
-        gpuModel: "H100",
-      })),
-    },
+    "c1",
+    [0, 1].map((i) => ({
+      name: `gpu-${i}`,
+      capacity: { cpu: 32000, memory: "256Gi", gpu: 8, gpuMemory: 8 * 81920 },
+      labels: [{ key: "rack", value: `r${i}` }],
+      gpuModel: "H100",
+    })),
   );
   const submit = async (name: string, queue: string, gpu: number, replicas: number) =>
     (

@@ -62,6 +62,22 @@ export async function registerClusterWithAgent(
   return r.createToken.secret;
 }
 
+/** An agent's complete report of `cluster`'s nodes (NodeReport inputs); how many were stored. */
+export async function reportNodes(
+  api: { url: string },
+  agentToken: string,
+  cluster: string,
+  nodes: Record<string, unknown>[],
+): Promise<number> {
+  const r = await gqlOk<{ reportNodes: number }>(
+    api.url,
+    agentToken,
+    "mutation($c: String!, $n: [NodeReport!]!) { reportNodes(cluster: $c, nodes: $n, complete: true) }",
+    { c: cluster, n: nodes },
+  );
+  return r.reportNodes;
+}
+
 export function wsClient(url: string, token: string | null): Client {
   return createClient({
     url: url.replace(/^http/, "ws"),

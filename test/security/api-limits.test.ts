@@ -8,7 +8,14 @@ import { FairShareCache } from "../../src/api/fair-share-cache.js";
 import { FleetSizeCache } from "../../src/api/fleet-size.js";
 import { MAX_QUERY_COST, operationCost, ROW_WEIGHTS } from "../../src/api/query-cost.js";
 import { buildSchema } from "../../src/api/schema.js";
-import { gql, gqlOk, registerClusterWithAgent, startTestApi, type TestApi } from "../helpers/api.js";
+import {
+  gql,
+  gqlOk,
+  registerClusterWithAgent,
+  reportNodes,
+  startTestApi,
+  type TestApi,
+} from "../helpers/api.js";
 import { admin as pgAdmin, countRows } from "../helpers/db.js";
 
 let t: TestApi;
@@ -135,14 +142,7 @@ describe("a cluster's nodes", () => {
       name: `n${String(i).padStart(4, "0")}`,
       capacity: { cpu: 1000 },
     }));
-    await gqlOk(
-      t.url,
-      agent,
-      'mutation($n: [NodeReport!]!) { reportNodes(cluster: "big", nodes: $n, complete: true) }',
-      {
-        n: nodes,
-      },
-    );
+    await reportNodes(t, agent, "big", nodes);
     const fleet = new FleetSizeCache(t.server.store);
     await fleet.refresh();
     expect(fleet.current()).toEqual({ clusters: 3, largestCluster: 2100 });
